@@ -1,0 +1,269 @@
+#include "client/control_channel.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <algorithm>
+#include <cstring>
+
+#include "common/control/socket_path.h"
+
+namespace tprobe::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int ConnectUnix(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return -1;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool WaitFd(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+    if (r == 0) return false;
+  }
+}
+
+bool WriteAll(int fd, const std::string& bytes, Clock::time_point deadline) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!WaitFd(fd, POLLOUT, deadline)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadExact(int fd, char* out, size_t size, Clock::time_point deadline) {
+  size_t done = 0;
+  while (done < size) {
+    if (!WaitFd(fd, POLLIN, deadline)) return false;
+    ssize_t n = ::recv(fd, out + done, size - done, MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      continue;
+    } else {
+      return false;  // EOF or error
+    }
+  }
+  return true;
+}
+
+bool WriteFrame(int fd, const google::protobuf::MessageLite& msg,
+                Clock::time_point deadline) {
+  std::string body = msg.SerializeAsString();
+  const auto n = static_cast<uint32_t>(body.size());
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  frame += body;
+  return WriteAll(fd, frame, deadline);
+}
+
+bool ReadFrame(int fd, google::protobuf::MessageLite* msg,
+               Clock::time_point deadline) {
+  unsigned char len[4];
+  if (!ReadExact(fd, reinterpret_cast<char*>(len), 4, deadline)) return false;
+  const uint32_t n = len[0] | (len[1] << 8) | (len[2] << 16) |
+                     (static_cast<uint32_t>(len[3]) << 24);
+  if (n > control::kMaxFrameBytes) return false;
+  std::string body(n, '\0');
+  if (!ReadExact(fd, body.data(), n, deadline)) return false;
+  return msg->ParseFromString(body);
+}
+
+}  // namespace
+
+ControlChannel::ControlChannel(Core* core, std::string socket_path,
+                               v1::Register registration,
+                               std::function<bool(std::string*)> launch)
+    : core_(core),
+      socket_path_(std::move(socket_path)),
+      registration_(std::move(registration)),
+      launch_(std::move(launch)) {}
+
+ControlChannel::~ControlChannel() { Close(); }
+
+bool ControlChannel::ConnectAndRegister(std::string* error) {
+  int fd = ConnectUnix(socket_path_);
+  if (fd < 0) {
+    *error = "no daemon answers on " + socket_path_;
+    return false;
+  }
+  v1::Request req;
+  req.set_version(control::kProtocolVersion);
+  *req.mutable_register_() = registration_;
+  req.mutable_register_()->set_dropped_no_daemon(core_->dropped_no_daemon());
+  v1::Response reply;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  if (!WriteFrame(fd, req, deadline) || !ReadFrame(fd, &reply, deadline)) {
+    ::close(fd);
+    *error = "the daemon on " + socket_path_ + " did not answer registration";
+    return false;
+  }
+  if (!reply.ok() || !reply.has_register_()) {
+    ::close(fd);
+    *error = "the daemon refused registration: " + reply.error();
+    return false;
+  }
+  auto segment = shm::Segment::Open(reply.register_().segment_name());
+  if (!segment.ok()) {
+    ::close(fd);
+    *error = segment.status().message();
+    return false;
+  }
+  core_->Attach(std::move(segment).value());
+  fd_ = fd;
+  return true;
+}
+
+void ControlChannel::Disconnect() {
+  core_->Detach();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  for (auto& waiter : inflight_) {
+    if (!waiter) continue;
+    v1::Response lost;
+    lost.set_ok(false);
+    lost.set_error("the daemon went away");
+    waiter->set_value(lost);
+  }
+  inflight_.clear();
+}
+
+bool ControlChannel::Open(int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string error;
+  bool launched = false;
+  while (!ConnectAndRegister(&error)) {
+    if (!launched && launch_) {
+      launched = true;
+      if (!launch_(&error)) break;
+    }
+    if (!launched || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  thread_ = std::thread([this] { Run(); });
+  return fd_ >= 0;
+}
+
+void ControlChannel::Send(v1::Request request) {
+  request.set_version(control::kProtocolVersion);
+  std::lock_guard lock(mu_);
+  if (stopping_) return;
+  outgoing_.push_back({std::move(request), nullptr});
+  cv_.notify_all();
+}
+
+bool ControlChannel::Call(v1::Request request, int timeout_ms,
+                          v1::Response* reply) {
+  if (!core_->attached()) return false;
+  request.set_version(control::kProtocolVersion);
+  auto promise = std::make_shared<std::promise<v1::Response>>();
+  auto future = promise->get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return false;
+    outgoing_.push_back({std::move(request), promise});
+    cv_.notify_all();
+  }
+  if (future.wait_for(std::chrono::milliseconds(timeout_ms)) !=
+      std::future_status::ready) {
+    return false;
+  }
+  *reply = future.get();
+  return reply->ok();
+}
+
+void ControlChannel::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  Disconnect();
+}
+
+void ControlChannel::Run() {
+  auto backoff = std::chrono::milliseconds(100);
+  auto next_attempt = Clock::now();
+  for (;;) {
+    std::deque<Outgoing> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(20),
+                   [&] { return stopping_ || !outgoing_.empty(); });
+      if (stopping_) return;
+      batch.swap(outgoing_);
+    }
+    if (fd_ < 0) {
+      for (auto& out : batch) {
+        if (out.reply) {
+          v1::Response lost;
+          lost.set_ok(false);
+          lost.set_error("no daemon connected");
+          out.reply->set_value(lost);
+        }
+      }
+      if (InForkedChild() || Clock::now() < next_attempt) continue;
+      std::string error;
+      if (ConnectAndRegister(&error)) {
+        backoff = std::chrono::milliseconds(100);
+      } else {
+        next_attempt = Clock::now() + backoff;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+      }
+      continue;
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    for (auto& out : batch) {
+      if (!WriteFrame(fd_, out.request, deadline)) {
+        if (out.reply) inflight_.push_back(out.reply);
+        Disconnect();
+        break;
+      }
+      inflight_.push_back(out.reply ? out.reply : nullptr);
+    }
+    // Replies (or a hang-up) waiting on the socket.
+    while (fd_ >= 0 && WaitFd(fd_, POLLIN, Clock::now())) {
+      v1::Response reply;
+      if (!ReadFrame(fd_, &reply, Clock::now() + std::chrono::seconds(5))) {
+        Disconnect();
+        break;
+      }
+      if (!inflight_.empty()) {
+        if (inflight_.front()) inflight_.front()->set_value(reply);
+        inflight_.pop_front();
+      }
+    }
+  }
+}
+
+}  // namespace tprobe::client

@@ -1,0 +1,80 @@
+#ifndef TPROBE_CLIENT_CONTROL_CHANNEL_H_
+#define TPROBE_CLIENT_CONTROL_CHANNEL_H_
+
+// The client's side of the control socket: registration, the lifecycle
+// messages (start/stop/step), and reconnection with backoff. A background
+// thread owns the socket, so callers never block on the daemon except in
+// Call(), which has a deadline.
+//
+// Thread safety: all public methods may be called from any thread.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "client/core.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::client {
+
+class ControlChannel {
+ public:
+  // `registration` is sent on every (re)connection; on success the daemon's
+  // segment is opened and attached to `core`. `launch`, when set, starts a
+  // daemon on the socket; it is called at most once.
+  ControlChannel(Core* core, std::string socket_path,
+                 v1::Register registration,
+                 std::function<bool(std::string* error)> launch);
+  ~ControlChannel();
+
+  // Connects (launching a daemon if needed and allowed) within timeout_ms,
+  // then starts the background thread. Returns whether a daemon is attached.
+  bool Open(int timeout_ms);
+
+  // Queues a request; it is lost when no daemon is connected.
+  void Send(v1::Request request);
+
+  // Sends and waits for the reply until timeout_ms. Returns false when no
+  // daemon is connected or it does not answer in time.
+  bool Call(v1::Request request, int timeout_ms, v1::Response* reply);
+
+  // Stops the background thread and closes the socket.
+  void Close();
+
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  struct Outgoing {
+    v1::Request request;
+    std::shared_ptr<std::promise<v1::Response>> reply;  // null: no one waits
+  };
+
+  bool ConnectAndRegister(std::string* error);
+  void Disconnect();
+  void Run();
+
+  Core* core_;
+  const std::string socket_path_;
+  v1::Register registration_;
+  std::function<bool(std::string*)> launch_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Outgoing> outgoing_;
+  bool stopping_ = false;
+
+  // Owned by the background thread once it runs.
+  int fd_ = -1;
+  std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
+  std::thread thread_;
+};
+
+}  // namespace tprobe::client
+
+#endif  // TPROBE_CLIENT_CONTROL_CHANNEL_H_

@@ -1,0 +1,255 @@
+#include "client/core.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "common/shm/ring.h"
+#include "tprobe/v1/value.pb.h"
+
+namespace tprobe::client {
+namespace {
+
+std::atomic<bool> g_forked_child{false};
+
+void MarkForkedChild() { g_forked_child.store(true); }
+
+std::once_flag g_atfork_once;
+
+}  // namespace
+
+bool InForkedChild() {
+  return g_forked_child.load(std::memory_order_relaxed);
+}
+
+// This thread's ring of the current connection and its intern tables.
+struct Core::ThreadRing {
+  const Core* core = nullptr;
+  uint64_t generation = 0;
+  Connection* connection = nullptr;
+  std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
+  std::unordered_map<std::string, uint32_t> interned[2];
+};
+
+Core::Core(FullRingPolicy policy, uint32_t block_timeout_ms)
+    : policy_(policy), block_timeout_ms_(block_timeout_ms) {
+  std::call_once(g_atfork_once,
+                 [] { pthread_atfork(nullptr, nullptr, MarkForkedChild); });
+}
+
+Core::~Core() { Detach(); }
+
+void Core::Attach(std::unique_ptr<shm::Segment> segment) {
+  auto conn = std::make_unique<Connection>();
+  conn->segment = std::move(segment);
+  std::lock_guard lock(retired_mu_);
+  conn->generation = ++generation_;
+  connection_.store(conn.get(), std::memory_order_release);
+  connections_.push_back(std::move(conn));
+}
+
+void Core::Detach() { connection_.store(nullptr, std::memory_order_release); }
+
+Core::ThreadRing* Core::RingForThisThread() {
+  thread_local ThreadRing ring;
+  Connection* conn = connection_.load(std::memory_order_acquire);
+  if (conn == nullptr || InForkedChild()) return nullptr;
+  if (ring.core != this || ring.connection != conn ||
+      ring.generation != conn->generation) {
+    ring.core = this;
+    ring.connection = conn;
+    ring.generation = conn->generation;
+    ring.writer.reset();
+    ring.interned[0].clear();
+    ring.interned[1].clear();
+    const uint32_t index =
+        conn->next_ring.fetch_add(1, std::memory_order_relaxed);
+    shm::Segment& seg = *conn->segment;
+    if (index < seg.ring_count()) {
+      shm::RingHeader* h = seg.ring_header(index);
+      h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
+                         std::memory_order_relaxed);
+      ring.writer.emplace(h, seg.ring_data(index));
+    }
+  }
+  return &ring;
+}
+
+std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
+                         uint32_t size) {
+  if (!ring->writer) {
+    // More producing threads than rings: count against ring 0.
+    ring->connection->segment->ring_header(0)
+        ->dropped[static_cast<size_t>(shm::DropReason::kRingFull)]
+        .fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  shm::RingWriter& w = *ring->writer;
+  if (size > w.MaxPayload()) {
+    w.header()
+        ->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)]
+        .fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  auto type_raw = static_cast<uint16_t>(type);
+  if (std::byte* p = w.Reserve(type_raw, size)) return p;
+  if (policy_ == FullRingPolicy::kBlock) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(block_timeout_ms_);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+      if (std::byte* p = w.Reserve(type_raw, size)) return p;
+      if (!attached()) break;  // the daemon went away while we waited
+    }
+  }
+  w.header()
+      ->dropped[static_cast<size_t>(shm::DropReason::kRingFull)]
+      .fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return 0;
+  }
+  auto& table = ring->interned[static_cast<int>(kind)];
+  if (auto it = table.find(std::string(text)); it != table.end()) {
+    return it->second;
+  }
+  const uint32_t id = next_intern_id_.fetch_add(1, std::memory_order_relaxed);
+  std::byte* p = Reserve(ring, record::RecordType::kIntern,
+                         sizeof(record::InternRecord) + text.size());
+  if (p == nullptr) return 0;
+  record::InternRecord r{};
+  r.id = id;
+  r.kind = static_cast<uint8_t>(kind);
+  std::memcpy(p, &r, sizeof r);
+  std::memcpy(p + sizeof r, text.data(), text.size());
+  ring->writer->Commit();
+  table.emplace(std::string(text), id);
+  return id;
+}
+
+bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
+                     record::CallKind kind, record::Direction direction) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return false;
+  }
+  if (name_id == 0) return false;
+  auto type = begin ? record::RecordType::kCallBegin
+                    : record::RecordType::kCallEnd;
+  std::byte* p = Reserve(ring, type, sizeof(record::CallRecord));
+  if (p == nullptr) return false;
+  record::CallRecord r{};
+  r.seq = NextSeq();
+  r.step = step;
+  r.name_id = name_id;
+  r.call_kind = static_cast<uint8_t>(kind);
+  r.direction = static_cast<uint8_t>(direction);
+  std::memcpy(p, &r, sizeof r);
+  ring->writer->Commit();
+  return true;
+}
+
+bool Core::WriteTensor(uint32_t ref, DType dtype,
+                       std::span<const int64_t> shape, bool requires_grad,
+                       const void* data, size_t nbytes) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return false;
+  }
+  if (shape.size() > record::kMaxDims) return false;
+  const uint32_t meta_size = static_cast<uint32_t>(
+      sizeof(record::TensorRecord) + shape.size() * sizeof(int64_t));
+  std::byte* p = Reserve(ring, record::RecordType::kTensor, meta_size);
+  if (p == nullptr) return false;
+  record::TensorRecord r{};
+  r.nbytes = nbytes;
+  r.ref = ref;
+  r.dtype = static_cast<uint8_t>(dtype);
+  r.ndim = static_cast<uint8_t>(shape.size());
+  r.requires_grad = requires_grad ? 1 : 0;
+  std::memcpy(p, &r, sizeof r);
+  if (!shape.empty()) {
+    std::memcpy(p + sizeof r, shape.data(), shape.size() * sizeof(int64_t));
+  }
+  ring->writer->Commit();
+  // The payload streams in chunks of at most half the ring.
+  const size_t max_chunk =
+      ring->writer->MaxPayload() - sizeof(record::ChunkRecord);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  for (size_t offset = 0; offset < nbytes;) {
+    const size_t n = std::min(max_chunk, nbytes - offset);
+    std::byte* c = Reserve(ring, record::RecordType::kChunk,
+                           static_cast<uint32_t>(sizeof(record::ChunkRecord) + n));
+    if (c == nullptr) return false;  // the daemon sees an incomplete tensor
+    record::ChunkRecord chunk{};
+    chunk.offset = offset;
+    chunk.ref = ref;
+    std::memcpy(c, &chunk, sizeof chunk);
+    std::memcpy(c + sizeof chunk, bytes + offset, n);
+    ring->writer->Commit();
+    offset += n;
+  }
+  return true;
+}
+
+bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
+                      const v1::Entry& entry) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return false;
+  }
+  if (name_id == 0) return false;
+  const size_t body = entry.ByteSizeLong();
+  std::byte* p = Reserve(ring, record::RecordType::kEntry,
+                         static_cast<uint32_t>(sizeof(record::EntryRecord) + body));
+  if (p == nullptr) return false;
+  record::EntryRecord r{};
+  r.seq = NextSeq();
+  r.step = step;
+  r.name_id = name_id;
+  r.stack_id = stack_id;
+  std::memcpy(p, &r, sizeof r);
+  entry.SerializeWithCachedSizesToArray(
+      reinterpret_cast<uint8_t*>(p + sizeof r));
+  ring->writer->Commit();
+  return true;
+}
+
+uint64_t Core::records_written() const {
+  Connection* conn = connection_.load(std::memory_order_acquire);
+  if (conn == nullptr) return 0;
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
+    n += conn->segment->ring_header(i)->records_written.load(
+        std::memory_order_relaxed);
+  }
+  return n;
+}
+
+uint64_t Core::dropped(shm::DropReason reason) const {
+  Connection* conn = connection_.load(std::memory_order_acquire);
+  if (conn == nullptr) return 0;
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
+    n += conn->segment->ring_header(i)
+             ->dropped[static_cast<size_t>(reason)]
+             .load(std::memory_order_relaxed);
+  }
+  return n;
+}
+
+}  // namespace tprobe::client

@@ -1,0 +1,111 @@
+#ifndef TPROBE_CLIENT_CORE_H_
+#define TPROBE_CLIENT_CORE_H_
+
+// The client core: the hot path that turns hook events into ring records.
+// Framework adapters (the C++ Client, the Python binding) sit on top of it.
+//
+// Hot-path contract (DESIGN.md): reading the connection is one acquire load;
+// when there is no daemon a write is one branch and a counter. Each producing
+// thread owns one ring of the segment; names and stacks are interned per
+// ring, so a record never refers to text sent on another ring.
+//
+// Thread safety: every method may be called from any thread; the ring writes
+// of one thread go to that thread's ring.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/record/record.h"
+#include "common/shm/segment.h"
+
+namespace tprobe::v1 {
+class Entry;
+}
+
+namespace tprobe::client {
+
+enum class FullRingPolicy { kDrop, kBlock };
+
+// One live registration with a daemon: the mapped segment and which rings
+// threads have claimed. Never freed while the Core lives (retired ones are
+// kept), so the hot path needs no reference counting.
+struct Connection {
+  std::unique_ptr<shm::Segment> segment;
+  uint64_t generation = 0;
+  std::atomic<uint32_t> next_ring{0};
+};
+
+class Core {
+ public:
+  Core(FullRingPolicy policy, uint32_t block_timeout_ms);
+  ~Core();
+
+  // Called by the control channel.
+  void Attach(std::unique_ptr<shm::Segment> segment);
+  void Detach();
+  bool attached() const {
+    return connection_.load(std::memory_order_acquire) != nullptr;
+  }
+
+  // Process-wide order of entries and calls across rings.
+  uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Returns the id of `text` on this thread's ring, sending it on first use;
+  // 0 when it could not be sent (then the record that needs it is dropped).
+  uint32_t Intern(record::InternKind kind, std::string_view text);
+
+  // Construct nesting. Returns false when dropped.
+  bool WriteCall(bool begin, uint32_t step, uint32_t name_id,
+                 record::CallKind kind, record::Direction direction);
+
+  // A tensor and its bytes in chunks. ref is the value the entry's value tree
+  // uses. Returns false when any part was dropped.
+  bool WriteTensor(uint32_t ref, DType dtype, std::span<const int64_t> shape,
+                   bool requires_grad, const void* data, size_t nbytes);
+
+  // The entry that closes the tensors written before it.
+  bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
+                  const v1::Entry& entry);
+
+  // Counters (see ClientCounters).
+  uint64_t dropped_no_daemon() const {
+    return dropped_no_daemon_.load(std::memory_order_relaxed);
+  }
+  uint64_t records_written() const;
+  uint64_t dropped(shm::DropReason reason) const;
+
+ private:
+  struct ThreadRing;
+  ThreadRing* RingForThisThread();
+  // Reserves `size` bytes on `ring` under the full-ring policy; nullptr and a
+  // counted drop when it cannot.
+  std::byte* Reserve(ThreadRing* ring, record::RecordType type, uint32_t size);
+  void CountNoDaemon() {
+    dropped_no_daemon_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  const FullRingPolicy policy_;
+  const uint32_t block_timeout_ms_;
+  std::atomic<Connection*> connection_{nullptr};
+  std::atomic<uint64_t> seq_{1};
+  std::atomic<uint64_t> dropped_no_daemon_{0};
+  std::atomic<uint32_t> next_intern_id_{1};
+  std::mutex retired_mu_;  // process memory only, never on the hot path
+  std::vector<std::unique_ptr<Connection>> connections_;
+  uint64_t generation_ = 0;
+};
+
+// True in a child forked from a process that uses tprobe: such a child never
+// writes into its parent's rings.
+bool InForkedChild();
+
+}  // namespace tprobe::client
+
+#endif  // TPROBE_CLIENT_CORE_H_

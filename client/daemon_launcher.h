@@ -1,0 +1,23 @@
+#ifndef TPROBE_CLIENT_DAEMON_LAUNCHER_H_
+#define TPROBE_CLIENT_DAEMON_LAUNCHER_H_
+
+// Starting a private tprobed for a trainer when none answers (one-node use,
+// a newcomer's first run). The daemon runs in its own session, logs to
+// tprobed.log beside its socket, and exits once its clients are gone.
+
+#include <string>
+
+namespace tprobe::client {
+
+// The tprobed to start: `explicit_path` if not empty, else $TPROBED, else
+// bin/tprobed beside the directory holding libtprobe, else "tprobed" on PATH.
+std::string FindDaemonBinary(const std::string& explicit_path);
+
+// Spawns `binary --socket socket_path --foreground --idle-exit 10`, detached.
+// Returns false and sets *error when it cannot be started.
+bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
+                  std::string* error);
+
+}  // namespace tprobe::client
+
+#endif  // TPROBE_CLIENT_DAEMON_LAUNCHER_H_

@@ -1,0 +1,613 @@
+#include "common/config/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <span>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace tprobe::config {
+namespace {
+
+using Json = nlohmann::json;
+using Keys = std::span<const std::string_view>;
+
+constexpr std::string_view kPrefix = "config: ";
+
+constexpr std::string_view kTopKeys[] = {
+    "task",       "dump_path",      "rank",      "step",
+    "level",      "enable_dataloader", "async_dump", "precision",
+    "statistics", "tensor",         "overflow_check", "run_ut",
+    "grad_probe", "free_benchmark", "tprobe"};
+constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode", "summary_mode",
+                                  "tensor_list"};
+constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode", "file_format"};
+constexpr std::string_view kOverflowCheckKeys[] = {"scope", "list", "data_mode",
+                                     "overflow_nums", "check_mode"};
+constexpr std::string_view kTprobeKeys[] = {"socket", "ring_bytes", "ring_count", "policy",
+                              "block_timeout_ms"};
+
+// Internal errors carry the message without kPrefix; the public functions add
+// it (and the path, for LoadConfigFile).
+Status Invalid(std::string message) {
+  return Status::Error(std::move(message));
+}
+
+std::string Join(Keys keys) {
+  std::string out;
+  for (std::string_view key : keys) {
+    if (!out.empty()) out += ", ";
+    out += key;
+  }
+  return "[" + out + "]";
+}
+
+bool Contains(Keys keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// `where` is "at the top level" or "in section 'x'".
+Status CheckKeys(const Json& object, std::string_view where, Keys allowed) {
+  for (const auto& [key, value] : object.items()) {
+    if (!Contains(allowed, key)) {
+      return Invalid("unknown key '" + key + "' " + std::string(where) +
+                     "; allowed keys are " + Join(allowed));
+    }
+  }
+  return Status::Ok();
+}
+
+// The value of `key`, or nullptr when it is absent or null.
+const Json* Find(const Json& object, std::string_view key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+// A JSON integer (never a bool or float) as int64_t; unsigned values beyond
+// int64_t saturate, which every range check here rejects.
+int64_t SaturatedInt(const Json& value) {
+  if (value.is_number_unsigned()) {
+    uint64_t u = value.get<uint64_t>();
+    constexpr auto kMax = std::numeric_limits<int64_t>::max();
+    return u > static_cast<uint64_t>(kMax) ? kMax : static_cast<int64_t>(u);
+  }
+  return value.get<int64_t>();
+}
+
+// Parses one range boundary: decimal digits only. Values above kStepRankMax
+// come back as kStepRankMax + 1, so overlong strings cannot overflow.
+std::optional<int64_t> ParseBoundary(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = std::min(value * 10 + (c - '0'), kStepRankMax + 1);
+  }
+  return value;
+}
+
+// msprobe's get_real_step_or_rank: a list of ints and "a-b" strings, expanded,
+// deduplicated and sorted. Ranges are merged before expansion, so the work is
+// bounded by kStepRankMax whatever the input holds.
+Status ParseStepsOrRanks(const Json& value, std::string_view name,
+                         std::vector<int64_t>* out) {
+  const std::string obj(name);
+  if (!value.is_array()) {
+    return Invalid(obj + " is invalid, it should be a list");
+  }
+  if (value.size() > static_cast<size_t>(kStepRankMax)) {
+    return Invalid(obj + " is invalid, its length cannot exceed " +
+                   std::to_string(kStepRankMax));
+  }
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const Json& element : value) {
+    if (element.is_number_integer()) {
+      int64_t v = SaturatedInt(element);
+      if (v < 0 || v > kStepRankMax) {
+        return Invalid("Each element of " + obj + " must be between 0 and " +
+                       std::to_string(kStepRankMax) + ", currently it is " +
+                       element.dump() + ".");
+      }
+      ranges.emplace_back(v, v);
+      continue;
+    }
+    if (!element.is_string()) {
+      return Invalid(obj + " element " + element.dump() +
+                     " must be an integer or string.");
+    }
+    const std::string& text = element.get_ref<const std::string&>();
+    const std::string now = " Now string parameter for " + obj + " is \"" +
+                            text + "\".";
+    size_t hyphen = text.find('-');
+    if (hyphen == std::string::npos ||
+        text.find('-', hyphen + 1) != std::string::npos) {
+      return Invalid("The string parameter for " + obj +
+                     " only supports formats like \"3-5\"." + now);
+    }
+    std::optional<int64_t> left = ParseBoundary(text.substr(0, hyphen));
+    std::optional<int64_t> right = ParseBoundary(text.substr(hyphen + 1));
+    if (!left || !right) {
+      return Invalid("The hyphen(-) must start and end with decimal numbers." +
+                     now);
+    }
+    if (*left > kStepRankMax || *right > kStepRankMax) {
+      return Invalid("The boundaries must fall within the range of [0, " +
+                     std::to_string(kStepRankMax) + "]." + now);
+    }
+    if (*left > *right) {
+      return Invalid("For " + obj + ", the left boundary (" +
+                     std::to_string(*left) +
+                     ") cannot be greater than the right boundary (" +
+                     std::to_string(*right) + ").");
+    }
+    ranges.emplace_back(*left, *right);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  out->clear();
+  for (const auto& [first, last] : ranges) {
+    int64_t from = out->empty() ? first : std::max(first, out->back() + 1);
+    for (int64_t v = from; v <= last; ++v) out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status ParseStringList(const Json& value, std::string_view name,
+                       std::vector<std::string>* out) {
+  const std::string message =
+      std::string(name) + " is invalid, it should be a list[str]";
+  if (!value.is_array()) return Invalid(message);
+  out->clear();
+  for (const Json& element : value) {
+    if (!element.is_string()) return Invalid(message);
+    out->push_back(element.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+Status ParseDataMode(const Json& value, DataMode* out) {
+  static constexpr std::string_view kModes[] = {"all", "input", "output", "forward", "backward"};
+  if (!value.is_array()) {
+    return Invalid("data_mode is invalid, it should be a list");
+  }
+  bool all = value.empty();
+  bool forward = false, backward = false, input = false, output = false;
+  for (const Json& element : value) {
+    std::string_view mode = element.is_string()
+                                ? element.get_ref<const std::string&>()
+                                : std::string_view();
+    if (!Contains(kModes, mode)) {
+      std::string shown = element.is_string()
+                              ? "'" + element.get<std::string>() + "'"
+                              : element.dump();
+      return Invalid("The element " + shown + " of data_mode " +
+                     value.dump() +
+                     " is not in ['all','input','output','forward',"
+                     "'backward'].");
+    }
+    all |= mode == "all";
+    forward |= mode == "forward";
+    backward |= mode == "backward";
+    input |= mode == "input";
+    output |= mode == "output";
+  }
+  if (all && value.size() > 1) {
+    return Invalid("'all' cannot be combined with other options in data_mode.");
+  }
+  if (value.size() > 4) {
+    // The typo "data_made" is msprobe's.
+    return Invalid("The number of elements in the data_made cannot exceed 4.");
+  }
+  // A filter that the list does not mention lets everything through.
+  if (all || (!forward && !backward)) forward = backward = true;
+  if (all || (!input && !output)) input = output = true;
+  *out = DataMode{forward, backward, input, output};
+  return Status::Ok();
+}
+
+Status ParseTaskSection(const Json& section, std::string_view name,
+                        Config* config) {
+  if (!section.is_object()) {
+    return Invalid(std::string(name) + " is invalid, it should be an object");
+  }
+  const Keys allowed = config->task == Task::kStatistics ? Keys(kStatisticsKeys)
+                       : config->task == Task::kTensor ? Keys(kTensorKeys)
+                                                       : Keys(kOverflowCheckKeys);
+  Status status =
+      CheckKeys(section, "in section '" + std::string(name) + "'", allowed);
+  if (!status.ok()) return status;
+
+  if (const Json* v = Find(section, "scope")) {
+    status = ParseStringList(*v, "scope", &config->scope);
+    if (!status.ok()) return status;
+    if (!config->scope.empty() && config->scope.size() != 2) {
+      return Invalid(
+          "scope is invalid, it should be empty or hold exactly 2 names "
+          "[start, end], currently it holds " +
+          std::to_string(config->scope.size()));
+    }
+  }
+  if (const Json* v = Find(section, "list")) {
+    status = ParseStringList(*v, "list", &config->list);
+    if (!status.ok()) return status;
+  }
+  if (const Json* v = Find(section, "data_mode")) {
+    status = ParseDataMode(*v, &config->data_mode);
+    if (!status.ok()) return status;
+  }
+  if (const Json* v = Find(section, "summary_mode")) {
+    if (*v == "statistics") {
+      config->summary_mode = SummaryMode::kStatistics;
+    } else if (*v == "md5") {
+      config->summary_mode = SummaryMode::kMd5;
+    } else {
+      return Invalid(
+          "summary_mode is invalid, summary_mode is not in ['statistics', "
+          "'md5'].");
+    }
+  }
+  if (const Json* v = Find(section, "tensor_list")) {
+    std::vector<std::string> tensor_list;
+    status = ParseStringList(*v, "tensor_list", &tensor_list);
+    if (!status.ok()) return status;
+    if (!tensor_list.empty()) {
+      return Invalid(
+          "tensor_list is not supported by tprobe yet; leave it empty (use "
+          "the tensor task to save tensors)");
+    }
+  }
+  if (const Json* v = Find(section, "file_format")) {
+    if (*v != "npy" && *v != "bin") {
+      return Invalid("file_format is invalid, it should be one of [npy, bin]");
+    }
+  }
+  if (const Json* v = Find(section, "overflow_nums")) {
+    if (!v->is_number_integer()) {
+      return Invalid("overflow_nums is invalid, it should be an integer");
+    }
+    int64_t n = SaturatedInt(*v);
+    if (n != -1 && n <= 0) {
+      return Invalid("overflow_nums should be -1 or positive integer");
+    }
+    config->overflow_nums = n;
+  }
+  if (const Json* v = Find(section, "check_mode")) {
+    if (*v != "all" && *v != "aicore" && *v != "atomic") {
+      return Invalid(
+          "check_mode is invalid, it should be one of [all, aicore, atomic]");
+    }
+  }
+  return Status::Ok();
+}
+
+// An integer in [lo, hi], or an error naming tprobe.`key` and the range.
+Status ParseBoundedInt(const Json& section, std::string_view key, int64_t lo,
+                       int64_t hi, int64_t* out) {
+  const Json* v = Find(section, key);
+  if (v == nullptr) return Status::Ok();
+  std::string message = "tprobe." + std::string(key) +
+                        " is invalid, it should be an integer between " +
+                        std::to_string(lo) + " and " + std::to_string(hi);
+  if (!v->is_number_integer()) return Invalid(message);
+  int64_t n = SaturatedInt(*v);
+  if (n < lo || n > hi) {
+    return Invalid(message + ", currently it is " + v->dump());
+  }
+  *out = n;
+  return Status::Ok();
+}
+
+Status ParseTprobeSection(const Json& section, Config* config) {
+  if (!section.is_object()) {
+    return Invalid("tprobe is invalid, it should be an object");
+  }
+  Status status = CheckKeys(section, "in section 'tprobe'", kTprobeKeys);
+  if (!status.ok()) return status;
+
+  if (const Json* v = Find(section, "socket")) {
+    if (!v->is_string()) {
+      return Invalid("tprobe.socket is invalid, it should be a string");
+    }
+    std::string socket = v->get<std::string>();
+    if (socket.size() > kMaxSocketPathBytes) {
+      return Invalid("tprobe.socket is invalid, a Unix socket path holds at "
+                     "most " +
+                     std::to_string(kMaxSocketPathBytes) +
+                     " bytes, currently it has " +
+                     std::to_string(socket.size()));
+    }
+    config->socket = std::move(socket);
+  }
+  int64_t n = static_cast<int64_t>(config->ring_bytes);
+  status = ParseBoundedInt(section, "ring_bytes", kMinRingBytes, kMaxRingBytes,
+                           &n);
+  if (!status.ok()) return status;
+  if ((n & (n - 1)) != 0) {
+    return Invalid(
+        "tprobe.ring_bytes is invalid, it should be a power of two, currently "
+        "it is " +
+        std::to_string(n));
+  }
+  config->ring_bytes = static_cast<uint64_t>(n);
+
+  n = config->ring_count;
+  status = ParseBoundedInt(section, "ring_count", 1, kMaxRingCount, &n);
+  if (!status.ok()) return status;
+  config->ring_count = static_cast<uint32_t>(n);
+
+  if (const Json* v = Find(section, "policy")) {
+    if (*v == "drop") {
+      config->policy = FullRingPolicy::kDrop;
+    } else if (*v == "block") {
+      config->policy = FullRingPolicy::kBlock;
+    } else {
+      return Invalid("tprobe.policy is invalid, it should be one of [drop, "
+                     "block]");
+    }
+  }
+
+  n = config->block_timeout_ms;
+  status = ParseBoundedInt(section, "block_timeout_ms", 0,
+                           std::numeric_limits<uint32_t>::max(), &n);
+  if (!status.ok()) return status;
+  config->block_timeout_ms = static_cast<uint32_t>(n);
+  return Status::Ok();
+}
+
+Status ParseRoot(const Json& root, Config* config) {
+  if (!root.is_object()) {
+    return Invalid("the top level must be a JSON object, not " +
+                   std::string(root.type_name()));
+  }
+  Status status = CheckKeys(root, "at the top level", kTopKeys);
+  if (!status.ok()) return status;
+
+  if (const Json* v = Find(root, "task")) {
+    if (*v == "statistics") {
+      config->task = Task::kStatistics;
+    } else if (*v == "tensor") {
+      config->task = Task::kTensor;
+    } else if (*v == "overflow_check") {
+      config->task = Task::kOverflowCheck;
+    } else {
+      std::string message =
+          "task is invalid, it should be one of [statistics, tensor, "
+          "overflow_check]";
+      static constexpr std::string_view kOtherMsprobeTasks[] = {
+          "free_benchmark", "run_ut",    "grad_probe",
+          "structure",      "exception_dump"};
+      if (v->is_string() &&
+          Contains(kOtherMsprobeTasks, v->get_ref<const std::string&>())) {
+        message += " (tprobe does not support msprobe's task " +
+                   v->get<std::string>() + ")";
+      }
+      return Invalid(message);
+    }
+  }
+  if (const Json* v = Find(root, "dump_path")) {
+    if (!v->is_string()) {
+      return Invalid("dump_path is invalid, it should be a string");
+    }
+    if (v->get_ref<const std::string&>().empty()) {
+      return Invalid("dump_path is invalid, it should not be empty");
+    }
+    config->dump_path = v->get<std::string>();
+  }
+  if (const Json* v = Find(root, "rank")) {
+    status = ParseStepsOrRanks(*v, "rank", &config->ranks);
+    if (!status.ok()) return status;
+  }
+  if (const Json* v = Find(root, "step")) {
+    status = ParseStepsOrRanks(*v, "step", &config->steps);
+    if (!status.ok()) return status;
+  }
+  if (const Json* v = Find(root, "level")) {
+    if (*v == "L0") {
+      config->level = Level::kL0;
+    } else if (*v == "L1") {
+      config->level = Level::kL1;
+    } else if (*v == "mix") {
+      config->level = Level::kMix;
+    } else {
+      std::string message = "level is invalid, it should be one of [L0, L1, mix]";
+      if (*v == "L2" || *v == "debug") {
+        message += " (tprobe does not support msprobe's level " +
+                   v->get<std::string>() + ")";
+      }
+      return Invalid(message);
+    }
+  }
+  if (const Json* v = Find(root, "enable_dataloader")) {
+    if (!v->is_boolean()) {
+      return Invalid("enable_dataloader is invalid, it should be a boolean");
+    }
+  }
+  if (const Json* v = Find(root, "async_dump")) {
+    if (!v->is_boolean()) {
+      return Invalid("async_dump is invalid, it should be a boolean");
+    }
+    if (v->get<bool>()) {
+      return Invalid(
+          "async_dump is not supported by tprobe, set it to false (tprobe "
+          "already copies data off the training thread)");
+    }
+  }
+  if (const Json* v = Find(root, "precision")) {
+    if (*v != "low" && *v != "high") {
+      return Invalid(
+          "precision is invalid, it should be one of ['low', 'high']");
+    }
+  }
+  const std::string_view task_name = TaskName(config->task);
+  if (const Json* v = Find(root, task_name)) {
+    status = ParseTaskSection(*v, task_name, config);
+    if (!status.ok()) return status;
+  }
+  if (const Json* v = Find(root, "tprobe")) {
+    status = ParseTprobeSection(*v, config);
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+// ParseConfig without the message prefix. The one place where nlohmann_json
+// exceptions are caught.
+Result<Config> Parse(std::string_view json_text) {
+  try {
+    Json root = Json::parse(json_text);
+    Config config;
+    Status status = ParseRoot(root, &config);
+    if (!status.ok()) return status;
+    return config;
+  } catch (const Json::parse_error& e) {
+    // what() is "[json.exception.parse_error.N] parse error at line L, ...".
+    std::string_view what = e.what();
+    if (size_t end = what.find("] "); end != std::string_view::npos) {
+      what.remove_prefix(end + 2);
+    }
+    return Invalid("malformed JSON: " + std::string(what));
+  } catch (const std::exception& e) {
+    return Invalid(std::string("cannot parse: ") + e.what());
+  }
+}
+
+std::string_view SummaryModeName(SummaryMode mode) {
+  return mode == SummaryMode::kMd5 ? "md5" : "statistics";
+}
+
+std::string_view PolicyName(FullRingPolicy policy) {
+  return policy == FullRingPolicy::kDrop ? "drop" : "block";
+}
+
+Json DataModeJson(const DataMode& mode) {
+  Json out = Json::array();
+  if (!(mode.forward && mode.backward)) {
+    if (mode.forward) out.push_back("forward");
+    if (mode.backward) out.push_back("backward");
+  }
+  if (!(mode.input && mode.output)) {
+    if (mode.input) out.push_back("input");
+    if (mode.output) out.push_back("output");
+  }
+  if (out.empty()) out.push_back("all");
+  return out;
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view json_text) {
+  Result<Config> result = Parse(json_text);
+  if (!result.ok()) {
+    return Status::Error(std::string(kPrefix) + result.status().message());
+  }
+  return result;
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    return Status::Error(std::string(kPrefix) + "cannot open " + path + ": " +
+                         std::strerror(errno));
+  }
+  std::string text;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
+    text.append(buffer, n);
+  }
+  const bool failed = std::ferror(file) != 0;
+  const int read_errno = errno;
+  std::fclose(file);
+  if (failed) {
+    return Status::Error(std::string(kPrefix) + "cannot read " + path + ": " +
+                         std::strerror(read_errno));
+  }
+  Result<Config> result = Parse(text);
+  if (!result.ok()) {
+    return Status::Error(std::string(kPrefix) + path + ": " +
+                         result.status().message());
+  }
+  return result;
+}
+
+std::string ToJson(const Config& config) {
+  using Ordered = nlohmann::ordered_json;
+  Ordered root;
+  root["task"] = TaskName(config.task);
+  root["dump_path"] = config.dump_path;
+  root["rank"] = config.ranks;
+  root["step"] = config.steps;
+  root["level"] = LevelName(config.level);
+
+  Ordered section;
+  section["scope"] = config.scope;
+  section["list"] = config.list;
+  section["data_mode"] = DataModeJson(config.data_mode);
+  if (config.task == Task::kStatistics) {
+    section["summary_mode"] = SummaryModeName(config.summary_mode);
+  } else if (config.task == Task::kOverflowCheck) {
+    section["overflow_nums"] = config.overflow_nums;
+  }
+  root[std::string(TaskName(config.task))] = std::move(section);
+
+  Ordered& tprobe = root["tprobe"];
+  tprobe["socket"] = config.socket;
+  tprobe["ring_bytes"] = config.ring_bytes;
+  tprobe["ring_count"] = config.ring_count;
+  tprobe["policy"] = PolicyName(config.policy);
+  tprobe["block_timeout_ms"] = config.block_timeout_ms;
+  // Strings in a valid Config are UTF-8; replacing bad bytes keeps dump()
+  // from throwing for one that is not.
+  return root.dump(1, ' ', false, Json::error_handler_t::replace);
+}
+
+bool StepSelected(const Config& config, int64_t step) {
+  return config.steps.empty() ||
+         std::binary_search(config.steps.begin(), config.steps.end(), step);
+}
+
+bool RankSelected(const Config& config, int64_t rank) {
+  return rank == -1 || config.ranks.empty() ||
+         std::binary_search(config.ranks.begin(), config.ranks.end(), rank);
+}
+
+std::optional<int64_t> LastStep(const Config& config) {
+  if (config.steps.empty()) return std::nullopt;
+  return config.steps.back();
+}
+
+bool DataModeSelected(const DataMode& mode, bool forward, bool input) {
+  return (forward ? mode.forward : mode.backward) &&
+         (input ? mode.input : mode.output);
+}
+
+std::string_view TaskName(Task task) {
+  switch (task) {
+    case Task::kStatistics:
+      return "statistics";
+    case Task::kTensor:
+      return "tensor";
+    case Task::kOverflowCheck:
+      return "overflow_check";
+  }
+  return "statistics";
+}
+
+std::string_view LevelName(Level level) {
+  switch (level) {
+    case Level::kL0:
+      return "L0";
+    case Level::kL1:
+      return "L1";
+    case Level::kMix:
+      return "mix";
+  }
+  return "L1";
+}
+
+}  // namespace tprobe::config

@@ -1,0 +1,26 @@
+#ifndef TPROBE_COMMON_CONTROL_SOCKET_PATH_H_
+#define TPROBE_COMMON_CONTROL_SOCKET_PATH_H_
+
+// Where the control socket lives when nothing says otherwise, shared by the
+// client, the daemon and the CLI so that they agree.
+
+#include <cstdint>
+#include <string>
+
+namespace tprobe::control {
+
+// $XDG_RUNTIME_DIR/tprobe/tprobed.sock when XDG_RUNTIME_DIR is set, else
+// /tmp/tprobe-<uid>/tprobed.sock.
+std::string DefaultSocketPath();
+
+// The socket to use: `explicit_path` if not empty, else $TPROBE_SOCKET if
+// set, else DefaultSocketPath().
+std::string ResolveSocketPath(const std::string& explicit_path);
+
+// Frames are a 4-byte little-endian length then that many bytes.
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+inline constexpr uint32_t kProtocolVersion = 1;
+
+}  // namespace tprobe::control
+
+#endif  // TPROBE_COMMON_CONTROL_SOCKET_PATH_H_

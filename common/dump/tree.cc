@@ -1,0 +1,80 @@
+#include "common/dump/tree.h"
+
+namespace tprobe::dump {
+
+StepTree::StepTree(std::string task, std::string level, std::string framework)
+    : task_(std::move(task)),
+      level_(std::move(level)),
+      framework_(std::move(framework)) {}
+
+bool StepTree::AddEntry(const std::string& name, Json body) {
+  auto it = data_.find(name);
+  if (it == data_.end()) {
+    data_[name] = std::move(body);
+    ++accounting_.entries;
+    return true;
+  }
+  if (*it == body) {
+    ++accounting_.duplicates_dropped;
+    return false;
+  }
+  for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
+  return true;
+}
+
+void StepTree::SetParent(const std::string& node,
+                         std::optional<std::string> parent) {
+  construct_[node] = parent ? Json(*parent) : Json(nullptr);
+}
+
+void StepTree::AddStack(const std::string& name,
+                        const std::vector<std::string>& lines) {
+  std::string key;
+  for (const auto& line : lines) {
+    key += line;
+    key.push_back('\0');
+  }
+  auto [it, inserted] = stack_index_.emplace(key, stacks_.size());
+  if (inserted) stacks_.push_back(StackGroup{{}, lines});
+  stacks_[it->second].names.push_back(name);
+}
+
+Json StepTree::DumpDocument() const {
+  Json doc = Json::object();
+  doc["task"] = task_;
+  doc["level"] = level_;
+  doc["framework"] = framework_;
+  doc["dump_data_dir"] = dump_data_dir_ ? Json(*dump_data_dir_) : Json(nullptr);
+  doc["data"] = data_;
+  return doc;
+}
+
+Json StepTree::StackDocument() const {
+  Json doc = Json::object();
+  for (size_t i = 0; i < stacks_.size(); ++i) {
+    doc[std::to_string(i)] = Json::array(
+        {Json(stacks_[i].names), Json(stacks_[i].lines)});
+  }
+  return doc;
+}
+
+Json StepTree::ConstructDocument() const {
+  if (level_ == "L1") return Json::object();  // msprobe writes none for L1
+  return construct_;
+}
+
+Json StepTree::AccountingDocument() const {
+  const Accounting& a = accounting_;
+  Json doc = Json::object();
+  doc["complete"] = a.complete();
+  doc["entries"] = a.entries;
+  doc["duplicates_dropped"] = a.duplicates_dropped;
+  doc["tensors_incomplete"] = a.tensors_incomplete;
+  doc["dropped"] = Json::object({{"ring_full", a.dropped_ring_full},
+                                 {"too_large", a.dropped_too_large},
+                                 {"no_daemon", a.dropped_no_daemon}});
+  doc["producer_died"] = a.producer_died;
+  return doc;
+}
+
+}  // namespace tprobe::dump

@@ -1,0 +1,34 @@
+#ifndef TPROBE_COMMON_DUMP_TREE_WRITER_H_
+#define TPROBE_COMMON_DUMP_TREE_WRITER_H_
+
+// Writes a StepTree as dump_path/step{N}/rank{R}/ the way msprobe does:
+// dump.json, stack.json and construct.json in Python json.dump(indent=1)
+// bytes, plus tprobe.json with the loss accounting. Every file is written to
+// a temporary name and renamed, so a reader never sees half a file.
+
+#include <string>
+#include <string_view>
+
+#include "common/dump/tree.h"
+#include "common/status.h"
+
+namespace tprobe::dump {
+
+// "rank{R}", or "rank" when there is no distributed rank (rank < 0).
+std::string RankDirName(int rank);
+
+// dump_path/step{step}/rank{R}
+std::string StepRankDir(const std::string& dump_path, uint32_t step, int rank);
+
+// Creates `dir` and its parents (mode 0750).
+Status MakeDirs(const std::string& dir);
+
+// Writes `bytes` to `path` through `path.tmp<pid>` and a rename (mode 0640).
+Status WriteFileAtomic(const std::string& path, std::string_view bytes);
+
+// Writes the four files of `tree` into `dir`, creating it.
+Status WriteStepTree(const std::string& dir, const StepTree& tree);
+
+}  // namespace tprobe::dump
+
+#endif  // TPROBE_COMMON_DUMP_TREE_WRITER_H_

@@ -1,0 +1,88 @@
+#ifndef TPROBE_COMMON_RECORD_RECORD_H_
+#define TPROBE_COMMON_RECORD_RECORD_H_
+
+// The records a producer writes into its rings (the payloads of
+// shm::RecordHeader). Fixed parts are plain little-endian structs; variable
+// parts follow them. Numbering is part of the layout version: append only.
+//
+// The stream of one ring, for one dump entry, reads:
+//   [Intern…] [CallBegin] … [Tensor Chunk…]… Entry [CallEnd]
+// Tensors come before the Entry that refers to them by `ref`. A tensor's
+// bytes follow its Tensor record as Chunk records in order; a tensor whose
+// chunks stop early (the producer dropped the rest) is incomplete.
+
+#include <cstdint>
+
+namespace tprobe::record {
+
+enum class RecordType : uint16_t {
+  kPadding = 0,    // ring filler, never seen by decoders
+  kIntern = 1,     // InternRecord + text
+  kCallBegin = 2,  // CallRecord
+  kCallEnd = 3,    // CallRecord
+  kTensor = 4,     // TensorRecord + int64 shape[ndim]
+  kChunk = 5,      // ChunkRecord + bytes
+  kEntry = 6,      // EntryRecord + serialized tprobe.v1.Entry
+};
+
+enum class InternKind : uint8_t {
+  kName = 0,   // an entry or node name
+  kStack = 1,  // a call stack: lines separated by '\0'
+};
+
+// Text for `id`; later records refer to it. Ids start at 1; 0 means none.
+struct InternRecord {
+  uint32_t id;
+  uint8_t kind;  // InternKind
+  uint8_t reserved[3];
+};
+
+enum class CallKind : uint8_t { kModule = 0, kApi = 1 };
+enum class Direction : uint8_t { kForward = 0, kBackward = 1 };
+
+// A node of construct.json opens (kCallBegin) or closes (kCallEnd).
+struct CallRecord {
+  uint64_t seq;      // producer-wide order across the process's rings
+  uint32_t step;
+  uint32_t name_id;  // the node's full name
+  uint8_t call_kind;  // CallKind
+  uint8_t direction;  // Direction
+  uint8_t reserved[6];
+};
+
+// A tensor's metadata; its bytes follow as Chunk records.
+struct TensorRecord {
+  uint64_t nbytes;
+  uint32_t ref;          // referred to by the next Entry's value tree
+  uint8_t dtype;         // tprobe::DType
+  uint8_t ndim;
+  uint8_t requires_grad;
+  uint8_t reserved;
+};
+
+inline constexpr uint8_t kMaxDims = 64;
+
+struct ChunkRecord {
+  uint64_t offset;  // byte offset in the tensor
+  uint32_t ref;
+  uint32_t reserved;
+};
+
+// One dump entry (a dump.json item). It closes the tensors sent before it.
+struct EntryRecord {
+  uint64_t seq;
+  uint32_t step;
+  uint32_t name_id;   // the entry's full name
+  uint32_t stack_id;  // 0: no stack
+  uint32_t reserved;
+};
+
+static_assert(sizeof(InternRecord) == 8);
+static_assert(sizeof(CallRecord) == 24);
+static_assert(sizeof(TensorRecord) == 16);
+static_assert(sizeof(ChunkRecord) == 16);
+static_assert(sizeof(EntryRecord) == 24);
+
+}  // namespace tprobe::record
+
+#endif  // TPROBE_COMMON_RECORD_RECORD_H_

@@ -1,0 +1,130 @@
+#include "common/shm/ring.h"
+
+#include <cassert>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace tprobe::shm {
+namespace {
+
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+void InitRing(RingHeader* header) {
+  new (header) RingHeader();
+  header->head.store(0, std::memory_order_relaxed);
+  header->tail.store(0, std::memory_order_relaxed);
+  header->records_written.store(0, std::memory_order_relaxed);
+  header->bytes_written.store(0, std::memory_order_relaxed);
+  for (auto& d : header->dropped) d.store(0, std::memory_order_relaxed);
+  header->owner_tid.store(0, std::memory_order_release);
+}
+
+RingWriter::RingWriter(RingHeader* header, std::span<std::byte> data)
+    : header_(header),
+      data_(data.data()),
+      mask_(data.size() - 1),
+      // At most half the ring, so a record always fits once the ring drains,
+      // whatever padding the wrap needs.
+      max_payload_(static_cast<uint32_t>(data.size() / 2 -
+                                         sizeof(RecordHeader))),
+      head_(header->head.load(std::memory_order_relaxed)),
+      pending_head_(head_) {
+  assert(IsPowerOfTwo(data.size()) && data.size() >= 64);
+}
+
+uint64_t RingWriter::FreeBytes() const {
+  uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  return (mask_ + 1) - (head_ - tail);
+}
+
+std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
+  assert(pending_head_ == head_ && "Reserve twice without Commit");
+  if (size > max_payload_) return nullptr;
+  const uint64_t capacity = mask_ + 1;
+  const uint64_t need = AlignedRecordSize(size);
+  const uint64_t pos = head_ & mask_;
+  const uint64_t to_end = capacity - pos;
+  const uint64_t padding = need > to_end ? to_end : 0;
+  if (head_ + padding + need - cached_tail_ > capacity) {
+    cached_tail_ = header_->tail.load(std::memory_order_acquire);
+    if (head_ + padding + need - cached_tail_ > capacity) return nullptr;
+  }
+  uint64_t at = head_;
+  if (padding != 0) {
+    auto* pad = reinterpret_cast<RecordHeader*>(data_ + pos);
+    pad->size = static_cast<uint32_t>(padding - sizeof(RecordHeader));
+    pad->type = 0;
+    pad->flags = 0;
+    at += padding;
+  }
+  auto* rec = reinterpret_cast<RecordHeader*>(data_ + (at & mask_));
+  rec->size = size;
+  rec->type = type;
+  rec->flags = 0;
+  pending_head_ = at + need;
+  return reinterpret_cast<std::byte*>(rec + 1);
+}
+
+void RingWriter::Commit() {
+  const uint64_t bytes = pending_head_ - head_;
+  head_ = pending_head_;
+  header_->head.store(head_, std::memory_order_release);
+  header_->records_written.fetch_add(1, std::memory_order_relaxed);
+  header_->bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+RingReader::RingReader(RingHeader* header, std::span<std::byte> data)
+    : header_(header),
+      data_(data.data()),
+      mask_(data.size() - 1),
+      tail_(header->tail.load(std::memory_order_relaxed)) {
+  assert(IsPowerOfTwo(data.size()) && data.size() >= 64);
+}
+
+uint64_t RingReader::Backlog() const {
+  return header_->head.load(std::memory_order_acquire) - tail_;
+}
+
+Result<std::optional<RecordView>> RingReader::Peek() {
+  if (broken_) return Status::Error("ring is unusable after a corrupt record");
+  const uint64_t capacity = mask_ + 1;
+  for (;;) {
+    if (cached_head_ == tail_) {
+      cached_head_ = header_->head.load(std::memory_order_acquire);
+      if (cached_head_ == tail_) return std::optional<RecordView>();
+    }
+    const uint64_t available = cached_head_ - tail_;
+    const uint64_t pos = tail_ & mask_;
+    RecordHeader h;
+    std::memcpy(&h, data_ + pos, sizeof h);
+    const uint64_t footprint = AlignedRecordSize(h.size);
+    if (available > capacity || footprint > available ||
+        footprint > capacity - pos) {
+      broken_ = true;
+      return Status::Error("corrupt ring record at byte " +
+                           std::to_string(tail_) + " (size " +
+                           std::to_string(h.size) + ")");
+    }
+    if (h.type == 0) {  // padding up to the ring's end
+      tail_ += footprint;
+      header_->tail.store(tail_, std::memory_order_release);
+      continue;
+    }
+    peeked_end_ = tail_ + footprint;
+    return std::optional<RecordView>(RecordView{
+        h.type, std::span<const std::byte>(
+                    data_ + pos + sizeof(RecordHeader), h.size)});
+  }
+}
+
+void RingReader::Release() {
+  assert(peeked_end_ != 0 && "Release without Peek");
+  tail_ = peeked_end_;
+  peeked_end_ = 0;
+  header_->tail.store(tail_, std::memory_order_release);
+}
+
+}  // namespace tprobe::shm

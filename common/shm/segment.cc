@@ -1,0 +1,141 @@
+#include "common/shm/segment.h"
+
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/shm/ring.h"
+
+namespace tprobe::shm {
+
+namespace bip = boost::interprocess;
+
+struct Segment::Mapping {
+  bip::shared_memory_object object;
+  bip::mapped_region region;
+};
+
+Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
+    : name_(std::move(name)), mapping_(std::move(mapping)) {
+  header_ = static_cast<SegmentHeader*>(mapping_->region.get_address());
+}
+
+Segment::~Segment() = default;
+
+RingHeader* Segment::ring_header(uint32_t i) const {
+  auto* base = reinterpret_cast<std::byte*>(header_ + 1);
+  return reinterpret_cast<RingHeader*>(base + i * RingStride(header_->ring_bytes));
+}
+
+std::span<std::byte> Segment::ring_data(uint32_t i) const {
+  auto* data = reinterpret_cast<std::byte*>(ring_header(i) + 1);
+  return {data, header_->ring_bytes};
+}
+
+Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
+                                                 uint32_t ring_count,
+                                                 uint64_t ring_bytes,
+                                                 int32_t producer_pid,
+                                                 uint64_t producer_start_time) {
+  const uint64_t bytes = SegmentBytes(ring_count, ring_bytes);
+  try {
+    bip::shared_memory_object::remove(name.c_str());
+    auto m = std::make_unique<Mapping>();
+    m->object = bip::shared_memory_object(bip::create_only, name.c_str(),
+                                          bip::read_write);
+    m->object.truncate(static_cast<bip::offset_t>(bytes));
+    m->region = bip::mapped_region(m->object, bip::read_write);
+    auto* h = static_cast<SegmentHeader*>(m->region.get_address());
+    std::memset(static_cast<void*>(h), 0, sizeof *h);
+    h->layout_version = kLayoutVersion;
+    h->ring_count = ring_count;
+    h->ring_bytes = ring_bytes;
+    h->producer_pid = producer_pid;
+    h->producer_start_time = producer_start_time;
+    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
+    for (uint32_t i = 0; i < ring_count; ++i) InitRing(seg->ring_header(i));
+    // The magic goes last: a header with the magic is a complete header.
+    std::atomic_thread_fence(std::memory_order_release);
+    h->magic = kSegmentMagic;
+    return seg;
+  } catch (const bip::interprocess_exception& e) {
+    bip::shared_memory_object::remove(name.c_str());
+    return Status::Error("cannot create shared memory segment '" + name +
+                         "' of " + std::to_string(bytes) +
+                         " bytes: " + e.what());
+  }
+}
+
+Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
+  try {
+    auto m = std::make_unique<Mapping>();
+    m->object =
+        bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    m->region = bip::mapped_region(m->object, bip::read_write);
+    const uint64_t mapped = m->region.get_size();
+    if (mapped < sizeof(SegmentHeader)) {
+      return Status::Error("shared memory segment '" + name +
+                           "' is too small to hold a header");
+    }
+    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
+    if (Status s = CheckHeader(*seg->header(), mapped); !s.ok()) {
+      return Status::Error("shared memory segment '" + name + "': " +
+                           s.message());
+    }
+    return seg;
+  } catch (const bip::interprocess_exception& e) {
+    return Status::Error("cannot open shared memory segment '" + name +
+                         "': " + e.what());
+  }
+}
+
+void Segment::Remove(const std::string& name) {
+  try {
+    bip::shared_memory_object::remove(name.c_str());
+  } catch (const bip::interprocess_exception&) {
+    // Nothing to remove.
+  }
+}
+
+Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes) {
+  if (header.magic != kSegmentMagic) {
+    return Status::Error("bad magic (not a tprobe segment)");
+  }
+  if (header.layout_version != kLayoutVersion) {
+    return Status::Error("layout version " +
+                         std::to_string(header.layout_version) +
+                         " is not the supported version " +
+                         std::to_string(kLayoutVersion));
+  }
+  const uint64_t rb = header.ring_bytes;
+  if (rb < 4096 || (rb & (rb - 1)) != 0 || header.ring_count == 0 ||
+      header.ring_count > 256) {
+    return Status::Error("implausible ring geometry (" +
+                         std::to_string(header.ring_count) + " rings of " +
+                         std::to_string(rb) + " bytes)");
+  }
+  if (SegmentBytes(header.ring_count, rb) > mapped_bytes) {
+    return Status::Error("segment is smaller than its " +
+                         std::to_string(header.ring_count) + " rings need");
+  }
+  return Status::Ok();
+}
+
+uint64_t ProcessStartTime(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  // The command name (field 2) may hold spaces; fields restart after ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return std::stoull(field);
+  }
+  return 0;
+}
+
+}  // namespace tprobe::shm

@@ -1,0 +1,72 @@
+#ifndef TPROBE_COMMON_SHM_SEGMENT_H_
+#define TPROBE_COMMON_SHM_SEGMENT_H_
+
+// A named POSIX shared-memory segment laid out as common/shm/layout.h says.
+// This is the only place that knows Boost.Interprocess; everything else works
+// on (header*, span<byte>).
+//
+// The daemon creates a segment for each registered producer and removes it
+// when the producer is gone. The producer opens it by name.
+//
+// Thread safety: a Segment is immutable after Create/Open; its accessors may
+// be called from any thread.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/shm/layout.h"
+#include "common/status.h"
+
+namespace tprobe::shm {
+
+class Segment {
+ public:
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  // Creates the segment `name` (replacing a stale one of the same name),
+  // writes its header and initialises every ring. Returns an error naming the
+  // segment when shared memory cannot be created or sized.
+  // REQUIRES: ring_bytes is a power of two, at least 4096.
+  static Result<std::unique_ptr<Segment>> Create(const std::string& name,
+                                                 uint32_t ring_count,
+                                                 uint64_t ring_bytes,
+                                                 int32_t producer_pid,
+                                                 uint64_t producer_start_time);
+
+  // Opens an existing segment and checks its magic, layout version and size.
+  static Result<std::unique_ptr<Segment>> Open(const std::string& name);
+
+  // Removes the name; mappings stay valid until their Segment is destroyed.
+  static void Remove(const std::string& name);
+
+  const std::string& name() const { return name_; }
+  SegmentHeader* header() const { return header_; }
+  uint32_t ring_count() const { return header_->ring_count; }
+  RingHeader* ring_header(uint32_t i) const;
+  std::span<std::byte> ring_data(uint32_t i) const;
+
+ private:
+  struct Mapping;
+  Segment(std::string name, std::unique_ptr<Mapping> mapping);
+
+  std::string name_;
+  std::unique_ptr<Mapping> mapping_;
+  SegmentHeader* header_ = nullptr;
+};
+
+// Checks a mapped header: magic, layout version, and that `mapped_bytes`
+// holds all the rings it declares. The message says what is wrong.
+Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes);
+
+// The start time of process `pid` in clock ticks since boot (field 22 of
+// /proc/<pid>/stat), or 0 when the process does not exist. With the pid it
+// identifies a process across pid reuse.
+uint64_t ProcessStartTime(int pid);
+
+}  // namespace tprobe::shm
+
+#endif  // TPROBE_COMMON_SHM_SEGMENT_H_

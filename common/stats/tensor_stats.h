@@ -1,0 +1,53 @@
+#ifndef TPROBE_COMMON_STATS_TENSOR_STATS_H_
+#define TPROBE_COMMON_STATS_TENSOR_STATS_H_
+
+// Tensor summary statistics ("Max", "Min", "Mean", "Norm") computed from the
+// exact bytes a client pushed, following msprobe 8.3.3's get_stat_info with
+// precision "low" (../shared/reference/msprobe-format.md, section 2.4):
+//
+//   numel == 0          all four null
+//   bool                Max = any, Min = all (JSON booleans); Mean, Norm null
+//   complex64/128       Max/Min/Mean of |x|; Norm null (a 0-d complex tensor
+//                       is treated the same way, since JSON has no complex)
+//   0-d, other dtypes   all four are the value itself (not its absolute
+//                       value): integer dtypes give JSON integers, floating
+//                       dtypes give floats
+//   float32/16, bf16    Max/Min exact; Mean and Norm accumulated in double,
+//                       then rounded to the native dtype (fp16 Norm can
+//                       overflow to Infinity)
+//   int*, uint8, fp64   each element cast to float32 first (as .float()
+//                       does), then as float32
+//
+// A NaN anywhere in a floating tensor makes all four statistics NaN, as
+// torch's max/min/mean/norm do. Infinities propagate (inf + -inf gives a NaN
+// Mean).
+//
+// Max and Min match torch exactly. Mean and Norm are accumulated in double,
+// so they can differ from torch's own reduction order in the last ulp of the
+// native dtype.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "common/dtype.h"
+#include "common/dump/json_writer.h"
+
+namespace tprobe::stats {
+
+// Returns {"Max": .., "Min": .., "Mean": .., "Norm": ..} in that key order.
+//
+// `data` holds the tensor's elements contiguously, in row-major order and
+// host (little-endian) byte order; it need not be aligned.
+//
+// REQUIRES: every dimension in `shape` is >= 0, and data.size() equals the
+// product of `shape` (1 for an empty shape) times ElementSize(dtype).
+// Violations are bugs and assert. The function cannot fail otherwise.
+//
+// Thread safety: pure; any number of threads may call it concurrently.
+dump::Json ComputeStats(DType dtype, std::span<const int64_t> shape,
+                        std::span<const std::byte> data);
+
+}  // namespace tprobe::stats
+
+#endif  // TPROBE_COMMON_STATS_TENSOR_STATS_H_

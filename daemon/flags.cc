@@ -1,0 +1,134 @@
+#include "daemon/flags.h"
+
+#include <charconv>
+#include <optional>
+#include <string_view>
+
+#include "common/control/socket_path.h"
+#include "daemon/private_dir.h"
+
+namespace tprobe::daemon {
+namespace {
+
+// One day: longer idle times are almost certainly a unit mistake.
+constexpr int64_t kMaxIdleExitSeconds = 24 * 3600;
+
+std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
+  if (text == "trace") return spdlog::level::trace;
+  if (text == "debug") return spdlog::level::debug;
+  if (text == "info") return spdlog::level::info;
+  if (text == "warn") return spdlog::level::warn;
+  if (text == "error") return spdlog::level::err;
+  return std::nullopt;
+}
+
+std::optional<int64_t> ParseSeconds(std::string_view text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 0 ||
+      value > kMaxIdleExitSeconds) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<Flags> ParseFlags(int argc, const char* const* argv) {
+  Flags flags;
+  std::string socket;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::optional<std::string_view> inline_value;
+    if (const size_t eq = arg.find('='); arg.starts_with("--") &&
+                                         eq != std::string_view::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    const bool takes_value =
+        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit";
+    if (!takes_value && inline_value) {
+      return Status::Error("flag " + std::string(arg) + " takes no value");
+    }
+    std::string_view value;
+    if (takes_value) {
+      if (inline_value) {
+        value = *inline_value;
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return Status::Error("flag " + std::string(arg) + " needs a value");
+      }
+    }
+    if (arg == "--socket") {
+      if (value.empty()) return Status::Error("--socket needs a path");
+      socket = value;
+    } else if (arg == "--foreground") {
+      flags.foreground = true;
+    } else if (arg == "--log-level") {
+      auto level = ParseLevel(value);
+      if (!level) {
+        return Status::Error("bad --log-level '" + std::string(value) +
+                             "': use trace, debug, info, warn or error");
+      }
+      flags.log_level = *level;
+    } else if (arg == "--idle-exit") {
+      auto seconds = ParseSeconds(value);
+      if (!seconds) {
+        return Status::Error("bad --idle-exit '" + std::string(value) +
+                             "': use a whole number of seconds from 0 to " +
+                             std::to_string(kMaxIdleExitSeconds));
+      }
+      flags.idle_exit = std::chrono::seconds(*seconds);
+    } else if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+    } else {
+      return Status::Error("unknown flag '" + std::string(argv[i]) + "'");
+    }
+  }
+  flags.socket = control::ResolveSocketPath(socket);
+  return flags;
+}
+
+std::string Usage() {
+  std::string text = R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
+               [--idle-exit SECONDS] [--help]
+
+tprobed is tprobe's per-node dump daemon. Trainer processes register on its
+control socket and get a shared-memory segment of rings, into which they push
+hook events and tensor bytes. tprobed drains the rings, computes the tensor
+statistics (and CRC-32 checksums or .npy files), builds the module hierarchy
+and the call stacks, and writes msprobe-compatible dump trees:
+  <dump_path>/step<N>/rank<R>/{dump,stack,construct}.json
+plus tprobe.json, the loss accounting of that step.
+
+Options:
+  --socket PATH        the control socket to listen on. Default: $TPROBE_SOCKET,
+                       else $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
+                       /tmp/tprobe-<uid>/tprobed.sock (here: @DEFAULT@).
+                       Its directory is created with mode 0700.
+  --foreground         stay attached and log to stderr. Without it tprobed
+                       detaches into the background and logs to tprobed.log
+                       beside the socket; the command returns once the socket
+                       listens.
+  --log-level LEVEL    trace, debug, info, warn or error (default: info).
+  --idle-exit SECONDS  exit once no client has been connected for SECONDS,
+                       counted from start-up and from when the last client
+                       left. 0, the default, means never. The private daemon
+                       a trainer starts for itself uses this.
+  --help               print this text and exit.
+
+SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write
+every open step and exit 0. Exit status 1: it could not start (for example,
+another tprobed already answers on the socket); 2: bad flags.
+)";
+  text.replace(text.find("@DEFAULT@"), 9, control::ResolveSocketPath(""));
+  return text;
+}
+
+std::string LogFilePath(const std::string& socket_path) {
+  return DirName(socket_path) + "/tprobed.log";
+}
+
+}  // namespace tprobe::daemon

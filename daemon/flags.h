@@ -1,0 +1,45 @@
+#ifndef TPROBE_DAEMON_FLAGS_H_
+#define TPROBE_DAEMON_FLAGS_H_
+
+// The command line of tprobed. Every flag is listed in Usage(), which
+// `tprobed --help` prints; main() turns a parse error into a message on
+// stderr and exit status 2.
+
+#include <chrono>
+#include <string>
+
+#include <spdlog/common.h>
+
+#include "common/status.h"
+
+namespace tprobe::daemon {
+
+struct Flags {
+  // The control socket (--socket), already resolved: the flag, else
+  // $TPROBE_SOCKET, else control::DefaultSocketPath().
+  std::string socket;
+  // --foreground: log to stderr and stay attached. Otherwise tprobed forks
+  // into the background and logs to LogFilePath(socket).
+  bool foreground = false;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  // --idle-exit: exit once no client has been connected for this long
+  // (counted from start-up and from each moment the last client leaves).
+  // Zero means never.
+  std::chrono::seconds idle_exit{0};
+  // --help: print Usage() and exit 0; nothing else is done.
+  bool help = false;
+};
+
+// Parses argv[1..argc-1]. Accepts "--flag value" and "--flag=value". Returns
+// an error that names the offending flag or value and what is accepted.
+Result<Flags> ParseFlags(int argc, const char* const* argv);
+
+// The --help text: what tprobed does and what each flag means.
+std::string Usage();
+
+// Where a background tprobed logs: tprobed.log in the socket's directory.
+std::string LogFilePath(const std::string& socket_path);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_FLAGS_H_

@@ -1,0 +1,225 @@
+// Tests for common/shm/ring.cc on heap memory (and, for the producer-death
+// test, on a real forked process over real shared memory).
+
+#include "common/shm/ring.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tprobe::shm {
+namespace {
+
+class RingTest : public ::testing::Test {
+ protected:
+  explicit RingTest(size_t bytes = 1024) : data_(bytes) {
+    InitRing(&header_);
+  }
+  std::span<std::byte> data() { return {data_.data(), data_.size()}; }
+
+  bool Write(RingWriter& w, uint16_t type, const std::string& text) {
+    std::byte* p = w.Reserve(type, static_cast<uint32_t>(text.size()));
+    if (p == nullptr) return false;
+    std::memcpy(p, text.data(), text.size());
+    w.Commit();
+    return true;
+  }
+
+  std::optional<std::pair<uint16_t, std::string>> Read(RingReader& r) {
+    auto rec = r.Peek();
+    EXPECT_TRUE(rec.ok()) << rec.status().message();
+    if (!rec.ok() || !rec.value()) return std::nullopt;
+    auto view = *rec.value();
+    std::string text(reinterpret_cast<const char*>(view.payload.data()),
+                     view.payload.size());
+    r.Release();
+    return std::make_pair(view.type, text);
+  }
+
+  RingHeader header_;
+  std::vector<std::byte> data_;
+};
+
+TEST_F(RingTest, ReadsRecordsInWriteOrder) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(Write(w, 1 + i % 3, "record-" + std::to_string(i)));
+  }
+  for (int i = 0; i < 10; ++i) {
+    auto rec = Read(r);
+    ASSERT_TRUE(rec);
+    EXPECT_EQ(rec->first, 1 + i % 3);
+    EXPECT_EQ(rec->second, "record-" + std::to_string(i));
+  }
+  EXPECT_FALSE(Read(r));
+  EXPECT_EQ(header_.records_written.load(), 10u);
+}
+
+TEST_F(RingTest, WrapsAroundManyTimesWithVariableSizes) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> size(0, 300);
+  int written = 0, read = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text(size(rng), static_cast<char>('a' + round % 26));
+    text += std::to_string(written);
+    if (Write(w, 2, text)) ++written;
+    if (round % 3 != 0) {
+      while (auto rec = Read(r)) {
+        EXPECT_EQ(rec->second.substr(rec->second.find_first_not_of(
+                      static_cast<char>(rec->second[0]))),
+                  std::to_string(read));
+        ++read;
+      }
+    }
+  }
+  while (Read(r)) ++read;
+  EXPECT_EQ(read, written);
+  EXPECT_GT(header_.head.load(), 10 * data_.size()) << "the ring wrapped";
+}
+
+TEST_F(RingTest, WriteFailsWithoutSideEffectsWhenFull) {
+  RingWriter w(&header_, data());
+  int n = 0;
+  while (Write(w, 1, std::string(40, 'x'))) ++n;
+  ASSERT_GT(n, 0);
+  const uint64_t head = header_.head.load();
+  const uint64_t records = header_.records_written.load();
+  std::vector<std::byte> before = data_;
+  EXPECT_EQ(w.Reserve(1, 40), nullptr);
+  EXPECT_EQ(w.Reserve(1, 8), nullptr);
+  EXPECT_EQ(header_.head.load(), head);
+  EXPECT_EQ(header_.records_written.load(), records);
+  EXPECT_EQ(data_, before) << "a failed reservation wrote bytes";
+  // Freeing one record makes room again.
+  RingReader r(&header_, data());
+  ASSERT_TRUE(Read(r));
+  EXPECT_TRUE(Write(w, 1, std::string(40, 'y')));
+}
+
+TEST_F(RingTest, RejectsRecordsLargerThanHalfTheRing) {
+  RingWriter w(&header_, data());
+  EXPECT_EQ(w.MaxPayload(), data_.size() / 2 - sizeof(RecordHeader));
+  EXPECT_EQ(w.Reserve(1, w.MaxPayload() + 1), nullptr);
+  EXPECT_NE(w.Reserve(1, w.MaxPayload()), nullptr);
+  w.Commit();
+}
+
+TEST_F(RingTest, ChunkedPayloadLargerThanTheRingArrivesWhole) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  std::string payload(10 * data_.size() + 123, '\0');
+  std::mt19937 rng(3);
+  for (auto& c : payload) c = static_cast<char>(rng());
+  const size_t chunk = w.MaxPayload();
+  std::string received;
+  size_t sent = 0;
+  while (sent < payload.size() || !received.empty()) {
+    if (sent < payload.size()) {
+      const size_t n = std::min(chunk, payload.size() - sent);
+      if (Write(w, 5, payload.substr(sent, n))) sent += n;
+    }
+    auto rec = Read(r);
+    if (rec) received += rec->second;
+    if (received.size() == payload.size()) break;
+  }
+  EXPECT_EQ(received, payload);
+}
+
+TEST_F(RingTest, UncommittedRecordIsInvisible) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  std::byte* p = w.Reserve(1, 16);
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 0x5a, 16);
+  EXPECT_FALSE(Read(r));
+  w.Commit();
+  EXPECT_TRUE(Read(r));
+}
+
+TEST_F(RingTest, CorruptHeaderIsReportedNotFollowed) {
+  RingWriter w(&header_, data());
+  ASSERT_TRUE(Write(w, 1, "fine"));
+  auto* h = reinterpret_cast<RecordHeader*>(data_.data());
+  h->size = 1u << 30;
+  RingReader r(&header_, data());
+  auto rec = r.Peek();
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.status().message().find("corrupt ring record"),
+            std::string::npos);
+  EXPECT_FALSE(r.Peek().ok()) << "the reader stays unusable";
+}
+
+// A producer process killed in the middle of a record leaves only the
+// records it committed before, and the ring stays usable.
+TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
+  const size_t bytes = 4096;
+  void* mem = ::mmap(nullptr, sizeof(RingHeader) + bytes,
+                     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto* header = static_cast<RingHeader*>(mem);
+  InitRing(header);
+  std::span<std::byte> data(reinterpret_cast<std::byte*>(header + 1), bytes);
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RingWriter w(header, data);
+    for (int i = 0; i < 3; ++i) {
+      std::byte* p = w.Reserve(1, 8);
+      std::memcpy(p, "complete", 8);
+      w.Commit();
+    }
+    std::byte* p = w.Reserve(1, 100);
+    std::memset(p, 0x77, 50);  // half a record, never committed
+    char ready = 'r';
+    (void)!::write(pipefd[1], &ready, 1);
+    ::pause();  // killed here
+    ::_exit(0);
+  }
+  char ready;
+  ASSERT_EQ(::read(pipefd[0], &ready, 1), 1);
+  ::kill(child, SIGKILL);
+  int status;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  RingReader r(header, data);
+  int complete = 0;
+  for (;;) {
+    auto rec = r.Peek();
+    ASSERT_TRUE(rec.ok());
+    if (!rec.value()) break;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(
+                              rec.value()->payload.data()), 8),
+              "complete");
+    r.Release();
+    ++complete;
+  }
+  EXPECT_EQ(complete, 3);
+  // A new producer (a restarted rank) continues from the published head.
+  RingWriter w2(header, data);
+  std::byte* p = w2.Reserve(1, 4);
+  ASSERT_NE(p, nullptr);
+  std::memcpy(p, "next", 4);
+  w2.Commit();
+  auto rec = r.Peek();
+  ASSERT_TRUE(rec.ok() && rec.value());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(
+                            rec.value()->payload.data()), 4),
+            "next");
+  ::munmap(mem, sizeof(RingHeader) + bytes);
+}
+
+}  // namespace
+}  // namespace tprobe::shm
