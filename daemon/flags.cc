@@ -1,5 +1,7 @@
 #include "daemon/flags.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <optional>
 #include <string_view>
@@ -88,6 +90,15 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
     }
   }
   flags.socket = control::ResolveSocketPath(socket);
+  // A background daemon moves to "/", so a relative path is anchored now.
+  if (!flags.socket.starts_with('/')) {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) {
+      return Status::Error("cannot resolve the relative socket path " +
+                           flags.socket);
+    }
+    flags.socket = std::string(cwd) + "/" + flags.socket;
+  }
   return flags;
 }
 

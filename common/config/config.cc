@@ -6,10 +6,9 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace tprobe::config {
 namespace {
@@ -20,17 +19,19 @@ using Keys = std::span<const std::string_view>;
 constexpr std::string_view kPrefix = "config: ";
 
 constexpr std::string_view kTopKeys[] = {
-    "task",       "dump_path",      "rank",      "step",
-    "level",      "enable_dataloader", "async_dump", "precision",
-    "statistics", "tensor",         "overflow_check", "run_ut",
+    "task",       "dump_path",      "rank",
+    "step",       "level",          "enable_dataloader",
+    "async_dump", "precision",      "statistics",
+    "tensor",     "overflow_check", "run_ut",
     "grad_probe", "free_benchmark", "tprobe"};
-constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode", "summary_mode",
-                                  "tensor_list"};
-constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode", "file_format"};
-constexpr std::string_view kOverflowCheckKeys[] = {"scope", "list", "data_mode",
-                                     "overflow_nums", "check_mode"};
-constexpr std::string_view kTprobeKeys[] = {"socket", "ring_bytes", "ring_count", "policy",
-                              "block_timeout_ms"};
+constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode",
+                                                "summary_mode", "tensor_list"};
+constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
+                                            "file_format"};
+constexpr std::string_view kOverflowCheckKeys[] = {
+    "scope", "list", "data_mode", "overflow_nums", "check_mode"};
+constexpr std::string_view kTprobeKeys[] = {
+    "socket", "ring_bytes", "ring_count", "policy", "block_timeout_ms"};
 
 // Internal errors carry the message without kPrefix; the public functions add
 // it (and the path, for LoadConfigFile).
@@ -122,8 +123,8 @@ Status ParseStepsOrRanks(const Json& value, std::string_view name,
                      " must be an integer or string.");
     }
     const std::string& text = element.get_ref<const std::string&>();
-    const std::string now = " Now string parameter for " + obj + " is \"" +
-                            text + "\".";
+    const std::string now =
+        " Now string parameter for " + obj + " is \"" + text + "\".";
     size_t hyphen = text.find('-');
     if (hyphen == std::string::npos ||
         text.find('-', hyphen + 1) != std::string::npos) {
@@ -171,7 +172,8 @@ Status ParseStringList(const Json& value, std::string_view name,
 }
 
 Status ParseDataMode(const Json& value, DataMode* out) {
-  static constexpr std::string_view kModes[] = {"all", "input", "output", "forward", "backward"};
+  static constexpr std::string_view kModes[] = {"all", "input", "output",
+                                                "forward", "backward"};
   if (!value.is_array()) {
     return Invalid("data_mode is invalid, it should be a list");
   }
@@ -185,8 +187,7 @@ Status ParseDataMode(const Json& value, DataMode* out) {
       std::string shown = element.is_string()
                               ? "'" + element.get<std::string>() + "'"
                               : element.dump();
-      return Invalid("The element " + shown + " of data_mode " +
-                     value.dump() +
+      return Invalid("The element " + shown + " of data_mode " + value.dump() +
                      " is not in ['all','input','output','forward',"
                      "'backward'].");
     }
@@ -216,8 +217,9 @@ Status ParseTaskSection(const Json& section, std::string_view name,
     return Invalid(std::string(name) + " is invalid, it should be an object");
   }
   const Keys allowed = config->task == Task::kStatistics ? Keys(kStatisticsKeys)
-                       : config->task == Task::kTensor ? Keys(kTensorKeys)
-                                                       : Keys(kOverflowCheckKeys);
+                       : config->task == Task::kTensor
+                           ? Keys(kTensorKeys)
+                           : Keys(kOverflowCheckKeys);
   Status status =
       CheckKeys(section, "in section '" + std::string(name) + "'", allowed);
   if (!status.ok()) return status;
@@ -315,17 +317,17 @@ Status ParseTprobeSection(const Json& section, Config* config) {
     }
     std::string socket = v->get<std::string>();
     if (socket.size() > kMaxSocketPathBytes) {
-      return Invalid("tprobe.socket is invalid, a Unix socket path holds at "
-                     "most " +
-                     std::to_string(kMaxSocketPathBytes) +
-                     " bytes, currently it has " +
-                     std::to_string(socket.size()));
+      return Invalid(
+          "tprobe.socket is invalid, a Unix socket path holds at "
+          "most " +
+          std::to_string(kMaxSocketPathBytes) + " bytes, currently it has " +
+          std::to_string(socket.size()));
     }
     config->socket = std::move(socket);
   }
   int64_t n = static_cast<int64_t>(config->ring_bytes);
-  status = ParseBoundedInt(section, "ring_bytes", kMinRingBytes, kMaxRingBytes,
-                           &n);
+  status =
+      ParseBoundedInt(section, "ring_bytes", kMinRingBytes, kMaxRingBytes, &n);
   if (!status.ok()) return status;
   if ((n & (n - 1)) != 0) {
     return Invalid(
@@ -346,8 +348,9 @@ Status ParseTprobeSection(const Json& section, Config* config) {
     } else if (*v == "block") {
       config->policy = FullRingPolicy::kBlock;
     } else {
-      return Invalid("tprobe.policy is invalid, it should be one of [drop, "
-                     "block]");
+      return Invalid(
+          "tprobe.policy is invalid, it should be one of [drop, "
+          "block]");
     }
   }
 
@@ -379,8 +382,8 @@ Status ParseRoot(const Json& root, Config* config) {
           "task is invalid, it should be one of [statistics, tensor, "
           "overflow_check]";
       static constexpr std::string_view kOtherMsprobeTasks[] = {
-          "free_benchmark", "run_ut",    "grad_probe",
-          "structure",      "exception_dump"};
+          "free_benchmark", "run_ut", "grad_probe", "structure",
+          "exception_dump"};
       if (v->is_string() &&
           Contains(kOtherMsprobeTasks, v->get_ref<const std::string&>())) {
         message += " (tprobe does not support msprobe's task " +
@@ -414,7 +417,8 @@ Status ParseRoot(const Json& root, Config* config) {
     } else if (*v == "mix") {
       config->level = Level::kMix;
     } else {
-      std::string message = "level is invalid, it should be one of [L0, L1, mix]";
+      std::string message =
+          "level is invalid, it should be one of [L0, L1, mix]";
       if (*v == "L2" || *v == "debug") {
         message += " (tprobe does not support msprobe's level " +
                    v->get<std::string>() + ")";
@@ -484,6 +488,24 @@ std::string_view PolicyName(FullRingPolicy policy) {
   return policy == FullRingPolicy::kDrop ? "drop" : "block";
 }
 
+// Sorted values with each run of consecutive ones written as "a-b", so that
+// even every step in [0, kStepRankMax] stays one short string.
+nlohmann::ordered_json RangesJson(const std::vector<int64_t>& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (j == i) {
+      out.push_back(values[i]);
+    } else {
+      out.push_back(std::to_string(values[i]) + "-" +
+                    std::to_string(values[j]));
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 Json DataModeJson(const DataMode& mode) {
   Json out = Json::array();
   if (!(mode.forward && mode.backward)) {
@@ -540,8 +562,8 @@ std::string ToJson(const Config& config) {
   Ordered root;
   root["task"] = TaskName(config.task);
   root["dump_path"] = config.dump_path;
-  root["rank"] = config.ranks;
-  root["step"] = config.steps;
+  root["rank"] = RangesJson(config.ranks);
+  root["step"] = RangesJson(config.steps);
   root["level"] = LevelName(config.level);
 
   Ordered section;

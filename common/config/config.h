@@ -120,6 +120,7 @@ Result<Config> LoadConfigFile(const std::string& path);
 // The canonical JSON text of `config` (indent 1, no trailing newline), which
 // ParseConfig reads back to an equal Config. It holds only the keys that
 // Config keeps: the task section of config.task and the "tprobe" section.
+// Runs of consecutive ranks or steps are written as "a-b" ranges.
 // REQUIRES: config is valid, as ParseConfig returns it: ranks and steps sorted
 // and in range, summary_mode and overflow_nums at their defaults unless the
 // task uses them, and data_mode letting a direction and a side through.

@@ -167,11 +167,19 @@ Json Stats(Json max, Json min, Json mean, Json norm) {
 
 // Max/Min/Mean/Norm of a floating tensor from its partial sums; `round`
 // narrows a double to the native dtype (float32, float16 or bfloat16).
+//
+// torch accumulates sum and sum of squares in float32 for all three dtypes
+// (CPU and CUDA), so a sum beyond the float32 range makes its Mean or Norm
+// infinite even when the final value would fit; the same happens here.
 template <typename Round>
 Json FloatStats(const Partial& p, size_t n, Round round) {
   if (std::isnan(p.sum_sq)) return Stats(kNaN, kNaN, kNaN, kNaN);
-  const double mean = round(p.sum / static_cast<double>(n));
-  const double norm = round(std::sqrt(p.sum_sq));
+  const bool sum_overflows = std::isinf(static_cast<float>(p.sum));
+  const bool sum_sq_overflows = std::isinf(static_cast<float>(p.sum_sq));
+  const double mean = sum_overflows ? p.sum  // +-inf, or NaN for inf - inf.
+                                    : round(p.sum / static_cast<double>(n));
+  const double norm =
+      sum_sq_overflows ? HUGE_VAL : round(std::sqrt(p.sum_sq));
   return Stats(static_cast<double>(p.max), static_cast<double>(p.min), mean,
                norm);
 }

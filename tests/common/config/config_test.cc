@@ -61,16 +61,22 @@ std::vector<ValidCase> ValidCases() {
       {"DumpPath", R"({"dump_path": "/data/dump"})",
        [](Config& c) { c.dump_path = "/data/dump"; }},
       {"StepInts", R"({"step": [0, 3, 1000000]})",
-       [](Config& c) { c.steps = {0, 3, 1000000}; }},
+       [](Config& c) {
+         c.steps = {0, 3, 1000000};
+       }},
       {"StepRange", R"({"step": ["3-5"]})",
-       [](Config& c) { c.steps = {3, 4, 5}; }},
+       [](Config& c) {
+         c.steps = {3, 4, 5};
+       }},
       {"StepSingleValueRange", R"({"step": ["7-7"]})",
        [](Config& c) { c.steps = {7}; }},
       {"StepDeduplicatedAndSorted", R"({"step": [9, "4-6", 1, "3-5", 5, 1]})",
        [](Config& c) { c.steps = {1, 3, 4, 5, 6, 9}; }},
       {"StepEmptyListMeansAll", R"({"step": []})", [](Config&) {}},
       {"RankIntsAndRanges", R"({"rank": ["2-3", 0, 3]})",
-       [](Config& c) { c.ranks = {0, 2, 3}; }},
+       [](Config& c) {
+         c.ranks = {0, 2, 3};
+       }},
       {"LevelL0", R"({"level": "L0"})",
        [](Config& c) { c.level = Level::kL0; }},
       {"LevelL1", R"({"level": "L1"})", [](Config&) {}},
@@ -90,7 +96,9 @@ std::vector<ValidCase> ValidCases() {
       {"EmptyScopeAndList", R"({"statistics": {"scope": [], "list": []}})",
        [](Config&) {}},
       {"List", R"({"statistics": {"list": ["conv2d", "relu"]}})",
-       [](Config& c) { c.list = {"conv2d", "relu"}; }},
+       [](Config& c) {
+         c.list = {"conv2d", "relu"};
+       }},
       {"DataModeAll", R"({"statistics": {"data_mode": ["all"]}})",
        [](Config&) {}},
       {"DataModeEmptyMeansAll", R"({"statistics": {"data_mode": []}})",
@@ -101,7 +109,9 @@ std::vector<ValidCase> ValidCases() {
        [](Config& c) { c.data_mode.output = false; }},
       {"DataModeBackwardOutput",
        R"({"statistics": {"data_mode": ["backward", "output"]}})",
-       [](Config& c) { c.data_mode = {false, true, false, true}; }},
+       [](Config& c) {
+         c.data_mode = {false, true, false, true};
+       }},
       {"DataModeBothDirectionsIsAll",
        R"({"statistics": {"data_mode": ["forward", "backward"]}})",
        [](Config&) {}},
@@ -182,11 +192,11 @@ TEST_P(ValidConfigTest, ToJsonReadsBackToEqualConfig) {
   EXPECT_EQ(again.value(), parsed.value()) << text;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, ValidConfigTest, ::testing::ValuesIn(ValidCases()),
-    [](const ::testing::TestParamInfo<ValidCase>& info) {
-      return info.param.name;
-    });
+INSTANTIATE_TEST_SUITE_P(Cases, ValidConfigTest,
+                         ::testing::ValuesIn(ValidCases()),
+                         [](const ::testing::TestParamInfo<ValidCase>& info) {
+                           return info.param.name;
+                         });
 
 // ---------------------------------------------------------------------------
 // Invalid configs: the text, and a part of the message the user sees.
@@ -419,11 +429,11 @@ TEST_P(InvalidConfigTest, FailsWithClearMessage) {
   EXPECT_THAT(parsed.status().message(), HasSubstr(GetParam().message));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, InvalidConfigTest, ::testing::ValuesIn(InvalidCases()),
-    [](const ::testing::TestParamInfo<InvalidCase>& info) {
-      return info.param.name;
-    });
+INSTANTIATE_TEST_SUITE_P(Cases, InvalidConfigTest,
+                         ::testing::ValuesIn(InvalidCases()),
+                         [](const ::testing::TestParamInfo<InvalidCase>& info) {
+                           return info.param.name;
+                         });
 
 // ---------------------------------------------------------------------------
 // ToJson.
@@ -474,8 +484,20 @@ TEST(ToJsonTest, RoundTripsEveryNonDefaultField) {
   Result<Config> parsed = ParseConfig(text);
   ASSERT_TRUE(parsed.ok()) << parsed.status().message() << "\n" << text;
   EXPECT_EQ(parsed.value(), config);
+  EXPECT_THAT(text, HasSubstr("\"rank\": [\n  0,\n  \"4-6\"\n ]"));
   EXPECT_THAT(text, HasSubstr("\"data_mode\": [\n   \"backward\",\n   "
                               "\"input\"\n  ]"));
+}
+
+TEST(ToJsonTest, WritesEveryStepAsOneRange) {
+  Result<Config> parsed = ParseConfig(R"({"step": [1000000, "0-999999"]})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed.value().steps.size(), 1000001u);
+  std::string text = ToJson(parsed.value());
+  EXPECT_THAT(text, HasSubstr("\"step\": [\n  \"0-1000000\"\n ]"));
+  Result<Config> again = ParseConfig(text);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again.value(), parsed.value());
 }
 
 TEST(ToJsonTest, RoundTripsMd5Statistics) {
@@ -578,8 +600,8 @@ class LoadConfigFileTest : public ::testing::Test {
   // Writes `text` to a file of this test's own and returns its path.
   std::string WriteFile(const std::string& text) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = ::testing::TempDir() + "tprobe_config_test_" + info->name() +
-            ".json";
+    path_ =
+        ::testing::TempDir() + "tprobe_config_test_" + info->name() + ".json";
     std::FILE* file = std::fopen(path_.c_str(), "wb");
     EXPECT_NE(file, nullptr);
     if (file != nullptr) {
@@ -617,7 +639,7 @@ TEST_F(LoadConfigFileTest, MalformedContentErrorNamesThePathAndPosition) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_THAT(loaded.status().message(),
               StartsWith("config: " + path +
-                         ": malformed JSON: parse error at line 3, column 2"));
+                         ": malformed JSON: parse error at line 3, column 7"));
 }
 
 TEST_F(LoadConfigFileTest, MissingFileErrorNamesThePath) {

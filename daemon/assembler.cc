@@ -1,0 +1,96 @@
+#include "daemon/assembler.h"
+
+#include "common/dump/tree_writer.h"
+
+namespace tprobe::daemon {
+
+Assembler::Assembler(AssemblerOptions options)
+    : options_(std::move(options)) {}
+
+dump::StepTree* Assembler::Tree(uint32_t step) {
+  auto it = trees_.find(step);
+  if (it == trees_.end()) {
+    if (finished_through_ && step <= *finished_through_) return nullptr;
+    dump::StepTree tree(options_.task, options_.level, options_.framework);
+    if (options_.tensor_data) {
+      tree.set_dump_data_dir(
+          dump::StepRankDir(options_.dump_path, step, options_.rank) +
+          "/dump_tensor_data");
+    }
+    tree.accounting().dropped_no_daemon += deferred_no_daemon_;
+    deferred_no_daemon_ = 0;
+    it = trees_.emplace(step, Open{std::move(tree)}).first;
+  }
+  it->second.dirty = true;
+  return &it->second.tree;
+}
+
+void Assembler::NoteStep(uint32_t step) { current_step_ = step; }
+
+void Assembler::UpdateRingDrops(uint64_t ring_full_total,
+                                uint64_t too_large_total) {
+  const uint64_t ring_full = ring_full_total - ring_full_seen_;
+  const uint64_t too_large = too_large_total - too_large_seen_;
+  if (ring_full == 0 && too_large == 0) return;
+  dump::StepTree* tree = Tree(current_step_);
+  if (tree == nullptr) return;  // charged again on the next call
+  tree->accounting().dropped_ring_full += ring_full;
+  tree->accounting().dropped_too_large += too_large;
+  ring_full_seen_ = ring_full_total;
+  too_large_seen_ = too_large_total;
+}
+
+void Assembler::AddNoDaemonDrops(uint64_t count, bool defer) {
+  if (count == 0) return;
+  dump::StepTree* tree = defer ? nullptr : Tree(current_step_);
+  if (tree == nullptr) {
+    deferred_no_daemon_ += count;
+    return;
+  }
+  tree->accounting().dropped_no_daemon += count;
+}
+
+void Assembler::MarkProducerDied() {
+  for (auto& [step, open] : trees_) {
+    open.tree.accounting().producer_died = true;
+    open.dirty = true;
+  }
+}
+
+Status Assembler::Write(uint32_t step, Open& open) {
+  if (!open.dirty) return Status::Ok();
+  Status s = dump::WriteStepTree(
+      dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
+  if (s.ok()) open.dirty = false;
+  return s;
+}
+
+Status Assembler::WriteDirty() {
+  Status first;
+  for (auto& [step, open] : trees_) {
+    Status s = Write(step, open);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+Status Assembler::Finish(uint32_t step) {
+  Status first;
+  for (auto it = trees_.begin(); it != trees_.end() && it->first <= step;) {
+    Status s = Write(it->first, it->second);
+    if (first.ok() && !s.ok()) first = s;
+    it = trees_.erase(it);
+  }
+  if (!finished_through_ || step > *finished_through_) {
+    finished_through_ = step;
+  }
+  if (current_step_ <= step) current_step_ = step + 1;
+  return first;
+}
+
+std::string Assembler::TensorDataDir(uint32_t step) const {
+  return dump::StepRankDir(options_.write_path, step, options_.rank) +
+         "/dump_tensor_data";
+}
+
+}  // namespace tprobe::daemon

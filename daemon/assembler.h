@@ -1,0 +1,102 @@
+#ifndef TPROBE_DAEMON_ASSEMBLER_H_
+#define TPROBE_DAEMON_ASSEMBLER_H_
+
+// The open dump trees of one producer: one dump::StepTree per step, all for
+// the producer's rank. The drain adds entries, construct nodes and stacks to
+// them; the control requests and the periodic flush write them to
+// dump_path/step{N}/rank{R}/ with dump::WriteStepTree.
+//
+// A tree is dirty from the moment it is handed out for a change until it is
+// written. Finish(step) writes the trees up to that step and forgets them;
+// data that still arrives for such a step is late and gets no tree.
+//
+// Loss accounting: ring drops (from the ring headers) are charged to the
+// step being captured; drops the client counted while no daemon listened
+// are charged to the first tree that opens after the registration.
+//
+// Thread safety: none. The owning Producer's mutex guards it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/dump/tree.h"
+#include "common/status.h"
+
+namespace tprobe::daemon {
+
+struct AssemblerOptions {
+  std::string task;       // "statistics", "tensor", "overflow_check"
+  std::string level;      // "L0", "L1", "mix"
+  std::string framework;  // "pytorch", ...
+  // dump_path as configured: dump.json's dump_data_dir is derived from it,
+  // as msprobe does, so it may be relative.
+  std::string dump_path;
+  // Where the files go: dump_path made absolute.
+  std::string write_path;
+  int rank = -1;  // -1: no distributed rank, directory "rank"
+  // Task tensor: trees name dump_tensor_data/ as their dump_data_dir.
+  bool tensor_data = false;
+};
+
+class Assembler {
+ public:
+  explicit Assembler(AssemblerOptions options);
+
+  const AssemblerOptions& options() const { return options_; }
+
+  // The tree of `step`, opened on first use and marked dirty. Returns nullptr
+  // for a step that Finish() already closed (late data).
+  dump::StepTree* Tree(uint32_t step);
+
+  // Notes the step being captured (Start, or a record's step); drops are
+  // charged to it.
+  void NoteStep(uint32_t step);
+  uint32_t current_step() const { return current_step_; }
+
+  // Charges the increase of the producer's ring drop totals (summed over its
+  // rings, monotonic) since the last call to the current step's tree.
+  void UpdateRingDrops(uint64_t ring_full_total, uint64_t too_large_total);
+
+  // Charges `count` records the client dropped while no daemon listened.
+  // With `defer` (the count came with Register) they go to the next tree
+  // opened; otherwise to the current step's tree.
+  void AddNoDaemonDrops(uint64_t count, bool defer);
+
+  // Marks every open tree as cut short by the producer's death.
+  void MarkProducerDied();
+
+  // Writes every dirty tree. Returns the first error; the other trees are
+  // still written.
+  Status WriteDirty();
+
+  // Writes the dirty trees of steps <= `step`, then forgets every tree of
+  // those steps. Returns the first write error.
+  Status Finish(uint32_t step);
+
+  // Absolute directory of step's tensor files (dump_tensor_data/).
+  std::string TensorDataDir(uint32_t step) const;
+
+  size_t open_trees() const { return trees_.size(); }
+
+ private:
+  struct Open {
+    dump::StepTree tree;
+    bool dirty = true;
+  };
+
+  Status Write(uint32_t step, Open& open);
+
+  AssemblerOptions options_;
+  std::map<uint32_t, Open> trees_;
+  std::optional<uint32_t> finished_through_;
+  uint32_t current_step_ = 0;
+  uint64_t ring_full_seen_ = 0;
+  uint64_t too_large_seen_ = 0;
+  uint64_t deferred_no_daemon_ = 0;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_ASSEMBLER_H_

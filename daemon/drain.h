@@ -1,0 +1,52 @@
+#ifndef TPROBE_DAEMON_DRAIN_H_
+#define TPROBE_DAEMON_DRAIN_H_
+
+// Draining a producer: reading the records it committed to its rings,
+// decoding them (record::Decode) and applying them to its state.
+//
+// Per ring (the stream of one producing thread):
+//   Intern   stores a name or a stack ('\0'-separated lines) by id.
+//   Tensor   opens a pending tensor; its Chunk records append its bytes in
+//            order. When all nbytes have arrived the statistics are computed
+//            (and the CRC-32 in md5 mode). A tensor whose chunks stop before
+//            nbytes, when the next non-chunk record arrives, is incomplete.
+//   Entry    renders the value tree (entry_renderer.h) with the tensors sent
+//            before it, adds it to the tree of (entry step, producer rank)
+//            with its stack, and writes the .npy files in tensor mode.
+//   CallBegin / CallEnd
+//            build construct.json: a node's parent is the innermost module
+//            open on the same ring; module nodes are pushed, API nodes are
+//            not; CallEnd pops up to and including its name. Level L1 gets
+//            no construct nodes.
+// Across rings, Entry and Call records are applied in the order of their
+// `seq` among the records visible.
+//
+// A corrupt record (a ring or decode error, an Entry body that is not a
+// tprobe.v1.Entry) is logged once, naming the producer; the producer is then
+// marked broken and its rings are no longer read. Other producers are not
+// affected.
+
+#include <cstddef>
+
+#include "daemon/logger.h"
+#include "daemon/producer.h"
+
+namespace tprobe::daemon {
+
+// Consumes up to `max_records` records (0: no limit) until the rings are
+// empty, then charges new ring drops to the assembler. Returns the number of
+// records consumed.
+// REQUIRES: `state` is `producer`'s state, locked by the caller.
+size_t DrainSome(const Producer& producer, ProducerState& state,
+                 size_t max_records, spdlog::logger& log);
+
+// Consumes every record committed before the call (records committed during
+// it may be left for later), then charges new ring drops. This is the
+// "drain completely" of Stop, Step, Flush, Goodbye and hang-up.
+// REQUIRES: as DrainSome.
+void DrainCommitted(const Producer& producer, ProducerState& state,
+                    spdlog::logger& log);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_DRAIN_H_

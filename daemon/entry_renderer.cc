@@ -1,0 +1,138 @@
+#include "daemon/entry_renderer.h"
+
+namespace tprobe::daemon {
+namespace {
+
+using dump::Json;
+
+// The file-name category of a top-level entry key (msprobe's
+// get_save_file_path); other keys (parameter names of a parameters_grad
+// entry) stand for themselves.
+std::string_view Category(std::string_view key) {
+  if (key == "input_args" || key == "input") return "input";
+  if (key == "input_kwargs") return "kwargs";
+  return key;
+}
+
+class Renderer {
+ public:
+  Renderer(std::string_view name, const TensorLookup& lookup,
+           const RenderOptions& options)
+      : name_(name),
+        param_grads_(name.find(".parameters_grad.") != std::string_view::npos),
+        lookup_(lookup),
+        options_(options) {}
+
+  RenderedEntry Run(const v1::Entry& entry) {
+    result_.body = Json::object();
+    for (const v1::DictItem& item : entry.body().items()) {
+      path_.assign(1, std::string(Category(item.key())));
+      result_.body[item.key()] = Value(item.value());
+    }
+    return std::move(result_);
+  }
+
+ private:
+  Json Value(const v1::Value& v) {
+    switch (v.kind_case()) {
+      case v1::Value::kBoolValue:
+        return v.bool_value();
+      case v1::Value::kIntValue:
+        return v.int_value();
+      case v1::Value::kFloatValue:
+        return v.float_value();
+      case v1::Value::kStrValue:
+        return v.str_value();
+      case v1::Value::kList: {
+        Json out = Json::array();
+        for (int i = 0; i < v.list().items_size(); ++i) {
+          path_.push_back(std::to_string(i));
+          out.push_back(Value(v.list().items(i)));
+          path_.pop_back();
+        }
+        return out;
+      }
+      case v1::Value::kDict: {
+        Json out = Json::object();
+        for (const v1::DictItem& item : v.dict().items()) {
+          path_.push_back(item.key());
+          out[item.key()] = Value(item.value());
+          path_.pop_back();
+        }
+        return out;
+      }
+      case v1::Value::kTyped: {
+        Json out = Json::object();
+        out["type"] = v.typed().type();
+        out["value"] = Value(v.typed().value());
+        return out;
+      }
+      case v1::Value::kTensorRef:
+        return Tensor(v.tensor_ref());
+      case v1::Value::kNull:
+      case v1::Value::KIND_NOT_SET:
+        break;
+    }
+    return nullptr;
+  }
+
+  Json Tensor(uint32_t ref) {
+    const TensorInfo* tensor = lookup_(ref);
+    if (tensor == nullptr) {
+      ++result_.tensors_incomplete;
+      return nullptr;
+    }
+    if (!tensor->complete) ++result_.tensors_incomplete;
+    if (!options_.data_name || !tensor->complete) {
+      return RenderTensor(*tensor, options_, nullptr);
+    }
+    std::string file(name_);
+    // A parameter gradient is the only element of its list: msprobe names
+    // the file after the parameter alone.
+    const bool short_name =
+        param_grads_ && path_.size() == 2 && path_[1] == "0";
+    for (size_t i = 0; i < (short_name ? 1 : path_.size()); ++i) {
+      file += '.';
+      file += path_[i];
+    }
+    file += ".npy";
+    result_.files.push_back(TensorFile{ref, file});
+    return RenderTensor(*tensor, options_, &file);
+  }
+
+  std::string_view name_;
+  bool param_grads_;
+  const TensorLookup& lookup_;
+  const RenderOptions& options_;
+  std::vector<std::string> path_;
+  RenderedEntry result_;
+};
+
+}  // namespace
+
+Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
+                  const std::string* data_name) {
+  Json out = Json::object();
+  out["type"] = "torch.Tensor";
+  out["dtype"] = std::string(TorchName(tensor.dtype));
+  out["shape"] = tensor.shape;
+  for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
+    auto it = tensor.complete ? tensor.stats.find(key) : tensor.stats.end();
+    out[key] = it != tensor.stats.end() ? *it : Json(nullptr);
+  }
+  out["requires_grad"] = tensor.requires_grad;
+  if (data_name != nullptr) out["data_name"] = *data_name;
+  if (options.md5) {
+    out["md5"] = tensor.complete && tensor.md5 ? Json(*tensor.md5)
+                                               : Json(nullptr);
+  }
+  return out;
+}
+
+RenderedEntry RenderEntry(std::string_view name, const v1::Entry& entry,
+                          const TensorLookup& lookup,
+                          const RenderOptions& options) {
+  return Renderer(name, lookup, options).Run(entry);
+}
+
+}  // namespace tprobe::daemon

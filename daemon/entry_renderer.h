@@ -1,0 +1,86 @@
+#ifndef TPROBE_DAEMON_ENTRY_RENDERER_H_
+#define TPROBE_DAEMON_ENTRY_RENDERER_H_
+
+// Turns one entry's compact value tree (tprobe.v1.Entry) into the JSON that
+// msprobe writes as dump.json's data[name] (reference/msprobe-format.md,
+// sections 2.2 to 2.4):
+//   null, bool, int, float, str  ->  the JSON value itself
+//   list, dict                   ->  array, object (keys in their order)
+//   typed {t, v}                 ->  {"type": t, "value": v}
+//   tensor_ref r                 ->  the tensor object of tensor r:
+//       type, dtype, shape, Max, Min, Mean, Norm, requires_grad,
+//       then data_name (task tensor) and md5 (summary_mode md5)
+// A ref with no tensor renders as null; a tensor whose bytes did not all
+// arrive renders with null statistics. Both count as incomplete tensors.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/dtype.h"
+#include "common/dump/json_writer.h"
+#include "tprobe/v1/value.pb.h"
+
+namespace tprobe::daemon {
+
+// A tensor the drain has closed (all chunks seen, or cut short), waiting for
+// the Entry that refers to it.
+struct TensorInfo {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  bool requires_grad = false;
+  // False when the producer dropped some of its chunks.
+  bool complete = false;
+  // {"Max", "Min", "Mean", "Norm"} from stats::ComputeStats when complete.
+  dump::Json stats;
+  // stats::Crc32Hex of the bytes, when summary_mode is md5 and complete.
+  std::optional<std::string> md5;
+  // The bytes, kept only while they still have to be written as .npy.
+  std::vector<std::byte> bytes;
+};
+
+struct RenderOptions {
+  // Task tensor: complete tensors get a data_name and are listed in
+  // RenderedEntry::files for the caller to write.
+  bool data_name = false;
+  // summary_mode md5: tensors get an "md5" key (null when incomplete).
+  bool md5 = false;
+};
+
+// A tensor file the entry refers to by data_name.
+struct TensorFile {
+  uint32_t ref;
+  std::string file_name;  // relative to dump_tensor_data/
+};
+
+struct RenderedEntry {
+  dump::Json body;
+  uint64_t tensors_incomplete = 0;
+  std::vector<TensorFile> files;
+};
+
+// Returns the tensor with `ref`, or nullptr when there is none.
+using TensorLookup = std::function<const TensorInfo*(uint32_t ref)>;
+
+// Renders `entry`, the body of dump entry `name`. File names follow msprobe's
+// rule "{name}.{category}.{path}.npy", where category is input (input_args
+// and backward input), kwargs (input_kwargs), output or parameters, and path
+// is the list indices and dict keys down to the tensor joined by '.'. A
+// parameters_grad entry names its files "{name}.{param}.npy".
+//
+// Thread safety: pure.
+RenderedEntry RenderEntry(std::string_view name, const v1::Entry& entry,
+                          const TensorLookup& lookup,
+                          const RenderOptions& options);
+
+// The tensor object of `tensor`; `data_name` is written when not null.
+dump::Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
+                        const std::string* data_name);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_ENTRY_RENDERER_H_

@@ -1,0 +1,138 @@
+#include "daemon/producer.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace tprobe::daemon {
+namespace {
+
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+Status CheckGeometry(uint32_t ring_count, uint64_t ring_bytes) {
+  if (ring_count < 1 || ring_count > config::kMaxRingCount) {
+    return Status::Error("ring_count " + std::to_string(ring_count) +
+                         " is out of range: use 1 to " +
+                         std::to_string(config::kMaxRingCount));
+  }
+  if (!IsPowerOfTwo(ring_bytes) || ring_bytes < config::kMinRingBytes ||
+      ring_bytes > config::kMaxRingBytes) {
+    return Status::Error("ring_bytes " + std::to_string(ring_bytes) +
+                         " must be a power of two from " +
+                         std::to_string(config::kMinRingBytes) + " to " +
+                         std::to_string(config::kMaxRingBytes));
+  }
+  return Status::Ok();
+}
+
+// The client's dump_path as an absolute path: relative paths are relative
+// to the client's working directory, as they are for msprobe.
+Result<std::string> AbsoluteDumpPath(const std::string& dump_path,
+                                     int32_t pid) {
+  namespace fs = std::filesystem;
+  if (fs::path(dump_path).is_absolute()) return dump_path;
+  std::error_code ec;
+  const fs::path cwd =
+      fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
+  if (ec) {
+    return Status::Error("dump_path '" + dump_path +
+                         "' is relative and the working directory of pid " +
+                         std::to_string(pid) + " cannot be read (" +
+                         ec.message() + "); use an absolute dump_path");
+  }
+  return (cwd / dump_path).lexically_normal().string();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
+                                                   uid_t uid,
+                                                   const v1::Register& reg) {
+  auto parsed = config::ParseConfig(reg.config_json());
+  if (!parsed.ok()) return parsed.status();
+  config::Config config = std::move(parsed).value();
+  if (reg.pid() <= 0) {
+    return Status::Error("Register needs the client's pid");
+  }
+  const uint32_t ring_count =
+      reg.ring_count() != 0 ? reg.ring_count() : config.ring_count;
+  const uint64_t ring_bytes =
+      reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
+  if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;
+  auto write_path = AbsoluteDumpPath(config.dump_path, reg.pid());
+  if (!write_path.ok()) return write_path.status();
+
+  const std::string name = "tprobe." + std::to_string(uid) + "." +
+                           std::to_string(reg.pid()) + "." +
+                           std::to_string(client_id);
+  auto segment = shm::Segment::Create(name, ring_count, ring_bytes, reg.pid(),
+                                      reg.start_time());
+  if (!segment.ok()) return segment.status();
+
+  AssemblerOptions options;
+  options.task = config::TaskName(config.task);
+  options.level = config::LevelName(config.level);
+  options.framework = reg.framework().empty() ? "pytorch" : reg.framework();
+  options.dump_path = config.dump_path;
+  options.write_path = std::move(write_path).value();
+  options.rank = reg.rank();
+  options.tensor_data = config.task == config::Task::kTensor;
+  return std::unique_ptr<Producer>(
+      new Producer(client_id, reg, std::move(config),
+                   std::move(segment).value(), std::move(options)));
+}
+
+Producer::Producer(uint64_t client_id, const v1::Register& reg,
+                   config::Config config,
+                   std::unique_ptr<shm::Segment> segment,
+                   AssemblerOptions options)
+    : client_id_(client_id),
+      pid_(reg.pid()),
+      rank_(reg.rank()),
+      config_(std::move(config)),
+      segment_(std::move(segment)),
+      state_(std::move(options)) {
+  for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
+    state_.rings.emplace_back(
+        shm::RingReader(segment_->ring_header(i), segment_->ring_data(i)));
+  }
+  state_.dropped_no_daemon = reg.dropped_no_daemon();
+  state_.assembler.AddNoDaemonDrops(reg.dropped_no_daemon(), /*defer=*/true);
+}
+
+Producer::~Producer() = default;
+
+Producer::RingCounters Producer::Counters() const {
+  RingCounters c;
+  for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
+    const shm::RingHeader* h = segment_->ring_header(i);
+    const uint64_t tail = h->tail.load(std::memory_order_acquire);
+    const uint64_t head = h->head.load(std::memory_order_acquire);
+    c.fill_bytes += head - tail;
+    c.records += h->records_written.load(std::memory_order_relaxed);
+    c.bytes += h->bytes_written.load(std::memory_order_relaxed);
+    c.dropped_ring_full +=
+        h->dropped[static_cast<size_t>(shm::DropReason::kRingFull)].load(
+            std::memory_order_relaxed);
+    c.dropped_too_large +=
+        h->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)].load(
+            std::memory_order_relaxed);
+  }
+  return c;
+}
+
+Producer::Locked Producer::Lock() {
+  waiting_.fetch_add(1, std::memory_order_acq_rel);
+  std::unique_lock lock(mu_);
+  waiting_.fetch_sub(1, std::memory_order_acq_rel);
+  return Locked(std::move(lock), &state_);
+}
+
+std::optional<Producer::Locked> Producer::TryLock() {
+  if (waiting_.load(std::memory_order_acquire) > 0) return std::nullopt;
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return Locked(std::move(lock), &state_);
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,145 @@
+#ifndef TPROBE_DAEMON_PRODUCER_H_
+#define TPROBE_DAEMON_PRODUCER_H_
+
+// One registered client process (a trainer rank): the shared-memory segment
+// the daemon created for it, one RingReader per ring, and everything the
+// daemon keeps about it in its own memory: the intern tables, the decode
+// state of each ring and the open dump trees.
+//
+// Nothing here lives in shared memory. The segment holds only the rings; the
+// mutex below is ordinary process memory.
+//
+// Thread safety: the identity accessors are immutable and may be called from
+// any thread. The state is reached only through a Locked handle. The control
+// thread takes it with Lock() (and the drain thread then steps aside); the
+// drain thread polls with TryLock().
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/config/config.h"
+#include "common/record/record.h"
+#include "common/shm/ring.h"
+#include "common/shm/segment.h"
+#include "common/status.h"
+#include "daemon/assembler.h"
+#include "daemon/entry_renderer.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::daemon {
+
+// A tensor whose Tensor record arrived and whose chunks are still coming.
+struct PendingTensor {
+  record::TensorRecord meta;
+  TensorInfo info;           // dtype, shape, requires_grad
+  std::vector<std::byte> bytes;
+  bool broken = false;       // a chunk was out of order: never completes
+};
+
+// What the daemon remembers about one ring between records.
+struct RingState {
+  explicit RingState(shm::RingReader r) : reader(r) {}
+  shm::RingReader reader;
+  std::optional<PendingTensor> pending;
+  // Closed tensors by ref, until the Entry that refers to them.
+  std::unordered_map<uint32_t, TensorInfo> tensors;
+  // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
+  // last): the parent of the next construct node.
+  std::vector<std::string> open_modules;
+};
+
+// The producer's daemon-side state, guarded by the producer's mutex.
+struct ProducerState {
+  explicit ProducerState(AssemblerOptions options)
+      : assembler(std::move(options)) {}
+  std::vector<RingState> rings;
+  std::unordered_map<uint32_t, std::string> names;  // InternKind::kName
+  std::unordered_map<uint32_t, std::vector<std::string>> stacks;
+  Assembler assembler;
+  // Cumulative count the client reported (Register, then Goodbye).
+  uint64_t dropped_no_daemon = 0;
+  // Entries and calls that were dropped: late for a finished step, or naming
+  // an id that was never interned.
+  uint64_t skipped_records = 0;
+  // A corrupt record was seen: the rings are no longer read.
+  bool broken = false;
+  // Finalised (Goodbye, hang-up or shutdown): nothing more to do.
+  bool closed = false;
+  std::string last_error;
+};
+
+class Producer {
+ public:
+  // Registers a client: parses its config, creates its segment
+  // "tprobe.<uid>.<pid>.<client_id>" with the rings it asked for, and opens
+  // one RingReader per ring. A relative dump_path is taken relative to the
+  // client's working directory. Returns an error the client can act on (bad
+  // config, bad ring geometry, no shared memory).
+  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id,
+                                                  uid_t uid,
+                                                  const v1::Register& reg);
+  ~Producer();
+
+  uint64_t client_id() const { return client_id_; }
+  int32_t pid() const { return pid_; }
+  int32_t rank() const { return rank_; }
+  const config::Config& config() const { return config_; }
+  const std::string& segment_name() const { return segment_->name(); }
+  const shm::Segment& segment() const { return *segment_; }
+
+  // Sums over the rings, read from their headers (any thread).
+  struct RingCounters {
+    uint64_t fill_bytes = 0;
+    uint64_t records = 0;
+    uint64_t bytes = 0;
+    uint64_t dropped_ring_full = 0;
+    uint64_t dropped_too_large = 0;
+  };
+  RingCounters Counters() const;
+
+  // Exclusive access to the state.
+  class Locked {
+   public:
+    ProducerState* operator->() const { return state_; }
+    ProducerState& operator*() const { return *state_; }
+
+   private:
+    friend class Producer;
+    Locked(std::unique_lock<std::mutex> lock, ProducerState* state)
+        : lock_(std::move(lock)), state_(state) {}
+    std::unique_lock<std::mutex> lock_;
+    ProducerState* state_;
+  };
+
+  // Blocks until the state is free. While it waits, TryLock() fails, so the
+  // drain thread gives the control thread its turn.
+  Locked Lock();
+  // The state if it is free and no Lock() is waiting, else nullopt.
+  std::optional<Locked> TryLock();
+
+ private:
+  Producer(uint64_t client_id, const v1::Register& reg, config::Config config,
+           std::unique_ptr<shm::Segment> segment, AssemblerOptions options);
+
+  const uint64_t client_id_;
+  const int32_t pid_;
+  const int32_t rank_;
+  const config::Config config_;
+  const std::unique_ptr<shm::Segment> segment_;
+
+  std::mutex mu_;
+  std::atomic<int> waiting_{0};  // Lock() calls in progress
+  ProducerState state_;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_PRODUCER_H_

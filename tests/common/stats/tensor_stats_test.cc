@@ -1,0 +1,428 @@
+#include "common/stats/tensor_stats.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/stats/half.h"
+
+namespace tprobe::stats {
+namespace {
+
+using dump::Json;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> data;
+};
+
+template <typename T>
+Case MakeCase(std::string name, DType dtype, std::vector<int64_t> shape,
+              const std::vector<T>& values) {
+  Case c{std::move(name), dtype, std::move(shape), {}};
+  c.data.resize(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(c.data.data(), values.data(), c.data.size());
+  return c;
+}
+
+size_t Numel(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// The independent reference: torch (numpy for complex) computes the
+// statistics the way msprobe 8.3.3's get_stat_info does with precision
+// "low". Each case is one line "path dtype dims..." on stdin; each answer is
+// one line of four tokens: None, True/False, int:N, or float.hex().
+constexpr char kReferenceScript[] = R"py(
+import sys
+import numpy as np
+import torch
+
+DTYPES = {
+    'float32': torch.float32, 'float16': torch.float16,
+    'bfloat16': torch.bfloat16, 'float64': torch.float64,
+    'int8': torch.int8, 'uint8': torch.uint8, 'int16': torch.int16,
+    'int32': torch.int32, 'int64': torch.int64, 'bool': torch.bool,
+    'complex64': torch.complex64, 'complex128': torch.complex128,
+}
+
+
+def fmt(v):
+    if v is None:
+        return 'None'
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return 'int:%d' % v
+    return float(v).hex()
+
+
+def stats(t):
+    if t.numel() == 0:
+        return [None] * 4
+    if t.dtype == torch.bool:
+        return [t.any().item(), t.all().item(), None, None]
+    if t.is_complex():
+        a = np.abs(t.numpy())
+        return [np.max(a).item(), np.min(a).item(), np.mean(a).item(), None]
+    if t.dim() == 0:
+        return [t.item()] * 4
+    if t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        t = t.float()
+    return [t.max().item(), t.min().item(), t.mean().item(),
+            torch.norm(t).item()]
+
+
+for line in sys.stdin:
+    path, name, *dims = line.split()
+    raw = bytearray(open(path, 'rb').read())
+    dtype = DTYPES[name]
+    if raw:
+        t = torch.frombuffer(raw, dtype=dtype)
+    else:
+        t = torch.empty(0, dtype=dtype)
+    t = t.reshape([int(d) for d in dims])
+    print(' '.join(fmt(v) for v in stats(t)))
+)py";
+
+std::string DTypeName(DType t) {
+  return std::string(TorchName(t).substr(std::string_view("torch.").size()));
+}
+
+// Runs the reference script over all cases; returns its answer lines.
+std::vector<std::string> ReferenceStats(const std::vector<Case>& cases) {
+  const std::string base = ::testing::TempDir() + "tensor_stats_test_" +
+                           std::to_string(getpid()) + "_";
+  std::string manifest;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const std::string path = base + std::to_string(i) + ".bin";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(c.data.data()),
+               static_cast<std::streamsize>(c.data.size()));
+    manifest += path + " " + DTypeName(c.dtype);
+    for (int64_t d : c.shape) manifest += " " + std::to_string(d);
+    manifest += "\n";
+  }
+  std::ofstream(base + "ref.py") << kReferenceScript;
+  std::ofstream(base + "manifest") << manifest;
+  const std::string cmd = std::string(TPROBE_PYTHON) + " " + base +
+                          "ref.py < " + base + "manifest";
+  std::FILE* pipe = popen(cmd.c_str(), "r");
+  EXPECT_NE(pipe, nullptr) << cmd;
+  std::string out;
+  if (pipe != nullptr) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+    EXPECT_EQ(pclose(pipe), 0) << "python failed: " << cmd;
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::remove((base + std::to_string(i) + ".bin").c_str());
+  }
+  std::remove((base + "ref.py").c_str());
+  std::remove((base + "manifest").c_str());
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Position of `v` on the number line of the dtype Mean/Norm are rounded to,
+// counted in units in the last place; a difference of 1 is one ulp.
+int64_t UlpIndex(DType dtype, double v) {
+  uint32_t bits, sign_bit;
+  switch (dtype) {
+    case DType::kFloat16:
+      bits = DoubleToHalf(v), sign_bit = 0x8000u;
+      break;
+    case DType::kBFloat16:
+      bits = FloatToBFloat16(static_cast<float>(v)), sign_bit = 0x8000u;
+      break;
+    default:
+      bits = std::bit_cast<uint32_t>(static_cast<float>(v));
+      sign_bit = 0x80000000u;
+  }
+  const auto magnitude = static_cast<int64_t>(bits & ~sign_bit);
+  return (bits & sign_bit) ? -magnitude : magnitude;
+}
+
+// True if `v` is exactly representable in the dtype Mean/Norm use.
+bool Representable(DType dtype, double v) {
+  if (std::isnan(v)) return true;
+  switch (dtype) {
+    case DType::kFloat16: return RoundToHalf(v) == v;
+    case DType::kBFloat16: return RoundToBFloat16(v) == v;
+    case DType::kComplex128: return true;
+    default: return static_cast<float>(v) == v;
+  }
+}
+
+void ExpectStat(const Case& c, const char* key, const Json& ours,
+                const std::string& expected, bool exact) {
+  SCOPED_TRACE(c.name + " " + key + ": ours " + ours.dump() +
+               ", reference " + expected);
+  if (expected == "None") {
+    EXPECT_TRUE(ours.is_null());
+  } else if (expected == "True" || expected == "False") {
+    ASSERT_TRUE(ours.is_boolean());
+    EXPECT_EQ(ours.get<bool>(), expected == "True");
+  } else if (expected.rfind("int:", 0) == 0) {
+    ASSERT_TRUE(ours.is_number_integer()) << "expected a JSON integer";
+    EXPECT_EQ(ours.get<int64_t>(), std::stoll(expected.substr(4)));
+  } else {
+    ASSERT_TRUE(ours.is_number_float()) << "expected a JSON float";
+    const double want = std::strtod(expected.c_str(), nullptr);
+    const double got = ours.get<double>();
+    if (std::isnan(want) || std::isnan(got)) {
+      EXPECT_TRUE(std::isnan(want) && std::isnan(got));
+      return;
+    }
+    if (exact || std::isinf(want) || std::isinf(got)) {
+      EXPECT_EQ(got, want);
+      return;
+    }
+    const DType native = c.dtype;
+    EXPECT_TRUE(Representable(native, got)) << "not a value of the dtype";
+    if (native == DType::kComplex128) {
+      EXPECT_NEAR(got, want, std::fabs(want) * 1e-13);
+    } else {
+      EXPECT_LE(std::abs(UlpIndex(native, got) - UlpIndex(native, want)), 1);
+    }
+  }
+}
+
+void ExpectMatchesReference(const std::vector<Case>& cases) {
+  const std::vector<std::string> reference = ReferenceStats(cases);
+  ASSERT_EQ(reference.size(), cases.size()) << "reference script failed";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Json ours = ComputeStats(c.dtype, c.shape, c.data);
+    ASSERT_TRUE(ours.is_object());
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : ours.items()) keys.push_back(key);
+    EXPECT_EQ(keys, (std::vector<std::string>{"Max", "Min", "Mean", "Norm"}))
+        << c.name;
+    std::istringstream tokens(reference[i]);
+    std::array<std::string, 4> want;
+    for (auto& w : want) tokens >> w;
+    ExpectStat(c, "Max", ours["Max"], want[0], /*exact=*/true);
+    ExpectStat(c, "Min", ours["Min"], want[1], /*exact=*/true);
+    ExpectStat(c, "Mean", ours["Mean"], want[2], /*exact=*/false);
+    ExpectStat(c, "Norm", ours["Norm"], want[3], /*exact=*/false);
+  }
+}
+
+class TensorStatsTest : public ::testing::Test {
+ protected:
+  std::mt19937_64 rng_{42};
+
+  std::vector<float> Normal(size_t n, float stddev) {
+    std::normal_distribution<float> dist(0.5f, stddev);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng_);
+    return v;
+  }
+  std::vector<uint16_t> Halves(const std::vector<float>& v) {
+    std::vector<uint16_t> out;
+    for (float x : v) out.push_back(FloatToHalf(x));
+    return out;
+  }
+  std::vector<uint16_t> BFloat16s(const std::vector<float>& v) {
+    std::vector<uint16_t> out;
+    for (float x : v) out.push_back(FloatToBFloat16(x));
+    return out;
+  }
+  template <typename T>
+  std::vector<T> Integers(size_t n, T lo, T hi) {
+    std::uniform_int_distribution<int64_t> dist(lo, hi);
+    std::vector<T> v(n);
+    for (T& x : v) x = static_cast<T>(dist(rng_));
+    return v;
+  }
+};
+
+// Shapes whose element counts exercise the vector body, the scalar tail and
+// the conversion chunks (2048 elements) of the kernels.
+const std::vector<std::vector<int64_t>> kShapes = {
+    {1}, {3, 5, 7}, {16}, {33}, {1000, 37}};
+
+TEST_F(TensorStatsTest, FloatingDtypesMatchTorch) {
+  std::vector<Case> cases;
+  for (const auto& shape : kShapes) {
+    const size_t n = Numel(shape);
+    const std::vector<float> f = Normal(n, 3.0f);
+    cases.push_back(MakeCase("fp32", DType::kFloat32, shape, f));
+    cases.push_back(MakeCase("fp16", DType::kFloat16, shape, Halves(f)));
+    cases.push_back(MakeCase("bf16", DType::kBFloat16, shape, BFloat16s(f)));
+    std::vector<double> d(n);
+    for (double& x : d) x = std::normal_distribution<double>(0, 1e3)(rng_);
+    cases.push_back(MakeCase("fp64", DType::kFloat64, shape, d));
+  }
+  // Values that need fp32 range, and fp64 values beyond it.
+  cases.push_back(MakeCase("fp32 wide", DType::kFloat32, {4},
+                           std::vector<float>{1e30f, -3e-38f, 7e37f, 1e-45f}));
+  cases.push_back(MakeCase("fp64 beyond fp32", DType::kFloat64, {3},
+                           std::vector<double>{1e300, -2.0, 1e-320}));
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, IntegerDtypesAreCastToFloat32LikeTorch) {
+  std::vector<Case> cases;
+  for (const auto& shape : kShapes) {
+    const size_t n = Numel(shape);
+    cases.push_back(MakeCase("int8", DType::kInt8, shape,
+                             Integers<int8_t>(n, -128, 127)));
+    cases.push_back(MakeCase("uint8", DType::kUInt8, shape,
+                             Integers<uint8_t>(n, 0, 255)));
+    cases.push_back(MakeCase("int16", DType::kInt16, shape,
+                             Integers<int16_t>(n, -32768, 32767)));
+    cases.push_back(MakeCase("int32", DType::kInt32, shape,
+                             Integers<int32_t>(n, -2147483647 - 1, 2147483647)));
+    cases.push_back(MakeCase(
+        "int64", DType::kInt64, shape,
+        Integers<int64_t>(n, std::numeric_limits<int64_t>::min(),
+                          std::numeric_limits<int64_t>::max())));
+    cases.push_back(MakeCase("int64 small", DType::kInt64, shape,
+                             Integers<int64_t>(n, -1000, 1000)));
+  }
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, Int64MaxIsWrittenAsFloat) {
+  const std::vector<int64_t> v = {3, 999, -5};
+  const Json stats = ComputeStats(DType::kInt64, std::vector<int64_t>{3},
+                                  std::as_bytes(std::span(v)));
+  EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "999.0");
+  EXPECT_EQ(dump::PythonJsonDumps(stats["Min"]), "-5.0");
+}
+
+TEST_F(TensorStatsTest, BoolGivesAnyAndAll) {
+  std::vector<Case> cases;
+  for (const auto& shape : kShapes) {
+    const size_t n = Numel(shape);
+    cases.push_back(MakeCase("bool mixed", DType::kBool, shape,
+                             Integers<uint8_t>(n, 0, 1)));
+    cases.push_back(MakeCase("bool true", DType::kBool, shape,
+                             std::vector<uint8_t>(n, 1)));
+    cases.push_back(MakeCase("bool false", DType::kBool, shape,
+                             std::vector<uint8_t>(n, 0)));
+  }
+  cases.push_back(MakeCase("bool 0-d", DType::kBool, {},
+                           std::vector<uint8_t>{1}));
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, ComplexGivesAbsStatsWithoutNorm) {
+  std::vector<Case> cases;
+  for (const auto& shape : kShapes) {
+    const size_t n = Numel(shape);
+    const std::vector<float> f = Normal(2 * n, 2.0f);
+    cases.push_back(MakeCase("complex64", DType::kComplex64, shape, f));
+    std::vector<double> d(f.begin(), f.end());
+    for (double& x : d) x *= 1.0 + 1e-9;
+    cases.push_back(MakeCase("complex128", DType::kComplex128, shape, d));
+  }
+  cases.push_back(MakeCase("complex64 nan", DType::kComplex64, {3},
+                           std::vector<float>{1, 2, kNaN, 0, 3, 4}));
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, ZeroDimTensorsGiveTheValueItself) {
+  std::vector<Case> cases = {
+      MakeCase("fp32 0-d", DType::kFloat32, {}, std::vector<float>{-3.25f}),
+      MakeCase("fp32 0-d nan", DType::kFloat32, {}, std::vector<float>{kNaN}),
+      MakeCase("fp16 0-d", DType::kFloat16, {},
+               std::vector<uint16_t>{FloatToHalf(-0.1f)}),
+      MakeCase("bf16 0-d", DType::kBFloat16, {},
+               std::vector<uint16_t>{FloatToBFloat16(-0.1f)}),
+      MakeCase("fp64 0-d", DType::kFloat64, {}, std::vector<double>{-0.1}),
+      MakeCase("int8 0-d", DType::kInt8, {}, std::vector<int8_t>{-7}),
+      MakeCase("uint8 0-d", DType::kUInt8, {}, std::vector<uint8_t>{200}),
+      MakeCase("int16 0-d", DType::kInt16, {}, std::vector<int16_t>{-300}),
+      MakeCase("int32 0-d", DType::kInt32, {}, std::vector<int32_t>{-70000}),
+      MakeCase("int64 0-d", DType::kInt64, {},
+               std::vector<int64_t>{std::numeric_limits<int64_t>::min()}),
+      MakeCase("int64 0-d zero", DType::kInt64, {}, std::vector<int64_t>{0}),
+      MakeCase("complex64 0-d", DType::kComplex64, {},
+               std::vector<float>{3, -4}),
+  };
+  ExpectMatchesReference(cases);
+  // The exact JSON an msprobe dump shows for torch.tensor(0).
+  const std::vector<int64_t> zero = {0};
+  EXPECT_EQ(dump::PythonJsonDumps(ComputeStats(DType::kInt64, {},
+                                               std::as_bytes(std::span(zero)))),
+            "{\n \"Max\": 0,\n \"Min\": 0,\n \"Mean\": 0,\n \"Norm\": 0\n}");
+}
+
+TEST_F(TensorStatsTest, EmptyTensorsGiveNulls) {
+  std::vector<Case> cases;
+  for (DType t : {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                  DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
+                  DType::kInt32, DType::kInt64, DType::kBool,
+                  DType::kComplex64, DType::kComplex128}) {
+    cases.push_back(Case{"empty " + DTypeName(t), t, {0}, {}});
+    cases.push_back(Case{"empty 2-d " + DTypeName(t), t, {3, 0}, {}});
+  }
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, NaNAndInfinityFollowTorch) {
+  std::vector<Case> cases;
+  for (size_t n : {size_t{5}, size_t{64}, size_t{5000}}) {
+    for (size_t pos : {size_t{0}, n / 2, n - 1}) {
+      std::vector<float> f = Normal(n, 1.0f);
+      f[pos] = kNaN;
+      const std::vector<int64_t> shape = {static_cast<int64_t>(n)};
+      cases.push_back(MakeCase("fp32 nan", DType::kFloat32, shape, f));
+      cases.push_back(MakeCase("fp16 nan", DType::kFloat16, shape, Halves(f)));
+      cases.push_back(
+          MakeCase("bf16 nan", DType::kBFloat16, shape, BFloat16s(f)));
+      cases.push_back(MakeCase("fp64 nan", DType::kFloat64, shape,
+                               std::vector<double>(f.begin(), f.end())));
+      f[pos] = kInf;
+      cases.push_back(MakeCase("fp32 +inf", DType::kFloat32, shape, f));
+      cases.push_back(MakeCase("fp16 +inf", DType::kFloat16, shape, Halves(f)));
+      f[n - 1 - pos] = -kInf;
+      if (n - 1 - pos != pos) {
+        cases.push_back(MakeCase("fp32 +-inf", DType::kFloat32, shape, f));
+      }
+    }
+  }
+  ExpectMatchesReference(cases);
+}
+
+TEST_F(TensorStatsTest, Fp16NormOverflowsToInfinity) {
+  const std::vector<float> f(16, 60000.0f);
+  const std::vector<Case> cases = {
+      MakeCase("fp16 big", DType::kFloat16, {16}, Halves(f))};
+  ExpectMatchesReference(cases);
+  const Json stats = ComputeStats(DType::kFloat16, cases[0].shape,
+                                  cases[0].data);
+  EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
+  EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "60000.0");
+}
+
+}  // namespace
+}  // namespace tprobe::stats

@@ -1,0 +1,247 @@
+// End to end: the real tprobed process, the real libtprobe client, real
+// shared memory and a real socket, checked against exact bytes and numpy.
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/daemon_process.h"
+#include "tprobe/client.h"
+
+namespace tprobe {
+namespace {
+
+using testing::DaemonProcess;
+using testing::ReadFile;
+using testing::RunCommand;
+using testing::TempDir;
+
+std::string WriteConfig(const std::string& dir, const std::string& task,
+                        const std::string& level) {
+  const std::string path = dir + "/config.json";
+  std::ofstream(path) << R"({"task": ")" << task << R"(", "dump_path": ")"
+                      << dir << R"(/dump", "rank": [], "step": [], "level": ")"
+                      << level << R"("})";
+  return path;
+}
+
+TEST(ClientE2eTest, ExampleTreeIsValidJsonAndAgreesWithNumpy) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/d.sock";
+  DaemonProcess daemon(TPROBED_PATH, socket);
+  ASSERT_TRUE(daemon.started());
+  const std::string config = WriteConfig(tmp.path(), "tensor", "L0");
+  std::string out;
+  ASSERT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
+                           " --socket " + socket + " --steps 2",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("dump tree: " + tmp.path() + "/dump"), std::string::npos)
+      << out;
+  for (const char* step : {"step0", "step1"}) {
+    for (const char* file : {"dump.json", "stack.json", "construct.json"}) {
+      EXPECT_TRUE(std::filesystem::exists(tmp.path() + "/dump/" + step +
+                                          "/rank/" + file))
+          << step << "/" << file;
+    }
+  }
+  const std::string dump = ReadFile(tmp.path() + "/dump/step1/rank/dump.json");
+  EXPECT_NE(dump.find("\"Module.blocks.1.linear.Linear.forward.0\""),
+            std::string::npos);
+  EXPECT_NE(dump.find("\"Max\": NaN"), std::string::npos) << "the planted NaN";
+  EXPECT_NE(dump.find("\"dtype\": \"torch.float16\""), std::string::npos);
+  EXPECT_NE(dump.find("\"dtype\": \"torch.float64\""), std::string::npos);
+  EXPECT_NE(dump.find("\"dtype\": \"torch.bool\""), std::string::npos);
+  ASSERT_EQ(RunCommand(std::string(TPROBE_PYTHON) + " " + TPROBE_SOURCE_DIR +
+                           "/tests/e2e/check_tree.py " + tmp.path() + "/dump",
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// One module call with hand-computable statistics; every byte is known.
+TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/d.sock";
+  DaemonProcess daemon(TPROBED_PATH, socket);
+  ASSERT_TRUE(daemon.started());
+  ClientOptions options;
+  options.config_path = WriteConfig(tmp.path(), "statistics", "L0");
+  options.socket_path = socket;
+  options.rank = 3;
+  std::string error;
+  auto client = Client::Create(options, &error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->connected());
+
+  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  const int64_t x_shape[2] = {2, 2};
+  const int64_t ids[3] = {7, -1, 2};
+  const int64_t ids_shape[1] = {3};
+  const double scalar = 0.1;
+  client->Start();
+  Call outer = client->BeginModule("encoder", "Encoder");
+  Call inner = client->BeginModule("encoder.embed", "Embedding");
+  client->AddTensor(inner, Section::kInput,
+                    {TensorType::kInt64, ids_shape, 1, ids, sizeof ids, false});
+  client->AddTensor(inner, Section::kOutput,
+                    {TensorType::kFloat32, x_shape, 2, x, sizeof x, true});
+  client->AddParameter(inner, "weight",
+                       {TensorType::kFloat64, nullptr, 0, &scalar,
+                        sizeof scalar, true});
+  client->EndCall(inner);
+  client->EndCall(outer);
+  client->Stop();
+  client->Step();
+  client.reset();  // goodbye: the daemon has flushed when this returns
+
+  const std::string dir = tmp.path() + "/dump/step0/rank3/";
+  EXPECT_EQ(ReadFile(dir + "construct.json"),
+            "{\n"
+            " \"Module.encoder.Encoder.forward.0\": null,\n"
+            " \"Module.encoder.embed.Embedding.forward.0\": "
+            "\"Module.encoder.Encoder.forward.0\"\n"
+            "}");
+  EXPECT_EQ(ReadFile(dir + "stack.json"), "{}");
+  const std::string tensor_i64 =
+      "    {\n"
+      "     \"type\": \"torch.Tensor\",\n"
+      "     \"dtype\": \"torch.int64\",\n"
+      "     \"shape\": [\n"
+      "      3\n"
+      "     ],\n"
+      "     \"Max\": 7.0,\n"
+      "     \"Min\": -1.0,\n"
+      "     \"Mean\": 2.6666667461395264,\n"
+      "     \"Norm\": 7.348469257354736,\n"
+      "     \"requires_grad\": false\n"
+      "    }\n";
+  const std::string tensor_f32 =
+      "    {\n"
+      "     \"type\": \"torch.Tensor\",\n"
+      "     \"dtype\": \"torch.float32\",\n"
+      "     \"shape\": [\n"
+      "      2,\n"
+      "      2\n"
+      "     ],\n"
+      "     \"Max\": 4.0,\n"
+      "     \"Min\": 1.0,\n"
+      "     \"Mean\": 2.5,\n"
+      "     \"Norm\": 5.4772257804870605,\n"
+      "     \"requires_grad\": true\n"
+      "    }\n";
+  EXPECT_EQ(ReadFile(dir + "dump.json"),
+            "{\n"
+            " \"task\": \"statistics\",\n"
+            " \"level\": \"L0\",\n"
+            " \"framework\": \"pytorch\",\n"
+            " \"dump_data_dir\": null,\n"
+            " \"data\": {\n"
+            "  \"Module.encoder.embed.Embedding.forward.0\": {\n"
+            "   \"input_args\": [\n" +
+                tensor_i64 +
+                "   ],\n"
+                "   \"input_kwargs\": {},\n"
+                "   \"output\": [\n" +
+                tensor_f32 +
+                "   ],\n"
+                "   \"parameters\": {\n"
+                "    \"weight\": {\n"
+                "     \"type\": \"torch.Tensor\",\n"
+                "     \"dtype\": \"torch.float64\",\n"
+                "     \"shape\": [],\n"
+                "     \"Max\": 0.1,\n"
+                "     \"Min\": 0.1,\n"
+                "     \"Mean\": 0.1,\n"
+                "     \"Norm\": 0.1,\n"
+                "     \"requires_grad\": true\n"
+                "    }\n"
+                "   },\n"
+                "   \"is_recompute\": false\n"
+                "  },\n"
+                "  \"Module.encoder.Encoder.forward.0\": {\n"
+                "   \"input_args\": [],\n"
+                "   \"input_kwargs\": {},\n"
+                "   \"output\": [],\n"
+                "   \"parameters\": {},\n"
+                "   \"is_recompute\": false\n"
+                "  }\n"
+                " }\n"
+                "}");
+}
+
+TEST(ClientE2eTest, ClientWithoutDaemonFinishesAndCountsDrops) {
+  TempDir tmp;
+  ClientOptions options;
+  options.config_path = WriteConfig(tmp.path(), "statistics", "L0");
+  options.socket_path = tmp.path() + "/nobody.sock";
+  options.connect_timeout_ms = 200;
+  std::string error;
+  const auto begin = std::chrono::steady_clock::now();
+  auto client = Client::Create(options, &error);
+  ASSERT_TRUE(client) << error;
+  EXPECT_FALSE(client->connected());
+  const float x[2] = {1.0f, 2.0f};
+  const int64_t shape[1] = {2};
+  for (int step = 0; step < 3; ++step) {
+    client->Start();
+    for (int i = 0; i < 100; ++i) {
+      Call call = client->BeginModule("m", "Linear");
+      client->AddTensor(call, Section::kInput,
+                        {TensorType::kFloat32, shape, 1, x, sizeof x, false});
+      client->EndCall(call);
+    }
+    client->Stop();
+    client->Step();
+  }
+  const ClientCounters c = client->counters();
+  EXPECT_GE(c.dropped_no_daemon, 300u);
+  EXPECT_EQ(c.records_written, 0u);
+  client.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/dump"));
+}
+
+TEST(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/auto.sock";
+  const std::string config = WriteConfig(tmp.path(), "statistics", "L0");
+  std::string out;
+  ASSERT_EQ(RunCommand("TPROBED=" + std::string(TPROBED_PATH) + " " +
+                           EXAMPLE_PATH + " --config " + config +
+                           " --socket " + socket + " --steps 1",
+                       &out),
+            0)
+      << out;
+  EXPECT_TRUE(
+      std::filesystem::exists(tmp.path() + "/dump/step0/rank/dump.json"))
+      << out;
+  // Shut the private daemon down now rather than waiting for its idle exit.
+  RunCommand("pkill -TERM -f -- '--socket " + socket + "'", nullptr);
+}
+
+TEST(ClientE2eTest, ExampleRejectsBadArguments) {
+  std::string out;
+  EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --steps zero", &out), 2);
+  EXPECT_NE(out.find("--steps must be a positive integer"), std::string::npos);
+  EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH), &out), 2);
+  EXPECT_NE(out.find("--config FILE is required"), std::string::npos);
+  TempDir tmp;
+  std::ofstream(tmp.path() + "/bad.json") << R"({"task": "nope"})";
+  EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --config " + tmp.path() +
+                           "/bad.json",
+                       &out),
+            2);
+  EXPECT_NE(out.find("task is invalid"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace tprobe

@@ -1,0 +1,54 @@
+#ifndef TPROBE_TESTS_SUPPORT_DAEMON_PROCESS_H_
+#define TPROBE_TESTS_SUPPORT_DAEMON_PROCESS_H_
+
+// A real tprobed process for end-to-end tests: started on its own socket in
+// its own temp directory, stopped with SIGTERM. Waits use deadlines, never
+// fixed sleeps.
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace tprobe::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class DaemonProcess {
+ public:
+  // Starts `binary --socket socket --foreground` and waits until the socket
+  // accepts connections (up to 10 s). started() tells whether it did.
+  DaemonProcess(const std::string& binary, const std::string& socket);
+  // Stops it with SIGTERM if still running.
+  ~DaemonProcess();
+
+  bool started() const { return started_; }
+  pid_t pid() const { return pid_; }
+  // Sends SIGTERM and returns the exit status (or -1 on timeout).
+  int Terminate();
+
+ private:
+  pid_t pid_ = -1;
+  bool started_ = false;
+};
+
+// True once a Unix stream socket at `path` accepts a connection.
+bool SocketAnswers(const std::string& path);
+
+// Runs a command through /bin/sh and returns its exit status; output goes
+// to *output when not null.
+int RunCommand(const std::string& command, std::string* output);
+
+std::string ReadFile(const std::string& path);
+
+}  // namespace tprobe::testing
+
+#endif  // TPROBE_TESTS_SUPPORT_DAEMON_PROCESS_H_
