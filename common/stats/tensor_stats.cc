@@ -176,7 +176,7 @@ Json FloatStats(const Partial& p, size_t n, Round round) {
   if (std::isnan(p.sum_sq)) return Stats(kNaN, kNaN, kNaN, kNaN);
   const bool sum_overflows = std::isinf(static_cast<float>(p.sum));
   const bool sum_sq_overflows = std::isinf(static_cast<float>(p.sum_sq));
-  const double mean = sum_overflows ? p.sum  // +-inf, or NaN for inf - inf.
+  const double mean = sum_overflows ? std::copysign(HUGE_VAL, p.sum)
                                     : round(p.sum / static_cast<double>(n));
   const double norm =
       sum_sq_overflows ? HUGE_VAL : round(std::sqrt(p.sum_sq));

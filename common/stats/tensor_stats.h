@@ -14,7 +14,9 @@
 //                       dtypes give floats
 //   float32/16, bf16    Max/Min exact; Mean and Norm accumulated in double,
 //                       then rounded to the native dtype (fp16 Norm can
-//                       overflow to Infinity)
+//                       overflow to Infinity). As torch sums in float32, a
+//                       sum or sum of squares beyond the float32 range gives
+//                       an infinite Mean or Norm.
 //   int*, uint8, fp64   each element cast to float32 first (as .float()
 //                       does), then as float32
 //
@@ -23,8 +25,10 @@
 // Mean).
 //
 // Max and Min match torch exactly. Mean and Norm are accumulated in double,
-// so they can differ from torch's own reduction order in the last ulp of the
-// native dtype.
+// so they are within one ulp of the exact value in the native dtype; torch's
+// float32 accumulation can be further off on large or cancelling tensors.
+// For complex tensors, |x| is the correctly rounded hypot, while numpy's
+// SIMD loops can differ from it by one ulp.
 
 #include <cstddef>
 #include <cstdint>
