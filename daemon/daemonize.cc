@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "daemon/private_dir.h"
+
 namespace tprobe::daemon {
 namespace {
 
@@ -50,6 +52,15 @@ StartupReport::StartupReport(StartupReport&& other) noexcept
   other.fd_ = -1;
 }
 
+StartupReport& StartupReport::operator=(StartupReport&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
 void StartupReport::Ready() {
   if (fd_ < 0) return;
   WriteAll(fd_, std::string_view("\0", 1));
@@ -65,6 +76,7 @@ void StartupReport::Failed(std::string_view reason) {
 }
 
 Result<StartupReport> Daemonize(const std::string& log_path) {
+  if (Status s = MakePrivateDirs(DirName(log_path)); !s.ok()) return s;
   int log_fd = ::open(log_path.c_str(),
                       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) {

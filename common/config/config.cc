@@ -33,6 +33,19 @@ constexpr std::string_view kOverflowCheckKeys[] = {
 constexpr std::string_view kTprobeKeys[] = {
     "socket", "ring_bytes", "ring_count", "policy", "block_timeout_ms"};
 
+// The keys of the task section that `task` reads.
+Keys SectionKeys(Task task) {
+  switch (task) {
+    case Task::kStatistics:
+      return kStatisticsKeys;
+    case Task::kTensor:
+      return kTensorKeys;
+    case Task::kOverflowCheck:
+      return kOverflowCheckKeys;
+  }
+  return kStatisticsKeys;
+}
+
 // Internal errors carry the message without kPrefix; the public functions add
 // it (and the path, for LoadConfigFile).
 Status Invalid(std::string message) {
@@ -216,12 +229,8 @@ Status ParseTaskSection(const Json& section, std::string_view name,
   if (!section.is_object()) {
     return Invalid(std::string(name) + " is invalid, it should be an object");
   }
-  const Keys allowed = config->task == Task::kStatistics ? Keys(kStatisticsKeys)
-                       : config->task == Task::kTensor
-                           ? Keys(kTensorKeys)
-                           : Keys(kOverflowCheckKeys);
-  Status status =
-      CheckKeys(section, "in section '" + std::string(name) + "'", allowed);
+  Status status = CheckKeys(section, "in section '" + std::string(name) + "'",
+                            SectionKeys(config->task));
   if (!status.ok()) return status;
 
   if (const Json* v = Find(section, "scope")) {

@@ -1,0 +1,216 @@
+#include "daemon/control_server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "common/control/socket_path.h"
+#include "daemon/private_dir.h"
+
+namespace tprobe::daemon {
+namespace {
+
+namespace asio = boost::asio;
+using asio::local::stream_protocol;
+
+// True when something accepts connections on the Unix socket `path`.
+bool SomethingAnswers(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const bool answers =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) ==
+      0;
+  ::close(fd);
+  return answers;
+}
+
+std::string Frame(const v1::Response& response) {
+  std::string out(4, '\0');
+  const auto n = static_cast<uint32_t>(response.ByteSizeLong());
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  response.AppendToString(&out);
+  return out;
+}
+
+}  // namespace
+
+ControlServer::ControlServer(asio::io_context& io, std::string socket_path,
+                             ControlService& service, Logger log,
+                             std::chrono::seconds idle_exit)
+    : io_(io),
+      socket_path_(std::move(socket_path)),
+      service_(service),
+      log_(std::move(log)),
+      idle_exit_(idle_exit),
+      acceptor_(io),
+      idle_timer_(io) {}
+
+ControlServer::~ControlServer() { Close(); }
+
+Status ControlServer::Listen() {
+  const std::string& path = socket_path_;
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return Status::Error("socket path " + path + " is " +
+                         std::to_string(path.size()) +
+                         " bytes; a Unix socket path holds at most " +
+                         std::to_string(sizeof(sockaddr_un::sun_path) - 1));
+  }
+  if (Status s = MakePrivateDirs(DirName(path)); !s.ok()) return s;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return Status::Error(path +
+                           " exists and is not a socket; refusing to replace "
+                           "it (remove it or pass another --socket)");
+    }
+    if (SomethingAnswers(path)) {
+      return Status::Error("another tprobed already answers on " + path +
+                           "; stop it first or pass another --socket");
+    }
+    ::unlink(path.c_str());
+    log_->info("removed the stale socket {}", path);
+  }
+  boost::system::error_code ec;
+  acceptor_.open(stream_protocol(), ec);
+  if (!ec) acceptor_.bind(stream_protocol::endpoint(path), ec);
+  if (!ec) ::chmod(path.c_str(), 0600);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    acceptor_.close();
+    return Status::Error("cannot listen on " + path + ": " + ec.message());
+  }
+  if (::stat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
+  return Status::Ok();
+}
+
+void ControlServer::Run(std::function<void(std::string_view why)> on_stop) {
+  on_stop_ = std::move(on_stop);
+  ArmIdleTimer();
+  asio::co_spawn(io_, Accept(), asio::detached);
+}
+
+void ControlServer::Close() {
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  idle_timer_.cancel();
+  struct stat st;
+  if (socket_inode_ != 0 && ::stat(socket_path_.c_str(), &st) == 0 &&
+      st.st_ino == socket_inode_) {
+    ::unlink(socket_path_.c_str());
+  }
+  socket_inode_ = 0;
+}
+
+asio::awaitable<void> ControlServer::Accept() {
+  for (;;) {
+    boost::system::error_code ec;
+    Socket socket(io_);
+    co_await acceptor_.async_accept(socket,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    if (ec) {
+      // Out of file descriptors, most likely: back off instead of spinning.
+      log_->error("accept on {} failed: {}", socket_path_, ec.message());
+      asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    asio::co_spawn(io_, Serve(std::move(socket)), asio::detached);
+  }
+}
+
+bool ControlServer::CheckPeer(Socket& socket, Connection& conn) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred,
+                   &len) != 0) {
+    log_->warn("closed a connection whose credentials cannot be read: {}",
+               std::strerror(errno));
+    return false;
+  }
+  conn.peer_uid = cred.uid;
+  conn.peer_pid = cred.pid;
+  if (cred.uid != ::geteuid() && cred.uid != 0) {
+    log_->warn(
+        "closed a connection from uid {} (pid {}): only uid {} and root may "
+        "use this daemon",
+        cred.uid, cred.pid, ::geteuid());
+    return false;
+  }
+  return true;
+}
+
+asio::awaitable<void> ControlServer::Serve(Socket socket) {
+  Connection conn;
+  if (!CheckPeer(socket, conn)) co_return;
+  ++connections_;
+  idle_timer_.cancel();
+  log_->debug("connection from pid {}", conn.peer_pid);
+  const auto token = [](boost::system::error_code& ec) {
+    return asio::redirect_error(asio::use_awaitable, ec);
+  };
+  for (;;) {
+    boost::system::error_code ec;
+    std::array<unsigned char, 4> header;
+    co_await asio::async_read(socket, asio::buffer(header), token(ec));
+    if (ec) break;  // hang-up
+    const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
+                          (static_cast<uint32_t>(header[3]) << 24);
+    if (size > control::kMaxFrameBytes) {
+      log_->warn(
+          "closed the connection of pid {}: a frame of {} bytes exceeds the "
+          "limit of {}",
+          conn.peer_pid, size, control::kMaxFrameBytes);
+      break;
+    }
+    std::string body(size, '\0');
+    co_await asio::async_read(socket, asio::buffer(body), token(ec));
+    if (ec) break;
+    v1::Request request;
+    v1::Response response;
+    if (request.ParseFromString(body)) {
+      response = service_.Handle(conn, request);
+    } else {
+      response.set_ok(false);
+      response.set_error("malformed request: the frame is not a "
+                         "tprobe.v1.Request");
+    }
+    const std::string reply = Frame(response);
+    co_await asio::async_write(socket, asio::buffer(reply), token(ec));
+    if (service_.AfterReply(conn)) Stop("a Shutdown request");
+    if (ec) break;
+  }
+  service_.HangUp(conn);
+  if (--connections_ == 0) ArmIdleTimer();
+}
+
+void ControlServer::ArmIdleTimer() {
+  if (idle_exit_.count() == 0) return;
+  idle_timer_.expires_after(idle_exit_);
+  idle_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || connections_ != 0) return;
+    Stop("no client for " + std::to_string(idle_exit_.count()) + " s");
+  });
+}
+
+void ControlServer::Stop(std::string_view why) {
+  log_->info("stopping: {}", why);
+  if (on_stop_) on_stop_(why);
+}
+
+}  // namespace tprobe::daemon

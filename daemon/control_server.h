@@ -1,0 +1,80 @@
+#ifndef TPROBE_DAEMON_CONTROL_SERVER_H_
+#define TPROBE_DAEMON_CONTROL_SERVER_H_
+
+// The control socket: a Boost.Asio Unix stream acceptor. Each connection is
+// checked with SO_PEERCRED (the daemon's own uid or root, else it is closed
+// with a log line), then reads frames (a 4-byte little-endian length of at
+// most control::kMaxFrameBytes, then a serialized tprobe.v1.Request) and
+// answers each with a framed tprobe.v1.Response from ControlService. A
+// connection that hangs up is handed to ControlService::HangUp.
+//
+// Thread safety: everything runs on the io_context's thread.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/status.h"
+#include "daemon/control_service.h"
+#include "daemon/logger.h"
+
+namespace tprobe::daemon {
+
+class ControlServer {
+ public:
+  // `idle_exit` > 0: stop once no client has been connected for that long.
+  ControlServer(boost::asio::io_context& io, std::string socket_path,
+                ControlService& service, Logger log,
+                std::chrono::seconds idle_exit);
+  ~ControlServer();  // Close()s
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  // Creates the socket's directory (mode 0700), replaces a stale socket file
+  // (one nothing answers on), then binds and listens (mode 0600). Fails with
+  // a clear message when another daemon answers on the path, when the path
+  // exists and is not a socket, or when it is too long for a Unix socket.
+  Status Listen();
+
+  // Starts accepting connections. `on_stop` is called on the io thread after
+  // the reply to a Shutdown request, and when the idle time runs out.
+  // REQUIRES: Listen() succeeded.
+  void Run(std::function<void(std::string_view why)> on_stop);
+
+  // Stops accepting and removes the socket file if it is still this
+  // daemon's. Connections already open are left to the io_context.
+  void Close();
+
+ private:
+  using Socket = boost::asio::local::stream_protocol::socket;
+
+  boost::asio::awaitable<void> Accept();
+  boost::asio::awaitable<void> Serve(Socket socket);
+  // Fills the peer's uid and pid; false (logged) when it may not connect.
+  bool CheckPeer(Socket& socket, Connection& conn);
+  void ArmIdleTimer();
+  void Stop(std::string_view why);
+
+  boost::asio::io_context& io_;
+  const std::string socket_path_;
+  ControlService& service_;
+  Logger log_;
+  const std::chrono::seconds idle_exit_;
+  boost::asio::local::stream_protocol::acceptor acceptor_;
+  boost::asio::steady_timer idle_timer_;
+  std::function<void(std::string_view)> on_stop_;
+  int connections_ = 0;
+  ino_t socket_inode_ = 0;  // 0: no socket file of ours
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_CONTROL_SERVER_H_

@@ -1,0 +1,349 @@
+#include "daemon/drain.h"
+
+#include <algorithm>
+#include <optional>
+#include <variant>
+
+#include "common/dump/npy.h"
+#include "common/dump/tree_writer.h"
+#include "common/record/codec.h"
+#include "common/stats/crc32.h"
+#include "common/stats/tensor_stats.h"
+#include "tprobe/v1/value.pb.h"
+
+namespace tprobe::daemon {
+namespace {
+
+// Tensor bytes are reserved up front only up to this much; a larger (or
+// lying) nbytes grows the buffer as chunks really arrive.
+constexpr size_t kMaxReserve = size_t{64} << 20;
+
+class Drainer {
+ public:
+  Drainer(const Producer& producer, ProducerState& state, spdlog::logger& log)
+      : producer_(producer), state_(state), log_(log) {}
+
+  // See DrainSome; `targets`, when set, holds one ring position per ring
+  // beyond which nothing is consumed.
+  size_t Run(size_t max_records, const std::vector<uint64_t>* targets);
+
+ private:
+  // Applies an Intern, Tensor or Chunk record, which only concern their
+  // ring. Returns false for anything else.
+  bool ApplyLocal(RingState& ring, record::Decoded& decoded);
+  // Applies an Entry or Call record. Returns false on corruption.
+  bool ApplyOrdered(uint32_t ring_index, const record::Decoded& decoded);
+
+  void OnIntern(const record::InternView& v);
+  void OnTensor(RingState& ring, record::TensorView& v);
+  void OnChunk(RingState& ring, const record::ChunkView& v);
+  void OnCall(RingState& ring, const record::CallView& v);
+  bool OnEntry(uint32_t ring_index, const record::EntryView& v);
+  void CloseTensor(RingState& ring, bool complete);
+  void WriteTensorFiles(uint32_t step, const RingState& ring,
+                        const std::vector<TensorFile>& files);
+
+  const std::string* Name(uint32_t id, const char* what);
+  dump::StepTree* Tree(uint32_t step, const std::string& name);
+  void Skipped(const std::string& why);
+  void Corrupt(uint32_t ring_index, const std::string& what);
+
+  const Producer& producer_;
+  ProducerState& state_;
+  spdlog::logger& log_;
+};
+
+std::optional<uint64_t> SeqOf(const record::Decoded& d) {
+  if (const auto* call = std::get_if<record::CallView>(&d)) {
+    return call->call.seq;
+  }
+  if (const auto* entry = std::get_if<record::EntryView>(&d)) {
+    return entry->entry.seq;
+  }
+  return std::nullopt;
+}
+
+size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
+  size_t consumed = 0;
+  auto done = [&] { return max_records != 0 && consumed >= max_records; };
+  while (!state_.broken) {
+    std::optional<uint32_t> best;
+    uint64_t best_seq = 0;
+    std::optional<record::Decoded> best_record;
+    for (uint32_t i = 0; i < state_.rings.size(); ++i) {
+      RingState& ring = state_.rings[i];
+      const shm::RingHeader* header = producer_.segment().ring_header(i);
+      for (;;) {
+        if (targets != nullptr &&
+            header->tail.load(std::memory_order_relaxed) >= (*targets)[i]) {
+          break;
+        }
+        auto peeked = ring.reader.Peek();
+        if (!peeked.ok()) {
+          Corrupt(i, peeked.status().message());
+          return consumed;
+        }
+        if (!peeked.value()) break;
+        const shm::RecordView view = *peeked.value();
+        auto decoded = record::Decode(view.type, view.payload);
+        if (!decoded.ok()) {
+          Corrupt(i, decoded.status().message());
+          return consumed;
+        }
+        if (auto seq = SeqOf(decoded.value())) {
+          if (!best || *seq < best_seq) {
+            best = i;
+            best_seq = *seq;
+            best_record = std::move(decoded).value();
+          }
+          break;
+        }
+        ApplyLocal(ring, decoded.value());
+        ring.reader.Release();
+        ++consumed;
+        if (done()) return consumed;
+      }
+    }
+    if (!best) break;
+    if (!ApplyOrdered(*best, *best_record)) return consumed;
+    state_.rings[*best].reader.Release();
+    ++consumed;
+    if (done()) break;
+  }
+  return consumed;
+}
+
+bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
+  if (auto* chunk = std::get_if<record::ChunkView>(&decoded)) {
+    OnChunk(ring, *chunk);
+    return true;
+  }
+  if (ring.pending) CloseTensor(ring, /*complete=*/false);
+  if (auto* intern = std::get_if<record::InternView>(&decoded)) {
+    OnIntern(*intern);
+    return true;
+  }
+  if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {
+    OnTensor(ring, *tensor);
+    return true;
+  }
+  return false;
+}
+
+bool Drainer::ApplyOrdered(uint32_t ring_index,
+                           const record::Decoded& decoded) {
+  RingState& ring = state_.rings[ring_index];
+  if (ring.pending) CloseTensor(ring, /*complete=*/false);
+  if (const auto* call = std::get_if<record::CallView>(&decoded)) {
+    OnCall(ring, *call);
+    return true;
+  }
+  return OnEntry(ring_index, std::get<record::EntryView>(decoded));
+}
+
+void Drainer::OnIntern(const record::InternView& v) {
+  if (v.kind == record::InternKind::kName) {
+    state_.names[v.id] = std::string(v.text);
+    return;
+  }
+  // Lines separated by '\0'; a trailing separator ends the last line.
+  std::vector<std::string> lines;
+  std::string_view text = v.text;
+  while (!text.empty()) {
+    const size_t end = text.find('\0');
+    lines.emplace_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  state_.stacks[v.id] = std::move(lines);
+}
+
+void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
+  PendingTensor pending;
+  pending.meta = v.tensor;
+  pending.info.dtype = v.dtype;
+  pending.info.shape = std::move(v.shape);
+  pending.info.requires_grad = v.tensor.requires_grad != 0;
+  pending.bytes.reserve(std::min<uint64_t>(v.tensor.nbytes, kMaxReserve));
+  ring.pending = std::move(pending);
+  if (v.tensor.nbytes == 0) CloseTensor(ring, /*complete=*/true);
+}
+
+void Drainer::OnChunk(RingState& ring, const record::ChunkView& v) {
+  if (!ring.pending || ring.pending->meta.ref != v.chunk.ref) {
+    log_.debug("producer {}: chunk of tensor {} without its tensor record",
+               producer_.client_id(), v.chunk.ref);
+    return;
+  }
+  PendingTensor& p = *ring.pending;
+  if (p.broken) return;
+  const uint64_t received = p.bytes.size();
+  if (v.chunk.offset != received ||
+      v.bytes.size() > p.meta.nbytes - received) {
+    p.broken = true;  // a chunk went missing: the tensor cannot complete
+    return;
+  }
+  p.bytes.insert(p.bytes.end(), v.bytes.begin(), v.bytes.end());
+  if (p.bytes.size() == p.meta.nbytes) CloseTensor(ring, /*complete=*/true);
+}
+
+void Drainer::CloseTensor(RingState& ring, bool complete) {
+  PendingTensor& p = *ring.pending;
+  TensorInfo info = std::move(p.info);
+  info.complete = complete;
+  if (complete) {
+    info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes);
+    if (producer_.config().summary_mode == config::SummaryMode::kMd5) {
+      info.md5 = stats::Crc32Hex(stats::Crc32(p.bytes));
+    }
+    if (state_.assembler.options().tensor_data) info.bytes = std::move(p.bytes);
+  }
+  ring.tensors[p.meta.ref] = std::move(info);
+  ring.pending.reset();
+}
+
+const std::string* Drainer::Name(uint32_t id, const char* what) {
+  auto it = state_.names.find(id);
+  if (it != state_.names.end()) return &it->second;
+  Skipped(std::string(what) + " names id " + std::to_string(id) +
+          ", which was never interned");
+  return nullptr;
+}
+
+dump::StepTree* Drainer::Tree(uint32_t step, const std::string& name) {
+  dump::StepTree* tree = state_.assembler.Tree(step);
+  if (tree == nullptr) {
+    Skipped(name + " arrived after step " + std::to_string(step) +
+            " was finished");
+    return nullptr;
+  }
+  if (step > state_.assembler.current_step()) state_.assembler.NoteStep(step);
+  return tree;
+}
+
+void Drainer::OnCall(RingState& ring, const record::CallView& v) {
+  const std::string* name = Name(v.call.name_id, "a call record");
+  if (name == nullptr) return;
+  if (!v.begin) {
+    auto it = std::find(ring.open_modules.rbegin(), ring.open_modules.rend(),
+                        *name);
+    if (it != ring.open_modules.rend()) {
+      ring.open_modules.erase(std::prev(it.base()), ring.open_modules.end());
+    }
+    return;
+  }
+  if (producer_.config().level != config::Level::kL1) {
+    if (dump::StepTree* tree = Tree(v.call.step, *name)) {
+      std::optional<std::string> parent;
+      if (!ring.open_modules.empty()) parent = ring.open_modules.back();
+      tree->SetParent(*name, std::move(parent));
+    }
+  }
+  if (v.call.call_kind == static_cast<uint8_t>(record::CallKind::kModule)) {
+    ring.open_modules.push_back(*name);
+  }
+}
+
+bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
+  RingState& ring = state_.rings[ring_index];
+  v1::Entry entry;
+  if (!entry.ParseFromArray(v.body.data(), static_cast<int>(v.body.size()))) {
+    Corrupt(ring_index, "entry body is not a tprobe.v1.Entry");
+    return false;
+  }
+  const std::string* name = Name(v.entry.name_id, "an entry");
+  dump::StepTree* tree = name ? Tree(v.entry.step, *name) : nullptr;
+  if (tree != nullptr) {
+    RenderOptions options;
+    options.data_name = state_.assembler.options().tensor_data;
+    options.md5 =
+        producer_.config().summary_mode == config::SummaryMode::kMd5;
+    auto lookup = [&ring](uint32_t ref) -> const TensorInfo* {
+      auto it = ring.tensors.find(ref);
+      return it == ring.tensors.end() ? nullptr : &it->second;
+    };
+    RenderedEntry rendered = RenderEntry(*name, entry, lookup, options);
+    tree->accounting().tensors_incomplete += rendered.tensors_incomplete;
+    const bool seen = tree->data().contains(*name);
+    if (tree->AddEntry(*name, std::move(rendered.body))) {
+      if (!seen && v.entry.stack_id != 0) {
+        auto stack = state_.stacks.find(v.entry.stack_id);
+        if (stack != state_.stacks.end()) {
+          tree->AddStack(*name, stack->second);
+        } else {
+          Skipped("the stack of " + *name + " (id " +
+                  std::to_string(v.entry.stack_id) + ") was never interned");
+        }
+      }
+      WriteTensorFiles(v.entry.step, ring, rendered.files);
+    }
+  }
+  ring.tensors.clear();  // an Entry closes the tensors sent before it
+  return true;
+}
+
+void Drainer::WriteTensorFiles(uint32_t step, const RingState& ring,
+                               const std::vector<TensorFile>& files) {
+  if (files.empty()) return;
+  const std::string dir = state_.assembler.TensorDataDir(step);
+  Status s = dump::MakeDirs(dir);
+  for (size_t i = 0; s.ok() && i < files.size(); ++i) {
+    const TensorInfo& t = ring.tensors.at(files[i].ref);
+    s = dump::WriteNpy(dir + "/" + files[i].file_name, t.dtype, t.shape,
+                       t.bytes);
+  }
+  if (!s.ok()) {
+    state_.last_error = s.message();
+    log_.error("producer {} (pid {}, rank {}): {}", producer_.client_id(),
+               producer_.pid(), producer_.rank(), s.message());
+  }
+}
+
+void Drainer::Skipped(const std::string& why) {
+  // Logged at warn the 1st, 2nd, 4th, 8th… time, so a flood stays readable.
+  const uint64_t n = ++state_.skipped_records;
+  state_.last_error = "skipped a record: " + why;
+  const auto level = (n & (n - 1)) == 0 ? spdlog::level::warn
+                                        : spdlog::level::debug;
+  log_.log(level, "producer {} (pid {}, rank {}): skipped a record ({} so far): {}",
+           producer_.client_id(), producer_.pid(), producer_.rank(), n, why);
+}
+
+void Drainer::Corrupt(uint32_t ring_index, const std::string& what) {
+  state_.broken = true;
+  state_.last_error =
+      "corrupt record on ring " + std::to_string(ring_index) + ": " + what;
+  log_.error(
+      "producer {} (pid {}, rank {}): {}; its rings are no longer read, "
+      "other producers are not affected",
+      producer_.client_id(), producer_.pid(), producer_.rank(),
+      state_.last_error);
+}
+
+void ChargeRingDrops(const Producer& producer, ProducerState& state) {
+  const Producer::RingCounters c = producer.Counters();
+  state.assembler.UpdateRingDrops(c.dropped_ring_full, c.dropped_too_large);
+}
+
+}  // namespace
+
+size_t DrainSome(const Producer& producer, ProducerState& state,
+                 size_t max_records, spdlog::logger& log) {
+  size_t n = 0;
+  if (!state.closed) n = Drainer(producer, state, log).Run(max_records, nullptr);
+  ChargeRingDrops(producer, state);
+  return n;
+}
+
+void DrainCommitted(const Producer& producer, ProducerState& state,
+                    spdlog::logger& log) {
+  std::vector<uint64_t> targets;
+  for (uint32_t i = 0; i < state.rings.size(); ++i) {
+    targets.push_back(producer.segment().ring_header(i)->head.load(
+        std::memory_order_acquire));
+  }
+  if (!state.closed) Drainer(producer, state, log).Run(0, &targets);
+  ChargeRingDrops(producer, state);
+}
+
+}  // namespace tprobe::daemon

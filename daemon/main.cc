@@ -1,0 +1,69 @@
+// tprobed: the per-node dump daemon (DESIGN.md, "Components"). This file is
+// only the wiring: flags, logger, control server, drain worker, and a clean
+// drain-and-write on Shutdown, SIGTERM or SIGINT.
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "daemon/control_server.h"
+#include "daemon/control_service.h"
+#include "daemon/daemonize.h"
+#include "daemon/drain_worker.h"
+#include "daemon/flags.h"
+#include "daemon/logger.h"
+#include "daemon/registry.h"
+
+int main(int argc, char** argv) {
+  using namespace tprobe::daemon;
+  auto flags = ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "tprobed: %s\nRun 'tprobed --help' for the flags.\n",
+                 flags.status().message().c_str());
+    return 2;
+  }
+  if (flags->help) return std::fputs(Usage().c_str(), stdout) < 0 ? 1 : 0;
+
+  StartupReport startup;  // --foreground: reports go nowhere
+  if (!flags->foreground) {
+    auto detached = Daemonize(LogFilePath(flags->socket));
+    if (!detached.ok()) {
+      std::fprintf(stderr, "tprobed: %s\n", detached.status().message().c_str());
+      return 1;
+    }
+    startup = std::move(detached).value();
+  }
+  Logger log = MakeLogger(flags->log_level);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  Registry registry;
+  ControlService service(registry, log);
+  ControlServer server(io, flags->socket, service, log, flags->idle_exit);
+  if (tprobe::Status s = server.Listen(); !s.ok()) {
+    log->error("{}", s.message());
+    startup.Failed(s.message());
+    return 1;
+  }
+  DrainWorker drain(registry, log);
+  drain.Start();
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (!ec) log->info("stopping: signal {}", signo);
+    io.stop();
+  });
+  server.Run([&io](std::string_view) { io.stop(); });
+  log->info("tprobed (pid {}) listening on {}", ::getpid(), flags->socket);
+  startup.Ready();
+
+  io.run();
+  server.Close();
+  drain.Stop();
+  service.FinishAll();
+  log->info("every producer drained and written; exiting");
+  return 0;
+}

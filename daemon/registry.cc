@@ -1,0 +1,36 @@
+#include "daemon/registry.h"
+
+#include <algorithm>
+
+namespace tprobe::daemon {
+
+uint64_t Registry::NextClientId() {
+  std::lock_guard lock(mu_);
+  return next_id_++;
+}
+
+void Registry::Add(std::shared_ptr<Producer> producer) {
+  std::lock_guard lock(mu_);
+  producers_.push_back(std::move(producer));
+  ++version_;
+}
+
+void Registry::Remove(uint64_t client_id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(producers_, [client_id](const auto& p) {
+    return p->client_id() == client_id;
+  });
+  ++version_;
+}
+
+std::vector<std::shared_ptr<Producer>> Registry::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return producers_;
+}
+
+uint64_t Registry::version() const {
+  std::lock_guard lock(mu_);
+  return version_;
+}
+
+}  // namespace tprobe::daemon

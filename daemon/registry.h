@@ -1,0 +1,41 @@
+#ifndef TPROBE_DAEMON_REGISTRY_H_
+#define TPROBE_DAEMON_REGISTRY_H_
+
+// The registered producers, shared by the control thread (which adds and
+// removes them) and the drain thread (which polls them).
+//
+// Thread safety: every method may be called from any thread.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "daemon/producer.h"
+
+namespace tprobe::daemon {
+
+class Registry {
+ public:
+  // A new client id, starting at 1.
+  uint64_t NextClientId();
+
+  void Add(std::shared_ptr<Producer> producer);
+  // Forgets the producer; callers holding it keep it alive.
+  void Remove(uint64_t client_id);
+
+  // The producers now, in registration order.
+  std::vector<std::shared_ptr<Producer>> Snapshot() const;
+  // Changes whenever the set changes, so a poller can keep its snapshot.
+  uint64_t version() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t next_id_ = 1;
+  uint64_t version_ = 0;
+  std::vector<std::shared_ptr<Producer>> producers_;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_REGISTRY_H_
