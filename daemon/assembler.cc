@@ -4,8 +4,7 @@
 
 namespace tprobe::daemon {
 
-Assembler::Assembler(AssemblerOptions options)
-    : options_(std::move(options)) {}
+Assembler::Assembler(AssemblerOptions options) : options_(std::move(options)) {}
 
 dump::StepTree* Assembler::Tree(uint32_t step) {
   auto it = trees_.find(step);

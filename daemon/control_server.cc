@@ -6,15 +6,14 @@
 #include <unistd.h>
 
 #include <array>
-#include <cerrno>
-#include <cstring>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "common/control/socket_path.h"
 #include "daemon/private_dir.h"
@@ -33,8 +32,7 @@ bool SomethingAnswers(const std::string& path) {
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const bool answers =
-      ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) ==
-      0;
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return answers;
 }
@@ -120,8 +118,8 @@ asio::awaitable<void> ControlServer::Accept() {
   for (;;) {
     boost::system::error_code ec;
     Socket socket(io_);
-    co_await acceptor_.async_accept(socket,
-                                    asio::redirect_error(asio::use_awaitable, ec));
+    co_await acceptor_.async_accept(
+        socket, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
       // Out of file descriptors, most likely: back off instead of spinning.
@@ -187,8 +185,9 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       response = service_.Handle(conn, request);
     } else {
       response.set_ok(false);
-      response.set_error("malformed request: the frame is not a "
-                         "tprobe.v1.Request");
+      response.set_error(
+          "malformed request: the frame is not a "
+          "tprobe.v1.Request");
     }
     const std::string reply = Frame(response);
     co_await asio::async_write(socket, asio::buffer(reply), token(ec));

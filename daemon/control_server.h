@@ -12,15 +12,19 @@
 
 #include <sys/types.h>
 
-#include <chrono>
-#include <functional>
-#include <string>
-#include <string_view>
+// clang-format off
+// First: Boost 1.74's awaitable.hpp uses std::exchange without <utility>.
+#include <utility>
+// clang-format on
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "daemon/control_service.h"

@@ -72,8 +72,7 @@ class ControlService {
   std::vector<std::shared_ptr<Producer>> Targets(const Connection& conn) const;
   // Drains the producer completely, writes its open trees, marks it closed
   // and forgets it. `died` marks the trees producer_died first.
-  Status Finalise(Producer& producer, bool died,
-                          uint64_t dropped_no_daemon);
+  Status Finalise(Producer& producer, bool died, uint64_t dropped_no_daemon);
 
   Registry& registry_;
   Logger log_;

@@ -47,8 +47,7 @@ StartupReport::~StartupReport() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-StartupReport::StartupReport(StartupReport&& other) noexcept
-    : fd_(other.fd_) {
+StartupReport::StartupReport(StartupReport&& other) noexcept : fd_(other.fd_) {
   other.fd_ = -1;
 }
 
@@ -77,8 +76,8 @@ void StartupReport::Failed(std::string_view reason) {
 
 Result<StartupReport> Daemonize(const std::string& log_path) {
   if (Status s = MakePrivateDirs(DirName(log_path)); !s.ok()) return s;
-  int log_fd = ::open(log_path.c_str(),
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int log_fd =
+      ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) {
     return Status::Error("cannot open log file " + log_path + ": " +
                          std::strerror(errno));

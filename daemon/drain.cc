@@ -178,8 +178,7 @@ void Drainer::OnChunk(RingState& ring, const record::ChunkView& v) {
   PendingTensor& p = *ring.pending;
   if (p.broken) return;
   const uint64_t received = p.bytes.size();
-  if (v.chunk.offset != received ||
-      v.bytes.size() > p.meta.nbytes - received) {
+  if (v.chunk.offset != received || v.bytes.size() > p.meta.nbytes - received) {
     p.broken = true;  // a chunk went missing: the tensor cannot complete
     return;
   }
@@ -225,8 +224,8 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
   const std::string* name = Name(v.call.name_id, "a call record");
   if (name == nullptr) return;
   if (!v.begin) {
-    auto it = std::find(ring.open_modules.rbegin(), ring.open_modules.rend(),
-                        *name);
+    auto it =
+        std::find(ring.open_modules.rbegin(), ring.open_modules.rend(), *name);
     if (it != ring.open_modules.rend()) {
       ring.open_modules.erase(std::prev(it.base()), ring.open_modules.end());
     }
@@ -256,8 +255,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
   if (tree != nullptr) {
     RenderOptions options;
     options.data_name = state_.assembler.options().tensor_data;
-    options.md5 =
-        producer_.config().summary_mode == config::SummaryMode::kMd5;
+    options.md5 = producer_.config().summary_mode == config::SummaryMode::kMd5;
     auto lookup = [&ring](uint32_t ref) -> const TensorInfo* {
       auto it = ring.tensors.find(ref);
       return it == ring.tensors.end() ? nullptr : &it->second;
@@ -303,9 +301,10 @@ void Drainer::Skipped(const std::string& why) {
   // Logged at warn the 1st, 2nd, 4th, 8th… time, so a flood stays readable.
   const uint64_t n = ++state_.skipped_records;
   state_.last_error = "skipped a record: " + why;
-  const auto level = (n & (n - 1)) == 0 ? spdlog::level::warn
-                                        : spdlog::level::debug;
-  log_.log(level, "producer {} (pid {}, rank {}): skipped a record ({} so far): {}",
+  const auto level =
+      (n & (n - 1)) == 0 ? spdlog::level::warn : spdlog::level::debug;
+  log_.log(level,
+           "producer {} (pid {}, rank {}): skipped a record ({} so far): {}",
            producer_.client_id(), producer_.pid(), producer_.rank(), n, why);
 }
 
@@ -330,7 +329,8 @@ void ChargeRingDrops(const Producer& producer, ProducerState& state) {
 size_t DrainSome(const Producer& producer, ProducerState& state,
                  size_t max_records, spdlog::logger& log) {
   size_t n = 0;
-  if (!state.closed) n = Drainer(producer, state, log).Run(max_records, nullptr);
+  if (!state.closed)
+    n = Drainer(producer, state, log).Run(max_records, nullptr);
   ChargeRingDrops(producer, state);
   return n;
 }

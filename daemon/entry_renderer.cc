@@ -123,8 +123,8 @@ Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
   out["requires_grad"] = tensor.requires_grad;
   if (data_name != nullptr) out["data_name"] = *data_name;
   if (options.md5) {
-    out["md5"] = tensor.complete && tensor.md5 ? Json(*tensor.md5)
-                                               : Json(nullptr);
+    out["md5"] =
+        tensor.complete && tensor.md5 ? Json(*tensor.md5) : Json(nullptr);
   }
   return out;
 }

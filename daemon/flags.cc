@@ -43,8 +43,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::optional<std::string_view> inline_value;
-    if (const size_t eq = arg.find('='); arg.starts_with("--") &&
-                                         eq != std::string_view::npos) {
+    if (const size_t eq = arg.find('=');
+        arg.starts_with("--") && eq != std::string_view::npos) {
       inline_value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
@@ -103,7 +103,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
 }
 
 std::string Usage() {
-  std::string text = R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
+  std::string text =
+      R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
                [--idle-exit SECONDS] [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its

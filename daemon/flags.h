@@ -5,10 +5,10 @@
 // `tprobed --help` prints; main() turns a parse error into a message on
 // stderr and exit status 2.
 
+#include <spdlog/common.h>
+
 #include <chrono>
 #include <string>
-
-#include <spdlog/common.h>
 
 #include "common/status.h"
 

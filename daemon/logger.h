@@ -5,9 +5,9 @@
 // tprobed.log once the daemon has detached). It is never registered as
 // spdlog's global default; components receive it by constructor injection.
 
-#include <memory>
-
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 namespace tprobe::daemon {
 

@@ -4,11 +4,10 @@
 
 #include <unistd.h>
 
-#include <csignal>
-#include <cstdio>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
 
 #include "daemon/control_server.h"
 #include "daemon/control_service.h"
@@ -32,7 +31,8 @@ int main(int argc, char** argv) {
   if (!flags->foreground) {
     auto detached = Daemonize(LogFilePath(flags->socket));
     if (!detached.ok()) {
-      std::fprintf(stderr, "tprobed: %s\n", detached.status().message().c_str());
+      std::fprintf(stderr, "tprobed: %s\n",
+                   detached.status().message().c_str());
       return 1;
     }
     startup = std::move(detached).value();

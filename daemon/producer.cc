@@ -83,8 +83,7 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
 }
 
 Producer::Producer(uint64_t client_id, const v1::Register& reg,
-                   config::Config config,
-                   std::unique_ptr<shm::Segment> segment,
+                   config::Config config, std::unique_ptr<shm::Segment> segment,
                    AssemblerOptions options)
     : client_id_(client_id),
       pid_(reg.pid()),

@@ -39,9 +39,9 @@ namespace tprobe::daemon {
 // A tensor whose Tensor record arrived and whose chunks are still coming.
 struct PendingTensor {
   record::TensorRecord meta;
-  TensorInfo info;           // dtype, shape, requires_grad
+  TensorInfo info;  // dtype, shape, requires_grad
   std::vector<std::byte> bytes;
-  bool broken = false;       // a chunk was out of order: never completes
+  bool broken = false;  // a chunk was out of order: never completes
 };
 
 // What the daemon remembers about one ring between records.
@@ -83,8 +83,7 @@ class Producer {
   // one RingReader per ring. A relative dump_path is taken relative to the
   // client's working directory. Returns an error the client can act on (bad
   // config, bad ring geometry, no shared memory).
-  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id,
-                                                  uid_t uid,
+  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id, uid_t uid,
                                                   const v1::Register& reg);
   ~Producer();
 

@@ -74,13 +74,27 @@ void AppendString(std::string& out, std::string_view s) {
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           AppendU16Escape(out, c);
@@ -183,8 +197,8 @@ std::string PythonFloatRepr(double v) {
 
   // Shortest round-trip digits, as "d[.ddd]e<sign><exp>".
   char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof(buf), v,
-                                 std::chars_format::scientific);
+  const auto res =
+      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
   const std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
   const bool negative = sci.front() == '-';
   const size_t e_pos = sci.find('e');

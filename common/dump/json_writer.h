@@ -19,9 +19,8 @@
 //   - integers, both signed and unsigned 64-bit, in decimal;
 //   - no trailing newline.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tprobe::dump {
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <system_error>
 
 #include "common/stats/half.h"
 
@@ -27,18 +28,30 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 std::string_view Descr(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat16: return "<f2";
-    case DType::kBFloat16: return "<f4";  // Written as its float32 upcast.
-    case DType::kFloat64: return "<f8";
-    case DType::kInt8: return "|i1";
-    case DType::kUInt8: return "|u1";
-    case DType::kInt16: return "<i2";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kBool: return "|b1";
-    case DType::kComplex64: return "<c8";
-    case DType::kComplex128: return "<c16";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kBFloat16:
+      return "<f4";  // Written as its float32 upcast.
+    case DType::kFloat64:
+      return "<f8";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kUInt8:
+      return "|u1";
+    case DType::kInt16:
+      return "<i2";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
+    case DType::kComplex64:
+      return "<c8";
+    case DType::kComplex128:
+      return "<c16";
   }
   return "";
 }
@@ -50,10 +63,10 @@ std::optional<DType> DTypeFromDescr(std::string_view descr) {
     copy[0] = '|';
     return DTypeFromDescr(copy);
   }
-  for (DType t : {DType::kFloat32, DType::kFloat16, DType::kFloat64,
-                  DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32,
-                  DType::kInt64, DType::kBool, DType::kComplex64,
-                  DType::kComplex128}) {
+  for (DType t :
+       {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8,
+        DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64,
+        DType::kBool, DType::kComplex64, DType::kComplex128}) {
     if (Descr(t) == descr) return t;
   }
   return std::nullopt;
@@ -98,7 +111,10 @@ std::optional<std::string> Preamble(DType dtype,
   return out;
 }
 
-std::string SystemError(int err) { return std::strerror(err); }
+// strerror's text for `err`, obtained thread-safely.
+std::string SystemError(int err) {
+  return std::generic_category().message(err);
+}
 
 Status WriteAll(std::FILE* f, const void* p, size_t n, const std::string& tmp) {
   if (n > 0 && std::fwrite(p, 1, n, f) != n) {
@@ -174,7 +190,8 @@ class HeaderParser {
     SkipSpace();
     int64_t v = 0;
     const char* begin = text_.data() + pos_;
-    const auto [ptr, ec] = std::from_chars(begin, text_.data() + text_.size(), v);
+    const auto [ptr, ec] =
+        std::from_chars(begin, text_.data() + text_.size(), v);
     if (ec != std::errc() || ptr == begin) return std::nullopt;
     pos_ += static_cast<size_t>(ptr - begin);
     return v;
@@ -200,7 +217,7 @@ struct Header {
 std::optional<std::string> ParseHeader(std::string_view text, Header* out) {
   HeaderParser p(text);
   bool seen_descr = false, seen_order = false, seen_shape = false;
-  if (!p.Eat('{')) return "header is not a Python dict literal";
+  if (!p.Eat('{')) return "malformed header: not a Python dict literal";
   while (!p.Eat('}')) {
     const auto key = p.String();
     if (!key || !p.Eat(':')) return "malformed header dict";
@@ -280,8 +297,8 @@ Status WriteNpy(const std::string& path, DType dtype,
     s = Status::Error("cannot write " + tmp + ": " + SystemError(errno));
   }
   if (s.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = Status::Error("cannot rename " + tmp + " over it: " +
-                      SystemError(errno));
+    s = Status::Error("cannot rename " + tmp +
+                      " over it: " + SystemError(errno));
   }
   if (!s.ok()) {
     std::remove(tmp.c_str());
@@ -310,12 +327,13 @@ Result<NpyArray> ReadNpy(const std::string& path) {
 
   unsigned char prefix[12] = {};
   const size_t got = std::fread(prefix, 1, 8, f.get());
-  if (got < kMagicLen || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
-    if (std::memcmp(prefix, kMagic, got) == 0 && got < kMagicLen) {
-      return error("truncated .npy file (" + std::to_string(file_size) +
-                   " bytes, shorter than the magic)");
-    }
+  const size_t magic_got = got < kMagicLen ? got : kMagicLen;
+  if (std::memcmp(prefix, kMagic, magic_got) != 0) {
     return error("not a .npy file (bad magic)");
+  }
+  if (got < kMagicLen) {
+    return error("truncated .npy file (" + std::to_string(file_size) +
+                 " bytes, shorter than the magic)");
   }
   if (got < 8) return error("truncated .npy file (no format version)");
   const int major = prefix[6];

@@ -50,7 +50,7 @@ inline double RoundToBinaryFormat(double v, int fraction_bits, int min_exp,
                                   int max_exp) {
   if (!std::isfinite(v) || v == 0.0) return v;
   int e = 0;
-  std::frexp(v, &e);  // |v| = m * 2^e with m in [0.5, 1).
+  std::frexp(v, &e);       // |v| = m * 2^e with m in [0.5, 1).
   const int lead = e - 1;  // Exponent of the leading bit.
   const int quantum = (lead < min_exp ? min_exp : lead) - fraction_bits;
   const double rounded =

@@ -178,8 +178,7 @@ Json FloatStats(const Partial& p, size_t n, Round round) {
   const bool sum_sq_overflows = std::isinf(static_cast<float>(p.sum_sq));
   const double mean = sum_overflows ? std::copysign(HUGE_VAL, p.sum)
                                     : round(p.sum / static_cast<double>(n));
-  const double norm =
-      sum_sq_overflows ? HUGE_VAL : round(std::sqrt(p.sum_sq));
+  const double norm = sum_sq_overflows ? HUGE_VAL : round(std::sqrt(p.sum_sq));
   return Stats(static_cast<double>(p.max), static_cast<double>(p.min), mean,
                norm);
 }
@@ -196,19 +195,28 @@ T Load(const std::byte* p) {
 
 Json ScalarValue(DType dtype, const std::byte* p) {
   switch (dtype) {
-    case DType::kFloat32: return static_cast<double>(Load<float>(p));
-    case DType::kFloat16: return static_cast<double>(HalfToFloat(Load<uint16_t>(p)));
+    case DType::kFloat32:
+      return static_cast<double>(Load<float>(p));
+    case DType::kFloat16:
+      return static_cast<double>(HalfToFloat(Load<uint16_t>(p)));
     case DType::kBFloat16:
       return static_cast<double>(BFloat16ToFloat(Load<uint16_t>(p)));
-    case DType::kFloat64: return Load<double>(p);
-    case DType::kInt8: return static_cast<int64_t>(Load<int8_t>(p));
-    case DType::kUInt8: return static_cast<int64_t>(Load<uint8_t>(p));
-    case DType::kInt16: return static_cast<int64_t>(Load<int16_t>(p));
-    case DType::kInt32: return static_cast<int64_t>(Load<int32_t>(p));
-    case DType::kInt64: return Load<int64_t>(p);
+    case DType::kFloat64:
+      return Load<double>(p);
+    case DType::kInt8:
+      return static_cast<int64_t>(Load<int8_t>(p));
+    case DType::kUInt8:
+      return static_cast<int64_t>(Load<uint8_t>(p));
+    case DType::kInt16:
+      return static_cast<int64_t>(Load<int16_t>(p));
+    case DType::kInt32:
+      return static_cast<int64_t>(Load<int32_t>(p));
+    case DType::kInt64:
+      return Load<int64_t>(p);
     case DType::kBool:
     case DType::kComplex64:
-    case DType::kComplex128: break;
+    case DType::kComplex128:
+      break;
   }
   assert(false && "ScalarValue: dtype has no scalar JSON form");
   return nullptr;
@@ -278,8 +286,8 @@ Json ComputeStats(DType dtype, std::span<const int64_t> shape,
       return FloatStats(AccumulateConverted<uint16_t>(p, n, HalfToFloat), n,
                         RoundToHalf);
     case DType::kBFloat16:
-      return FloatStats(AccumulateConverted<uint16_t>(p, n, BFloat16ToFloat),
-                        n, RoundToBFloat16);
+      return FloatStats(AccumulateConverted<uint16_t>(p, n, BFloat16ToFloat), n,
+                        RoundToBFloat16);
     case DType::kFloat64:
       return FloatStats(AccumulateCastToFloat<double>(p, n), n, RoundToFloat);
     case DType::kInt8:
@@ -294,7 +302,8 @@ Json ComputeStats(DType dtype, std::span<const int64_t> shape,
       return FloatStats(AccumulateCastToFloat<int64_t>(p, n), n, RoundToFloat);
     case DType::kBool:
     case DType::kComplex64:
-    case DType::kComplex128: break;  // Handled above.
+    case DType::kComplex128:
+      break;  // Handled above.
   }
   assert(false && "ComputeStats: unknown dtype");
   return Stats(nullptr, nullptr, nullptr, nullptr);

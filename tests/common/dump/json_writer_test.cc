@@ -1,5 +1,6 @@
 #include "common/dump/json_writer.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <bit>
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace tprobe::dump {
 namespace {
@@ -157,7 +156,7 @@ TEST(PythonJsonDumpsTest, StringsAreEscapedLikeEnsureAscii) {
       {"q\"b\\s", R"("q\"b\\s")"},
       {"\n\r\t\b\f", R"("\n\r\t\b\f")"},
       {std::string("\x00\x01\x1f\x7f", 4), R"("\u0000\u0001\u001f\u007f")"},
-      {"\u00e9", R"("\u00e9")"},             // é, 2 bytes of UTF-8.
+      {"\u00e9", R"("\u00e9")"},              // é, 2 bytes of UTF-8.
       {"\u4e2d\u6587", R"("\u4e2d\u6587")"},  // 中文, 3 bytes each.
       {"\U0001F600", R"("\ud83d\ude00")"},    // 😀 becomes a surrogate pair.
       {"\U0010FFFF", R"("\udbff\udfff")"},
@@ -171,10 +170,10 @@ TEST(PythonJsonDumpsTest, StringsAreEscapedLikeEnsureAscii) {
 TEST(PythonJsonDumpsTest, InvalidUtf8BytesBecomeReplacementCharacters) {
   const DumpCase cases[] = {
       {"\xff", R"("\ufffd")"},
-      {"a\x80z", R"("a\ufffdz")"},               // Stray continuation byte.
-      {"\xc3", R"("\ufffd")"},                   // Truncated sequence.
-      {"\xc3(", R"("\ufffd(")"},                 // Bad continuation.
-      {"\xc0\xaf", R"("\ufffd\ufffd")"},         // Overlong '/'.
+      {"a\x80z", R"("a\ufffdz")"},                  // Stray continuation byte.
+      {"\xc3", R"("\ufffd")"},                      // Truncated sequence.
+      {"\xc3(", R"("\ufffd(")"},                    // Bad continuation.
+      {"\xc0\xaf", R"("\ufffd\ufffd")"},            // Overlong '/'.
       {"\xed\xa0\x80", R"("\ufffd\ufffd\ufffd")"},  // Encoded surrogate.
       {"\xf4\x90\x80\x80", R"("\ufffd\ufffd\ufffd\ufffd")"},  // > U+10FFFF.
   };
@@ -261,12 +260,17 @@ class RandomJson {
   Json Value(int depth) {
     const int kind = Pick(depth >= 4 ? 6 : 9);
     switch (kind) {
-      case 0: return nullptr;
-      case 1: return Pick(2) == 1;
-      case 2: return Integer();
+      case 0:
+        return nullptr;
+      case 1:
+        return Pick(2) == 1;
+      case 2:
+        return Integer();
       case 3:
-      case 4: return Double();
-      case 5: return String();
+      case 4:
+        return Double();
+      case 5:
+        return String();
       case 6:
       case 7: {
         Json a = Json::array();
@@ -286,18 +290,25 @@ class RandomJson {
 
   Json Integer() {
     switch (Pick(4)) {
-      case 0: return Pick(200) - 100;
-      case 1: return static_cast<int64_t>(rng_());
-      case 2: return rng_() | (uint64_t{1} << 63);  // Above INT64_MAX.
-      default: return std::numeric_limits<int64_t>::min();
+      case 0:
+        return Pick(200) - 100;
+      case 1:
+        return static_cast<int64_t>(rng_());
+      case 2:
+        return rng_() | (uint64_t{1} << 63);  // Above INT64_MAX.
+      default:
+        return std::numeric_limits<int64_t>::min();
     }
   }
 
   double Double() {
     switch (Pick(4)) {
-      case 0: return Pick(2000) - 1000.0;
-      case 1: return static_cast<float>(Pick(1 << 20)) / 1024.0f;
-      case 2: return -0.0;
+      case 0:
+        return Pick(2000) - 1000.0;
+      case 1:
+        return static_cast<float>(Pick(1 << 20)) / 1024.0f;
+      case 2:
+        return -0.0;
       default: {
         double v;
         do {
@@ -313,12 +324,24 @@ class RandomJson {
     for (int n = Pick(8); n > 0; --n) {
       uint32_t cp;
       switch (Pick(6)) {
-        case 0: cp = static_cast<uint32_t>(Pick(0x20)); break;  // Control.
-        case 1: cp = static_cast<uint32_t>(0x20 + Pick(0x60)); break;
-        case 2: cp = static_cast<uint32_t>(0x80 + Pick(0x780)); break;
-        case 3: cp = static_cast<uint32_t>(0x800 + Pick(0xd000)); break;
-        case 4: cp = static_cast<uint32_t>(0xe000 + Pick(0x2000)); break;
-        default: cp = static_cast<uint32_t>(0x10000 + Pick(0x100000)); break;
+        case 0:
+          cp = static_cast<uint32_t>(Pick(0x20));
+          break;  // Control.
+        case 1:
+          cp = static_cast<uint32_t>(0x20 + Pick(0x60));
+          break;
+        case 2:
+          cp = static_cast<uint32_t>(0x80 + Pick(0x780));
+          break;
+        case 3:
+          cp = static_cast<uint32_t>(0x800 + Pick(0xd000));
+          break;
+        case 4:
+          cp = static_cast<uint32_t>(0xe000 + Pick(0x2000));
+          break;
+        default:
+          cp = static_cast<uint32_t>(0x10000 + Pick(0x100000));
+          break;
       }
       AppendUtf8(s, cp);
     }

@@ -1,5 +1,6 @@
 #include "common/stats/crc32.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,8 +10,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace tprobe::stats {
 namespace {
@@ -22,8 +21,8 @@ std::span<const std::byte> Bytes(std::string_view s) {
 // Runs the Python program `script` with TPROBE_PYTHON and the file `arg` as
 // its argument, and returns what it printed. Fails the test if Python fails.
 std::string RunPython(const std::string& script, const std::string& arg) {
-  const std::string script_path = ::testing::TempDir() + "crc32_test_" +
-                                  std::to_string(getpid()) + ".py";
+  const std::string script_path =
+      ::testing::TempDir() + "crc32_test_" + std::to_string(getpid()) + ".py";
   std::ofstream(script_path, std::ios::binary) << script;
   const std::string cmd =
       std::string(TPROBE_PYTHON) + " " + script_path + " " + arg;
@@ -65,22 +64,24 @@ TEST(Crc32Test, ChainingEqualsOneCall) {
   for (auto& b : data) b = static_cast<std::byte>(rng());
   const std::span<const std::byte> all(data);
   const uint32_t whole = Crc32(all);
-  for (size_t split : {size_t{0}, size_t{1}, size_t{15}, size_t{16},
-                       size_t{17}, size_t{1000}, size_t{4999}, size_t{5000}}) {
+  for (size_t split : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17},
+                       size_t{1000}, size_t{4999}, size_t{5000}}) {
     EXPECT_EQ(Crc32(all.subspan(split), Crc32(all.first(split))), whole)
         << "split at " << split;
   }
 }
 
 TEST(Crc32Test, RandomBuffersMatchZlib) {
-  // Lengths around the 16-byte block size, unaligned starts, and a few
-  // larger buffers, all in one file; Python prints zlib.crc32 of each.
+  // Lengths around the 16-byte table block, around the 256-byte switch to
+  // carry-less folding and its 64- and 16-byte steps, and a few larger
+  // buffers, all in one file; Python prints zlib.crc32 of each.
   std::mt19937 rng(11);
   std::vector<std::vector<std::byte>> buffers;
   for (size_t len = 0; len <= 70; ++len) buffers.emplace_back(len);
+  for (size_t len = 250; len <= 340; ++len) buffers.emplace_back(len);
   for (size_t len : {1000, 4096, 65537, 1 << 20}) buffers.emplace_back(len);
-  const std::string path = ::testing::TempDir() + "crc32_test_" +
-                           std::to_string(getpid()) + ".bin";
+  const std::string path =
+      ::testing::TempDir() + "crc32_test_" + std::to_string(getpid()) + ".bin";
   {
     std::ofstream f(path, std::ios::binary);
     for (auto& buf : buffers) {

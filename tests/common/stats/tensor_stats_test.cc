@@ -1,5 +1,6 @@
 #include "common/stats/tensor_stats.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <array>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/stats/half.h"
 
@@ -150,8 +149,8 @@ std::vector<std::string> ReferenceStats(const std::vector<Case>& cases) {
   }
   std::ofstream(base + "ref.py") << kReferenceScript;
   std::ofstream(base + "manifest") << manifest;
-  const std::string cmd = std::string(TPROBE_PYTHON) + " " + base +
-                          "ref.py < " + base + "manifest";
+  const std::string cmd =
+      std::string(TPROBE_PYTHON) + " " + base + "ref.py < " + base + "manifest";
   std::FILE* pipe = popen(cmd.c_str(), "r");
   EXPECT_NE(pipe, nullptr) << cmd;
   std::string out;
@@ -179,8 +178,10 @@ DType RoundingDType(DType t) {
   switch (t) {
     case DType::kFloat16:
     case DType::kBFloat16:
-    case DType::kComplex128: return t;
-    default: return DType::kFloat32;
+    case DType::kComplex128:
+      return t;
+    default:
+      return DType::kFloat32;
   }
 }
 
@@ -206,10 +207,14 @@ int64_t UlpIndex(DType dtype, double v) {
 // True if `v` is a value of `dtype`.
 bool Representable(DType dtype, double v) {
   switch (dtype) {
-    case DType::kFloat16: return RoundToHalf(v) == v;
-    case DType::kBFloat16: return RoundToBFloat16(v) == v;
-    case DType::kComplex128: return true;
-    default: return static_cast<float>(v) == v;
+    case DType::kFloat16:
+      return RoundToHalf(v) == v;
+    case DType::kBFloat16:
+      return RoundToBFloat16(v) == v;
+    case DType::kComplex128:
+      return true;
+    default:
+      return static_cast<float>(v) == v;
   }
 }
 
@@ -218,8 +223,8 @@ bool Representable(DType dtype, double v) {
 // rounding dtype within one ulp of the reference.
 void ExpectStat(const Case& c, const char* key, const Json& ours,
                 const std::string& expected, bool exact) {
-  SCOPED_TRACE(c.name + " " + key + ": ours " + ours.dump() +
-               ", reference " + expected);
+  SCOPED_TRACE(c.name + " " + key + ": ours " + ours.dump() + ", reference " +
+               expected);
   if (expected == "None") {
     EXPECT_TRUE(ours.is_null());
   } else if (expected == "True" || expected == "False") {
@@ -335,18 +340,19 @@ TEST_F(TensorStatsTest, IntegerDtypesAreCastToFloat32LikeTorch) {
   std::vector<Case> cases;
   for (const auto& shape : kShapes) {
     const size_t n = Numel(shape);
-    cases.push_back(MakeCase("int8", DType::kInt8, shape,
-                             Integers<int8_t>(n, -128, 127)));
-    cases.push_back(MakeCase("uint8", DType::kUInt8, shape,
-                             Integers<uint8_t>(n, 0, 255)));
+    cases.push_back(
+        MakeCase("int8", DType::kInt8, shape, Integers<int8_t>(n, -128, 127)));
+    cases.push_back(
+        MakeCase("uint8", DType::kUInt8, shape, Integers<uint8_t>(n, 0, 255)));
     cases.push_back(MakeCase("int16", DType::kInt16, shape,
                              Integers<int16_t>(n, -32768, 32767)));
-    cases.push_back(MakeCase("int32", DType::kInt32, shape,
-                             Integers<int32_t>(n, -2147483647 - 1, 2147483647)));
-    cases.push_back(MakeCase(
-        "int64", DType::kInt64, shape,
-        Integers<int64_t>(n, std::numeric_limits<int64_t>::min(),
-                          std::numeric_limits<int64_t>::max())));
+    cases.push_back(
+        MakeCase("int32", DType::kInt32, shape,
+                 Integers<int32_t>(n, -2147483647 - 1, 2147483647)));
+    cases.push_back(
+        MakeCase("int64", DType::kInt64, shape,
+                 Integers<int64_t>(n, std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<int64_t>::max())));
     cases.push_back(MakeCase("int64 small", DType::kInt64, shape,
                              Integers<int64_t>(n, -1000, 1000)));
   }
@@ -367,13 +373,13 @@ TEST_F(TensorStatsTest, BoolGivesAnyAndAll) {
     const size_t n = Numel(shape);
     cases.push_back(MakeCase("bool mixed", DType::kBool, shape,
                              Integers<uint8_t>(n, 0, 1)));
-    cases.push_back(MakeCase("bool true", DType::kBool, shape,
-                             std::vector<uint8_t>(n, 1)));
+    cases.push_back(
+        MakeCase("bool true", DType::kBool, shape, std::vector<uint8_t>(n, 1)));
     cases.push_back(MakeCase("bool false", DType::kBool, shape,
                              std::vector<uint8_t>(n, 0)));
   }
-  cases.push_back(MakeCase("bool 0-d", DType::kBool, {},
-                           std::vector<uint8_t>{1}));
+  cases.push_back(
+      MakeCase("bool 0-d", DType::kBool, {}, std::vector<uint8_t>{1}));
   ExpectMatchesReference(cases);
 }
 
@@ -421,10 +427,10 @@ TEST_F(TensorStatsTest, ZeroDimTensorsGiveTheValueItself) {
 
 TEST_F(TensorStatsTest, EmptyTensorsGiveNulls) {
   std::vector<Case> cases;
-  for (DType t : {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
-                  DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
-                  DType::kInt32, DType::kInt64, DType::kBool,
-                  DType::kComplex64, DType::kComplex128}) {
+  for (DType t :
+       {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64,
+        DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32,
+        DType::kInt64, DType::kBool, DType::kComplex64, DType::kComplex128}) {
     cases.push_back(Case{"empty " + DTypeName(t), t, {0}, {}});
     cases.push_back(Case{"empty 2-d " + DTypeName(t), t, {3, 0}, {}});
   }
@@ -461,8 +467,8 @@ TEST_F(TensorStatsTest, Fp16NormOverflowsToInfinity) {
   const std::vector<Case> cases = {
       MakeCase("fp16 big", DType::kFloat16, {16}, Halves(f))};
   ExpectMatchesReference(cases);
-  const Json stats = ComputeStats(DType::kFloat16, cases[0].shape,
-                                  cases[0].data);
+  const Json stats =
+      ComputeStats(DType::kFloat16, cases[0].shape, cases[0].data);
   EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "60000.0");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "60000.0");
@@ -475,8 +481,8 @@ TEST_F(TensorStatsTest, Float32AccumulatorOverflowGivesInfinityLikeTorch) {
       MakeCase("fp32 square overflow", DType::kFloat32, {2},
                std::vector<float>{2e19f, -1.0f})};
   ExpectMatchesReference(cases);
-  const Json stats = ComputeStats(DType::kFloat32, cases[0].shape,
-                                  cases[0].data);
+  const Json stats =
+      ComputeStats(DType::kFloat32, cases[0].shape, cases[0].data);
   EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "Infinity");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
   EXPECT_EQ(stats["Max"].get<double>(), static_cast<double>(3e38f));

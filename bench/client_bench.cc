@@ -1,0 +1,99 @@
+// Hot-path benchmarks for the client core, each beside its baseline in the
+// same run: a hook event with capture off and on, and a tensor push into the
+// ring against a plain memcpy of the same bytes. A real segment is drained
+// by a consumer thread, as the daemon would.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "client/core.h"
+#include "common/shm/ring.h"
+#include "common/shm/segment.h"
+
+namespace tprobe::client {
+namespace {
+
+// A segment attached to a Core, with one thread draining every ring.
+class Rig {
+ public:
+  explicit Rig(uint64_t ring_bytes) : core_(FullRingPolicy::kBlock, 1000) {
+    name_ = "tprobe.bench." + std::to_string(::getpid());
+    auto created = shm::Segment::Create(name_, 1, ring_bytes, ::getpid(), 0);
+    consumer_seg_ = std::move(created).value();
+    core_.Attach(std::move(shm::Segment::Open(name_)).value());
+    drainer_ = std::thread([this] {
+      shm::RingReader reader(consumer_seg_->ring_header(0),
+                             consumer_seg_->ring_data(0));
+      while (!stop_.load(std::memory_order_relaxed)) {
+        auto rec = reader.Peek();
+        if (rec.ok() && rec.value()) {
+          reader.Release();
+        }
+      }
+    });
+  }
+  ~Rig() {
+    stop_ = true;
+    drainer_.join();
+    shm::Segment::Remove(name_);
+  }
+  Core& core() { return core_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<shm::Segment> consumer_seg_;
+  Core core_;
+  std::atomic<bool> stop_{false};
+  std::thread drainer_;
+};
+
+void BM_HookEventCaptureOff(benchmark::State& state) {
+  Core core(FullRingPolicy::kDrop, 0);  // never attached: no daemon
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(core.WriteCall(true, 0, 1, record::CallKind::kApi,
+                                            record::Direction::kForward));
+  }
+}
+BENCHMARK(BM_HookEventCaptureOff);
+
+void BM_HookEventCaptureOnNoPayload(benchmark::State& state) {
+  Rig rig(1 << 22);
+  const uint32_t id = rig.core().Intern(record::InternKind::kName, "Torch.add");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rig.core().WriteCall(
+        true, 0, id, record::CallKind::kApi, record::Direction::kForward));
+  }
+}
+BENCHMARK(BM_HookEventCaptureOnNoPayload);
+
+void BM_MemcpyBaseline(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_MemcpyBaseline)->Arg(1 << 16)->Arg(1 << 20);
+
+void BM_TensorPush(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  Rig rig(1 << 23);
+  std::vector<std::byte> src(bytes, std::byte{1});
+  const int64_t shape[1] = {static_cast<int64_t>(bytes / 4)};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rig.core().WriteTensor(
+        1, DType::kFloat32, shape, false, src.data(), bytes));
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_TensorPush)->Arg(1 << 16)->Arg(1 << 20);
+
+}  // namespace
+}  // namespace tprobe::client

@@ -1,0 +1,688 @@
+// tprobe._C: the Python binding of the client core (pybind11).
+//
+// A Session is one rank's dump session (client/session.h). Python hooks hand
+// it names and Python values; this file walks the values into the compact
+// value tree (tprobe.v1.Entry) following msprobe's per-value encoding
+// (reference/msprobe-format.md, section 2.3) and pushes every tensor's bytes
+// into this thread's ring.
+//
+// Errors: a bad config makes the constructor raise ValueError with the
+// config's message. No other method raises: failures become a False return,
+// a null value or a counter, so that tprobe never breaks training.
+//
+// Threading: every method is called with the GIL held; a large tensor copy
+// into the ring runs with the GIL released. Tensor refs are numbered per OS
+// thread (each thread has its own ring), and never reused on a thread, so
+// tensors of an abandoned entry cannot be mistaken for a later entry's.
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "client/core.h"
+#include "client/session.h"
+#include "common/dtype.h"
+#include "common/record/record.h"
+#include "tprobe/v1/value.pb.h"
+
+namespace py = pybind11;
+
+namespace tprobe::python {
+namespace {
+
+// msprobe's limit on nesting (Const.DUMP_MAX_DEPTH).
+constexpr int kMaxDepth = 400;
+// Tensors at least this large are copied with the GIL released; below it the
+// release costs more than the copy.
+constexpr size_t kReleaseGilBytes = size_t{64} << 10;
+
+// Python objects the encoder compares against, looked up on first use (so
+// that importing tprobe._C does not import torch). Never freed: they live as
+// long as the interpreter.
+struct TorchTypes {
+  PyObject* tensor = nullptr;         // torch.Tensor
+  PyObject* size = nullptr;           // torch.Size
+  PyObject* dtype = nullptr;          // torch.dtype
+  PyObject* device = nullptr;         // torch.device
+  PyObject* memory_format = nullptr;  // torch.memory_format
+  PyObject* np_generic = nullptr;     // numpy.generic, if numpy imports
+  // torch.dtype object -> ring dtype; nullopt for dtypes the ring lacks.
+  std::unordered_map<PyObject*, std::optional<DType>> dtypes;
+  // Called for values of any other type (see Session.set_fallback).
+  PyObject* fallback = nullptr;
+  bool ready = false;
+};
+
+TorchTypes& Types() {
+  static TorchTypes* types = new TorchTypes();
+  return *types;
+}
+
+// Interned attribute names.
+struct Names {
+  py::str dtype{"dtype"}, shape{"shape"}, requires_grad{"requires_grad"},
+      is_cpu{"is_cpu"}, is_meta{"is_meta"}, detach{"detach"}, cpu{"cpu"},
+      contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
+      data_ptr{"data_ptr"}, numel{"numel"}, is_conj{"is_conj"},
+      resolve_conj{"resolve_conj"}, fields{"_fields"}, type{"type"},
+      index{"index"}, item{"item"};
+};
+
+Names& N() {
+  static Names* names = new Names();
+  return *names;
+}
+
+bool InitTypes() {
+  TorchTypes& t = Types();
+  if (t.ready) return true;
+  py::module_ torch = py::module_::import("torch");
+  t.tensor = torch.attr("Tensor").release().ptr();
+  t.size = torch.attr("Size").release().ptr();
+  t.dtype = torch.attr("dtype").release().ptr();
+  t.device = torch.attr("device").release().ptr();
+  t.memory_format = torch.attr("memory_format").release().ptr();
+  try {
+    t.np_generic = py::module_::import("numpy").attr("generic").release().ptr();
+  } catch (py::error_already_set&) {
+    t.np_generic = nullptr;
+  }
+  t.ready = true;
+  return true;
+}
+
+bool IsInstance(PyObject* obj, PyObject* type) {
+  return type != nullptr &&
+         PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(type));
+}
+
+uint32_t NextRef() {
+  thread_local uint32_t next = 1;
+  uint32_t ref = next++;
+  if (ref == 0) ref = next++;  // 0 is never a ref
+  return ref;
+}
+
+// A value encoded ahead of its entry (Session.encode): an API's inputs must
+// be captured before the API runs, since in-place APIs change them.
+struct Encoded {
+  v1::Value value;
+};
+
+v1::Value* Add(v1::Dict* dict, std::string key) {
+  v1::DictItem* item = dict->add_items();
+  item->set_key(std::move(key));
+  return item->mutable_value();
+}
+
+void SetTyped(v1::Value* out, std::string type) {
+  out->mutable_typed()->set_type(std::move(type));
+}
+
+std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
+
+// Walks Python values into v1::Value trees, writing tensors on the way.
+class Encoder {
+ public:
+  explicit Encoder(client::Core& core) : core_(core) {}
+
+  // msprobe's encoding of `obj`; `key` is the dict key it sits under, if any.
+  void Encode(py::handle obj, v1::Value* out, int depth,
+              std::string_view key = {}) {
+    PyObject* o = obj.ptr();
+    if (o == Py_None || depth > kMaxDepth) {
+      out->set_null(true);
+      return;
+    }
+    if (PyList_Check(o) || (PyTuple_Check(o) && !IsInstance(o, Types().size))) {
+      EncodeSequence(obj, out, depth);
+      return;
+    }
+    if (PyDict_Check(o)) {
+      EncodeDict(obj, out, depth);
+      return;
+    }
+    if (key == "dtype" || key == "device") {
+      EncodeKeyed(obj, out, key);
+      return;
+    }
+    if (PyBool_Check(o)) {
+      SetTyped(out, "bool");
+      out->mutable_typed()->mutable_value()->set_bool_value(o == Py_True);
+    } else if (PyLong_Check(o)) {
+      SetTyped(out, "int");
+      SetInt(o, out->mutable_typed()->mutable_value());
+    } else if (PyFloat_Check(o)) {
+      SetTyped(out, "float");
+      out->mutable_typed()->mutable_value()->set_float_value(
+          PyFloat_AS_DOUBLE(o));
+    } else if (PyUnicode_Check(o)) {
+      SetTyped(out, "str");
+      out->mutable_typed()->mutable_value()->set_str_value(
+          obj.cast<std::string>());
+    } else if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out);
+    } else if (IsInstance(o, Types().size)) {
+      SetTyped(out, "torch.Size");
+      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
+      for (py::handle d : obj) SetInt(d.ptr(), list->add_items());
+    } else if (PySlice_Check(o)) {
+      SetTyped(out, "slice");
+      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
+      auto* s = reinterpret_cast<PySliceObject*>(o);
+      for (PyObject* part : {s->start, s->stop, s->step}) {
+        v1::Value* v = list->add_items();
+        if (PyLong_Check(part) && !PyBool_Check(part)) {
+          SetInt(part, v);
+        } else {
+          v->set_null(true);
+        }
+      }
+    } else if (o == Py_Ellipsis) {
+      SetTyped(out, "ellipsis");
+      out->mutable_typed()->mutable_value()->set_str_value("...");
+    } else if (IsInstance(o, Types().dtype) || IsInstance(o, Types().device)) {
+      out->mutable_dict();  // positional dtype/device: msprobe writes {}
+    } else if (IsInstance(o, Types().memory_format)) {
+      std::string format = Str(obj);
+      if (format.rfind("torch.", 0) == 0) format.erase(0, 6);
+      v1::Dict* dict = out->mutable_dict();
+      Add(dict, "type")->set_str_value("torch.memory_format");
+      Add(dict, "format")->set_str_value(std::move(format));
+    } else if (IsInstance(o, Types().np_generic)) {
+      SetTyped(out, Str(py::type::handle_of(obj).attr("__name__")));
+      EncodeRaw(obj.attr(N().item)(), out->mutable_typed()->mutable_value(),
+                depth + 1);
+    } else {
+      EncodeOther(obj, out, depth);
+    }
+  }
+
+  // A JSON-like value written as it is (the result of a fallback): str,
+  // int, float, bool, None, lists and dicts; tensors become tensor refs.
+  void EncodeRaw(py::handle obj, v1::Value* out, int depth) {
+    PyObject* o = obj.ptr();
+    if (o == Py_None || depth > kMaxDepth) {
+      out->set_null(true);
+    } else if (PyBool_Check(o)) {
+      out->set_bool_value(o == Py_True);
+    } else if (PyLong_Check(o)) {
+      SetInt(o, out);
+    } else if (PyFloat_Check(o)) {
+      out->set_float_value(PyFloat_AS_DOUBLE(o));
+    } else if (PyUnicode_Check(o)) {
+      out->set_str_value(obj.cast<std::string>());
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      v1::List* list = out->mutable_list();
+      for (py::handle item : obj) EncodeRaw(item, list->add_items(), depth + 1);
+    } else if (PyDict_Check(o)) {
+      v1::Dict* dict = out->mutable_dict();
+      for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+        EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
+      }
+    } else if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out);
+    } else {
+      out->set_null(true);
+    }
+  }
+
+ private:
+  static void SetInt(PyObject* o, v1::Value* out) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) {
+      out->set_float_value(PyLong_AsDouble(o));
+    } else {
+      out->set_int_value(v);
+    }
+    PyErr_Clear();
+  }
+
+  static std::string KeyText(py::handle key) {
+    if (PyUnicode_Check(key.ptr())) return key.cast<std::string>();
+    return Str(key);
+  }
+
+  void EncodeSequence(py::handle obj, v1::Value* out, int depth) {
+    PyObject* o = obj.ptr();
+    if (PyTuple_Check(o) && !PyTuple_CheckExact(o)) {
+      py::handle type = py::type::handle_of(obj);
+      if (py::hasattr(type, N().fields)) {  // a namedtuple: {field: value}
+        v1::Dict* dict = out->mutable_dict();
+        py::tuple fields = type.attr(N().fields);
+        const size_t n = std::min<size_t>(fields.size(), PyTuple_GET_SIZE(o));
+        for (size_t i = 0; i < n; ++i) {
+          std::string field = KeyText(fields[i]);
+          Encode(PyTuple_GET_ITEM(o, i), Add(dict, field), depth + 1, field);
+        }
+        return;
+      }
+    }
+    v1::List* list = out->mutable_list();
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+    for (py::handle item : seq) Encode(item, list->add_items(), depth + 1);
+  }
+
+  void EncodeDict(py::handle obj, v1::Value* out, int depth) {
+    v1::Dict* dict = out->mutable_dict();
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+      std::string key = KeyText(k);
+      v1::Value* slot = Add(dict, key);
+      Encode(v, slot, depth + 1, key);
+    }
+  }
+
+  // A value under the dict key "dtype" or "device" (msprobe's
+  // analyze_dtype_in_kwargs / analyze_device_in_kwargs).
+  void EncodeKeyed(py::handle obj, v1::Value* out, std::string_view key) {
+    PyObject* o = obj.ptr();
+    if (key == "dtype") {
+      SetTyped(out, "torch.dtype");
+      out->mutable_typed()->mutable_value()->set_str_value(Str(obj));
+      return;
+    }
+    if (IsInstance(o, Types().device)) {
+      SetTyped(out, "torch.device");
+      std::string text = Str(obj.attr(N().type)) + ":" + Str(obj.attr(N().index));
+      out->mutable_typed()->mutable_value()->set_str_value(std::move(text));
+    } else if (PyLong_Check(o) && !PyBool_Check(o)) {
+      SetTyped(out, "torch.device");
+      SetInt(o, out->mutable_typed()->mutable_value());
+    } else if (PyUnicode_Check(o)) {
+      SetTyped(out, "torch.device");
+      out->mutable_typed()->mutable_value()->set_str_value(
+          obj.cast<std::string>());
+    } else {
+      Add(out->mutable_dict(), "type")->set_str_value("torch.device");
+    }
+  }
+
+  // Types the C++ side does not know go to the Python fallback, which
+  // returns None, ("raw", json_like) or ("value", python_value).
+  void EncodeOther(py::handle obj, v1::Value* out, int depth) {
+    PyObject* fallback = Types().fallback;
+    if (fallback == nullptr) {
+      out->set_null(true);
+      return;
+    }
+    py::object result = py::reinterpret_borrow<py::object>(fallback)(obj);
+    if (py::isinstance<py::tuple>(result) && py::len(result) == 2) {
+      py::tuple pair = result;
+      const std::string kind = pair[0].cast<std::string>();
+      if (kind == "raw") {
+        EncodeRaw(pair[1], out, depth + 1);
+        return;
+      }
+      if (kind == "value") {
+        Encode(pair[1], out, depth + 1);
+        return;
+      }
+    }
+    out->set_null(true);
+  }
+
+  std::optional<DType> TensorDType(py::handle dtype) {
+    auto& cache = Types().dtypes;
+    auto it = cache.find(dtype.ptr());
+    if (it != cache.end()) return it->second;
+    std::optional<DType> dt = DTypeFromTorchName(Str(dtype));
+    Py_INCREF(dtype.ptr());  // dtype objects are immortal in practice
+    cache.emplace(dtype.ptr(), dt);
+    return dt;
+  }
+
+  void EncodeTensor(py::handle t, v1::Value* out) {
+    const Names& n = N();
+    std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
+    if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
+      out->set_null(true);  // a dtype the ring lacks, or no data at all
+      return;
+    }
+    int64_t dims[record::kMaxDims];
+    size_t ndim = 0;
+    py::object shape = t.attr(n.shape);
+    for (py::handle d : shape) {
+      if (ndim == record::kMaxDims) {
+        out->set_null(true);
+        return;
+      }
+      dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    }
+    const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
+    py::object src = py::reinterpret_borrow<py::object>(t);
+    if (!py::cast<bool>(src.attr(n.is_cpu))) {
+      src = src.attr(n.detach)().attr(n.cpu)();
+    }
+    if ((*dtype == DType::kComplex64 || *dtype == DType::kComplex128) &&
+        py::cast<bool>(src.attr(n.is_conj)())) {
+      src = src.attr(n.resolve_conj)();
+    }
+    if (!py::cast<bool>(src.attr(n.is_contiguous)())) {
+      src = src.attr(n.detach)().attr(n.contiguous)();
+    }
+    const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
+    const auto numel = py::cast<uint64_t>(src.attr(n.numel)());
+    const size_t nbytes = numel * ElementSize(*dtype);
+    if (ptr == 0 && nbytes != 0) {
+      out->set_null(true);
+      return;
+    }
+    const uint32_t ref = NextRef();
+    const auto* data = reinterpret_cast<const void*>(ptr);
+    const std::span<const int64_t> span(dims, ndim);
+    if (nbytes >= kReleaseGilBytes) {
+      py::gil_scoped_release release;
+      core_.WriteTensor(ref, *dtype, span, requires_grad, data, nbytes);
+    } else {
+      core_.WriteTensor(ref, *dtype, span, requires_grad, data, nbytes);
+    }
+    out->set_tensor_ref(ref);
+  }
+
+  client::Core& core_;
+};
+
+// Encodes `obj` into `out`, turning any Python error into null.
+void SafeEncode(client::Core& core, py::handle obj, v1::Value* out) {
+  try {
+    InitTypes();
+    Encoder(core).Encode(obj, out, 0);
+  } catch (py::error_already_set&) {
+    out->Clear();
+    out->set_null(true);
+  } catch (...) {
+    out->Clear();
+    out->set_null(true);
+  }
+}
+
+record::CallKind ParseKind(std::string_view kind) {
+  return kind == "module" ? record::CallKind::kModule : record::CallKind::kApi;
+}
+
+record::Direction ParseDirection(std::string_view direction) {
+  return direction == "backward" ? record::Direction::kBackward
+                                 : record::Direction::kForward;
+}
+
+std::string JoinLines(py::handle stack) {
+  std::string joined;
+  bool first = true;
+  for (py::handle line : stack) {
+    if (!first) joined.push_back('\0');
+    first = false;
+    joined += line.cast<std::string>();
+  }
+  return joined;
+}
+
+// The Python-facing session.
+class PySession {
+ public:
+  PySession(const std::string& config_path, const std::string& dump_path,
+            const std::string& socket_path, int rank, bool autostart_daemon,
+            const std::string& daemon_path, int connect_timeout_ms) {
+    client::SessionOptions options;
+    options.config_path = config_path;
+    options.dump_path = dump_path;
+    options.socket_path = socket_path;
+    options.rank = rank;
+    options.autostart_daemon = autostart_daemon;
+    options.daemon_path = daemon_path;
+    options.connect_timeout_ms = connect_timeout_ms;
+    Result<std::unique_ptr<client::Session>> created =
+        Status::Error("not created");
+    {
+      py::gil_scoped_release release;  // connecting may take a while
+      created = client::Session::Create(options);
+    }
+    if (!created.ok()) throw py::value_error(created.status().message());
+    session_ = std::move(created).value();
+  }
+
+  ~PySession() { Release(); }
+
+  // Says goodbye to the daemon (bounded wait) and frees the session.
+  void Close() {
+    try {
+      if (Py_IsInitialized() && !_Py_IsFinalizing()) {
+        py::gil_scoped_release release;
+        Release();
+      } else {
+        Release();
+      }
+    } catch (...) {
+    }
+  }
+
+  void Start() { Guard([&] { session_->Start(); }); }
+  void Stop() { Guard([&] { session_->Stop(); }); }
+  void Step() { Guard([&] { session_->Step(); }); }
+
+  bool collecting() const { return session_ && session_->collecting(); }
+  bool connected() const { return session_ && session_->connected(); }
+  int64_t step() const { return session_ ? session_->step() : 0; }
+  int rank() const { return session_ ? session_->rank() : -1; }
+
+  std::string level() const {
+    return session_ ? std::string(config::LevelName(session_->config().level))
+                    : std::string();
+  }
+  std::string task() const {
+    return session_ ? std::string(config::TaskName(session_->config().task))
+                    : std::string();
+  }
+  std::string dump_path() const {
+    return session_ ? session_->config().dump_path : std::string();
+  }
+  py::list scope() const { return ToList(session_->config().scope); }
+  py::list name_list() const { return ToList(session_->config().list); }
+  py::dict data_mode() const {
+    py::dict d;
+    const config::DataMode& m = session_->config().data_mode;
+    d["forward"] = m.forward;
+    d["backward"] = m.backward;
+    d["input"] = m.input;
+    d["output"] = m.output;
+    return d;
+  }
+
+  py::dict counters() const {
+    py::dict d;
+    uint64_t written = 0, no_daemon = 0, ring_full = 0, too_large = 0;
+    try {
+      if (session_) {
+        client::Core& core = session_->core();
+        written = core.records_written();
+        no_daemon = core.dropped_no_daemon();
+        ring_full = core.dropped(shm::DropReason::kRingFull);
+        too_large = core.dropped(shm::DropReason::kTooLarge);
+      }
+    } catch (...) {
+    }
+    d["records_written"] = written;
+    d["dropped_no_daemon"] = no_daemon;
+    d["dropped_ring_full"] = ring_full;
+    d["dropped_too_large"] = too_large;
+    return d;
+  }
+
+  bool Flush(int timeout_ms) {
+    if (!session_) return false;
+    try {
+      py::gil_scoped_release release;
+      return session_->Flush(timeout_ms);
+    } catch (...) {
+      return false;
+    }
+  }
+
+  int64_t NextIndex(const std::string& prefix) {
+    try {
+      return session_ ? session_->NextIndex(prefix) : 0;
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  bool Call(bool begin, const std::string& name, const std::string& kind,
+            const std::string& direction, int64_t step) {
+    try {
+      if (!session_) return false;
+      client::Core& core = session_->core();
+      if (!core.attached()) return core.WriteCall(begin, 0, 0, {}, {});
+      const uint32_t name_id = core.Intern(record::InternKind::kName, name);
+      return core.WriteCall(begin, StepOr(step), name_id, ParseKind(kind),
+                            ParseDirection(direction));
+    } catch (...) {
+      return false;
+    }
+  }
+
+  Encoded Encode(py::handle value) {
+    Encoded e;
+    if (!session_ || !session_->core().attached()) {
+      e.value.set_null(true);
+      return e;
+    }
+    SafeEncode(session_->core(), value, &e.value);
+    return e;
+  }
+
+  bool RecordEntry(const std::string& name, py::handle stack, py::handle body,
+                   int64_t step) {
+    try {
+      if (!session_) return false;
+      client::Core& core = session_->core();
+      v1::Entry entry;
+      if (!core.attached()) return core.WriteEntry(0, 0, 0, entry);
+      v1::Dict* dict = entry.mutable_body();
+      for (auto [k, v] : py::reinterpret_borrow<py::dict>(body)) {
+        v1::Value* slot = Add(dict, py::str(k).cast<std::string>());
+        if (PyBool_Check(v.ptr())) {
+          slot->set_bool_value(v.ptr() == Py_True);  // is_recompute
+        } else if (py::isinstance<Encoded>(v)) {
+          slot->Swap(&v.cast<Encoded&>().value);
+        } else {
+          SafeEncode(core, v, slot);
+        }
+      }
+      const uint32_t name_id = core.Intern(record::InternKind::kName, name);
+      uint32_t stack_id = 0;
+      if (!stack.is_none()) {
+        stack_id = core.Intern(record::InternKind::kStack, JoinLines(stack));
+      }
+      return core.WriteEntry(StepOr(step), name_id, stack_id, entry);
+    } catch (...) {
+      return false;
+    }
+  }
+
+ private:
+  static py::list ToList(const std::vector<std::string>& v) {
+    py::list l;
+    for (const auto& s : v) l.append(s);
+    return l;
+  }
+
+  uint32_t StepOr(int64_t step) const {
+    return step >= 0 ? static_cast<uint32_t>(step) : session_->step();
+  }
+
+  template <typename F>
+  void Guard(F&& f) {
+    try {
+      if (session_) f();
+    } catch (...) {
+    }
+  }
+
+  void Release() {
+    if (!session_) return;
+    if (client::InForkedChild()) {
+      // The parent's control thread does not exist here: never wait on it.
+      (void)session_.release();
+      return;
+    }
+    session_.reset();
+  }
+
+  std::unique_ptr<client::Session> session_;
+};
+
+}  // namespace
+}  // namespace tprobe::python
+
+PYBIND11_MODULE(_C, m) {
+  using tprobe::python::Encoded;
+  using tprobe::python::PySession;
+  using tprobe::python::Types;
+  m.doc() = "tprobe's client core: sessions that push hook data to tprobed";
+
+  py::class_<Encoded>(m, "Encoded",
+                      "A value encoded ahead of its entry (Session.encode).");
+
+  m.def(
+      "set_fallback",
+      [](py::object fn) {
+        PyObject*& slot = Types().fallback;
+        Py_XDECREF(slot);
+        slot = fn.is_none() ? nullptr : fn.release().ptr();
+      },
+      py::arg("fn"),
+      "Sets the callable that encodes values of types the binding does not "
+      "know: it returns None, ('raw', json_like) or ('value', python_value).");
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::string&, const std::string&, const std::string&,
+                    int, bool, const std::string&, int>(),
+           py::arg("config_path") = "", py::arg("dump_path") = "",
+           py::arg("socket_path") = "", py::arg("rank") = -1,
+           py::arg("autostart_daemon") = true, py::arg("daemon_path") = "",
+           py::arg("connect_timeout_ms") = 5000)
+      .def("close", &PySession::Close)
+      .def("start", &PySession::Start)
+      .def("stop", &PySession::Stop)
+      .def("step", &PySession::Step)
+      .def_property_readonly("collecting", &PySession::collecting)
+      .def_property_readonly("connected", &PySession::connected)
+      .def_property_readonly("current_step", &PySession::step)
+      .def_property_readonly("rank", &PySession::rank)
+      .def_property_readonly("level", &PySession::level)
+      .def_property_readonly("task", &PySession::task)
+      .def_property_readonly("dump_path", &PySession::dump_path)
+      .def_property_readonly("scope", &PySession::scope)
+      .def_property_readonly("list", &PySession::name_list)
+      .def_property_readonly("data_mode", &PySession::data_mode)
+      .def("counters", &PySession::counters)
+      .def("flush", &PySession::Flush, py::arg("timeout_ms") = 10000)
+      .def("next_index", &PySession::NextIndex, py::arg("prefix"))
+      .def(
+          "call_begin",
+          [](PySession& s, const std::string& name, const std::string& kind,
+             const std::string& direction, int64_t step) {
+            return s.Call(true, name, kind, direction, step);
+          },
+          py::arg("name"), py::arg("kind") = "module",
+          py::arg("direction") = "forward", py::arg("step") = -1)
+      .def(
+          "call_end",
+          [](PySession& s, const std::string& name, const std::string& kind,
+             const std::string& direction, int64_t step) {
+            return s.Call(false, name, kind, direction, step);
+          },
+          py::arg("name"), py::arg("kind") = "module",
+          py::arg("direction") = "forward", py::arg("step") = -1)
+      .def("encode", &PySession::Encode, py::arg("value"))
+      .def("record_entry", &PySession::RecordEntry, py::arg("name"),
+           py::arg("stack"), py::arg("body"), py::arg("step") = -1);
+}

@@ -1,0 +1,200 @@
+"""PrecisionDebugger: msprobe's PyTorch entry point, backed by tprobed.
+
+    debugger = PrecisionDebugger(config_path="config.json")
+    for batch in data:
+        debugger.start(model)
+        ...forward, backward, optimizer step...
+        debugger.stop()
+        debugger.step()
+
+It is a singleton: later constructions return the first instance and ignore
+their arguments. A bad config raises ValueError here, with the config's
+message; after construction nothing tprobe does raises into training. API
+hooks are installed at construction (create the debugger before the model
+runs), module hooks at the first start() with a model.
+"""
+
+import atexit
+import json
+import os
+import sys
+import tempfile
+import threading
+from typing import Any, List, Optional
+
+import torch
+
+from tprobe import _C, _daemon
+from tprobe.torch import values
+from tprobe.torch.api_hooks import ApiHooks
+from tprobe.torch.grad_hooks import GradHooks
+from tprobe.torch.module_hooks import ModuleHooks
+from tprobe.torch.runtime import Runtime
+
+
+def current_rank() -> int:
+    """torch.distributed's rank when initialised, else $RANK, else -1 (the
+    dump directory is then "rank", as msprobe names it)."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        return int(os.environ["RANK"])
+    except (KeyError, ValueError):
+        return -1
+
+
+def _config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
+    """config_path, or a temporary copy of it with the constructor's task,
+    level and step written in (msprobe: arguments override the file)."""
+    if not overrides:
+        return config_path or ""
+    content = {}
+    if config_path:
+        try:
+            with open(config_path, encoding="utf-8") as f:
+                content = json.load(f)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"config: cannot read {config_path}: {error}")
+    content.update(overrides)
+    fd, path = tempfile.mkstemp(prefix="tprobe-config-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(content, f)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return path
+
+
+def _new_session(config: str, dump_path: Optional[str], rank: int) -> _C.Session:
+    return _C.Session(
+        config_path=config,
+        dump_path=dump_path or "",
+        socket_path=_daemon.socket_path(),
+        rank=rank,
+        autostart_daemon=_daemon.autostart(),
+        daemon_path=_daemon.daemon_binary(),
+    )
+
+
+class PrecisionDebugger:
+    _instance: Optional["PrecisionDebugger"] = None
+    _lock = threading.Lock()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "PrecisionDebugger":
+        with cls._lock:
+            if cls._instance is None:
+                instance = super().__new__(cls)
+                instance._ready = False
+                cls._instance = instance
+            return cls._instance
+
+    def __init__(self, config_path: Optional[str] = None,
+                 task: Optional[str] = None, dump_path: Optional[str] = None,
+                 level: Optional[str] = None, model: Any = None,
+                 step: Optional[List[Any]] = None) -> None:
+        if self._ready:
+            return
+        overrides = {k: v for k, v in
+                     (("task", task), ("level", level), ("step", step))
+                     if v is not None}
+        self._config = _config_with_overrides(config_path, overrides)
+        self._dump_path = dump_path
+        self._rank = current_rank()
+        try:
+            session = _new_session(self._config, dump_path, self._rank)
+        except ValueError:
+            type(self)._instance = None
+            raise
+        self.model = model
+        self._rt = Runtime(session, session.level)
+        self._grads = GradHooks(self._rt)
+        self._modules = ModuleHooks(self._rt, self._grads)
+        self._apis = ApiHooks(self._rt)
+        self._started = False
+        _C.set_fallback(values.fallback)
+        if self._rt.level in ("L1", "mix"):
+            self._apis.install()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+        atexit.register(self._close)
+        self._ready = True
+
+    # msprobe exposes these as class methods; they act on the instance.
+    @classmethod
+    def _get(cls) -> Optional["PrecisionDebugger"]:
+        instance = cls._instance
+        return instance if instance is not None and instance._ready else None
+
+    @classmethod
+    def start(cls, model: Any = None, token_range: Any = None) -> None:
+        self = cls._get()
+        if self is None:
+            return
+        try:
+            self._start(model)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.start", error)
+
+    @classmethod
+    def stop(cls) -> None:
+        self = cls._get()
+        if self is None:
+            return
+        self._rt.session.stop()
+        self._rt.refresh()
+
+    @classmethod
+    def step(cls) -> None:
+        self = cls._get()
+        if self is None:
+            return
+        rt = self._rt
+        rt.session.step()
+        rt.selection.reset_step()
+        self._grads.reset_step()
+        rt.refresh()
+
+    @classmethod
+    def forward_backward_dump_end(cls) -> None:
+        cls.stop()
+
+    @property
+    def session(self) -> _C.Session:
+        """The underlying tprobe._C.Session (counters(), flush(), ...)."""
+        return self._rt.session
+
+    def _start(self, model: Any) -> None:
+        rt = self._rt
+        if not self._started:
+            self._started = True
+            rank = current_rank()
+            if rank != self._rank:
+                # torch.distributed came up after construction: msprobe reads
+                # the rank at the first start(), so the session follows it.
+                rt.session.close()
+                rt.session = _new_session(self._config, self._dump_path, rank)
+                self._rank = rank
+        model = model if model is not None else self.model
+        if rt.level in ("L0", "mix"):
+            if model is None:
+                if not getattr(self, "_warned_model", False):
+                    self._warned_model = True
+                    sys.stderr.write("[tprobe] level %s needs a model: pass "
+                                     "it to PrecisionDebugger or start(); "
+                                     "no module is dumped\n" % rt.level)
+            else:
+                self._modules.register(model)
+        rt.session.start()
+        rt.refresh()
+
+    def _forked(self) -> None:
+        # A forked child (a DataLoader worker) never writes into the
+        # parent's rings; its hooks go quiet.
+        self._rt.on = False
+
+    def _close(self) -> None:
+        rt = self._rt
+        rt.on = False
+        rt.session.close()

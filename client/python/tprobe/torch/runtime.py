@@ -1,0 +1,82 @@
+"""The state every hook shares: the session, whether capture is on, and a
+per-thread guard that keeps tprobe from recording itself.
+
+Hooks run inside the trainer, so every hook body is wrapped: tprobe's own
+failures are swallowed (and counted once in a log line), never raised into
+training. Only the hooked function's own exceptions propagate.
+"""
+
+import sys
+import threading
+from typing import Any, Optional
+
+from tprobe._C import Session
+from tprobe.torch.selection import Selection
+
+
+class _ThreadState(threading.local):
+    # > 0 while tprobe runs code on this thread or an API call is being
+    # recorded: APIs and modules called then are not recorded.
+    busy = 0
+    # Stack of open module forward calls (module_hooks.ModuleCall).
+    modules: Optional[list] = None
+
+
+class Runtime:
+    """One per process, owned by the PrecisionDebugger.
+
+    ``on`` mirrors ``session.collecting`` and is refreshed by start, stop and
+    step, so that the hot path reads a Python attribute instead of calling
+    into C++.
+    """
+
+    def __init__(self, session: Session, level: str) -> None:
+        self.session = session
+        self.level = level
+        self.on = False
+        self.local = _ThreadState()
+        self.selection = Selection(session)
+        # Module construct nodes are only written at L0 and mix; at L1 the
+        # call records are not sent at all.
+        self.api_calls_to_construct = level == "mix"
+        self._warned = False
+
+    def refresh(self) -> None:
+        self.on = bool(self.session.collecting)
+
+    def modules(self) -> list:
+        local = self.local
+        stack = local.modules
+        if stack is None:
+            stack = local.modules = []
+        return stack
+
+    def warn_once(self, where: str, error: BaseException) -> None:
+        """Reports the first internal failure; later ones stay quiet."""
+        if self._warned:
+            return
+        self._warned = True
+        try:
+            sys.stderr.write(
+                f"[tprobe] internal error in {where}: {error!r}; the entry "
+                "is skipped and training goes on (further errors are not "
+                "reported)\n")
+        except Exception:  # noqa: BLE001 - stderr may be closed
+            pass
+
+
+def first_tensor(value: Any, tensor_type: type) -> Any:
+    """The first tensor found in value (depth first), or None."""
+    if isinstance(value, tensor_type):
+        return value
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            found = first_tensor(item, tensor_type)
+            if found is not None:
+                return found
+    elif isinstance(value, dict):
+        for item in value.values():
+            found = first_tensor(item, tensor_type)
+            if found is not None:
+                return found
+    return None

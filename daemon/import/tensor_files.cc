@@ -1,0 +1,92 @@
+#include "daemon/import/tensor_files.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "common/dump/npy.h"
+#include "common/stats/crc32.h"
+#include "common/stats/tensor_stats.h"
+#include "daemon/import/mindspore_dtype.h"
+
+namespace tprobe::import {
+
+using dump::Json;
+
+Result<TensorFileSummary> SummarizeTensorFile(const std::string& path,
+                                              std::string_view dtype) {
+  Result<dump::NpyArray> array = dump::ReadNpy(path);
+  if (!array.ok()) return array.status();
+  TensorFileSummary summary;
+  summary.tensor = Json::object();
+  summary.tensor["type"] = "mindspore.Tensor";
+  summary.tensor["dtype"] = MindSporeDTypeName(dtype);
+  summary.tensor["shape"] = array->shape;
+  const Json stats =
+      stats::ComputeStats(array->dtype, array->shape, array->data);
+  for (const auto& [key, value] : stats.items()) summary.tensor[key] = value;
+  summary.data_crc = stats::Crc32(array->data);
+  return summary;
+}
+
+Result<bool> SameTensorData(const std::string& a, const std::string& b) {
+  Result<dump::NpyArray> x = dump::ReadNpy(a);
+  if (!x.ok()) return x.status();
+  Result<dump::NpyArray> y = dump::ReadNpy(b);
+  if (!y.ok()) return y.status();
+  return x->dtype == y->dtype && x->shape == y->shape && x->data == y->data;
+}
+
+Status PlaceTensorFile(const std::string& src, const std::string& dst) {
+  struct stat src_st, dst_st;
+  if (::stat(src.c_str(), &src_st) != 0) {
+    return Status::Error(src + ": " + std::strerror(errno));
+  }
+  if (::stat(dst.c_str(), &dst_st) == 0 && dst_st.st_dev == src_st.st_dev &&
+      dst_st.st_ino == src_st.st_ino) {
+    return Status::Ok();
+  }
+
+  const std::filesystem::path dst_path(dst);
+  const std::string tmp =
+      (dst_path.parent_path() /
+       ("." + dst_path.filename().string() + ".tmp" + std::to_string(::getpid())))
+          .string();
+  ::unlink(tmp.c_str());  // left over from an interrupted run
+  if (::link(src.c_str(), tmp.c_str()) != 0) {
+    const int link_error = errno;
+    if (link_error != EXDEV && link_error != EPERM && link_error != EMLINK &&
+        link_error != EOPNOTSUPP) {
+      return Status::Error("cannot link " + src + " to " + tmp + ": " +
+                           std::strerror(link_error));
+    }
+    std::error_code ec;
+    std::filesystem::copy_file(src, tmp, ec);
+    if (!ec) {
+      std::filesystem::permissions(
+          tmp,
+          std::filesystem::perms::owner_read |
+              std::filesystem::perms::owner_write |
+              std::filesystem::perms::group_read,
+          ec);
+    }
+    if (ec) {
+      ::unlink(tmp.c_str());
+      return Status::Error("cannot copy " + src + " to " + tmp + ": " +
+                           ec.message());
+    }
+  }
+  if (::rename(tmp.c_str(), dst.c_str()) != 0) {
+    const int rename_error = errno;
+    ::unlink(tmp.c_str());
+    return Status::Error("cannot rename " + tmp + " to " + dst + ": " +
+                         std::strerror(rename_error));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tprobe::import

@@ -1,0 +1,264 @@
+#include "daemon/assembler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "daemon/drain.h"
+#include "daemon/logger.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe::daemon {
+namespace {
+
+using testing::List;
+using testing::MakeEntry;
+using testing::ReadFile;
+using testing::TempDir;
+
+class AssemblerTest : public ::testing::Test {
+ protected:
+  AssemblerOptions Options() const {
+    AssemblerOptions o;
+    o.task = "statistics";
+    o.level = "mix";
+    o.framework = "pytorch";
+    o.dump_path = dir_.path();
+    o.write_path = dir_.path();
+    o.rank = 3;
+    return o;
+  }
+  std::string File(uint32_t step, const std::string& name) const {
+    return dir_.path() + "/step" + std::to_string(step) + "/rank3/" + name;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(AssemblerTest, WriteDirtyWritesTheFourFilesOfATree) {
+  Assembler a(Options());
+  dump::StepTree* tree = a.Tree(0);
+  ASSERT_NE(tree, nullptr);
+  tree->AddEntry("Functional.relu.0.forward",
+                 dump::Json::object({{"output", dump::Json::array()}}));
+  tree->SetParent("Functional.relu.0.forward", std::nullopt);
+  ASSERT_TRUE(a.WriteDirty().ok());
+
+  EXPECT_EQ(ReadFile(File(0, "dump.json")), R"({
+ "task": "statistics",
+ "level": "mix",
+ "framework": "pytorch",
+ "dump_data_dir": null,
+ "data": {
+  "Functional.relu.0.forward": {
+   "output": []
+  }
+ }
+})");
+  EXPECT_EQ(ReadFile(File(0, "construct.json")), R"({
+ "Functional.relu.0.forward": null
+})");
+  EXPECT_EQ(ReadFile(File(0, "stack.json")), "{}");
+  EXPECT_EQ(ReadFile(File(0, "tprobe.json")), R"({
+ "complete": true,
+ "entries": 1,
+ "duplicates_dropped": 0,
+ "tensors_incomplete": 0,
+ "dropped": {
+  "ring_full": 0,
+  "too_large": 0,
+  "no_daemon": 0
+ },
+ "producer_died": false
+})");
+}
+
+TEST_F(AssemblerTest, CleanTreesAreNotRewrittenUntilChanged) {
+  Assembler a(Options());
+  a.Tree(0);
+  ASSERT_TRUE(a.WriteDirty().ok());
+  std::filesystem::remove(File(0, "dump.json"));
+  ASSERT_TRUE(a.WriteDirty().ok());
+  EXPECT_FALSE(std::filesystem::exists(File(0, "dump.json")));
+  a.Tree(0);
+  ASSERT_TRUE(a.WriteDirty().ok());
+  EXPECT_TRUE(std::filesystem::exists(File(0, "dump.json")));
+}
+
+TEST_F(AssemblerTest, FinishWritesTheStepsUpToItAndForgetsThem) {
+  Assembler a(Options());
+  a.Tree(0)->AddEntry("A", dump::Json::object());
+  a.Tree(1)->AddEntry("B", dump::Json::object());
+  ASSERT_TRUE(a.Finish(0).ok());
+  EXPECT_TRUE(std::filesystem::exists(File(0, "dump.json")));
+  EXPECT_FALSE(std::filesystem::exists(File(1, "dump.json")));
+  EXPECT_EQ(a.open_trees(), 1u);
+  EXPECT_EQ(a.Tree(0), nullptr) << "step 0 is finished: its data is late";
+  EXPECT_EQ(a.current_step(), 1u);
+}
+
+TEST_F(AssemblerTest, RingDropsAreChargedOnceToTheCurrentStep) {
+  Assembler a(Options());
+  a.NoteStep(2);
+  a.UpdateRingDrops(3, 1);
+  a.UpdateRingDrops(3, 1);
+  a.UpdateRingDrops(5, 1);
+  ASSERT_EQ(a.open_trees(), 1u);
+  const dump::Accounting& acc = a.Tree(2)->accounting();
+  EXPECT_EQ(acc.dropped_ring_full, 5u);
+  EXPECT_EQ(acc.dropped_too_large, 1u);
+  EXPECT_FALSE(acc.complete());
+}
+
+TEST_F(AssemblerTest, NoDaemonDropsOfTheRegistrationGoToTheFirstTree) {
+  Assembler a(Options());
+  a.AddNoDaemonDrops(4, /*defer=*/true);
+  EXPECT_EQ(a.open_trees(), 0u);
+  EXPECT_EQ(a.Tree(1)->accounting().dropped_no_daemon, 4u);
+  EXPECT_EQ(a.Tree(2)->accounting().dropped_no_daemon, 0u);
+}
+
+TEST_F(AssemblerTest, ProducerDeathMarksEveryOpenTreeIncomplete) {
+  Assembler a(Options());
+  a.Tree(0);
+  a.Tree(1);
+  a.MarkProducerDied();
+  ASSERT_TRUE(a.WriteDirty().ok());
+  for (uint32_t step : {0u, 1u}) {
+    EXPECT_NE(ReadFile(File(step, "tprobe.json")).find("\"complete\": false"),
+              std::string::npos);
+    EXPECT_NE(
+        ReadFile(File(step, "tprobe.json")).find("\"producer_died\": true"),
+        std::string::npos);
+  }
+}
+
+TEST_F(AssemblerTest, TensorTaskNamesTheConfiguredTensorDataDir) {
+  AssemblerOptions o = Options();
+  o.task = "tensor";
+  o.dump_path = "./dump";
+  o.tensor_data = true;
+  Assembler a(o);
+  a.Tree(4);
+  ASSERT_TRUE(a.WriteDirty().ok());
+  EXPECT_NE(
+      ReadFile(File(4, "dump.json"))
+          .find(R"("dump_data_dir": "./dump/step4/rank3/dump_tensor_data")"),
+      std::string::npos);
+  EXPECT_EQ(a.TensorDataDir(4), File(4, "dump_tensor_data"));
+}
+
+// The assembly of one producer's records: construct nesting and dedup.
+class AssemblyTest : public ::testing::Test {
+ protected:
+  void Drain(testing::TestProducer& p) {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    ASSERT_FALSE(state->broken) << state->last_error;
+    ASSERT_TRUE(state->assembler.WriteDirty().ok());
+  }
+  std::string File(const std::string& name) const {
+    return dir_.path() + "/step0/rank0/" + name;
+  }
+
+  TempDir dir_;
+  Logger log_ = MakeLogger(spdlog::level::warn);
+};
+
+TEST_F(AssemblyTest, ConstructParentsFollowModuleNestingOnOneRing) {
+  testing::TestProducer p(
+      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  using record::CallKind;
+  const char* names[] = {"",
+                         "Module.a.A.forward.0",
+                         "Module.a.b.B.forward.0",
+                         "Functional.relu.0.forward",
+                         "Tensor.add.0.forward",
+                         "Module.c.C.forward.0"};
+  for (uint32_t id = 1; id <= 5; ++id) {
+    ASSERT_TRUE(w.Intern(id, record::InternKind::kName, names[id]));
+  }
+  uint64_t seq = 1;
+  ASSERT_TRUE(w.Call(true, seq++, 0, 1, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 2, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 3, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 3, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 2, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 4, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 4, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 1, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 5, CallKind::kModule));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 5, CallKind::kModule));
+  Drain(p);
+  EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "Module.a.A.forward.0": null,
+ "Module.a.b.B.forward.0": "Module.a.A.forward.0",
+ "Functional.relu.0.forward": "Module.a.b.B.forward.0",
+ "Tensor.add.0.forward": "Module.a.A.forward.0",
+ "Module.c.C.forward.0": null
+})");
+}
+
+TEST_F(AssemblyTest, LevelL1GetsNoConstructNodes) {
+  testing::TestProducer p(testing::MakeRegister(
+      testing::ConfigJson(dir_.path(), "statistics", "L1")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(
+      w.Intern(1, record::InternKind::kName, "Functional.relu.0.forward"));
+  ASSERT_TRUE(w.Call(true, 1, 0, 1, record::CallKind::kApi));
+  ASSERT_TRUE(w.Entry(2, 0, 1, 0, MakeEntry({{"output", List({})}})));
+  ASSERT_TRUE(w.Call(false, 3, 0, 1, record::CallKind::kApi));
+  Drain(p);
+  EXPECT_EQ(ReadFile(File("construct.json")), "{}");
+  EXPECT_NE(ReadFile(File("dump.json")).find("Functional.relu.0.forward"),
+            std::string::npos);
+}
+
+TEST_F(AssemblyTest, IdenticalReDumpIsDroppedOnceWithItsStack) {
+  testing::TestProducer p(
+      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(
+      w.Intern(1, record::InternKind::kName, "Primitive.add.0.forward"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kStack, "File a.py, line 1"));
+  const v1::Entry e = MakeEntry({{"output", List({testing::Int(1)})}});
+  ASSERT_TRUE(w.Entry(1, 0, 1, 2, e));
+  ASSERT_TRUE(w.Entry(2, 0, 1, 2, e));  // graph-mode TensorDump fires twice
+  Drain(p);
+  EXPECT_EQ(ReadFile(File("dump.json")), R"({
+ "task": "statistics",
+ "level": "mix",
+ "framework": "pytorch",
+ "dump_data_dir": null,
+ "data": {
+  "Primitive.add.0.forward": {
+   "output": [
+    1
+   ]
+  }
+ }
+})");
+  EXPECT_EQ(ReadFile(File("stack.json")), R"({
+ "0": [
+  [
+   "Primitive.add.0.forward"
+  ],
+  [
+   "File a.py, line 1"
+  ]
+ ]
+})");
+  const std::string accounting = ReadFile(File("tprobe.json"));
+  EXPECT_NE(accounting.find("\"entries\": 1,"), std::string::npos);
+  EXPECT_NE(accounting.find("\"duplicates_dropped\": 1,"), std::string::npos);
+  EXPECT_NE(accounting.find("\"complete\": true"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tprobe::daemon

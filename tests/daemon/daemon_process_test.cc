@@ -1,0 +1,453 @@
+// The real tprobed binary, driven over its socket by a raw client written
+// here from the protocol (control.proto) and the record layout (record.h).
+
+#include "tests/support/daemon_process.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "common/control/socket_path.h"
+#include "common/shm/segment.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using testing::ConfigJson;
+using testing::DaemonProcess;
+using testing::List;
+using testing::MakeEntry;
+using testing::MakeRegister;
+using testing::ReadFile;
+using testing::Ref;
+using testing::TempDir;
+
+// Waits for `condition` until `timeout`; polls every millisecond.
+template <typename F>
+bool WaitFor(F condition, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return condition();
+}
+
+// A raw control connection: frames are a 4-byte little-endian length, then
+// the serialized message.
+class RawClient {
+ public:
+  explicit RawClient(const std::string& socket) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return fd_ >= 0; }
+
+  // Sends `request` (with the protocol version unless `version` says
+  // otherwise) and waits up to 10 s for the response.
+  bool Call(v1::Request request, v1::Response* response,
+            uint32_t version = control::kProtocolVersion) {
+    request.set_version(version);
+    const std::string body = request.SerializeAsString();
+    std::string frame(4, '\0');
+    for (int i = 0; i < 4; ++i) {
+      frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+    }
+    frame += body;
+    if (::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(frame.size())) {
+      return false;
+    }
+    unsigned char len[4];
+    if (!Read(len, 4)) return false;
+    std::string reply(len[0] | len[1] << 8 | len[2] << 16 | len[3] << 24, '\0');
+    return Read(reply.data(), reply.size()) && response->ParseFromString(reply);
+  }
+
+  // Registers and opens the segment the daemon created.
+  std::unique_ptr<shm::Segment> Register(const v1::Register& reg,
+                                         std::string* error) {
+    v1::Request req;
+    *req.mutable_register_() = reg;
+    v1::Response resp;
+    if (!Call(req, &resp) || !resp.ok()) {
+      *error = "register failed: " + resp.error();
+      return nullptr;
+    }
+    auto segment = shm::Segment::Open(resp.register_().segment_name());
+    if (!segment.ok()) {
+      *error = segment.status().message();
+      return nullptr;
+    }
+    return std::move(segment).value();
+  }
+
+ private:
+  bool Read(void* out, size_t size) {
+    auto* p = static_cast<char*>(out);
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (size > 0) {
+      pollfd pfd{fd_, POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - Clock::now());
+      if (left.count() <= 0 || ::poll(&pfd, 1, left.count()) <= 0) {
+        return false;
+      }
+      ssize_t n = ::recv(fd_, p, size, 0);
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  int fd_ = -1;
+};
+
+v1::Request StepRequest(uint32_t step) {
+  v1::Request r;
+  r.mutable_step()->set_step(step);
+  return r;
+}
+
+v1::Request GoodbyeRequest() {
+  v1::Request r;
+  r.mutable_goodbye();
+  return r;
+}
+
+// One module call with a float32 input and output, as record.h describes
+// the stream of a ring: interned names, CallBegin, Tensor + Chunks, Entry,
+// CallEnd. Returns false when the ring refused a record.
+bool WriteModuleCall(shm::Segment& segment) {
+  testing::RecordWriter w(segment.ring_header(0), segment.ring_data(0));
+  using record::CallKind;
+  using record::InternKind;
+  const char stack[] =
+      "File train.py, line 9, in forward, \n return self.fc(x)\0"
+      "File train.py, line 20, in <module>, \n model(x)";
+  return w.Intern(1, InternKind::kName, "Module.fc.Linear.forward.0") &&
+         w.Intern(2, InternKind::kName, "Functional.linear.0.forward") &&
+         w.Intern(3, InternKind::kStack,
+                  std::string_view(stack, sizeof stack - 1)) &&
+         w.Call(true, 1, 0, 1, CallKind::kModule) &&
+         w.Call(true, 2, 0, 2, CallKind::kApi) &&
+         w.Call(false, 3, 0, 2, CallKind::kApi) &&
+         w.Float32Tensor(1, {2, 2}, {0.0f, 3.0f, 4.0f, 0.0f}, /*chunk=*/2) &&
+         w.Float32Tensor(2, {4}, {-1.0f, 2.0f, -2.0f, 4.0f}, /*chunk=*/4,
+                         /*requires_grad=*/true) &&
+         w.Entry(4, 0, 1, 3,
+                 MakeEntry({{"input_args", List({Ref(1)})},
+                            {"input_kwargs", testing::Dict({})},
+                            {"output", List({Ref(2)})},
+                            {"parameters", testing::Dict({})},
+                            {"is_recompute", testing::Bool(false)}})) &&
+         w.Call(false, 5, 0, 1, CallKind::kModule);
+}
+
+constexpr char kExpectedDump[] = R"json({
+ "task": "statistics",
+ "level": "mix",
+ "framework": "pytorch",
+ "dump_data_dir": null,
+ "data": {
+  "Module.fc.Linear.forward.0": {
+   "input_args": [
+    {
+     "type": "torch.Tensor",
+     "dtype": "torch.float32",
+     "shape": [
+      2,
+      2
+     ],
+     "Max": 4.0,
+     "Min": 0.0,
+     "Mean": 1.75,
+     "Norm": 5.0,
+     "requires_grad": false
+    }
+   ],
+   "input_kwargs": {},
+   "output": [
+    {
+     "type": "torch.Tensor",
+     "dtype": "torch.float32",
+     "shape": [
+      4
+     ],
+     "Max": 4.0,
+     "Min": -2.0,
+     "Mean": 0.75,
+     "Norm": 5.0,
+     "requires_grad": true
+    }
+   ],
+   "parameters": {},
+   "is_recompute": false
+  }
+ }
+})json";
+
+constexpr char kExpectedConstruct[] = R"json({
+ "Module.fc.Linear.forward.0": null,
+ "Functional.linear.0.forward": "Module.fc.Linear.forward.0"
+})json";
+
+constexpr char kExpectedStack[] = R"json({
+ "0": [
+  [
+   "Module.fc.Linear.forward.0"
+  ],
+  [
+   "File train.py, line 9, in forward, \n return self.fc(x)",
+   "File train.py, line 20, in <module>, \n model(x)"
+  ]
+ ]
+})json";
+
+std::string ExpectedAccounting(bool producer_died) {
+  return std::string(R"({
+ "complete": )") +
+         (producer_died ? "false" : "true") + R"(,
+ "entries": 1,
+ "duplicates_dropped": 0,
+ "tensors_incomplete": 0,
+ "dropped": {
+  "ring_full": 0,
+  "too_large": 0,
+  "no_daemon": 0
+ },
+ "producer_died": )" +
+         (producer_died ? "true" : "false") + "\n}";
+}
+
+class DaemonProcessTest : public ::testing::Test {
+ protected:
+  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
+  std::string DumpFile(const std::string& name) const {
+    return dir_.path() + "/dump/step0/rank0/" + name;
+  }
+  v1::Register Registration() const {
+    return MakeRegister(ConfigJson(dir_.path() + "/dump"));
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  ASSERT_TRUE(client.connected());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+
+  v1::Response resp;
+  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
+  // The reply to Step means the files are written.
+  EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
+  EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
+  EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
+  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false));
+
+  const std::string name = segment->name();
+  ASSERT_TRUE(client.Call(GoodbyeRequest(), &resp));
+  EXPECT_TRUE(resp.ok()) << resp.error();
+  EXPECT_TRUE(WaitFor([&] { return !shm::Segment::Open(name).ok(); },
+                      std::chrono::seconds(5)))
+      << "the segment is removed after Goodbye";
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, SigtermWritesWhatWasCapturedAndExitsZero) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+
+  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
+  EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
+  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false));
+  EXPECT_FALSE(std::filesystem::exists(Socket()));
+  EXPECT_FALSE(shm::Segment::Open(segment->name()).ok());
+}
+
+TEST_F(DaemonProcessTest,
+       ClientDeathFinalisesItsStepAsIncompleteWithinOneSecond) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The trainer: registers, writes, and dies without Goodbye.
+    RawClient client(Socket());
+    std::string error;
+    auto segment = client.Register(
+        MakeRegister(ConfigJson(dir_.path() + "/dump")), &error);
+    ::_exit(segment != nullptr && WriteModuleCall(*segment) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ReadFile(DumpFile("tprobe.json")) == ExpectedAccounting(true);
+      },
+      std::chrono::seconds(1)))
+      << ReadFile(DumpFile("tprobe.json"));
+  EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
+  EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
+  // Client id 1: the first registration of this daemon.
+  const std::string segment = "tprobe." + std::to_string(::getuid()) + "." +
+                              std::to_string(child) + ".1";
+  EXPECT_TRUE(WaitFor([&] { return !shm::Segment::Open(segment).ok(); },
+                      std::chrono::seconds(5)));
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  v1::Register reg = Registration();
+  reg.set_rank(5);
+  auto segment = client.Register(reg, &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+  segment->ring_header(0)->dropped[0].fetch_add(3);
+
+  RawClient cli(Socket());  // the CLI: an unregistered connection
+  v1::Request req;
+  req.mutable_status();
+  v1::Response resp;
+  ASSERT_TRUE(cli.Call(req, &resp));
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp.status().daemon_pid(), daemon.pid());
+  ASSERT_EQ(resp.status().ranks_size(), 1);
+  const v1::RankStatus& rank = resp.status().ranks(0);
+  EXPECT_EQ(rank.pid(), ::getpid());
+  EXPECT_EQ(rank.rank(), 5);
+  // 3 interns, 4 calls, 2 tensors with 2 and 1 chunks, 1 entry.
+  EXPECT_EQ(rank.records(), 13u);
+  EXPECT_EQ(rank.dropped_ring_full(), 3u);
+  EXPECT_EQ(rank.last_error(), "");
+}
+
+TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  v1::Request req;
+  *req.mutable_register_() = MakeRegister(R"({"task": "bogus"})");
+  v1::Response resp;
+  ASSERT_TRUE(client.Call(req, &resp));
+  EXPECT_FALSE(resp.ok());
+  EXPECT_TRUE(resp.error().starts_with("config: ")) << resp.error();
+
+  req.Clear();
+  req.mutable_flush();
+  ASSERT_TRUE(client.Call(req, &resp, /*version=*/7));
+  EXPECT_FALSE(resp.ok());
+  EXPECT_EQ(resp.error(),
+            "protocol version 7 is not supported: this tprobed speaks version "
+            "1; use a client and daemon from the same tprobe release");
+}
+
+TEST_F(DaemonProcessTest, ASecondDaemonOnTheSameSocketRefusesToStart) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  std::string output;
+  EXPECT_EQ(testing::RunCommand(std::string(TPROBED_PATH) +
+                                    " --foreground --socket " + Socket(),
+                                &output),
+            1);
+  EXPECT_NE(output.find("another tprobed already answers on " + Socket()),
+            std::string::npos)
+      << output;
+  EXPECT_TRUE(testing::SocketAnswers(Socket())) << "the first one still serves";
+}
+
+TEST_F(DaemonProcessTest, BadFlagsExitTwoAndHelpExitsZero) {
+  std::string output;
+  EXPECT_EQ(
+      testing::RunCommand(std::string(TPROBED_PATH) + " --frobnicate", &output),
+      2);
+  EXPECT_NE(output.find("unknown flag '--frobnicate'"), std::string::npos);
+  EXPECT_EQ(testing::RunCommand(std::string(TPROBED_PATH) + " --help", &output),
+            0);
+  EXPECT_NE(output.find("--idle-exit SECONDS"), std::string::npos);
+}
+
+TEST_F(DaemonProcessTest, BackgroundDaemonReturnsOnceListeningAndIdleExits) {
+  // Without --foreground the command returns only once the socket listens.
+  std::string output;
+  ASSERT_EQ(testing::RunCommand(std::string(TPROBED_PATH) +
+                                    " --idle-exit 1 --socket " + Socket(),
+                                &output),
+            0)
+      << output;
+  EXPECT_TRUE(testing::SocketAnswers(Socket()));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/tprobed.log"));
+  // With no client it leaves after its idle time and removes its socket.
+  EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(Socket()); },
+                      std::chrono::seconds(10)));
+  EXPECT_NE(ReadFile(dir_.path() + "/tprobed.log").find("no client for 1 s"),
+            std::string::npos);
+}
+
+TEST_F(DaemonProcessTest, ShutdownRequestDrainsAndExits) {
+  std::string output;
+  ASSERT_EQ(testing::RunCommand(
+                std::string(TPROBED_PATH) + " --socket " + Socket(), &output),
+            0)
+      << output;
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+  RawClient cli(Socket());
+  v1::Request req;
+  req.mutable_shutdown();
+  v1::Response resp;
+  ASSERT_TRUE(cli.Call(req, &resp));
+  EXPECT_TRUE(resp.ok());
+  EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(Socket()); },
+                      std::chrono::seconds(10)));
+  EXPECT_TRUE(
+      WaitFor([&] { return ReadFile(DumpFile("dump.json")) == kExpectedDump; },
+              std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace tprobe

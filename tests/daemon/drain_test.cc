@@ -1,0 +1,268 @@
+#include "daemon/drain.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "common/dump/npy.h"
+#include "daemon/logger.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe::daemon {
+namespace {
+
+using testing::ConfigJson;
+using testing::List;
+using testing::MakeEntry;
+using testing::MakeRegister;
+using testing::ReadFile;
+using testing::Ref;
+using testing::TempDir;
+using testing::TestProducer;
+
+class DrainTest : public ::testing::Test {
+ protected:
+  // Drains everything, writes the trees and returns the producer's state
+  // summary for the checks.
+  void DrainAndWrite(TestProducer& p) {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    ASSERT_TRUE(state->assembler.WriteDirty().ok());
+  }
+  std::string File(const std::string& name, uint32_t step = 0) const {
+    return dir_.path() + "/step" + std::to_string(step) + "/rank0/" + name;
+  }
+  dump::Json Dump() const {
+    return dump::Json::parse(ReadFile(File("dump.json")));
+  }
+  dump::Json Accounting() const {
+    return dump::Json::parse(ReadFile(File("tprobe.json")));
+  }
+
+  TempDir dir_;
+  Logger log_ = MakeLogger(spdlog::level::off);
+};
+
+TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  ASSERT_TRUE(p);
+  auto w0 = p.Writer(0);
+  auto w1 = p.Writer(1);
+  ASSERT_TRUE(w0.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w0.Intern(3, record::InternKind::kName, "C"));
+  ASSERT_TRUE(w1.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(w1.Intern(4, record::InternKind::kName, "D"));
+  const v1::Entry e = MakeEntry({{"output", List({})}});
+  ASSERT_TRUE(w0.Entry(1, 0, 1, 0, e));
+  ASSERT_TRUE(w0.Entry(3, 0, 3, 0, e));
+  ASSERT_TRUE(w1.Entry(2, 0, 2, 0, e));
+  ASSERT_TRUE(w1.Entry(4, 0, 4, 0, e));
+  DrainAndWrite(p);
+  const dump::Json doc = Dump();
+  std::vector<std::string> order;
+  for (const auto& [name, body] : doc["data"].items()) order.push_back(name);
+  EXPECT_EQ(order, (std::vector<std::string>{"A", "B", "C", "D"}));
+}
+
+TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  ASSERT_TRUE(w.Float32Tensor(5, {2, 2}, {-1.0f, 2.0f, -2.0f, 4.0f},
+                              /*chunk=*/1));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  DrainAndWrite(p);
+  const dump::Json t = Dump()["data"]["X"]["output"][0];
+  EXPECT_EQ(t["shape"], dump::Json::array({2, 2}));
+  EXPECT_EQ(t["Max"], 4.0);
+  EXPECT_EQ(t["Min"], -2.0);
+  EXPECT_EQ(t["Mean"], 0.75);
+  EXPECT_EQ(t["Norm"], 5.0);  // sqrt(1 + 4 + 4 + 16)
+  EXPECT_FALSE(t.contains("md5"));
+  EXPECT_EQ(Accounting()["complete"], true);
+}
+
+TEST_F(DrainTest, ChunksThatStopEarlyLeaveTheTensorIncomplete) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  const float values[] = {1.0f, 2.0f, 3.0f, 4.0f};
+  ASSERT_TRUE(w.Tensor(5, DType::kFloat32, {4}, false, sizeof values));
+  ASSERT_TRUE(w.Chunk(5, 0, values, 8));  // the second half was dropped
+  ASSERT_TRUE(w.Float32Tensor(6, {1}, {7.0f}));
+  ASSERT_TRUE(
+      w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5), Ref(6)})}})));
+  DrainAndWrite(p);
+  const dump::Json out = Dump()["data"]["X"]["output"];
+  EXPECT_TRUE(out[0]["Max"].is_null());
+  EXPECT_TRUE(out[0]["Norm"].is_null());
+  EXPECT_EQ(out[0]["shape"], dump::Json::array({4}));
+  EXPECT_EQ(out[1]["Max"], 7.0);
+  EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
+  EXPECT_EQ(Accounting()["complete"], false);
+}
+
+TEST_F(DrainTest, AChunkAtTheWrongOffsetLeavesTheTensorIncomplete) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  const float values[] = {1.0f, 2.0f};
+  ASSERT_TRUE(w.Tensor(5, DType::kFloat32, {2}, false, sizeof values));
+  ASSERT_TRUE(w.Chunk(5, 4, values + 1, 4));  // the first chunk is missing
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  DrainAndWrite(p);
+  EXPECT_TRUE(Dump()["data"]["X"]["output"][0]["Max"].is_null());
+  EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
+}
+
+TEST_F(DrainTest, Md5ModeAddsTheCrc32OfTheRawBytes) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
+                                         R"({"summary_mode": "md5"})")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  ASSERT_TRUE(w.Float32Tensor(5, {4}, {-1.0f, 2.0f, -2.0f, 4.0f}));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  DrainAndWrite(p);
+  // zlib.crc32(struct.pack('<4f', -1.0, 2.0, -2.0, 4.0))
+  EXPECT_EQ(Dump()["data"]["X"]["output"][0]["md5"], "95738bbd");
+}
+
+TEST_F(DrainTest, TensorTaskWritesNpyFilesNamedByDataName) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(
+      w.Intern(1, record::InternKind::kName, "Functional.relu.0.forward"));
+  ASSERT_TRUE(w.Float32Tensor(5, {3}, {0.5f, -1.0f, 2.0f}));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  DrainAndWrite(p);
+  const dump::Json doc = Dump();
+  EXPECT_EQ(doc["dump_data_dir"],
+            dir_.path() + "/step0/rank0/dump_tensor_data");
+  EXPECT_EQ(doc["data"]["Functional.relu.0.forward"]["output"][0]["data_name"],
+            "Functional.relu.0.forward.output.0.npy");
+  auto npy = dump::ReadNpy(
+      File("dump_tensor_data/Functional.relu.0.forward.output.0.npy"));
+  ASSERT_TRUE(npy.ok()) << npy.status().message();
+  EXPECT_EQ(npy->dtype, DType::kFloat32);
+  EXPECT_EQ(npy->shape, (std::vector<int64_t>{3}));
+  ASSERT_EQ(npy->data.size(), 12u);
+  float back[3];
+  std::memcpy(back, npy->data.data(), sizeof back);
+  EXPECT_EQ(back[0], 0.5f);
+  EXPECT_EQ(back[1], -1.0f);
+  EXPECT_EQ(back[2], 2.0f);
+}
+
+TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  const char raw[] = "File a.py, line 1, in f, \n g()\0File b.py";
+  const std::string stack(raw, sizeof raw - 1);
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kStack, stack));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 2, MakeEntry({})));
+  DrainAndWrite(p);
+  const dump::Json stacks = dump::Json::parse(ReadFile(File("stack.json")));
+  EXPECT_EQ(
+      stacks["0"][1],
+      dump::Json::array({"File a.py, line 1, in f, \n g()", "File b.py"}));
+}
+
+TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
+  TempDir other_dir;
+  TestProducer bad(MakeRegister(ConfigJson(dir_.path())));
+  TestProducer good(MakeRegister(ConfigJson(other_dir.path())));
+  ASSERT_TRUE(bad && good);
+  auto wb = bad.Writer(0);
+  record::TensorRecord r{};
+  r.dtype = 200;  // no such dtype
+  ASSERT_TRUE(
+      wb.Raw(record::RecordType::kTensor, std::as_bytes(std::span(&r, 1))));
+  ASSERT_TRUE(wb.Intern(1, record::InternKind::kName, "X"));
+  auto wg = good.Writer(0);
+  ASSERT_TRUE(wg.Intern(1, record::InternKind::kName, "Y"));
+  ASSERT_TRUE(wg.Entry(1, 0, 1, 0, MakeEntry({})));
+  {
+    auto state = bad->Lock();
+    EXPECT_EQ(DrainSome(*bad, *state, 0, *log_), 0u);
+    EXPECT_TRUE(state->broken);
+    EXPECT_EQ(state->last_error,
+              "corrupt record on ring 0: malformed tensor record: unknown "
+              "dtype 200");
+    EXPECT_EQ(DrainSome(*bad, *state, 0, *log_), 0u) << "no longer read";
+  }
+  auto state = good->Lock();
+  EXPECT_EQ(DrainSome(*good, *state, 0, *log_), 2u);
+  EXPECT_FALSE(state->broken);
+}
+
+TEST_F(DrainTest, AnEntryBodyThatIsNotAnEntryIsCorrupt) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  record::EntryRecord r{};
+  r.seq = 1;
+  r.name_id = 1;
+  std::vector<std::byte> payload(sizeof r + 3, std::byte{0xff});
+  std::memcpy(payload.data(), &r, sizeof r);
+  ASSERT_TRUE(w.Raw(record::RecordType::kEntry, payload));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->broken);
+  EXPECT_EQ(state->last_error,
+            "corrupt record on ring 0: entry body is not a tprobe.v1.Entry");
+}
+
+TEST_F(DrainTest, EntriesForAFinishedStepAreSkipped) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({})));
+  auto state = p->Lock();
+  ASSERT_TRUE(state->assembler.Finish(0).ok());
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_EQ(state->skipped_records, 1u);
+  EXPECT_EQ(state->assembler.open_trees(), 0u);
+  EXPECT_FALSE(state->broken);
+}
+
+TEST_F(DrainTest, RingDropsMarkTheStepIncomplete) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  p->segment().ring_header(0)->dropped[0].store(2);
+  DrainAndWrite(p);
+  EXPECT_EQ(Accounting()["dropped"]["ring_full"], 2);
+  EXPECT_EQ(Accounting()["complete"], false);
+}
+
+TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/3));
+  ASSERT_TRUE(p);
+  for (uint32_t ring = 0; ring < 3; ++ring) {
+    auto w = p.Writer(ring);
+    for (uint32_t i = 0; i < 50; ++i) {
+      const uint32_t id = ring * 100 + i + 1;
+      ASSERT_TRUE(
+          w.Intern(id, record::InternKind::kName, "E" + std::to_string(id)));
+      ASSERT_TRUE(w.Entry(id, 0, id, 0, MakeEntry({})));
+    }
+  }
+  auto state = p->Lock();
+  DrainCommitted(*p, *state, *log_);
+  EXPECT_EQ(p->Counters().fill_bytes, 0u);
+  EXPECT_EQ(state->assembler.Tree(0)->accounting().entries, 150u);
+}
+
+}  // namespace
+}  // namespace tprobe::daemon

@@ -1,0 +1,73 @@
+#include "daemon/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tprobe::daemon {
+namespace {
+
+Result<Flags> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "tprobed");
+  return ParseFlags(static_cast<int>(args.size()), args.data());
+}
+
+TEST(FlagsTest, DefaultsAreBackgroundInfoAndNoIdleExit) {
+  auto f = Parse({"--socket", "/run/t/s.sock"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->socket, "/run/t/s.sock");
+  EXPECT_FALSE(f->foreground);
+  EXPECT_EQ(f->log_level, spdlog::level::info);
+  EXPECT_EQ(f->idle_exit.count(), 0);
+  EXPECT_FALSE(f->help);
+}
+
+TEST(FlagsTest, AcceptsSeparateAndInlineValues) {
+  auto f = Parse({"--socket=/a/b.sock", "--foreground", "--log-level", "debug",
+                  "--idle-exit=10"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->socket, "/a/b.sock");
+  EXPECT_TRUE(f->foreground);
+  EXPECT_EQ(f->log_level, spdlog::level::debug);
+  EXPECT_EQ(f->idle_exit.count(), 10);
+}
+
+TEST(FlagsTest, RelativeSocketIsAnchoredAtTheWorkingDirectory) {
+  auto f = Parse({"--socket", "run/s.sock"});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->socket.starts_with("/"));
+  EXPECT_TRUE(f->socket.ends_with("/run/s.sock"));
+}
+
+TEST(FlagsTest, ErrorsNameTheFlagAndWhatIsAccepted) {
+  EXPECT_EQ(Parse({"--verbose"}).status().message(),
+            "unknown flag '--verbose'");
+  EXPECT_EQ(Parse({"--log-level", "loud"}).status().message(),
+            "bad --log-level 'loud': use trace, debug, info, warn or error");
+  EXPECT_EQ(Parse({"--idle-exit", "5s"}).status().message(),
+            "bad --idle-exit '5s': use a whole number of seconds from 0 to "
+            "86400");
+  EXPECT_EQ(Parse({"--socket"}).status().message(),
+            "flag --socket needs a value");
+  EXPECT_EQ(Parse({"--foreground=yes"}).status().message(),
+            "flag --foreground takes no value");
+}
+
+TEST(FlagsTest, HelpExplainsEveryFlag) {
+  auto f = Parse({"--help"});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->help);
+  const std::string usage = Usage();
+  for (const char* flag : {"--socket", "--foreground", "--log-level",
+                           "--idle-exit", "--help", "msprobe"}) {
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(FlagsTest, LogFileSitsBesideTheSocket) {
+  EXPECT_EQ(LogFilePath("/run/user/1/tprobe/tprobed.sock"),
+            "/run/user/1/tprobe/tprobed.log");
+}
+
+}  // namespace
+}  // namespace tprobe::daemon
