@@ -85,13 +85,14 @@ bool InitTypes() {
   TorchTypes& t = Types();
   if (t.ready) return true;
   py::module_ torch = py::module_::import("torch");
-  t.tensor = torch.attr("Tensor").release().ptr();
-  t.size = torch.attr("Size").release().ptr();
-  t.dtype = torch.attr("dtype").release().ptr();
-  t.device = torch.attr("device").release().ptr();
-  t.memory_format = torch.attr("memory_format").release().ptr();
+  auto keep = [](py::object o) { return o.release().ptr(); };
+  t.tensor = keep(torch.attr("Tensor"));
+  t.size = keep(torch.attr("Size"));
+  t.dtype = keep(torch.attr("dtype"));
+  t.device = keep(torch.attr("device"));
+  t.memory_format = keep(torch.attr("memory_format"));
   try {
-    t.np_generic = py::module_::import("numpy").attr("generic").release().ptr();
+    t.np_generic = keep(py::module_::import("numpy").attr("generic"));
   } catch (py::error_already_set&) {
     t.np_generic = nullptr;
   }
