@@ -14,6 +14,7 @@
 #include "client/core.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
+#include "client/session.h"
 
 namespace tprobe::client {
 namespace {
@@ -52,14 +53,28 @@ class Rig {
   std::thread drainer_;
 };
 
+// What every adapter's hook does first while capture is off (not started,
+// or a step/rank the config does not select): one acquire load.
 void BM_HookEventCaptureOff(benchmark::State& state) {
-  Core core(FullRingPolicy::kDrop, 0);  // never attached: no daemon
+  SessionOptions options;
+  options.socket_path = "/nonexistent/tprobe-bench.sock";
+  options.connect_timeout_ms = 0;
+  auto session = std::move(Session::Create(options)).value();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(session->collecting());
+  }
+}
+BENCHMARK(BM_HookEventCaptureOff);
+
+// The core's write with no daemon attached: one branch and a counter.
+void BM_HookEventNoDaemon(benchmark::State& state) {
+  Core core(FullRingPolicy::kDrop, 0);
   for (auto _ : state) {
     benchmark::DoNotOptimize(core.WriteCall(true, 0, 1, record::CallKind::kApi,
                                             record::Direction::kForward));
   }
 }
-BENCHMARK(BM_HookEventCaptureOff);
+BENCHMARK(BM_HookEventNoDaemon);
 
 void BM_HookEventCaptureOnNoPayload(benchmark::State& state) {
   Rig rig(1 << 22);

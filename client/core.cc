@@ -22,6 +22,11 @@ void MarkForkedChild() { g_forked_child.store(true); }
 
 std::once_flag g_atfork_once;
 
+// Connection generations are unique in the process, so a thread's cached
+// ring never outlives its connection even when a new Core or Connection
+// reuses an old address.
+std::atomic<uint64_t> g_next_generation{1};
+
 }  // namespace
 
 bool InForkedChild() {
@@ -48,8 +53,8 @@ Core::~Core() { Detach(); }
 void Core::Attach(std::unique_ptr<shm::Segment> segment) {
   auto conn = std::make_unique<Connection>();
   conn->segment = std::move(segment);
+  conn->generation = g_next_generation.fetch_add(1);
   std::lock_guard lock(retired_mu_);
-  conn->generation = ++generation_;
   connection_.store(conn.get(), std::memory_order_release);
   connections_.push_back(std::move(conn));
 }
@@ -57,9 +62,9 @@ void Core::Attach(std::unique_ptr<shm::Segment> segment) {
 void Core::Detach() { connection_.store(nullptr, std::memory_order_release); }
 
 Core::ThreadRing* Core::RingForThisThread() {
-  thread_local ThreadRing ring;
   Connection* conn = connection_.load(std::memory_order_acquire);
   if (conn == nullptr || InForkedChild()) return nullptr;
+  thread_local ThreadRing ring;
   if (ring.core != this || ring.connection != conn ||
       ring.generation != conn->generation) {
     ring.core = this;

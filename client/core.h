@@ -99,7 +99,6 @@ class Core {
   std::atomic<uint32_t> next_intern_id_{1};
   std::mutex retired_mu_;  // process memory only, never on the hot path
   std::vector<std::unique_ptr<Connection>> connections_;
-  uint64_t generation_ = 0;
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

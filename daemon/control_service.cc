@@ -114,7 +114,7 @@ v1::Response ControlService::Register(Connection& conn,
                  std::to_string(conn.producer->client_id()));
   }
   const uint64_t id = registry_.NextClientId();
-  auto created = Producer::Create(id, conn.peer_uid, reg);
+  auto created = Producer::Create(id, conn.peer_uid, conn.peer_pid, reg);
   if (!created.ok()) {
     log_->warn("refused registration of pid {} (rank {}): {}", reg.pid(),
                reg.rank(), created.status().message());

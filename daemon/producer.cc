@@ -46,7 +46,7 @@ Result<std::string> AbsoluteDumpPath(const std::string& dump_path,
 }  // namespace
 
 Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
-                                                   uid_t uid,
+                                                   uid_t uid, pid_t peer_pid,
                                                    const v1::Register& reg) {
   auto parsed = config::ParseConfig(reg.config_json());
   if (!parsed.ok()) return parsed.status();
@@ -59,7 +59,8 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
   const uint64_t ring_bytes =
       reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
   if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;
-  auto write_path = AbsoluteDumpPath(config.dump_path, reg.pid());
+  auto write_path =
+      AbsoluteDumpPath(config.dump_path, peer_pid > 0 ? peer_pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
 
   const std::string name = "tprobe." + std::to_string(uid) + "." +

@@ -80,10 +80,13 @@ class Producer {
  public:
   // Registers a client: parses its config, creates its segment
   // "tprobe.<uid>.<pid>.<client_id>" with the rings it asked for, and opens
-  // one RingReader per ring. A relative dump_path is taken relative to the
-  // client's working directory. Returns an error the client can act on (bad
-  // config, bad ring geometry, no shared memory).
+  // one RingReader per ring. `uid` and `peer_pid` are the connection's
+  // credentials (SO_PEERCRED); a relative dump_path is taken relative to the
+  // working directory of `peer_pid`, as msprobe would take it in the
+  // trainer. Returns an error the client can act on (bad config, bad ring
+  // geometry, no shared memory).
   static Result<std::unique_ptr<Producer>> Create(uint64_t client_id, uid_t uid,
+                                                  pid_t peer_pid,
                                                   const v1::Register& reg);
   ~Producer();
 

@@ -151,11 +151,52 @@ class Encoder {
       EncodeDict(obj, out, depth);
       return;
     }
-    if (key == "dtype" || key == "device") {
-      EncodeKeyed(obj, out, key);
-      return;
+    try {
+      EncodeLeaf(obj, out, depth, key);
+    } catch (const std::exception&) {  // py::error_already_set, cast_error
+      out->Clear();
+      out->set_null(true);  // an odd leaf is null, the rest is kept
     }
-    if (PyBool_Check(o)) {
+  }
+
+  // A JSON-like value written as it is (the result of a fallback): str,
+  // int, float, bool, None, lists and dicts; tensors become tensor refs.
+  void EncodeRaw(py::handle obj, v1::Value* out, int depth) {
+    PyObject* o = obj.ptr();
+    if (o == Py_None || depth > kMaxDepth) {
+      out->set_null(true);
+    } else if (PyBool_Check(o)) {
+      out->set_bool_value(o == Py_True);
+    } else if (PyLong_Check(o)) {
+      SetInt(o, out);
+    } else if (PyFloat_Check(o)) {
+      out->set_float_value(PyFloat_AS_DOUBLE(o));
+    } else if (PyUnicode_Check(o)) {
+      out->set_str_value(obj.cast<std::string>());
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      v1::List* list = out->mutable_list();
+      for (py::handle item : obj) EncodeRaw(item, list->add_items(), depth + 1);
+    } else if (PyDict_Check(o)) {
+      v1::Dict* dict = out->mutable_dict();
+      for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+        EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
+      }
+    } else if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out);
+    } else {
+      out->set_null(true);
+    }
+  }
+
+ private:
+  void EncodeLeaf(py::handle obj, v1::Value* out, int depth,
+                  std::string_view key) {
+    PyObject* o = obj.ptr();
+    if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out);
+    } else if (key == "dtype" || key == "device") {
+      EncodeKeyed(obj, out, key);
+    } else if (PyBool_Check(o)) {
       SetTyped(out, "bool");
       out->mutable_typed()->mutable_value()->set_bool_value(o == Py_True);
     } else if (PyLong_Check(o)) {
@@ -169,8 +210,6 @@ class Encoder {
       SetTyped(out, "str");
       out->mutable_typed()->mutable_value()->set_str_value(
           obj.cast<std::string>());
-    } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
     } else if (IsInstance(o, Types().size)) {
       SetTyped(out, "torch.Size");
       v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
@@ -207,36 +246,6 @@ class Encoder {
     }
   }
 
-  // A JSON-like value written as it is (the result of a fallback): str,
-  // int, float, bool, None, lists and dicts; tensors become tensor refs.
-  void EncodeRaw(py::handle obj, v1::Value* out, int depth) {
-    PyObject* o = obj.ptr();
-    if (o == Py_None || depth > kMaxDepth) {
-      out->set_null(true);
-    } else if (PyBool_Check(o)) {
-      out->set_bool_value(o == Py_True);
-    } else if (PyLong_Check(o)) {
-      SetInt(o, out);
-    } else if (PyFloat_Check(o)) {
-      out->set_float_value(PyFloat_AS_DOUBLE(o));
-    } else if (PyUnicode_Check(o)) {
-      out->set_str_value(obj.cast<std::string>());
-    } else if (PyList_Check(o) || PyTuple_Check(o)) {
-      v1::List* list = out->mutable_list();
-      for (py::handle item : obj) EncodeRaw(item, list->add_items(), depth + 1);
-    } else if (PyDict_Check(o)) {
-      v1::Dict* dict = out->mutable_dict();
-      for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
-        EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
-      }
-    } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
-    } else {
-      out->set_null(true);
-    }
-  }
-
- private:
   static void SetInt(PyObject* o, v1::Value* out) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -426,6 +435,14 @@ std::string JoinLines(py::handle stack) {
   return joined;
 }
 
+bool IsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 // The Python-facing session.
 class PySession {
  public:
@@ -455,7 +472,7 @@ class PySession {
   // Says goodbye to the daemon (bounded wait) and frees the session.
   void Close() {
     try {
-      if (Py_IsInitialized() && !_Py_IsFinalizing()) {
+      if (Py_IsInitialized() && !IsFinalizing()) {
         py::gil_scoped_release release;
         Release();
       } else {
@@ -566,6 +583,7 @@ class PySession {
       client::Core& core = session_->core();
       v1::Entry entry;
       if (!core.attached()) return core.WriteEntry(0, 0, 0, entry);
+      if (!PyDict_Check(body.ptr())) return false;
       v1::Dict* dict = entry.mutable_body();
       for (auto [k, v] : py::reinterpret_borrow<py::dict>(body)) {
         v1::Value* slot = Add(dict, py::str(k).cast<std::string>());

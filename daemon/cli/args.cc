@@ -40,7 +40,8 @@ Result<ParsedArgs> ParseArgs(std::span<const std::string_view> args,
       if (s.name == name) spec = &s;
     }
     const std::string dashed = "--" + std::string(name);
-    if (spec == nullptr) return Status::Error("unknown option '" + dashed + "'");
+    if (spec == nullptr)
+      return Status::Error("unknown option '" + dashed + "'");
     if (parsed.Has(name)) return Status::Error(dashed + " given twice");
     if (spec->takes_value && !value) {
       if (i + 1 >= args.size()) return Status::Error(dashed + " needs a value");
@@ -60,9 +61,9 @@ Result<int64_t> ParseCount(std::string_view text, std::string_view what,
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || p != text.data() + text.size() ||
       v < 0 || v > max) {
-    return Status::Error(std::string(what) + " must be a whole number from 0 to " +
-                         std::to_string(max) + ", not '" + std::string(text) +
-                         "'");
+    return Status::Error(
+        std::string(what) + " must be a whole number from 0 to " +
+        std::to_string(max) + ", not '" + std::string(text) + "'");
   }
   return v;
 }

@@ -19,8 +19,9 @@ CommandRegistration::CommandRegistration(const Command& command) {
 
 std::vector<const Command*> Commands() {
   std::vector<const Command*> commands = Registry();
-  std::sort(commands.begin(), commands.end(),
-            [](const Command* a, const Command* b) { return a->name < b->name; });
+  std::sort(
+      commands.begin(), commands.end(),
+      [](const Command* a, const Command* b) { return a->name < b->name; });
   return commands;
 }
 

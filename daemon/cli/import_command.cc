@@ -101,9 +101,9 @@ int RunImport(std::span<const std::string_view> args) {
                  summary.status().message().c_str());
     return kExitFailure;
   }
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::printf(
       "tprobe import: wrote %zu step director%s with %zu tensors to %s "
       "(%zu duplicate%s dropped) in %.2f s\n",

@@ -31,10 +31,9 @@ std::vector<std::string_view> ParentPathCandidates(std::string_view path) {
 
   // A trailing ".layers.{N}" with at least one digit.
   const std::string_view digits = path.substr(dot + 1);
-  const bool numeric =
-      !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      });
+  const bool numeric = !digits.empty() &&
+                       std::all_of(digits.begin(), digits.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
   const std::string_view before = path.substr(0, dot + 1);  // "….layers."
   if (numeric && before.ends_with(kLayers)) {
     candidates.push_back(path.substr(0, before.size() - kLayers.size()));
@@ -57,10 +56,9 @@ std::vector<CellCall> BuildCellCalls(const std::vector<TensorRecord>& records) {
     // call seen for the first time.
     if (record.slot.io == Io::kInput) calls[it->second].anchor = pos;
   }
-  std::sort(calls.begin(), calls.end(),
-            [](const CallInfo& a, const CallInfo& b) {
-              return a.anchor < b.anchor;
-            });
+  std::sort(
+      calls.begin(), calls.end(),
+      [](const CallInfo& a, const CallInfo& b) { return a.anchor < b.anchor; });
 
   // Where each cell's calls sit in that order, ascending.
   std::unordered_map<std::string, std::vector<size_t>> positions_of_cell;
@@ -74,7 +72,8 @@ std::vector<CellCall> BuildCellCalls(const std::vector<TensorRecord>& records) {
     std::optional<size_t> before;  // last candidate call placed before i
     std::optional<size_t> first;   // first candidate call overall
     for (std::string_view parent_path : ParentPathCandidates(calls[i].path)) {
-      auto it = positions_of_cell.find(PathKey(parent_path, calls[i].direction));
+      auto it =
+          positions_of_cell.find(PathKey(parent_path, calls[i].direction));
       if (it == positions_of_cell.end()) continue;
       const std::vector<size_t>& positions = it->second;
       if (!first || positions.front() < *first) first = positions.front();

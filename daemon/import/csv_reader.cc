@@ -61,10 +61,9 @@ Result<std::vector<CsvRow>> ParseCsv(std::string_view text) {
         field.push_back(text[i++]);
       }
       at_field_start = false;
-      const bool at_boundary = i >= text.size() || text[i] == ',' ||
-                               text[i] == '\n' ||
-                               (text[i] == '\r' && i + 1 < text.size() &&
-                                text[i + 1] == '\n');
+      const bool at_boundary =
+          i >= text.size() || text[i] == ',' || text[i] == '\n' ||
+          (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n');
       if (!at_boundary) {
         return Status::Error("line " + std::to_string(line) +
                              ": text after a quoted field");
@@ -76,8 +75,8 @@ Result<std::vector<CsvRow>> ParseCsv(std::string_view text) {
       end_field();
       at_field_start = true;
       ++i;
-    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() &&
-                             text[i + 1] == '\n')) {
+    } else if (c == '\n' ||
+               (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
       end_row();
       at_field_start = true;
       i += c == '\r' ? 2 : 1;

@@ -132,9 +132,9 @@ Result<ImportSummary> Import(const ImportOptions& options, Reporter& reporter) {
   ParallelFor(steps.size(), options.threads, [&](size_t i) {
     StepRecords& step = steps[i];
     PlannedStep& plan = planned[i];
-    plan.dir = JoinPath(
-        JoinPath(destination, "step" + std::to_string(step.step)),
-        dump::RankDirName(OutputRank(step.rank, ranks, options.rank)));
+    plan.dir =
+        JoinPath(JoinPath(destination, "step" + std::to_string(step.step)),
+                 dump::RankDirName(OutputRank(step.rank, ranks, options.rank)));
     SortByExecution(step.records);
     Result<size_t> dropped = DropDuplicates(step.records, same_data, log);
     if (!dropped.ok()) {

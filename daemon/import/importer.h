@@ -58,7 +58,7 @@ struct ImportOptions {
 
 struct ImportSummary {
   std::vector<std::string> directories;  // step{N}/rank{R} dirs written
-  size_t tensors = 0;                     // tensors in the dump.json files
+  size_t tensors = 0;                    // tensors in the dump.json files
   size_t duplicates_dropped = 0;
   size_t already_imported = 0;  // data_name-form source files left alone
 };

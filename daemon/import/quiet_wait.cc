@@ -27,8 +27,8 @@ void Include(const std::string& path, Snapshot* snap) {
   if (::lstat(path.c_str(), &st) != 0) return;  // removed meanwhile
   ++snap->entries;
   snap->bytes += static_cast<uint64_t>(st.st_size);
-  const auto mtime = Clock::time_point(
-      std::chrono::duration_cast<Clock::duration>(
+  const auto mtime =
+      Clock::time_point(std::chrono::duration_cast<Clock::duration>(
           std::chrono::seconds(st.st_mtim.tv_sec) +
           std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
   snap->newest = std::max(snap->newest, mtime);

@@ -43,8 +43,9 @@ Result<std::vector<DirEntry>> ListDir(const std::string& dir) {
     entries.push_back(std::move(entry));
   }
   if (ec) return Status::Error(dir + ": cannot list: " + ec.message());
-  std::sort(entries.begin(), entries.end(),
-            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return entries;
 }
 
@@ -133,8 +134,8 @@ Result<std::vector<TensorStepSource>> FindTensorSteps(
       TensorStepSource source;
       source.step = *step;
       source.rank = static_cast<int>(*rank);
-      source.data_dir =
-          JoinPath(JoinPath(step_dir, rank_entry.name), std::string(kTensorDir));
+      source.data_dir = JoinPath(JoinPath(step_dir, rank_entry.name),
+                                 std::string(kTensorDir));
       std::error_code ec;
       if (!fs::is_directory(source.data_dir, ec)) continue;
       Result<std::vector<DirEntry>> files = ListDir(source.data_dir);
@@ -181,8 +182,8 @@ Result<std::vector<StatisticsStepSource>> FindStatisticsSteps(
     }
     for (auto& [step, files] : by_step) {
       std::sort(files.begin(), files.end());
-      found.push_back(
-          StatisticsStepSource{step, static_cast<int>(*rank), std::move(files)});
+      found.push_back(StatisticsStepSource{step, static_cast<int>(*rank),
+                                           std::move(files)});
     }
   }
   if (found.empty()) {
@@ -201,10 +202,9 @@ Result<std::vector<StatisticsStepSource>> FindStatisticsSteps(
 
 int OutputRank(int rank, const std::vector<int>& ranks_found,
                std::optional<int> only_rank) {
-  const bool single_card =
-      !only_rank && !ranks_found.empty() &&
-      std::all_of(ranks_found.begin(), ranks_found.end(),
-                  [](int r) { return r == 0; });
+  const bool single_card = !only_rank && !ranks_found.empty() &&
+                           std::all_of(ranks_found.begin(), ranks_found.end(),
+                                       [](int r) { return r == 0; });
   return single_card ? -1 : rank;
 }
 

@@ -21,9 +21,9 @@ constexpr std::string_view kRequired[] = {"Op Name", "Data Type", "Shape",
 
 // pandas.read_csv's default missing-value words.
 constexpr std::string_view kMissingWords[] = {
-    "",     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN",
-    "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL",
-    "NaN",  "None", "n/a", "nan", "null"};
+    "",     "#N/A",   "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN", "-NaN",
+    "-nan", "1.#IND", "1.#QNAN",  "<NA>", "N/A",     "NA",       "NULL",
+    "NaN",  "None",   "n/a",      "nan",  "null"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -61,7 +61,8 @@ std::optional<double> ParseFloat(std::string_view text) {
   } else {
     const char* end = text.data() + text.size();
     auto [p, ec] = std::from_chars(text.data(), end, v);
-    if (p != end || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    if (p != end ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
       return std::nullopt;
     }
     if (ec == std::errc::result_out_of_range) {
@@ -73,15 +74,14 @@ std::optional<double> ParseFloat(std::string_view text) {
   return negative ? -v : v;
 }
 
-std::string MissingColumnsMessage(const std::string& path,
-                                  const std::vector<std::string_view>& missing) {
+std::string MissingColumnsMessage(
+    const std::string& path, const std::vector<std::string_view>& missing) {
   std::string names;
   for (size_t i = 0; i < missing.size(); ++i) {
     if (i > 0) names += ", ";
     names += "\"" + std::string(missing[i]) + "\"";
   }
-  return path + ": missing column" + (missing.size() > 1 ? "s " : " ") +
-         names +
+  return path + ": missing column" + (missing.size() > 1 ? "s " : " ") + names +
          " (a statistic.csv needs Op Name, Data Type, Shape, Timestamp and "
          "Slot)";
 }
@@ -102,7 +102,8 @@ std::optional<std::string> CellTensorNameOfOp(std::string_view op_name) {
   std::string_view rest = op_name.substr(at + marker_size);
   // Up to the next marker (msprobe keeps the second piece of a split on
   // it) and the optional "|…" suffix.
-  for (std::string_view marker : kMarkers) rest = rest.substr(0, rest.find(marker));
+  for (std::string_view marker : kMarkers)
+    rest = rest.substr(0, rest.find(marker));
   rest = rest.substr(0, rest.find('|'));
   std::string name(rest);
   std::replace(name.begin(), name.end(), '-', '.');

@@ -33,10 +33,9 @@ namespace tprobe::import {
 // The statistic columns, in dump.json's key order: Max, Min, Mean, Norm.
 inline constexpr size_t kStatisticCount = 4;
 inline constexpr std::array<std::string_view, kStatisticCount>
-    kStatisticColumns = {"Max Value", "Min Value", "Avg Value",
-                         "L2Norm Value"};
-inline constexpr std::array<std::string_view, kStatisticCount>
-    kStatisticKeys = {"Max", "Min", "Mean", "Norm"};
+    kStatisticColumns = {"Max Value", "Min Value", "Avg Value", "L2Norm Value"};
+inline constexpr std::array<std::string_view, kStatisticCount> kStatisticKeys =
+    {"Max", "Min", "Mean", "Norm"};
 
 // One kept row (Slot not 0) of a statistic.csv.
 struct StatisticRow {

@@ -42,19 +42,26 @@ Result<bool> SameTensorData(const std::string& a, const std::string& b) {
 }
 
 Status PlaceTensorFile(const std::string& src, const std::string& dst) {
-  struct stat src_st, dst_st;
-  if (::stat(src.c_str(), &src_st) != 0) {
-    return Status::Error(src + ": " + std::strerror(errno));
-  }
-  if (::stat(dst.c_str(), &dst_st) == 0 && dst_st.st_dev == src_st.st_dev &&
-      dst_st.st_ino == src_st.st_ino) {
-    return Status::Ok();
+  struct stat dst_st;
+  if (::stat(dst.c_str(), &dst_st) != 0) {
+    // A new name: a hard link appears whole, so it needs no temporary.
+    if (::link(src.c_str(), dst.c_str()) == 0) return Status::Ok();
+  } else {
+    struct stat src_st;
+    if (::stat(src.c_str(), &src_st) != 0) {
+      return Status::Error(src + ": " + std::strerror(errno));
+    }
+    if (dst_st.st_dev == src_st.st_dev && dst_st.st_ino == src_st.st_ino) {
+      return Status::Ok();  // placed by an earlier run
+    }
   }
 
+  // Replace `dst`, or copy where linking is not possible, through a
+  // temporary name and a rename.
   const std::filesystem::path dst_path(dst);
   const std::string tmp =
-      (dst_path.parent_path() /
-       ("." + dst_path.filename().string() + ".tmp" + std::to_string(::getpid())))
+      (dst_path.parent_path() / ("." + dst_path.filename().string() + ".tmp" +
+                                 std::to_string(::getpid())))
           .string();
   ::unlink(tmp.c_str());  // left over from an interrupted run
   if (::link(src.c_str(), tmp.c_str()) != 0) {
@@ -67,12 +74,11 @@ Status PlaceTensorFile(const std::string& src, const std::string& dst) {
     std::error_code ec;
     std::filesystem::copy_file(src, tmp, ec);
     if (!ec) {
-      std::filesystem::permissions(
-          tmp,
-          std::filesystem::perms::owner_read |
-              std::filesystem::perms::owner_write |
-              std::filesystem::perms::group_read,
-          ec);
+      std::filesystem::permissions(tmp,
+                                   std::filesystem::perms::owner_read |
+                                       std::filesystem::perms::owner_write |
+                                       std::filesystem::perms::group_read,
+                                   ec);
     }
     if (ec) {
       ::unlink(tmp.c_str());

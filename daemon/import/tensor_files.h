@@ -37,9 +37,10 @@ Result<TensorFileSummary> SummarizeTensorFile(const std::string& path,
 Result<bool> SameTensorData(const std::string& a, const std::string& b);
 
 // Makes `dst` hold the bytes of `src`: a hard link where the file system
-// allows one, else a copy (mode 0640). It goes through a hidden temporary
-// name (".<name>.tmp<pid>") beside `dst` and a rename, so `dst` is never
-// seen half written. Nothing is done when `dst` already is `src`.
+// allows one, else a copy (mode 0640). `dst` is never seen half written: a
+// new link appears whole, and a copy or a replacement goes through a
+// hidden temporary name (".<name>.tmp<pid>") beside `dst` and a rename.
+// Nothing is done when `dst` already is `src`.
 // `src` is never modified. The directory of `dst` must exist.
 //
 // Returns an error naming the paths and the system error.

@@ -67,7 +67,7 @@ bool IsCellPrefix(std::string_view cell);
 // A parsed TensorDump file name.
 struct TensorFileName {
   TensorSlot slot;
-  std::string dtype;  // as written in the name: "float32", "bfloat16"
+  std::string dtype;     // as written in the name: "float32", "bfloat16"
   bool in_mode = false;  // the `_in_` form
   uint64_t id = 0;
 };

@@ -48,7 +48,8 @@ class TestProducer {
  public:
   explicit TestProducer(const v1::Register& reg) {
     static std::atomic<uint64_t> next_id{1000};
-    auto created = daemon::Producer::Create(next_id++, ::getuid(), reg);
+    auto created =
+        daemon::Producer::Create(next_id++, ::getuid(), ::getpid(), reg);
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) producer_ = std::move(created).value();
   }

@@ -8,8 +8,8 @@
 namespace tprobe::import {
 namespace {
 
-using ::testing::ElementsAre;
 using testing::DataNames;
+using ::testing::ElementsAre;
 using testing::Rec;
 
 TEST(CallOrderTest, SortsByIdNumericallyAndStably) {
@@ -22,8 +22,8 @@ TEST(CallOrderTest, SortsByIdNumericallyAndStably) {
   SortByExecution(records);
   std::vector<std::string> cells;
   for (const TensorRecord& r : records) cells.push_back(r.slot.cell);
-  EXPECT_THAT(cells, ElementsAre("Cell.m.B", "Cell.m.D", "Cell.m.A",
-                                 "Cell.m.C"));
+  EXPECT_THAT(cells,
+              ElementsAre("Cell.m.B", "Cell.m.D", "Cell.m.A", "Cell.m.C"));
 }
 
 TEST(CallOrderTest, NumbersEachCellsCallsInExecutionOrder) {

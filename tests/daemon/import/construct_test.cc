@@ -50,15 +50,15 @@ TEST(ConstructTest, NestsCellsByNameAndDirection) {
           Rec("Cell.model.Net", "backward", "output", 0, 10),
           Rec("Cell.other.Head", "forward", "output", 0, 11),
       }),
-      ElementsAre(
-          Pair("Cell.model.Net.forward.0", "null"),
-          Pair("Cell.model.layers.0.Block.forward.0", "Cell.model.Net.forward.0"),
-          Pair("Cell.model.layers.0.attn.Attention.forward.0",
-               "Cell.model.layers.0.Block.forward.0"),
-          Pair("Cell.model.Net.backward.0", "null"),
-          Pair("Cell.model.layers.0.Block.backward.0",
-               "Cell.model.Net.backward.0"),
-          Pair("Cell.other.Head.forward.0", "null")));
+      ElementsAre(Pair("Cell.model.Net.forward.0", "null"),
+                  Pair("Cell.model.layers.0.Block.forward.0",
+                       "Cell.model.Net.forward.0"),
+                  Pair("Cell.model.layers.0.attn.Attention.forward.0",
+                       "Cell.model.layers.0.Block.forward.0"),
+                  Pair("Cell.model.Net.backward.0", "null"),
+                  Pair("Cell.model.layers.0.Block.backward.0",
+                       "Cell.model.Net.backward.0"),
+                  Pair("Cell.other.Head.forward.0", "null")));
 }
 
 TEST(ConstructTest, OrdersByLastInputElseFirstOutput) {
@@ -85,22 +85,22 @@ TEST(ConstructTest, AChildBelongsToTheParentCallThatEnclosesIt) {
           Rec("Cell.net.act.ReLU", "forward", "input", 0, 5),
           Rec("Cell.net.Net", "forward", "output", 0, 6),
       }),
-      ElementsAre(Pair("Cell.net.Net.forward.0", "null"),
-                  Pair("Cell.net.act.ReLU.forward.0", "Cell.net.Net.forward.0"),
-                  Pair("Cell.net.Net.forward.1", "null"),
-                  Pair("Cell.net.act.ReLU.forward.1",
-                       "Cell.net.Net.forward.1")));
+      ElementsAre(
+          Pair("Cell.net.Net.forward.0", "null"),
+          Pair("Cell.net.act.ReLU.forward.0", "Cell.net.Net.forward.0"),
+          Pair("Cell.net.Net.forward.1", "null"),
+          Pair("Cell.net.act.ReLU.forward.1", "Cell.net.Net.forward.1")));
 }
 
 TEST(ConstructTest, FallsBackToTheFirstParentCallWhenNonePrecedes) {
   // The parent has only an output, dumped after the child.
-  EXPECT_THAT(Tree({
-                  Rec("Cell.net.act.ReLU", "forward", "input", 0, 1),
-                  Rec("Cell.net.Net", "forward", "output", 0, 2),
-              }),
-              ElementsAre(Pair("Cell.net.act.ReLU.forward.0",
-                               "Cell.net.Net.forward.0"),
-                          Pair("Cell.net.Net.forward.0", "null")));
+  EXPECT_THAT(
+      Tree({
+          Rec("Cell.net.act.ReLU", "forward", "input", 0, 1),
+          Rec("Cell.net.Net", "forward", "output", 0, 2),
+      }),
+      ElementsAre(Pair("Cell.net.act.ReLU.forward.0", "Cell.net.Net.forward.0"),
+                  Pair("Cell.net.Net.forward.0", "null")));
 }
 
 }  // namespace

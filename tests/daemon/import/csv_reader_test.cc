@@ -19,9 +19,9 @@ TEST(CsvReaderTest, SplitsRowsAndFields) {
 }
 
 TEST(CsvReaderTest, QuotedFieldsHoldCommasQuotesAndLineBreaks) {
-  Result<std::vector<CsvRow>> rows =
-      ParseCsv("\xEF\xBB\xBFShape,Name\n\"(1,4096)\",\"say \"\"hi\"\"\"\n"
-               "\"two\nlines\",\"\"\nlast,row");
+  Result<std::vector<CsvRow>> rows = ParseCsv(
+      "\xEF\xBB\xBFShape,Name\n\"(1,4096)\",\"say \"\"hi\"\"\"\n"
+      "\"two\nlines\",\"\"\nlast,row");
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 4u);
   EXPECT_THAT((*rows)[0].fields, ElementsAre("Shape", "Name"));

@@ -31,7 +31,8 @@ inline TensorRecord Rec(const std::string& cell, const std::string& direction,
 inline std::vector<std::string> DataNames(
     const std::vector<TensorRecord>& records) {
   std::vector<std::string> names;
-  for (const TensorRecord& r : records) names.push_back(DataName(r.slot, r.call));
+  for (const TensorRecord& r : records)
+    names.push_back(DataName(r.slot, r.call));
   return names;
 }
 

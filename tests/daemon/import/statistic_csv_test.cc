@@ -1,13 +1,12 @@
 #include "daemon/import/statistic_csv.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <fstream>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace tprobe::import {
 namespace {
@@ -110,8 +109,9 @@ TEST_F(StatisticCsvTest, RejectsAnOpNameWithoutACellName) {
   Result<StatisticFile> file = ReadStatisticCsv(path);
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.status().message(),
-            path + ":2: Op Name \"Default/Add-op1\" does not contain "
-                   "dump_tensor_data_ followed by a cell name");
+            path +
+                ":2: Op Name \"Default/Add-op1\" does not contain "
+                "dump_tensor_data_ followed by a cell name");
 }
 
 TEST_F(StatisticCsvTest, RejectsABadTimestampAndExtraFields) {

@@ -1,12 +1,11 @@
 #include "daemon/import/statistics_task.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace tprobe::import {
 namespace {
@@ -37,18 +36,18 @@ TEST_F(StatisticsTaskTest, MergesGraphsByTimestampAndUnitesColumns) {
   // Graph 0 has an L2Norm column and graph 1 does not; their rows
   // interleave in time, and the timestamps differ by less than a double
   // can tell apart at this size.
-  const std::string graph0 = Write(
-      "g0.csv",
-      "Op Name,Data Type,Shape,Timestamp,Slot,Max Value,L2Norm Value\n"
-      "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
-      "1700000000000000003,1,1,1,\n"
-      "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
-      "1700000000000000001,1,3,3,\n");
-  const std::string graph1 = Write(
-      "g1.csv",
-      "Op Name,Data Type,Shape,Timestamp,Slot,Max Value\n"
-      "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
-      "1700000000000000002,1,2,\n");
+  const std::string graph0 =
+      Write("g0.csv",
+            "Op Name,Data Type,Shape,Timestamp,Slot,Max Value,L2Norm Value\n"
+            "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
+            "1700000000000000003,1,1,1,\n"
+            "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
+            "1700000000000000001,1,3,3,\n");
+  const std::string graph1 =
+      Write("g1.csv",
+            "Op Name,Data Type,Shape,Timestamp,Slot,Max Value\n"
+            "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\","
+            "1700000000000000002,1,2,\n");
   StatisticsStepSource source{4, 1, {graph0, graph1}};
   Reporter quiet(nullptr, false);
   Result<std::vector<StepRecords>> steps =
@@ -65,20 +64,22 @@ TEST_F(StatisticsTaskTest, MergesGraphsByTimestampAndUnitesColumns) {
     origins.push_back(r.origin);
   }
   auto tensor = [](const char* max, const char* norm) {
-    return std::string("{\n \"type\": \"mindspore.Tensor\",\n \"dtype\": "
-                       "\"Float32\",\n \"shape\": [\n  1\n ],\n \"Max\": ") +
+    return std::string(
+               "{\n \"type\": \"mindspore.Tensor\",\n \"dtype\": "
+               "\"Float32\",\n \"shape\": [\n  1\n ],\n \"Max\": ") +
            max + ",\n \"Norm\": " + norm + "\n}";
   };
   EXPECT_THAT(tensors, ElementsAre(tensor("3.0", "3.0"), tensor("2.0", "null"),
                                    tensor("1.0", "1.0")));
-  EXPECT_THAT(origins, ElementsAre(graph0 + ":3", graph1 + ":2", graph0 + ":2"));
+  EXPECT_THAT(origins,
+              ElementsAre(graph0 + ":3", graph1 + ":2", graph0 + ":2"));
 }
 
 TEST_F(StatisticsTaskTest, ReportsTheFirstBadFile) {
-  const std::string good = Write(
-      "good.csv",
-      "Op Name,Data Type,Shape,Timestamp,Slot\n"
-      "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\",1,1\n");
+  const std::string good =
+      Write("good.csv",
+            "Op Name,Data Type,Shape,Timestamp,Slot\n"
+            "dump_tensor_data_Cell-m-A-forward-input-0,float32,\"(1)\",1,1\n");
   const std::string bad = Write("bad.csv", "Op Name,Shape\n");
   Reporter quiet(nullptr, false);
   Result<std::vector<StepRecords>> steps = LoadStatisticsSteps(

@@ -84,7 +84,8 @@ TEST(TensorNameTest, RecognisesImportedNames) {
   EXPECT_TRUE(IsImportedFileName("Cell.model.Net.forward.0.input.0.npy"));
   EXPECT_TRUE(
       IsImportedFileName("Cell.model.layers.1.Block.backward.12.output.3.npy"));
-  EXPECT_FALSE(IsImportedFileName("Cell.model.Net.forward.input.0_float32_1.npy"));
+  EXPECT_FALSE(
+      IsImportedFileName("Cell.model.Net.forward.input.0_float32_1.npy"));
   EXPECT_FALSE(IsImportedFileName("Cell.model.Net.forward.0.input.0.pt"));
   EXPECT_FALSE(IsImportedFileName("Cell.Net.forward.0.input.0.npy"));
 }

@@ -204,7 +204,8 @@ class ModuleHooks:
         call = _Call(module, name, f"{prefix}backward.{index}", selected)
         calls.append(call)
         session.call_begin(name, "module", "forward")
-        if not (selected and self._wants_backward(module, call)):
+        if not (selected and session.connected
+                and self._wants_backward(module)):
             return None
         slots, tensors, arg_slots = [], [], 0
         for i, arg in enumerate(args):
@@ -228,7 +229,7 @@ class ModuleHooks:
             new_args[i] = alias
         return tuple(new_args)
 
-    def _wants_backward(self, module: torch.nn.Module, call: _Call) -> bool:
+    def _wants_backward(self, module: torch.nn.Module) -> bool:
         return (self.rt.selection.backward and torch.is_grad_enabled()
                 and not getattr(module, "inplace", False))
 
@@ -237,7 +238,7 @@ class ModuleHooks:
         rt = self.rt
         session = rt.session
         selection = rt.selection
-        if call.selected and selection.forward:
+        if call.selected and selection.forward and session.connected:
             outputs = output if isinstance(output, (list, tuple)) else [output]
             parameters = {k: v for k, v in module._parameters.items()
                           if v is not None}

@@ -1,0 +1,72 @@
+#include "daemon/producer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe::daemon {
+namespace {
+
+using testing::ConfigJson;
+using testing::MakeRegister;
+using testing::TempDir;
+
+TEST(ProducerTest, SegmentIsNamedAfterUidPidAndClientId) {
+  TempDir dir;
+  auto p = Producer::Create(77, ::getuid(), ::getpid(),
+                            MakeRegister(ConfigJson(dir.path()), 3));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const std::string expected = "tprobe." + std::to_string(::getuid()) + "." +
+                               std::to_string(::getpid()) + ".77";
+  EXPECT_EQ((*p)->segment_name(), expected);
+  EXPECT_EQ((*p)->segment().ring_count(), 3u);
+  EXPECT_EQ((*p)->segment().header()->producer_pid, ::getpid());
+  EXPECT_EQ((*p)->Lock()->rings.size(), 3u);
+  shm::Segment::Remove(expected);
+}
+
+TEST(ProducerTest, ABadConfigIsRefusedWithTheParsersMessage) {
+  auto p = Producer::Create(1, ::getuid(), ::getpid(),
+                            MakeRegister(R"({"level": "L7"})"));
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(p.status().message().starts_with("config: "))
+      << p.status().message();
+}
+
+TEST(ProducerTest, ABadRingGeometryIsRefused) {
+  TempDir dir;
+  v1::Register reg = MakeRegister(ConfigJson(dir.path()));
+  reg.set_ring_bytes(100000);
+  auto p = Producer::Create(1, ::getuid(), ::getpid(), reg);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "ring_bytes 100000 must be a power of two from 65536 to "
+            "1073741824");
+  reg.set_ring_bytes(1 << 16);
+  reg.set_ring_count(65);
+  p = Producer::Create(1, ::getuid(), ::getpid(), reg);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "ring_count 65 is out of range: use 1 to 64");
+}
+
+TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
+  TempDir dir;
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto p = Producer::Create(78, ::getuid(), ::getpid(),
+                            MakeRegister(ConfigJson("./dump", "tensor")));
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto state = (*p)->Lock();
+  EXPECT_EQ(state->assembler.options().write_path, dir.path() + "/dump");
+  EXPECT_EQ(state->assembler.options().dump_path, "./dump")
+      << "dump_data_dir keeps the path as configured, as msprobe does";
+  shm::Segment::Remove((*p)->segment_name());
+}
+
+}  // namespace
+}  // namespace tprobe::daemon

@@ -1,0 +1,211 @@
+"""Compares a tprobe dump tree with msprobe's golden tree of the same run.
+
+What must match (tests/data/golden/README.md says why the rest may differ):
+- dump.json: header; entry names in order; each entry's keys in order;
+  every value (typed values exactly; tensors: type, dtype, shape,
+  requires_grad and Max/Min exactly, Mean/Norm within float32 rounding).
+- construct.json: every golden node with the same parent.
+- stack.json: the same groups of entry names.
+Accepted differences: module backward entries and construct nodes that the
+golden tree lacks (msprobe could not write them on PyTorch 1.13), and
+parameters_grad entries are matched by module (msprobe never resets K).
+
+Run as a script to print the differences of two step directories:
+    golden_compare.py GOLDEN_STEP_RANK_DIR TPROBE_STEP_RANK_DIR
+"""
+
+import json
+import math
+import os
+import re
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+_MODULE_BACKWARD = re.compile(r"^Module\..*\.backward\.\d+$")
+_PARAMS_GRAD = re.compile(r"^(Module\..*\.parameters_grad)\.\d+$")
+_TENSOR_EXACT = ("type", "dtype", "shape", "requires_grad", "Max", "Min")
+# Mean and Norm: torch reduces in float32, tprobe in double and rounds once,
+# so the golden values carry torch's accumulation error, which grows with
+# the element count (the [128, 1000] cross-entropy gradient's golden Norm is
+# 1.6e-5 off the exact value; tprobe's is within one ulp of it). Allowed:
+# (64 + 2 sqrt(numel)) float32 ulps of the value, or of the data's scale for
+# a mean that cancels to almost nothing.
+_F32_EPS = 2.0 ** -23
+_ULPS = 64
+
+
+def load(directory: str, name: str) -> Any:
+    with open(os.path.join(directory, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def is_addition(name: str) -> bool:
+    return bool(_MODULE_BACKWARD.match(name))
+
+
+def normalize(name: str) -> str:
+    """The name with the parameters_grad index dropped."""
+    m = _PARAMS_GRAD.match(name)
+    return m.group(1) if m else name
+
+
+def _finite_number(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v))
+
+
+def _close(golden: Any, actual: Any, scale: float, numel: int) -> bool:
+    if golden is None or actual is None:
+        return golden is actual
+    if isinstance(golden, bool) or isinstance(actual, bool):
+        return golden == actual
+    g, a = float(golden), float(actual)
+    if math.isnan(g) or math.isnan(a):
+        return math.isnan(g) and math.isnan(a)
+    if math.isinf(g) or math.isinf(a):
+        return g == a
+    ulps = _ULPS + 2.0 * math.sqrt(numel)
+    return abs(g - a) <= ulps * _F32_EPS * max(abs(g), scale)
+
+
+def compare_value(golden: Any, actual: Any, path: str, out: List[str]) -> None:
+    if isinstance(golden, dict) and golden.get("type") == "torch.Tensor":
+        if not isinstance(actual, dict):
+            out.append(f"{path}: tensor expected, got {actual!r}")
+            return
+        if list(actual) != list(golden):
+            out.append(f"{path}: tensor keys {list(actual)} != {list(golden)}")
+        for key in _TENSOR_EXACT:
+            if actual.get(key) != golden.get(key):
+                out.append(f"{path}.{key}: {actual.get(key)!r} != "
+                           f"golden {golden.get(key)!r}")
+        numel = math.prod(golden.get("shape") or [1])
+        scale = max([abs(v) for v in (golden.get("Max"), golden.get("Min"))
+                     if _finite_number(v)] or [0.0])
+        for key in ("Mean", "Norm"):
+            if not _close(golden.get(key), actual.get(key),
+                          scale if key == "Mean" else 0.0, numel):
+                out.append(f"{path}.{key}: {actual.get(key)!r} not within "
+                           f"float32 rounding of golden {golden.get(key)!r}")
+        return
+    if isinstance(golden, dict):
+        if not isinstance(actual, dict) or list(actual) != list(golden):
+            out.append(f"{path}: keys {list(actual) if isinstance(actual, dict) else actual!r}"
+                       f" != golden {list(golden)}")
+            return
+        for key in golden:
+            compare_value(golden[key], actual[key], f"{path}.{key}", out)
+        return
+    if isinstance(golden, list):
+        if not isinstance(actual, list) or len(actual) != len(golden):
+            out.append(f"{path}: {actual!r} != golden list of {len(golden)}")
+            return
+        for i, (g, a) in enumerate(zip(golden, actual)):
+            compare_value(g, a, f"{path}[{i}]", out)
+        return
+    if isinstance(golden, float) and isinstance(actual, float):
+        if not (golden == actual or (math.isnan(golden) and math.isnan(actual))):
+            out.append(f"{path}: {actual!r} != golden {golden!r}")
+        return
+    if type(golden) is not type(actual) or golden != actual:
+        out.append(f"{path}: {actual!r} != golden {golden!r}")
+
+
+def _names(data: Dict[str, Any]) -> List[str]:
+    return [normalize(n) for n in data if not is_addition(n)]
+
+
+def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
+    out: List[str] = []
+    for key in ("task", "level", "framework", "dump_data_dir"):
+        if golden.get(key) != actual.get(key):
+            out.append(f"dump.json {key}: {actual.get(key)!r} != golden "
+                       f"{golden.get(key)!r}")
+    if list(actual) != list(golden):
+        out.append(f"dump.json keys {list(actual)} != {list(golden)}")
+    g_data, a_data = golden["data"], actual["data"]
+    g_names, a_names = _names(g_data), _names(a_data)
+    if g_names != a_names:
+        for i, (g, a) in enumerate(zip(g_names, a_names)):
+            if g != a:
+                out.append(f"entry #{i}: {a} != golden {g} "
+                           f"(first difference of the entry order)")
+                break
+        else:
+            out.append(f"entry count {len(a_names)} != golden {len(g_names)}")
+        extra = sorted(set(a_names) - set(g_names))
+        missing = sorted(set(g_names) - set(a_names))
+        if extra:
+            out.append(f"entries not in golden: {extra[:10]}")
+        if missing:
+            out.append(f"golden entries missing: {missing[:10]}")
+    by_norm = {normalize(n): v for n, v in a_data.items()}
+    for name, entry in g_data.items():
+        mine = by_norm.get(normalize(name))
+        if mine is not None:
+            compare_value(entry, mine, name, out)
+    return out
+
+
+def compare_construct(golden: Dict[str, Any], actual: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+    """Returns (errors, notes): errors for wrong or missing parents, notes
+    for a different key order of the golden nodes."""
+    out: List[str] = []
+    for node, parent in golden.items():
+        if node not in actual:
+            out.append(f"construct.json: {node} missing")
+        elif actual[node] != parent:
+            out.append(f"construct.json: {node} -> {actual[node]!r}, golden "
+                       f"-> {parent!r}")
+    for node in actual:
+        if node not in golden and not is_addition(node):
+            out.append(f"construct.json: extra node {node}")
+    notes = []
+    order = [n for n in actual if n in golden]
+    if order != list(golden):
+        first = next(i for i, (a, g) in enumerate(zip(order, golden)) if a != g)
+        notes.append(f"construct.json key order differs from golden at #{first}:"
+                     f" {order[first]} where golden has {list(golden)[first]}")
+    return out, notes
+
+
+def stack_groups(stack: Dict[str, Any], keep: Optional[set] = None) -> List[frozenset]:
+    groups = []
+    for _, (names, _lines) in stack.items():
+        names = frozenset(normalize(n) for n in names
+                          if keep is None or normalize(n) in keep)
+        if names:
+            groups.append(names)
+    return groups
+
+
+def compare_stack(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
+    g_groups = stack_groups(golden)
+    keep = set().union(*g_groups) if g_groups else set()
+    a_groups = stack_groups(actual, keep)
+    if sorted(map(sorted, g_groups)) != sorted(map(sorted, a_groups)):
+        missing = [sorted(g) for g in g_groups if g not in a_groups]
+        return [f"stack.json groups differ; golden groups not found: "
+                f"{missing[:3]}"]
+    return []
+
+
+def compare_tree(golden_dir: str, actual_dir: str) -> Tuple[List[str], List[str]]:
+    errors = compare_dump(load(golden_dir, "dump.json"),
+                          load(actual_dir, "dump.json"))
+    construct_errors, notes = compare_construct(
+        load(golden_dir, "construct.json"), load(actual_dir, "construct.json"))
+    errors += construct_errors
+    errors += compare_stack(load(golden_dir, "stack.json"),
+                            load(actual_dir, "stack.json"))
+    return errors, notes
+
+
+if __name__ == "__main__":
+    errs, notes_ = compare_tree(sys.argv[1], sys.argv[2])
+    for line in errs:
+        print("ERROR", line)
+    for line in notes_:
+        print("NOTE", line)
+    print(f"{len(errs)} differences")
+    sys.exit(1 if errs else 0)

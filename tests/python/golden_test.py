@@ -1,0 +1,102 @@
+"""examples/train_tiny_gpt.py --tool tprobe against msprobe 8.3.3's golden
+trees (tests/data/golden/), at L0, L1 and mix, through a real tprobed.
+
+golden_compare.py states what must match and which differences are accepted
+(module backward entries as additions, parameters_grad index reset).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden_compare  # noqa: E402
+from tprobed_fixture import ROOT, Tprobed, tprobed_binary  # noqa: E402
+
+SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
+GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
+
+
+def run_tiny_gpt(level: str, tmp: str) -> str:
+    """Runs the golden script with tprobe for 2 steps; returns the dump
+    path once tprobed has written everything."""
+    out = os.path.join(tmp, "dump")
+    with Tprobed(tprobed_binary(), tmp) as daemon:
+        subprocess.run(
+            [sys.executable, SCRIPT, "--tool", "tprobe", "--config",
+             os.path.join(GOLDEN, level, "config.json"), "--dump-path", out,
+             "--steps", "2"],
+            env=daemon.env(), check=True, timeout=600,
+            stdout=subprocess.DEVNULL)
+        if daemon.stop() != 0:
+            raise AssertionError("tprobed failed: " + daemon.log())
+    return out
+
+
+class GoldenTest(unittest.TestCase):
+    trees = {}
+
+    @classmethod
+    def tree(cls, level: str) -> str:
+        if level not in cls.trees:
+            tmp = tempfile.mkdtemp(prefix="tp-golden-")
+            cls.trees[level] = run_tiny_gpt(level, tmp)
+        return cls.trees[level]
+
+    def check_level(self, level: str) -> None:
+        out = self.tree(level)
+        for step in (0, 1):
+            with self.subTest(step=step):
+                mine = os.path.join(out, f"step{step}", "rank")
+                golden = os.path.join(GOLDEN, level, f"step{step}", "rank")
+                errors, _ = golden_compare.compare_tree(golden, mine)
+                self.assertEqual(errors, [], f"{level} step{step}")
+                with open(os.path.join(mine, "tprobe.json")) as f:
+                    self.assertTrue(json.load(f)["complete"])
+                data = golden_compare.load(mine, "dump.json")["data"]
+                additions = [n for n in data if golden_compare.is_addition(n)]
+                if level == "L1":
+                    self.assertEqual(additions, [])
+                    self.assertEqual(golden_compare.load(mine, "construct.json"), {})
+                else:
+                    # One backward entry per module call (18 calls per step).
+                    self.assertEqual(len(additions), 18, additions)
+                    self.assertIn("Module.blocks.0.Block.backward.0", additions)
+
+    def test_l0(self) -> None:
+        self.check_level("L0")
+
+    def test_l1(self) -> None:
+        self.check_level("L1")
+
+    def test_mix(self) -> None:
+        self.check_level("mix")
+
+    def test_l0_construct_key_order(self) -> None:
+        for step in (0, 1):
+            _, notes = golden_compare.compare_construct(
+                golden_compare.load(os.path.join(GOLDEN, "L0", f"step{step}", "rank"),
+                                    "construct.json"),
+                golden_compare.load(os.path.join(self.tree("L0"), f"step{step}", "rank"),
+                                    "construct.json"))
+            self.assertEqual(notes, [])
+
+    @unittest.expectedFailure
+    def test_mix_construct_key_order(self) -> None:
+        """Known gap, in tprobed: msprobe inserts a module's construct node
+        only at the next API node (after it) or module data, not when the
+        module is entered. Remove expectedFailure once tprobed does that."""
+        for step in (0, 1):
+            _, notes = golden_compare.compare_construct(
+                golden_compare.load(os.path.join(GOLDEN, "mix", f"step{step}", "rank"),
+                                    "construct.json"),
+                golden_compare.load(os.path.join(self.tree("mix"), f"step{step}", "rank"),
+                                    "construct.json"))
+            self.assertEqual(notes, [])
+
+
+if __name__ == "__main__":
+    unittest.main()

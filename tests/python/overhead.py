@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Step-time overhead of examples/train_tiny_gpt.py: tool none vs tprobe at
+L0, L1 and mix (task statistics), measured in one invocation.
+
+    PYTHONPATH=build/python /usr/bin/python3 tests/python/overhead.py \
+        --tprobed build/bin/tprobed [--steps 30] [--rounds 3]
+
+Each configuration runs as its own process; a step's time is the gap between
+two consecutive "step N loss" prints (forward, backward, optimizer step and
+the debugger's stop/step), as wall time and as the trainer's CPU time. The
+first steps are warm-up. The rounds are interleaved so that a noisy machine
+hurts every configuration alike; medians over all measured steps are
+reported, with the daemon's CPU time per step beside them.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tprobed_fixture  # noqa: E402
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_SCRIPT = os.path.join(_ROOT, "examples", "train_tiny_gpt.py")
+_CONFIGS = os.path.join(_ROOT, "tests", "data", "golden")
+_WARMUP = 3
+
+
+# Runs the script with print() patched to note wall and CPU time at each
+# "step N" line, then prints the notes as one JSON line.
+_RUNNER = """
+import builtins, json, runpy, sys, time
+notes, real_print = [], builtins.print
+def noting_print(*args, **kwargs):
+    if args and str(args[0]).startswith("step "):
+        notes.append((time.perf_counter(), time.process_time()))
+    real_print(*args, **kwargs)
+builtins.print = noting_print
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+finally:
+    real_print("NOTES " + json.dumps(notes), flush=True)
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def step_times(cmd, env, daemon_pid):
+    daemon_before = _cpu_seconds(daemon_pid)
+    out = subprocess.run([sys.executable, "-c", _RUNNER] + cmd, env=env,
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    daemon_cpu = _cpu_seconds(daemon_pid) - daemon_before
+    notes = json.loads(out.rsplit("NOTES ", 1)[1])
+    wall = [b[0] - a[0] for a, b in zip(notes, notes[1:])][_WARMUP:]
+    cpu = [b[1] - a[1] for a, b in zip(notes, notes[1:])][_WARMUP:]
+    return wall, cpu, daemon_cpu / max(1, len(notes))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tprobed", required=True)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    tools = ("none", "L0", "L1", "mix")
+    wall = {t: [] for t in tools}
+    cpu = {t: [] for t in tools}
+    daemon = {t: [] for t in tools}
+    with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
+        with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
+            env = tprobed.env()
+            for _ in range(args.rounds):
+                for tool in tools:
+                    cmd = [_SCRIPT, "--steps", str(args.steps)]
+                    if tool != "none":
+                        cmd += ["--tool", "tprobe", "--config",
+                                os.path.join(_CONFIGS, tool, "config.json"),
+                                "--dump-path", os.path.join(tmp, "dump", tool)]
+                    w, c, d = step_times(cmd, env, tprobed.proc.pid)
+                    wall[tool] += w
+                    cpu[tool] += c
+                    daemon[tool].append(d)
+    wall_base = statistics.median(wall["none"])
+    cpu_base = statistics.median(cpu["none"])
+    print(f"{'tool':5s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+          f"{'daemon cpu ms':>14s}")
+    for tool in tools:
+        w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
+        d = statistics.median(daemon[tool]) * 1e3
+        print(f"{tool:5s} {w * 1e3:9.2f} {w / wall_base:6.2f} {c * 1e3:9.2f} "
+              f"{c / cpu_base:6.2f} {d:14.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
