@@ -129,7 +129,8 @@ def main() -> int:
         return 1
     dump_dir = os.path.abspath(session.dump_path)
     rank_dir = "rank" if session.rank < 0 else f"rank{session.rank}"
-    print(f"dump tree (level {session.level}, task {session.task}): {dump_dir}")
+    print(f"dump tree (level {session.level}, task {session.task}): "
+          f"{dump_dir}")
     summarize(dump_dir, rank_dir)
     return 0
 

@@ -15,9 +15,12 @@
 // thread (each thread has its own ring), and never reused on a thread, so
 // tensors of an abandoned entry cannot be mistaken for a later entry's.
 
+#include <dlfcn.h>
 #include <pybind11/pybind11.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -56,7 +59,7 @@ struct TorchTypes {
   PyObject* np_generic = nullptr;     // numpy.generic, if numpy imports
   // torch.dtype object -> ring dtype; nullopt for dtypes the ring lacks.
   std::unordered_map<PyObject*, std::optional<DType>> dtypes;
-  // Called for values of any other type (see Session.set_fallback).
+  // Called for values of any other type (see tprobe._C.set_fallback).
   PyObject* fallback = nullptr;
   bool ready = false;
 };
@@ -81,9 +84,9 @@ Names& N() {
   return *names;
 }
 
-bool InitTypes() {
+void InitTypes() {
   TorchTypes& t = Types();
-  if (t.ready) return true;
+  if (t.ready) return;
   py::module_ torch = py::module_::import("torch");
   auto keep = [](py::object o) { return o.release().ptr(); };
   t.tensor = keep(torch.attr("Tensor"));
@@ -97,7 +100,6 @@ bool InitTypes() {
     t.np_generic = nullptr;
   }
   t.ready = true;
-  return true;
 }
 
 bool IsInstance(PyObject* obj, PyObject* type) {
@@ -406,22 +408,37 @@ void SafeEncode(client::Core& core, py::handle obj, v1::Value* out) {
   try {
     InitTypes();
     Encoder(core).Encode(obj, out, 0);
-  } catch (py::error_already_set&) {
-    out->Clear();
-    out->set_null(true);
   } catch (...) {
     out->Clear();
     out->set_null(true);
   }
 }
 
-record::CallKind ParseKind(std::string_view kind) {
-  return kind == "module" ? record::CallKind::kModule : record::CallKind::kApi;
+// The UTF-8 text of a str (no copy: CPython caches it), or false for any
+// other object.
+bool Text(py::handle obj, std::string_view* out) {
+  if (!PyUnicode_Check(obj.ptr())) return false;
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = std::string_view(data, static_cast<size_t>(size));
+  return true;
 }
 
-record::Direction ParseDirection(std::string_view direction) {
-  return direction == "backward" ? record::Direction::kBackward
-                                 : record::Direction::kForward;
+record::CallKind ParseKind(py::handle kind) {
+  std::string_view text;
+  return Text(kind, &text) && text == "module" ? record::CallKind::kModule
+                                               : record::CallKind::kApi;
+}
+
+record::Direction ParseDirection(py::handle direction) {
+  std::string_view text;
+  return Text(direction, &text) && text == "backward"
+             ? record::Direction::kBackward
+             : record::Direction::kForward;
 }
 
 std::string JoinLines(py::handle stack) {
@@ -443,6 +460,24 @@ bool IsFinalizing() {
 #endif
 }
 
+// tprobed beside this module when nothing names one: bin/tprobed inside the
+// package (a wheel), or the build tree's bin/tprobed (python/tprobe/../../bin).
+std::string DaemonBesideModule() {
+  if (const char* env = std::getenv("TPROBED"); env && *env) return env;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&DaemonBesideModule), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return std::string();
+  }
+  std::string dir = info.dli_fname;
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  for (const char* rel : {"bin/tprobed", "../../bin/tprobed"}) {
+    const std::string candidate = dir + rel;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::string();
+}
+
 // The Python-facing session.
 class PySession {
  public:
@@ -455,7 +490,9 @@ class PySession {
     options.socket_path = socket_path;
     options.rank = rank;
     options.autostart_daemon = autostart_daemon;
-    options.daemon_path = daemon_path;
+    options.daemon_path =
+        daemon_path.empty() && autostart_daemon ? DaemonBesideModule()
+                                                : daemon_path;
     options.connect_timeout_ms = connect_timeout_ms;
     Result<std::unique_ptr<client::Session>> created =
         Status::Error("not created");
@@ -502,11 +539,16 @@ class PySession {
   std::string dump_path() const {
     return session_ ? session_->config().dump_path : std::string();
   }
-  py::list scope() const { return ToList(session_->config().scope); }
-  py::list name_list() const { return ToList(session_->config().list); }
+  py::list scope() const {
+    return ToList(session_ ? session_->config().scope : config::Config().scope);
+  }
+  py::list name_list() const {
+    return ToList(session_ ? session_->config().list : config::Config().list);
+  }
   py::dict data_mode() const {
     py::dict d;
-    const config::DataMode& m = session_->config().data_mode;
+    const config::DataMode m =
+        session_ ? session_->config().data_mode : config::DataMode();
     d["forward"] = m.forward;
     d["backward"] = m.backward;
     d["input"] = m.input;
@@ -544,21 +586,25 @@ class PySession {
     }
   }
 
-  int64_t NextIndex(const std::string& prefix) {
+  int64_t NextIndex(py::handle prefix) {
     try {
-      return session_ ? session_->NextIndex(prefix) : 0;
+      std::string_view text;
+      if (!session_ || !Text(prefix, &text)) return 0;
+      return session_->NextIndex(std::string(text));
     } catch (...) {
       return 0;
     }
   }
 
-  bool Call(bool begin, const std::string& name, const std::string& kind,
-            const std::string& direction, int64_t step) {
+  bool Call(bool begin, py::handle name, py::handle kind,
+            py::handle direction, int64_t step) {
     try {
       if (!session_) return false;
       client::Core& core = session_->core();
       if (!core.attached()) return core.WriteCall(begin, 0, 0, {}, {});
-      const uint32_t name_id = core.Intern(record::InternKind::kName, name);
+      std::string_view text;
+      if (!Text(name, &text)) return false;
+      const uint32_t name_id = core.Intern(record::InternKind::kName, text);
       return core.WriteCall(begin, StepOr(step), name_id, ParseKind(kind),
                             ParseDirection(direction));
     } catch (...) {
@@ -576,14 +622,15 @@ class PySession {
     return e;
   }
 
-  bool RecordEntry(const std::string& name, py::handle stack, py::handle body,
+  bool RecordEntry(py::handle name, py::handle stack, py::handle body,
                    int64_t step) {
     try {
       if (!session_) return false;
       client::Core& core = session_->core();
       v1::Entry entry;
       if (!core.attached()) return core.WriteEntry(0, 0, 0, entry);
-      if (!PyDict_Check(body.ptr())) return false;
+      std::string_view text;
+      if (!Text(name, &text) || !PyDict_Check(body.ptr())) return false;
       v1::Dict* dict = entry.mutable_body();
       for (auto [k, v] : py::reinterpret_borrow<py::dict>(body)) {
         v1::Value* slot = Add(dict, py::str(k).cast<std::string>());
@@ -595,7 +642,7 @@ class PySession {
           SafeEncode(core, v, slot);
         }
       }
-      const uint32_t name_id = core.Intern(record::InternKind::kName, name);
+      const uint32_t name_id = core.Intern(record::InternKind::kName, text);
       uint32_t stack_id = 0;
       if (!stack.is_none()) {
         stack_id = core.Intern(record::InternKind::kStack, JoinLines(stack));
@@ -687,16 +734,16 @@ PYBIND11_MODULE(_C, m) {
       .def("next_index", &PySession::NextIndex, py::arg("prefix"))
       .def(
           "call_begin",
-          [](PySession& s, const std::string& name, const std::string& kind,
-             const std::string& direction, int64_t step) {
+          [](PySession& s, py::handle name, py::handle kind,
+             py::handle direction, int64_t step) {
             return s.Call(true, name, kind, direction, step);
           },
           py::arg("name"), py::arg("kind") = "module",
           py::arg("direction") = "forward", py::arg("step") = -1)
       .def(
           "call_end",
-          [](PySession& s, const std::string& name, const std::string& kind,
-             const std::string& direction, int64_t step) {
+          [](PySession& s, py::handle name, py::handle kind,
+             py::handle direction, int64_t step) {
             return s.Call(false, name, kind, direction, step);
           },
           py::arg("name"), py::arg("kind") = "module",

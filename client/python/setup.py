@@ -33,13 +33,14 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "--build", build_dir, "--target",
                                "tprobe_python", "tprobed", "--parallel",
                                str(os.cpu_count() or 1)])
-        target = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
-        built = glob.glob(os.path.join(build_dir, "python", "tprobe", "_C*.so"))
+        ext_path = os.path.abspath(self.get_ext_fullpath(ext.name))
+        target = os.path.dirname(ext_path)
+        built = glob.glob(os.path.join(build_dir, "python", "tprobe",
+                                       "_C*.so"))
         if not built:
             raise RuntimeError(f"no tprobe/_C*.so under {build_dir}/python")
         os.makedirs(os.path.join(target, "bin"), exist_ok=True)
-        shutil.copy2(built[0], os.path.join(
-            target, os.path.basename(self.get_ext_fullpath(ext.name))))
+        shutil.copy2(built[0], ext_path)
         shutil.copy2(os.path.join(build_dir, "bin", "tprobed"),
                      os.path.join(target, "bin", "tprobed"))
 

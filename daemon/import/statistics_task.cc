@@ -1,6 +1,9 @@
 #include "daemon/import/statistics_task.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
 
 #include "daemon/import/parallel.h"
 #include "daemon/import/statistic_csv.h"

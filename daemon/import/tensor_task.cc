@@ -1,5 +1,8 @@
 #include "daemon/import/tensor_task.h"
 
+#include <string>
+#include <utility>
+
 #include "daemon/import/parallel.h"
 #include "daemon/import/tensor_files.h"
 #include "daemon/import/tensor_name.h"

@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "common/control/socket_path.h"
+#include "common/dump/json_writer.h"
 #include "common/shm/segment.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
@@ -331,6 +333,73 @@ TEST_F(DaemonProcessTest,
                               std::to_string(child) + ".1";
   EXPECT_TRUE(WaitFor([&] { return !shm::Segment::Open(segment).ok(); },
                       std::chrono::seconds(5)));
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(
+      MakeRegister(ConfigJson(dir_.path() + "/dump"), /*ring_count=*/2),
+      &error);
+  ASSERT_NE(segment, nullptr) << error;
+
+  // Two producing threads, one ring each, as the client's hook threads.
+  constexpr uint32_t kPerRing = 1500;
+  std::atomic<uint64_t> seq{1};
+  auto produce = [&](uint32_t ring) {
+    testing::RecordWriter w(segment->ring_header(ring),
+                            segment->ring_data(ring));
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    // The ring is small: retry a full ring until the daemon drains it.
+    auto retry = [&](auto write) {
+      while (!write()) {
+        if (Clock::now() > deadline) return false;
+        std::this_thread::yield();
+      }
+      return true;
+    };
+    for (uint32_t i = 0; i < kPerRing; ++i) {
+      const uint32_t id = ring * kPerRing + i + 1;
+      const std::string name = "Tensor.add." + std::to_string(id) + ".forward";
+      const std::vector<float> values(300, static_cast<float>(i));
+      const bool ok =
+          retry(
+              [&] { return w.Intern(id, record::InternKind::kName, name); }) &&
+          retry([&] { return w.Float32Tensor(id, {300}, values); }) &&
+          retry([&] {
+            return w.Entry(seq.fetch_add(1), 0, id, 0,
+                           MakeEntry({{"output", List({Ref(id)})}}));
+          });
+      if (!ok) return;
+    }
+  };
+  std::thread t0(produce, 0);
+  std::thread t1(produce, 1);
+  v1::Response resp;
+  for (int i = 0; i < 20; ++i) {
+    v1::Request req;
+    if (i % 2 == 0) {
+      req.mutable_flush();
+    } else {
+      req.mutable_status();
+    }
+    ASSERT_TRUE(client.Call(req, &resp));
+    EXPECT_TRUE(resp.ok()) << resp.error();
+  }
+  t0.join();
+  t1.join();
+  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
+
+  const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
+  EXPECT_EQ(doc["data"].size(), 2 * kPerRing);
+  const dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["entries"], 2 * kPerRing);
+  EXPECT_EQ(acc["complete"], true);
+  EXPECT_EQ(doc["data"]["Tensor.add.1500.forward"]["output"][0]["Max"], 1499.0);
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 

@@ -80,7 +80,8 @@ class BindingTest(unittest.TestCase):
                                        torch.float16, torch.device("cpu")],
                         "input_kwargs": {"dtype": torch.bfloat16,
                                          "device": torch.device("cpu"),
-                                         "memory_format": torch.channels_last}},
+                                         "memory_format":
+                                             torch.channels_last}},
             "containers": {"input_args": [(1, [2, {"k": 3}]), Point(1, 2.0)],
                            "input_kwargs": {"opts": Options(0.5, "n")}},
             "numpy": {"input_args": [np.float32(0.25), np.bool_(True),
@@ -116,7 +117,8 @@ class BindingTest(unittest.TestCase):
         self.assertEqual(self.data["special"], {
             "input_args": [typed("slice", [1, 10, 2]),
                            typed("slice", [None, -1, None]),
-                           typed("ellipsis", "..."), typed("torch.Size", [3, 4]),
+                           typed("ellipsis", "..."),
+                           typed("torch.Size", [3, 4]),
                            {}, {}],
             "input_kwargs": {
                 "dtype": typed("torch.dtype", "torch.bfloat16"),
@@ -163,7 +165,8 @@ class BindingTest(unittest.TestCase):
 
     def test_stack_groups_entries_with_one_stack(self) -> None:
         self.assertEqual(self.stack["0"][0], list(self.bodies))
-        self.assertEqual(self.stack["0"][1], ["File a.py, line 1, in f, \n g()"])
+        self.assertEqual(self.stack["0"][1],
+                         ["File a.py, line 1, in f, \n g()"])
 
     def test_bad_config_raises_value_error(self) -> None:
         path = os.path.join(self.tmp, "bad.json")

@@ -90,8 +90,8 @@ def compare_value(golden: Any, actual: Any, path: str, out: List[str]) -> None:
         return
     if isinstance(golden, dict):
         if not isinstance(actual, dict) or list(actual) != list(golden):
-            out.append(f"{path}: keys {list(actual) if isinstance(actual, dict) else actual!r}"
-                       f" != golden {list(golden)}")
+            mine = list(actual) if isinstance(actual, dict) else actual
+            out.append(f"{path}: keys {mine!r} != golden {list(golden)}")
             return
         for key in golden:
             compare_value(golden[key], actual[key], f"{path}.{key}", out)
@@ -104,7 +104,8 @@ def compare_value(golden: Any, actual: Any, path: str, out: List[str]) -> None:
             compare_value(g, a, f"{path}[{i}]", out)
         return
     if isinstance(golden, float) and isinstance(actual, float):
-        if not (golden == actual or (math.isnan(golden) and math.isnan(actual))):
+        if not (golden == actual
+                or (math.isnan(golden) and math.isnan(actual))):
             out.append(f"{path}: {actual!r} != golden {golden!r}")
         return
     if type(golden) is not type(actual) or golden != actual:
@@ -147,7 +148,8 @@ def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
     return out
 
 
-def compare_construct(golden: Dict[str, Any], actual: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+def compare_construct(golden: Dict[str, Any],
+                      actual: Dict[str, Any]) -> Tuple[List[str], List[str]]:
     """Returns (errors, notes): errors for wrong or missing parents, notes
     for a different key order of the golden nodes."""
     out: List[str] = []
@@ -163,13 +165,16 @@ def compare_construct(golden: Dict[str, Any], actual: Dict[str, Any]) -> Tuple[L
     notes = []
     order = [n for n in actual if n in golden]
     if order != list(golden):
-        first = next(i for i, (a, g) in enumerate(zip(order, golden)) if a != g)
-        notes.append(f"construct.json key order differs from golden at #{first}:"
-                     f" {order[first]} where golden has {list(golden)[first]}")
+        first = next(i for i, (a, g) in enumerate(zip(order, golden))
+                     if a != g)
+        notes.append(f"construct.json key order differs from golden at "
+                     f"#{first}: {order[first]} where golden has "
+                     f"{list(golden)[first]}")
     return out, notes
 
 
-def stack_groups(stack: Dict[str, Any], keep: Optional[set] = None) -> List[frozenset]:
+def stack_groups(stack: Dict[str, Any],
+                 keep: Optional[set] = None) -> List[frozenset]:
     groups = []
     for _, (names, _lines) in stack.items():
         names = frozenset(normalize(n) for n in names
@@ -190,7 +195,8 @@ def compare_stack(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
     return []
 
 
-def compare_tree(golden_dir: str, actual_dir: str) -> Tuple[List[str], List[str]]:
+def compare_tree(golden_dir: str,
+                 actual_dir: str) -> Tuple[List[str], List[str]]:
     errors = compare_dump(load(golden_dir, "dump.json"),
                           load(actual_dir, "dump.json"))
     construct_errors, notes = compare_construct(

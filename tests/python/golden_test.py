@@ -5,6 +5,7 @@ golden_compare.py states what must match and which differences are accepted
 (module backward entries as additions, parameters_grad index reset).
 """
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -18,6 +19,9 @@ from tprobed_fixture import ROOT, Tprobed, tprobed_binary  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
+# The golden trees are PyTorch 1.13's: other versions run other kernels (the
+# last bits of Max/Min differ) and AdamW makes other calls (lerp_).
+TORCH_1_13 = importlib.metadata.version("torch").startswith("1.13")
 
 
 def run_tiny_gpt(level: str, tmp: str) -> str:
@@ -36,6 +40,7 @@ def run_tiny_gpt(level: str, tmp: str) -> str:
     return out
 
 
+@unittest.skipUnless(TORCH_1_13, "the golden trees come from PyTorch 1.13")
 class GoldenTest(unittest.TestCase):
     trees = {}
 
@@ -60,11 +65,13 @@ class GoldenTest(unittest.TestCase):
                 additions = [n for n in data if golden_compare.is_addition(n)]
                 if level == "L1":
                     self.assertEqual(additions, [])
-                    self.assertEqual(golden_compare.load(mine, "construct.json"), {})
+                    construct = golden_compare.load(mine, "construct.json")
+                    self.assertEqual(construct, {})
                 else:
                     # One backward entry per module call (18 calls per step).
                     self.assertEqual(len(additions), 18, additions)
-                    self.assertIn("Module.blocks.0.Block.backward.0", additions)
+                    self.assertIn("Module.blocks.0.Block.backward.0",
+                                  additions)
 
     def test_l0(self) -> None:
         self.check_level("L0")
@@ -75,28 +82,26 @@ class GoldenTest(unittest.TestCase):
     def test_mix(self) -> None:
         self.check_level("mix")
 
-    def test_l0_construct_key_order(self) -> None:
+    def construct_order_notes(self, level: str) -> list:
+        notes = []
         for step in (0, 1):
-            _, notes = golden_compare.compare_construct(
-                golden_compare.load(os.path.join(GOLDEN, "L0", f"step{step}", "rank"),
+            where = os.path.join(f"step{step}", "rank")
+            notes += golden_compare.compare_construct(
+                golden_compare.load(os.path.join(GOLDEN, level, where),
                                     "construct.json"),
-                golden_compare.load(os.path.join(self.tree("L0"), f"step{step}", "rank"),
-                                    "construct.json"))
-            self.assertEqual(notes, [])
+                golden_compare.load(os.path.join(self.tree(level), where),
+                                    "construct.json"))[1]
+        return notes
+
+    def test_l0_construct_key_order(self) -> None:
+        self.assertEqual(self.construct_order_notes("L0"), [])
 
     @unittest.expectedFailure
     def test_mix_construct_key_order(self) -> None:
         """Known gap, in tprobed: msprobe inserts a module's construct node
         only at the next API node (after it) or module data, not when the
         module is entered. Remove expectedFailure once tprobed does that."""
-        for step in (0, 1):
-            _, notes = golden_compare.compare_construct(
-                golden_compare.load(os.path.join(GOLDEN, "mix", f"step{step}", "rank"),
-                                    "construct.json"),
-                golden_compare.load(os.path.join(self.tree("mix"), f"step{step}", "rank"),
-                                    "construct.json"))
-            self.assertEqual(notes, [])
-
+        self.assertEqual(self.construct_order_notes("mix"), [])
 
 if __name__ == "__main__":
     unittest.main()

@@ -236,14 +236,17 @@ class ModelTest(unittest.TestCase):
         self.assertEqual(cat["input_kwargs"], {"dim": {"type": "int",
                                                        "value": 1}})
         heads = data["Module.heads.TwoHeads.forward.0"]
-        self.assertEqual([t["shape"] for t in heads["output"]], [[4, 8], [4, 8]])
-        self.assertEqual(len(data["Module.heads.TwoHeads.backward.0"]["input"]), 2)
+        self.assertEqual([t["shape"] for t in heads["output"]],
+                         [[4, 8], [4, 8]])
+        backward = data["Module.heads.TwoHeads.backward.0"]
+        self.assertEqual(len(backward["input"]), 2)
         dict_out = data["Module.dict_out.DictOut.forward.0"]["output"]
         self.assertEqual(list(dict_out[0]), ["y", "aux"])
         self.assertEqual(dict_out[0]["aux"]["shape"], [])
         self.assertEqual(construct["Module.heads.a.Linear.forward.0"],
                          "Module.heads.TwoHeads.forward.0")
-        self.assertEqual(data["Module.heads.a.Linear.forward.0"]["input_kwargs"], {})
+        linear = data["Module.heads.a.Linear.forward.0"]
+        self.assertEqual(linear["input_kwargs"], {})
 
 
 if __name__ == "__main__":

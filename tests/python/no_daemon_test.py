@@ -34,7 +34,8 @@ def train(debugger):
     g = torch.Generator().manual_seed(1235)
     losses = []
     for _ in range(3):
-        batch = torch.randint(0, tiny.VOCAB, (tiny.BATCH, tiny.SEQ + 1), generator=g)
+        batch = torch.randint(0, tiny.VOCAB, (tiny.BATCH, tiny.SEQ + 1),
+                              generator=g)
         opt.zero_grad(set_to_none=True)
         if debugger:
             debugger.start(model)
@@ -52,7 +53,8 @@ plain, plain_params = train(None)
 from tprobe.torch import PrecisionDebugger
 debugger = PrecisionDebugger(config_path={config!r}, dump_path={dump!r})
 dumped, dumped_params = train(debugger)
-same_params = all(torch.equal(a, b) for a, b in zip(plain_params, dumped_params))
+same_params = all(torch.equal(a, b)
+                  for a, b in zip(plain_params, dumped_params))
 print("RESULT " + json.dumps({{
     "plain": [repr(x) for x in plain], "dumped": [repr(x) for x in dumped],
     "same_params": same_params, "connected": debugger.session.connected,
@@ -76,7 +78,8 @@ class NoDaemonTest(unittest.TestCase):
                 [sys.executable, SCRIPT, "--steps", "3", *tool],
                 env=self.env, check=True, timeout=600, text=True,
                 stdout=subprocess.PIPE).stdout
-            return [line for line in out.splitlines() if line.startswith("step")]
+            return [line for line in out.splitlines()
+                    if line.startswith("step")]
 
         plain = losses()
         start = time.monotonic()

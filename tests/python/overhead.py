@@ -24,9 +24,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tprobed_fixture  # noqa: E402
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_SCRIPT = os.path.join(_ROOT, "examples", "train_tiny_gpt.py")
-_CONFIGS = os.path.join(_ROOT, "tests", "data", "golden")
+_SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
+_CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
 _WARMUP = 3
 
 

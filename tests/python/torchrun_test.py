@@ -51,15 +51,18 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout)
         self.assertEqual(self.daemon_rc, 0, self.daemon_log)
         for step in (0, 1):
-            self.assertEqual(sorted(os.listdir(os.path.join(self.dump, f"step{step}"))),
-                             ["rank0", "rank1"])
+            ranks = os.listdir(os.path.join(self.dump, f"step{step}"))
+            self.assertEqual(sorted(ranks), ["rank0", "rank1"])
             for rank in (0, 1):
-                self.assertTrue(self.load(step, rank, "tprobe.json")["complete"])
-                self.assertEqual(self.load(step, rank, "dump.json")["level"], "mix")
+                accounting = self.load(step, rank, "tprobe.json")
+                self.assertTrue(accounting["complete"])
+                dump = self.load(step, rank, "dump.json")
+                self.assertEqual(dump["level"], "mix")
 
     def test_collectives_are_recorded(self) -> None:
         for step in (0, 1):
-            data = [self.load(step, rank, "dump.json")["data"] for rank in (0, 1)]
+            data = [self.load(step, rank, "dump.json")["data"]
+                    for rank in (0, 1)]
             for i in range(4):  # one all_reduce per parameter
                 name = f"Distributed.all_reduce.{i}.forward"
                 mine, theirs = data[0][name], data[1][name]

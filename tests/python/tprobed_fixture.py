@@ -34,7 +34,8 @@ def wait_until(predicate, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+            raise TimeoutError(
+                f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.02)
 
 

@@ -27,15 +27,16 @@ def autostart() -> bool:
 
 
 def daemon_binary() -> str:
-    """The tprobed to start: $TPROBED, else bin/tprobed of the build tree
-    (or installation) that holds this package, else tprobed on PATH; empty
-    when none is found."""
+    """The tprobed to start: $TPROBED, else the one inside this package (a
+    wheel), else bin/tprobed of the build tree or installation that holds
+    this package, else tprobed on PATH; empty when none is found."""
     explicit = os.environ.get("TPROBED")
     if explicit:
         return explicit
-    # build/python/tprobe -> build/bin; <prefix>/lib/python3/dist-packages/
-    # tprobe -> <prefix>/bin.
-    for rel in (("..", "..", "bin"), ("..", "..", "..", "..", "bin")):
+    # tprobe/bin (wheel); build/python/tprobe -> build/bin;
+    # <prefix>/lib/python3/dist-packages/tprobe -> <prefix>/bin.
+    for rel in (("bin",), ("..", "..", "bin"),
+                ("..", "..", "..", "..", "bin")):
         candidate = os.path.normpath(
             os.path.join(_PACKAGE_DIR, *rel, "tprobed"))
         if os.access(candidate, os.X_OK):

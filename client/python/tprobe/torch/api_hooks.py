@@ -84,7 +84,8 @@ class ApiHooks:
                                      prefix == "Distributed")
                 for owner in owners:
                     target, attr = _resolve(owner, api)
-                    if target is None or getattr(target, attr, None) is not original:
+                    if (target is None
+                            or getattr(target, attr, None) is not original):
                         continue
                     own = attr in getattr(target, "__dict__", {})
                     self._replaced.append((target, attr, original, own))

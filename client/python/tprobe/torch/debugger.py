@@ -22,8 +22,6 @@ import tempfile
 import threading
 from typing import Any, List, Optional
 
-import torch
-
 from tprobe import _C, _daemon
 from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
@@ -67,7 +65,8 @@ def _config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
     return path
 
 
-def _new_session(config: str, dump_path: Optional[str], rank: int) -> _C.Session:
+def _new_session(config: str, dump_path: Optional[str],
+                 rank: int) -> _C.Session:
     return _C.Session(
         config_path=config,
         dump_path=dump_path or "",

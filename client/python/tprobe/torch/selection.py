@@ -35,7 +35,8 @@ class Selection:
         self._in_range = False
         self._selected_forward.clear()
 
-    def forward_selected(self, name: str, inside_selected: bool = False) -> bool:
+    def forward_selected(self, name: str,
+                         inside_selected: bool = False) -> bool:
         """Whether forward call ``name`` is dumped; ``inside_selected`` says
         it runs inside a module that is."""
         if self.everything:

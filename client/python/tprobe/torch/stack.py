@@ -32,7 +32,8 @@ def _format(key: Tuple) -> List[str]:
         text = linecache.getline(path, lineno).strip() if lineno else ""
         if not text:
             continue
-        lines.append(f"File {path}, line {lineno}, in {code.co_name}, \n {text}")
+        lines.append(
+            f"File {path}, line {lineno}, in {code.co_name}, \n {text}")
     return lines
 
 
