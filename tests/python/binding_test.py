@@ -9,11 +9,11 @@ import json
 import math
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import Tprobed, python_path, tprobed_binary  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    Tprobed, fresh_dir, python_path, tprobed_binary)
 
 sys.path.insert(0, python_path())
 
@@ -45,7 +45,7 @@ def tensor(dtype, shape, mx, mn, mean, norm, requires_grad=False):
 class BindingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="tp-binding-")
+        cls.tmp = fresh_dir("tp-binding-")
         config = os.path.join(cls.tmp, "config.json")
         with open(config, "w") as f:
             json.dump({"task": "statistics", "level": "L1",

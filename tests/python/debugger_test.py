@@ -8,12 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import Tprobed, tprobed_binary  # noqa: E402
+from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
 # Trains two tiny models for 3 steps with the config given as argv[1] and
 # prints the debugger's identity checks.
@@ -38,7 +37,7 @@ _SCENARIO = textwrap.dedent("""
 class DebuggerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="tp-debugger-")
+        cls.tmp = fresh_dir("tp-debugger-")
         cls.daemon = Tprobed(tprobed_binary(), cls.tmp).__enter__()
 
     @classmethod

@@ -10,12 +10,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden_compare  # noqa: E402
-from tprobed_fixture import ROOT, Tprobed, tprobed_binary  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    ROOT, Tprobed, fresh_dir, tprobed_binary)
 
 SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
@@ -47,7 +47,7 @@ class GoldenTest(unittest.TestCase):
     @classmethod
     def tree(cls, level: str) -> str:
         if level not in cls.trees:
-            tmp = tempfile.mkdtemp(prefix="tp-golden-")
+            tmp = fresh_dir("tp-golden-")
             cls.trees[level] = run_tiny_gpt(level, tmp)
         return cls.trees[level]
 

@@ -6,11 +6,11 @@ statistics match torch's own. Skipped where torch has no CUDA device.
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import Tprobed, python_path, tprobed_binary  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    Tprobed, fresh_dir, python_path, tprobed_binary)
 
 sys.path.insert(0, python_path())
 
@@ -23,7 +23,7 @@ CUDA = torch.cuda.is_available()
 @unittest.skipUnless(CUDA, "no CUDA device")
 class GpuTest(unittest.TestCase):
     def test_device_tensors_are_dumped(self) -> None:
-        tmp = tempfile.mkdtemp(prefix="tp-gpu-")
+        tmp = fresh_dir("tp-gpu-")
         config = os.path.join(tmp, "config.json")
         with open(config, "w") as f:
             json.dump({"task": "statistics", "level": "mix",

@@ -9,11 +9,11 @@ outputs. Training with tprobe must give the losses it gives without it.
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import Tprobed, python_path, tprobed_binary  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    Tprobed, fresh_dir, python_path, tprobed_binary)
 
 sys.path.insert(0, python_path())
 
@@ -121,7 +121,7 @@ def train(debugger=None):
 class ModelTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="tp-model-")
+        cls.tmp = fresh_dir("tp-model-")
         config = os.path.join(cls.tmp, "config.json")
         with open(config, "w") as f:
             json.dump({"task": "statistics", "level": "mix",

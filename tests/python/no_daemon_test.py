@@ -7,12 +7,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import ROOT, python_path  # noqa: E402
+from tprobed_fixture import ROOT, fresh_dir, python_path  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
 CONFIG = os.path.join(ROOT, "tests", "data", "golden", "mix", "config.json")
@@ -66,7 +65,7 @@ print("RESULT " + json.dumps({{
 class NoDaemonTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="tp-nodaemon-")
+        cls.tmp = fresh_dir("tp-nodaemon-")
         cls.env = dict(os.environ)
         cls.env.update(TPROBE_SOCKET=os.path.join(cls.tmp, "nobody.sock"),
                        TPROBE_AUTOSTART="0", PYTHONPATH=python_path())

@@ -9,11 +9,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tprobed_fixture import ROOT, Tprobed, tprobed_binary  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    ROOT, Tprobed, fresh_dir, tprobed_binary)
 
 SCRIPT = os.path.join(ROOT, "examples", "torchrun_example.py")
 
@@ -31,7 +31,7 @@ def torchrun() -> list:
 class TorchrunTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = tempfile.mkdtemp(prefix="tp-dist-")
+        cls.tmp = fresh_dir("tp-dist-")
         cls.dump = os.path.join(cls.tmp, "dump")
         with Tprobed(tprobed_binary(), cls.tmp) as daemon:
             cls.proc = subprocess.run(

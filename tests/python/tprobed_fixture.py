@@ -9,10 +9,13 @@ Paths come from the environment ctest sets (tests/python/CMakeLists.txt):
 TPROBED (the daemon), TPROBE_PYTHONPATH (build/python).
 """
 
+import atexit
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from typing import Dict, Optional
 
@@ -28,6 +31,16 @@ def tprobed_binary() -> str:
 def python_path() -> str:
     return os.path.abspath(os.environ.get("TPROBE_PYTHONPATH")
                            or os.path.join(ROOT, "build", "python"))
+
+
+def fresh_dir(prefix: str) -> str:
+    """A fresh temporary directory, removed when the test process exits
+    (kept when $TPROBE_KEEP_TEST_DIRS is set, for a look after a failure).
+    Its path is short: socket paths must fit in 107 bytes."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if not os.environ.get("TPROBE_KEEP_TEST_DIRS"):
+        atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def wait_until(predicate, timeout: float, what: str) -> None:

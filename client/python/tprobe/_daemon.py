@@ -34,7 +34,7 @@ def daemon_binary() -> str:
     if explicit:
         return explicit
     # tprobe/bin (wheel); build/python/tprobe -> build/bin;
-    # <prefix>/lib/python3/dist-packages/tprobe -> <prefix>/bin.
+    # <prefix>/lib/python3.X/dist-packages/tprobe -> <prefix>/bin.
     for rel in (("bin",), ("..", "..", "bin"),
                 ("..", "..", "..", "..", "bin")):
         candidate = os.path.normpath(

@@ -207,23 +207,22 @@ class ModuleHooks:
         if not (selected and session.connected
                 and self._wants_backward(module)):
             return None
-        slots, tensors, arg_slots = [], [], 0
+        # slots: where in args; positions: where among the tensor arguments
+        # (the backward entry's output list has one item per tensor).
+        slots, positions, tensors, arg_slots = [], [], [], 0
         for i, arg in enumerate(args):
             if isinstance(arg, _Tensor):
                 if arg.requires_grad:
                     slots.append(i)
+                    positions.append(arg_slots)
                     tensors.append(arg)
                 arg_slots += 1
         backward = call.backward = _Backward(rt, call.backward_name, arg_slots)
         if not tensors:
             return None
-        # Positions among the tensor arguments, for the entry's output list.
-        tensor_positions = [sum(isinstance(a, _Tensor) for a in args[:i])
-                            for i in slots]
         backward.waits_inputs = True
         aliases = _alias(
-            lambda grads: backward.on_input_grads(tensor_positions, grads),
-            tensors)
+            lambda grads: backward.on_input_grads(positions, grads), tensors)
         new_args = list(args)
         for i, alias in zip(slots, aliases):
             new_args[i] = alias
@@ -262,8 +261,7 @@ class ModuleHooks:
             items, rebuild = list(output), type(output)
         else:
             return None  # dicts and other containers: no backward entry
-        slots, tensors, count = [], [], 0
-        positions = []
+        slots, positions, tensors, count = [], [], [], 0
         for i, item in enumerate(items):
             if isinstance(item, _Tensor):
                 if item.requires_grad:
