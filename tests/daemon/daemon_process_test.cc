@@ -403,6 +403,50 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+TEST_F(DaemonProcessTest, StopWritesTheStepAndKeepsItOpenForLaterEntries) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.mul.0.forward"));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
+  v1::Request stop;
+  stop.mutable_stop()->set_step(0);
+  v1::Response resp;
+  ASSERT_TRUE(client.Call(stop, &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
+  EXPECT_EQ(dump::Json::parse(ReadFile(DumpFile("dump.json")))["data"].size(),
+            1u);
+
+  // API backward hooks still fire after stop(); step() then writes them.
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Tensor.mul.0.backward"));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"input", List({})}})));
+  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
+  const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
+  std::vector<std::string> names;
+  for (const auto& [name, body] : doc["data"].items()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Tensor.mul.0.forward",
+                                             "Tensor.mul.0.backward"}));
+}
+
+TEST_F(DaemonProcessTest, PeriodicFlushWritesWhatWasCapturedWithoutARequest) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+  // Every 2 s the daemon rewrites the trees that changed.
+  EXPECT_TRUE(
+      WaitFor([&] { return ReadFile(DumpFile("dump.json")) == kExpectedDump; },
+              std::chrono::seconds(5)));
+}
+
 TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
