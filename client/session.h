@@ -2,23 +2,41 @@
 #define TPROBE_CLIENT_SESSION_H_
 
 // One trainer rank's dump session: the validated config, the connection to
-// the daemon, msprobe's start/stop/step lifecycle and the per-step call
-// indices. The public C++ Client and the Python binding are both thin
-// layers over a Session.
+// the daemon, msprobe's start/stop/step lifecycle, and what happens to each
+// call: its name and index (naming.h), whether it is dumped and which of its
+// data (selection.h), and the construct records the daemon builds
+// construct.json from. The public C++ Client and the Python binding are thin
+// layers over a Session: they only turn their framework's values into
+// entries.
 //
-// Thread safety: all methods may be called from any thread.
+// A call goes Begin* -> (the adapter writes tensors and the entry when the
+// plan says so) -> EndCall. Levels decide what is recorded at all: modules
+// at L0 and mix, APIs at L1 and mix; construct records are written for
+// module calls (L0, mix) and for API calls at mix only, for every call that
+// is counted, dumped or not (msprobe adds construct nodes before its
+// filters).
+//
+// Thread safety: all methods may be called from any thread. The outermost-
+// API rule is per thread.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 
 #include "client/control_channel.h"
 #include "client/core.h"
+#include "client/naming.h"
+#include "client/selection.h"
 #include "common/config/config.h"
+#include "common/record/record.h"
 #include "common/status.h"
+
+namespace tprobe::v1 {
+class Entry;
+}
 
 namespace tprobe::client {
 
@@ -33,6 +51,22 @@ struct SessionOptions {
   int connect_timeout_ms = 5000;
 };
 
+// What the session decided for one call.
+struct CallPlan {
+  std::string name;  // the full entry name
+  uint32_t index = 0;  // N in the name (a backward call's is its forward's)
+  uint32_t step = 0;   // the step the call belongs to
+  uint32_t name_id = 0;  // the interned name; 0 when nothing is sent
+  record::CallKind kind = record::CallKind::kModule;
+  bool forward = true;
+  bool construct = false;  // a CallBegin was written; EndCall closes it
+  bool dumped = false;     // passed scope and list, and the name was sent
+  bool input = false;      // data_mode keeps the call's inputs
+  bool output = false;     // data_mode keeps the call's outputs
+  // Whether the adapter should write an entry for the call.
+  bool entry() const { return dumped && (input || output); }
+};
+
 class Session {
  public:
   // Loads and validates the config, then connects (or goes on without a
@@ -44,6 +78,8 @@ class Session {
 
   void Start();
   void Stop();
+  // Ends the step: flush, then call indices, filter ranges and the
+  // outermost-API state start again and the step number advances.
   void Step();
 
   // Whether hooks should record now: started, this step and rank selected,
@@ -51,15 +87,54 @@ class Session {
   bool collecting() const {
     return collecting_.load(std::memory_order_acquire);
   }
+  // Like collecting(), but true between Stop() and Step() too: msprobe still
+  // records API backward calls then.
+  bool step_active() const {
+    return step_active_.load(std::memory_order_acquire);
+  }
   uint32_t step() const { return step_.load(std::memory_order_acquire); }
   int rank() const { return rank_; }
   const config::Config& config() const { return config_; }
   Core& core() { return core_; }
   bool connected() const { return core_.attached(); }
 
-  // The next call index for `prefix` in this step (0 first). Counts reset
-  // at Step().
-  uint32_t NextIndex(const std::string& prefix);
+  // Opens a module call of the module named `base` (naming.h ModuleBase). A
+  // forward call takes the next index of the module; a backward call reuses
+  // `forward_index`. Returns false, with nothing recorded, when modules are
+  // not collected now (level L1, not collecting); otherwise fills *plan, and
+  // the caller must close the call with EndCall(*plan).
+  bool BeginModule(std::string_view base, bool forward, uint32_t forward_index,
+                   CallPlan* plan);
+
+  // Opens an API call of the API named `base` (naming.h ApiBase), like
+  // BeginModule. Only the outermost API call of a thread is recorded: while
+  // one is open, a forward API call on the same thread returns false and is
+  // not counted. Backward calls are recorded after Stop() too, until Step().
+  bool BeginApi(std::string_view base, bool forward, uint32_t forward_index,
+                CallPlan* plan);
+
+  // Closes a call opened by BeginModule or BeginApi (after its entry).
+  void EndCall(const CallPlan& plan);
+
+  // Names a gradient of parameter `param` of the module `module_base`:
+  // "{module_base}.parameters_grad.{K}". Returns false when it is not dumped
+  // (level L1, not collecting, data_mode without backward, filtered out, no
+  // daemon); otherwise the caller writes the entry {param: [grad]}.
+  bool BeginParamGrad(std::string_view module_base, std::string_view param,
+                      CallPlan* plan);
+
+  // Whether an adapter should report the backward of a forward call: the
+  // data_mode keeps backward data and the backward may be dumped (its
+  // forward was, or a filter may pick it by its own name).
+  // False without a daemon.
+  bool WantsBackward(const CallPlan& forward) const {
+    return keeps_backward_ && core_.attached() &&
+           (forward.dumped || !selection_everything_);
+  }
+
+  // Writes the entry of a planned call; stack_id 0 for none.
+  bool WriteEntry(const CallPlan& plan, uint32_t stack_id,
+                  const v1::Entry& entry);
 
   // Waits until the daemon has written everything sent so far; false when no
   // daemon answered within timeout_ms.
@@ -68,19 +143,28 @@ class Session {
  private:
   Session(config::Config config, int rank, int connect_timeout_ms);
   void UpdateCollecting();
+  // Sends the name (and the CallBegin) the plan needs.
+  void Publish(CallPlan* plan);
 
   const config::Config config_;
   const int rank_;
   const int connect_timeout_ms_;
+  const bool keeps_backward_;
+  const bool selection_everything_;
   Core core_;
   std::unique_ptr<ControlChannel> channel_;
 
-  std::mutex mu_;  // guards running_, ended_ and indices_
+  std::mutex mu_;  // guards running_, ended_, indices_ and selection_
   bool running_ = false;
   bool ended_ = false;
-  std::unordered_map<std::string, uint32_t> indices_;
+  CallIndices indices_;
+  Selection selection_;
   std::atomic<uint32_t> step_{0};
+  // Bumped by Step(); an open outermost API call of an older generation is
+  // forgotten, so a call whose end never came cannot mute a thread forever.
+  std::atomic<uint64_t> generation_{1};
   std::atomic<bool> collecting_{false};
+  std::atomic<bool> step_active_{false};
 };
 
 }  // namespace tprobe::client

@@ -2,7 +2,7 @@
 """Step-time overhead of examples/train_tiny_gpt.py: tool none vs tprobe at
 L0, L1 and mix (task statistics), measured in one invocation.
 
-    PYTHONPATH=build/python /usr/bin/python3 tests/python/overhead.py \
+    PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3]
 
 Each configuration runs as its own process; a step's time is the gap between
@@ -21,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "python"))
 import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
