@@ -29,9 +29,15 @@ std::atomic<uint64_t> g_next_generation{1};
 
 }  // namespace
 
-bool InForkedChild() {
-  return g_forked_child.load(std::memory_order_relaxed);
-}
+bool InForkedChild() { return g_forked_child.load(std::memory_order_relaxed); }
+
+// Looks strings up by string_view, so a hit allocates nothing.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>{}(s);
+  }
+};
 
 // This thread's ring of the current connection and its intern tables.
 struct Core::ThreadRing {
@@ -39,7 +45,8 @@ struct Core::ThreadRing {
   uint64_t generation = 0;
   Connection* connection = nullptr;
   std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
-  std::unordered_map<std::string, uint32_t> interned[2];
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>
+      interned[2];
 };
 
 Core::Core(FullRingPolicy policy, uint32_t block_timeout_ms)
@@ -126,7 +133,7 @@ uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
     return 0;
   }
   auto& table = ring->interned[static_cast<int>(kind)];
-  if (auto it = table.find(std::string(text)); it != table.end()) {
+  if (auto it = table.find(text); it != table.end()) {
     return it->second;
   }
   const uint32_t id = next_intern_id_.fetch_add(1, std::memory_order_relaxed);
@@ -151,8 +158,8 @@ bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
     return false;
   }
   if (name_id == 0) return false;
-  auto type = begin ? record::RecordType::kCallBegin
-                    : record::RecordType::kCallEnd;
+  auto type =
+      begin ? record::RecordType::kCallBegin : record::RecordType::kCallEnd;
   std::byte* p = Reserve(ring, type, sizeof(record::CallRecord));
   if (p == nullptr) return false;
   record::CallRecord r{};
@@ -196,8 +203,9 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
   const auto* bytes = static_cast<const std::byte*>(data);
   for (size_t offset = 0; offset < nbytes;) {
     const size_t n = std::min(max_chunk, nbytes - offset);
-    std::byte* c = Reserve(ring, record::RecordType::kChunk,
-                           static_cast<uint32_t>(sizeof(record::ChunkRecord) + n));
+    std::byte* c =
+        Reserve(ring, record::RecordType::kChunk,
+                static_cast<uint32_t>(sizeof(record::ChunkRecord) + n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
     record::ChunkRecord chunk{};
     chunk.offset = offset;
@@ -219,8 +227,9 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   }
   if (name_id == 0) return false;
   const size_t body = entry.ByteSizeLong();
-  std::byte* p = Reserve(ring, record::RecordType::kEntry,
-                         static_cast<uint32_t>(sizeof(record::EntryRecord) + body));
+  std::byte* p =
+      Reserve(ring, record::RecordType::kEntry,
+              static_cast<uint32_t>(sizeof(record::EntryRecord) + body));
   if (p == nullptr) return false;
   record::EntryRecord r{};
   r.seq = NextSeq();

@@ -41,8 +41,7 @@ std::string ModuleBase(ModuleStyle style, std::string_view path,
 std::string ApiBase(std::string_view prefix, std::string_view api);
 
 // "{base}.forward.{index}" or "{base}.backward.{index}".
-std::string ModuleCallName(std::string_view base, bool forward,
-                           uint32_t index);
+std::string ModuleCallName(std::string_view base, bool forward, uint32_t index);
 
 // "{base}.{index}.forward" or "{base}.{index}.backward".
 std::string ApiCallName(std::string_view base, bool forward, uint32_t index);

@@ -42,17 +42,13 @@ void Selection::OpenByName(const std::string& name, bool module) {
   if (module && mix_ && Listed(name)) list_openers_.push_back(name);
 }
 
-void Selection::Remember(const std::string& forward_name) {
-  dumped_forward_.insert(forward_name);
-}
-
 bool Selection::BeginModuleForward(std::string_view base,
                                    const std::string& name) {
   if (everything_) return true;
   OpenByName(name, /*module=*/true);
   const bool dumped = Passes(name);
   if (dumped) {
-    Remember(name);
+    dumped_forward_.insert(name);
     dumped_modules_.emplace(base);
   }
   return dumped;
@@ -77,7 +73,7 @@ bool Selection::ApiForward(const std::string& name) {
   OpenByName(name, /*module=*/false);
   const bool dumped = Passes(name);
   if (has_scope_ && name == scope_end_) in_scope_ = false;
-  if (dumped) Remember(name);
+  if (dumped) dumped_forward_.insert(name);
   return dumped;
 }
 

@@ -86,7 +86,6 @@ class Selection {
   // In range and in the list, given the current state.
   bool Passes(const std::string& name) const;
   void OpenByName(const std::string& name, bool module);
-  void Remember(const std::string& forward_name);
 
   const config::Config config_;  // steps and ranks
   const config::DataMode data_mode_;

@@ -16,9 +16,17 @@ FullRingPolicy ToCorePolicy(config::FullRingPolicy p) {
                                             : FullRingPolicy::kBlock;
 }
 
+// The outermost API call open on this thread, if any.
+struct OpenApi {
+  const Session* session = nullptr;
+  uint64_t generation = 0;
+};
+thread_local OpenApi t_open_api;
+
 }  // namespace
 
-Result<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
+Result<std::unique_ptr<Session>> Session::Create(
+    const SessionOptions& options) {
   config::Config cfg;
   if (!options.config_path.empty()) {
     auto loaded = config::LoadConfigFile(options.config_path);
@@ -56,7 +64,12 @@ Session::Session(config::Config config, int rank, int connect_timeout_ms)
     : config_(std::move(config)),
       rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
-      core_(ToCorePolicy(config_.policy), config_.block_timeout_ms) {}
+      keeps_backward_(
+          config::DataModeSelected(config_.data_mode, false, true) ||
+          config::DataModeSelected(config_.data_mode, false, false)),
+      selection_everything_(config_.scope.empty() && config_.list.empty()),
+      core_(ToCorePolicy(config_.policy), config_.block_timeout_ms),
+      selection_(config_) {}
 
 Session::~Session() {
   v1::Request bye;
@@ -68,10 +81,10 @@ Session::~Session() {
 
 void Session::UpdateCollecting() {
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  collecting_.store(running_ && !ended_ &&
-                        config::StepSelected(config_, step) &&
-                        config::RankSelected(config_, rank_),
-                    std::memory_order_release);
+  const bool selected = !ended_ && selection_.StepSelected(step) &&
+                        selection_.RankSelected(rank_);
+  step_active_.store(started_ && selected, std::memory_order_release);
+  collecting_.store(running_ && selected, std::memory_order_release);
 }
 
 void Session::Start() {
@@ -86,6 +99,7 @@ void Session::Start() {
                  static_cast<long long>(*last));
   }
   running_ = true;
+  started_ = true;
   UpdateCollecting();
   if (collecting()) {
     v1::Request req;
@@ -109,20 +123,143 @@ void Session::Stop() {
 void Session::Step() {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  if (!ended_ && config::StepSelected(config_, step) &&
-      config::RankSelected(config_, rank_)) {
+  if (!ended_ && selection_.StepSelected(step) &&
+      selection_.RankSelected(rank_)) {
     v1::Request req;
     req.mutable_step()->set_step(step);
     channel_->Send(std::move(req));
   }
-  indices_.clear();
+  indices_.Reset();
+  selection_.ResetStep();
+  generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
+  started_ = running_;
   UpdateCollecting();
 }
 
-uint32_t Session::NextIndex(const std::string& prefix) {
-  std::lock_guard lock(mu_);
-  return indices_[prefix]++;
+void Session::Publish(CallPlan* plan) {
+  plan->input = selection_.Keeps(plan->forward, true);
+  plan->output = selection_.Keeps(plan->forward, false);
+  const bool wants_entry = plan->dumped && (plan->input || plan->output);
+  if (plan->construct || wants_entry) {
+    plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+  }
+  if (plan->construct) {
+    const auto direction = plan->forward ? record::Direction::kForward
+                                         : record::Direction::kBackward;
+    plan->construct =
+        plan->name_id != 0 &&
+        core_.WriteCall(true, plan->step, plan->name_id, plan->kind, direction);
+  }
+}
+
+bool Session::InApi() const {
+  return t_open_api.session == this &&
+         t_open_api.generation == generation_.load(std::memory_order_acquire);
+}
+
+bool Session::BeginModule(std::string_view base, bool forward,
+                          uint32_t forward_index, CallPlan* plan) {
+  if (config_.level == config::Level::kL1 || !collecting() || InApi()) {
+    return false;
+  }
+  plan->kind = record::CallKind::kModule;
+  plan->forward = forward;
+  plan->step = step();
+  plan->construct = true;  // L0 and mix keep every module node
+  plan->name_id = 0;
+  {
+    std::lock_guard lock(mu_);
+    plan->index = forward ? indices_.NextModule(base) : forward_index;
+    plan->name = ModuleCallName(base, forward, plan->index);
+    if (selection_everything_) {
+      plan->dumped = true;
+    } else if (forward) {
+      plan->dumped = selection_.BeginModuleForward(base, plan->name);
+    } else {
+      plan->dumped = selection_.BeginModuleBackward(
+          plan->name, ModuleCallName(base, true, plan->index));
+    }
+  }
+  Publish(plan);
+  return true;
+}
+
+bool Session::BeginApi(std::string_view base, bool forward,
+                       uint32_t forward_index, CallPlan* plan) {
+  if (config_.level == config::Level::kL0) return false;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (forward) {
+    // Nested in an API call: neither recorded nor counted.
+    if (!collecting() || InApi()) return false;
+  } else if (!step_active()) {
+    return false;
+  }
+  plan->kind = record::CallKind::kApi;
+  plan->forward = forward;
+  plan->step = step();
+  plan->construct = config_.level == config::Level::kMix;
+  plan->name_id = 0;
+  {
+    std::lock_guard lock(mu_);
+    plan->index = forward ? indices_.NextApi(base) : forward_index;
+    plan->name = ApiCallName(base, forward, plan->index);
+    if (selection_everything_) {
+      plan->dumped = true;
+    } else if (forward) {
+      plan->dumped = selection_.ApiForward(plan->name);
+    } else {
+      plan->dumped = selection_.ApiBackward(
+          plan->name, ApiCallName(base, true, plan->index));
+    }
+  }
+  if (forward) t_open_api = OpenApi{this, generation};
+  Publish(plan);
+  return true;
+}
+
+void Session::EndCall(const CallPlan& plan) {
+  if (plan.construct) {
+    core_.WriteCall(false, plan.step, plan.name_id, plan.kind,
+                    plan.forward ? record::Direction::kForward
+                                 : record::Direction::kBackward);
+  }
+  if (plan.kind == record::CallKind::kModule) {
+    if (!selection_everything_) {
+      std::lock_guard lock(mu_);
+      selection_.EndModule(plan.name);
+    }
+  } else if (plan.forward && t_open_api.session == this) {
+    t_open_api.session = nullptr;
+  }
+}
+
+bool Session::BeginParamGrad(std::string_view module_base,
+                             std::string_view param, CallPlan* plan) {
+  if (config_.level == config::Level::kL1 || !keeps_backward_ ||
+      !collecting()) {
+    return false;
+  }
+  plan->kind = record::CallKind::kModule;
+  plan->forward = false;
+  plan->step = step();
+  plan->construct = false;  // construct.json has no parameters_grad nodes
+  {
+    std::lock_guard lock(mu_);
+    plan->index = indices_.ParamGrad(module_base, param);
+    plan->name = ParamGradName(module_base, plan->index);
+    plan->dumped =
+        selection_everything_ || selection_.ParamGrad(module_base, plan->name);
+  }
+  if (!plan->dumped) return false;
+  plan->input = plan->output = true;
+  plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+  return plan->name_id != 0;
+}
+
+bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
+                         const v1::Entry& entry) {
+  return core_.WriteEntry(plan.step, plan.name_id, stack_id, entry);
 }
 
 bool Session::Flush(int timeout_ms) {

@@ -53,18 +53,19 @@ struct SessionOptions {
 
 // What the session decided for one call.
 struct CallPlan {
-  std::string name;  // the full entry name
-  uint32_t index = 0;  // N in the name (a backward call's is its forward's)
-  uint32_t step = 0;   // the step the call belongs to
+  std::string name;      // the full entry name
+  uint32_t index = 0;    // N in the name (a backward call's is its forward's)
+  uint32_t step = 0;     // the step the call belongs to
   uint32_t name_id = 0;  // the interned name; 0 when nothing is sent
   record::CallKind kind = record::CallKind::kModule;
   bool forward = true;
   bool construct = false;  // a CallBegin was written; EndCall closes it
-  bool dumped = false;     // passed scope and list, and the name was sent
+  bool dumped = false;     // passed scope and list
   bool input = false;      // data_mode keeps the call's inputs
   bool output = false;     // data_mode keeps the call's outputs
-  // Whether the adapter should write an entry for the call.
-  bool entry() const { return dumped && (input || output); }
+  // Whether the adapter should write an entry for the call: it is dumped,
+  // data_mode keeps some of its data and its name reached the ring.
+  bool entry() const { return dumped && name_id != 0 && (input || output); }
 };
 
 class Session {
@@ -87,8 +88,8 @@ class Session {
   bool collecting() const {
     return collecting_.load(std::memory_order_acquire);
   }
-  // Like collecting(), but true between Stop() and Step() too: msprobe still
-  // records API backward calls then.
+  // Like collecting(), but also true between Stop() and Step(): msprobe
+  // still records API backward calls then.
   bool step_active() const {
     return step_active_.load(std::memory_order_acquire);
   }
@@ -100,16 +101,18 @@ class Session {
 
   // Opens a module call of the module named `base` (naming.h ModuleBase). A
   // forward call takes the next index of the module; a backward call reuses
-  // `forward_index`. Returns false, with nothing recorded, when modules are
-  // not collected now (level L1, not collecting); otherwise fills *plan, and
-  // the caller must close the call with EndCall(*plan).
+  // `forward_index`. Returns false, with nothing recorded or counted, when
+  // modules are not collected now (level L1, not collecting, inside an API
+  // call on this thread); otherwise fills *plan, and the caller must close
+  // the call with EndCall(*plan).
   bool BeginModule(std::string_view base, bool forward, uint32_t forward_index,
                    CallPlan* plan);
 
   // Opens an API call of the API named `base` (naming.h ApiBase), like
   // BeginModule. Only the outermost API call of a thread is recorded: while
-  // one is open, a forward API call on the same thread returns false and is
-  // not counted. Backward calls are recorded after Stop() too, until Step().
+  // one is open, nothing else on the same thread is (a forward API or module
+  // call returns false and is not counted), so an API call has no children.
+  // Backward calls are recorded after Stop() too, until Step().
   bool BeginApi(std::string_view base, bool forward, uint32_t forward_index,
                 CallPlan* plan);
 
@@ -143,6 +146,8 @@ class Session {
  private:
   Session(config::Config config, int rank, int connect_timeout_ms);
   void UpdateCollecting();
+  // Whether an outermost API call of this step is open on this thread.
+  bool InApi() const;
   // Sends the name (and the CallBegin) the plan needs.
   void Publish(CallPlan* plan);
 
@@ -154,8 +159,9 @@ class Session {
   Core core_;
   std::unique_ptr<ControlChannel> channel_;
 
-  std::mutex mu_;  // guards running_, ended_, indices_ and selection_
+  std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_
   bool running_ = false;
+  bool started_ = false;  // Start() was called in this step
   bool ended_ = false;
   CallIndices indices_;
   Selection selection_;

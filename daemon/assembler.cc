@@ -17,8 +17,14 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
           "/dump_tensor_data");
     }
     tree.accounting().dropped_no_daemon += deferred_no_daemon_;
+    tree.accounting().records_skipped += deferred_skipped_;
+    tree.accounting().stream_corrupt = stream_corrupt_;
     deferred_no_daemon_ = 0;
-    it = trees_.emplace(step, Open{std::move(tree)}).first;
+    deferred_skipped_ = 0;
+    it = trees_
+             .emplace(step,
+                      Open{std::move(tree), TensorStore(TensorDataDir(step))})
+             .first;
   }
   it->second.dirty = true;
   return &it->second.tree;
@@ -47,6 +53,30 @@ void Assembler::AddNoDaemonDrops(uint64_t count, bool defer) {
     return;
   }
   tree->accounting().dropped_no_daemon += count;
+}
+
+void Assembler::AddSkipped(uint32_t step) {
+  dump::StepTree* tree = Tree(step);
+  if (tree == nullptr) tree = Tree(current_step_);
+  if (tree == nullptr) {
+    ++deferred_skipped_;
+    return;
+  }
+  ++tree->accounting().records_skipped;
+}
+
+void Assembler::MarkStreamCorrupt() {
+  stream_corrupt_ = true;
+  Tree(current_step_);  // the step being captured is cut short too
+  for (auto& [step, open] : trees_) {
+    open.tree.accounting().stream_corrupt = true;
+    open.dirty = true;
+  }
+}
+
+TensorStore* Assembler::Tensors(uint32_t step) {
+  auto it = trees_.find(step);
+  return it == trees_.end() ? nullptr : &it->second.tensors;
 }
 
 void Assembler::MarkProducerDied() {

@@ -10,9 +10,14 @@
 // written. Finish(step) writes the trees up to that step and forgets them;
 // data that still arrives for such a step is late and gets no tree.
 //
+// Each open tree has a TensorStore for its dump_tensor_data/ files.
+//
 // Loss accounting: ring drops (from the ring headers) are charged to the
 // step being captured; drops the client counted while no daemon listened
-// are charged to the first tree that opens after the registration.
+// are charged to the first tree that opens after the registration. Skipped
+// records go to their step's tree, or to the step being captured when
+// theirs was finished. A corrupt stream marks every open tree and every
+// tree opened later.
 //
 // Thread safety: none. The owning Producer's mutex guards it.
 
@@ -23,6 +28,7 @@
 
 #include "common/dump/tree.h"
 #include "common/status.h"
+#include "daemon/tensor_store.h"
 
 namespace tprobe::daemon {
 
@@ -36,7 +42,8 @@ struct AssemblerOptions {
   // Where the files go: dump_path made absolute.
   std::string write_path;
   int rank = -1;  // -1: no distributed rank, directory "rank"
-  // Task tensor: trees name dump_tensor_data/ as their dump_data_dir.
+  // Tasks tensor and overflow_check: trees name dump_tensor_data/ as their
+  // dump_data_dir and their entries' tensors get files there.
   bool tensor_data = false;
 };
 
@@ -64,8 +71,20 @@ class Assembler {
   // opened; otherwise to the current step's tree.
   void AddNoDaemonDrops(uint64_t count, bool defer);
 
+  // Charges one record that could not be applied to the tree of `step`,
+  // or to the current step's when `step` was finished.
+  void AddSkipped(uint32_t step);
+
+  // Marks every open tree, and every tree opened from now on, as cut short
+  // by a corrupt stream; opens the current step's tree if need be.
+  void MarkStreamCorrupt();
+
   // Marks every open tree as cut short by the producer's death.
   void MarkProducerDied();
+
+  // The tensor files of `step`'s open tree, or nullptr when Finish() closed
+  // the step. Storing files does not make the tree dirty.
+  TensorStore* Tensors(uint32_t step);
 
   // Writes every dirty tree. Returns the first error; the other trees are
   // still written.
@@ -83,6 +102,7 @@ class Assembler {
  private:
   struct Open {
     dump::StepTree tree;
+    TensorStore tensors;
     bool dirty = true;
   };
 
@@ -95,6 +115,8 @@ class Assembler {
   uint64_t ring_full_seen_ = 0;
   uint64_t too_large_seen_ = 0;
   uint64_t deferred_no_daemon_ = 0;
+  uint64_t deferred_skipped_ = 0;
+  bool stream_corrupt_ = false;
 };
 
 }  // namespace tprobe::daemon

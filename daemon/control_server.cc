@@ -141,8 +141,7 @@ bool ControlServer::CheckPeer(Socket& socket, Connection& conn) {
                std::strerror(errno));
     return false;
   }
-  conn.peer_uid = cred.uid;
-  conn.peer_pid = cred.pid;
+  conn.peer = PeerCredentials{cred.uid, cred.gid, cred.pid};
   if (cred.uid != ::geteuid() && cred.uid != 0) {
     log_->warn(
         "closed a connection from uid {} (pid {}): only uid {} and root may "
@@ -158,7 +157,7 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   if (!CheckPeer(socket, conn)) co_return;
   ++connections_;
   idle_timer_.cancel();
-  log_->debug("connection from pid {}", conn.peer_pid);
+  log_->debug("connection from pid {}", conn.peer.pid);
   const auto token = [](boost::system::error_code& ec) {
     return asio::redirect_error(asio::use_awaitable, ec);
   };
@@ -173,7 +172,7 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       log_->warn(
           "closed the connection of pid {}: a frame of {} bytes exceeds the "
           "limit of {}",
-          conn.peer_pid, size, control::kMaxFrameBytes);
+          conn.peer.pid, size, control::kMaxFrameBytes);
       break;
     }
     std::string body(size, '\0');

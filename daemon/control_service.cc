@@ -70,6 +70,7 @@ v1::Response ControlService::Handle(Connection& conn,
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
+        ReleaseHeldNodes(*p, *state, *log_);
         Keep(first, state->assembler.Finish(request.step().step()));
       }
       break;
@@ -95,7 +96,7 @@ v1::Response ControlService::Handle(Connection& conn,
       return Report();
     case v1::Request::kShutdown:
       conn.stop_daemon = true;
-      log_->info("shutdown requested by pid {}", conn.peer_pid);
+      log_->info("shutdown requested by pid {}", conn.peer.pid);
       return Ok();
     case v1::Request::BODY_NOT_SET:
       return Error("empty request: it carries no message");
@@ -114,7 +115,7 @@ v1::Response ControlService::Register(Connection& conn,
                  std::to_string(conn.producer->client_id()));
   }
   const uint64_t id = registry_.NextClientId();
-  auto created = Producer::Create(id, conn.peer_uid, conn.peer_pid, reg);
+  auto created = Producer::Create(id, conn.peer, reg);
   if (!created.ok()) {
     log_->warn("refused registration of pid {} (rank {}): {}", reg.pid(),
                reg.rank(), created.status().message());
@@ -167,6 +168,7 @@ Status ControlService::Finalise(Producer& producer, bool died,
     auto state = producer.Lock();
     if (state->closed) return s;
     DrainCommitted(producer, *state, *log_);
+    ReleaseHeldNodes(producer, *state, *log_);
     if (dropped_no_daemon > state->dropped_no_daemon) {
       state->assembler.AddNoDaemonDrops(
           dropped_no_daemon - state->dropped_no_daemon, /*defer=*/false);

@@ -9,8 +9,9 @@
 //   Stop      drains the producer completely and writes its open trees,
 //             keeping them: later entries of the step (API backward after
 //             stop) are written at the next flush.
-//   Step      drains completely, writes every tree up to that step and
-//             forgets them.
+//   Step      drains completely, settles the construct nodes still held
+//             back (drain.h), writes every tree up to that step and forgets
+//             them.
 //   Flush     drains completely and writes every open tree; the reply means
 //             the files are on disk.
 //   Goodbye   drains, writes everything and replies; the segment is removed
@@ -37,8 +38,7 @@ namespace tprobe::daemon {
 
 // What the daemon knows about one control connection.
 struct Connection {
-  uid_t peer_uid = 0;
-  pid_t peer_pid = 0;
+  PeerCredentials peer;
   std::shared_ptr<Producer> producer;  // set by Register
   bool goodbye = false;                // the producer was finalised
   bool remove_segment = false;         // after the pending reply

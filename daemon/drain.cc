@@ -4,11 +4,10 @@
 #include <optional>
 #include <variant>
 
-#include "common/dump/npy.h"
-#include "common/dump/tree_writer.h"
 #include "common/record/codec.h"
 #include "common/stats/crc32.h"
 #include "common/stats/tensor_stats.h"
+#include "daemon/tensor_store.h"
 #include "tprobe/v1/value.pb.h"
 
 namespace tprobe::daemon {
@@ -27,6 +26,9 @@ class Drainer {
   // beyond which nothing is consumed.
   size_t Run(size_t max_records, const std::vector<uint64_t>* targets);
 
+  // Puts the ring's held module nodes into their trees, in order.
+  void ReleaseHeld(RingState& ring);
+
  private:
   // Applies an Intern, Tensor or Chunk record, which only concern their
   // ring. Returns false for anything else.
@@ -40,12 +42,17 @@ class Drainer {
   void OnCall(RingState& ring, const record::CallView& v);
   bool OnEntry(uint32_t ring_index, const record::EntryView& v);
   void CloseTensor(RingState& ring, bool complete);
+  // Task overflow_check: counts a kept overflow entry, and notes (and
+  // logs) when overflow_nums is reached.
+  void CountOverflow(const std::string& name);
+  void AddStack(dump::StepTree& tree, uint32_t step, const std::string& name,
+                uint32_t stack_id);
   void WriteTensorFiles(uint32_t step, const RingState& ring,
                         const std::vector<TensorFile>& files);
 
-  const std::string* Name(uint32_t id, const char* what);
+  const std::string* Name(uint32_t id, uint32_t step, const char* what);
   dump::StepTree* Tree(uint32_t step, const std::string& name);
-  void Skipped(const std::string& why);
+  void Skipped(uint32_t step, const std::string& why);
   void Corrupt(uint32_t ring_index, const std::string& what);
 
   const Producer& producer_;
@@ -192,28 +199,30 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   info.complete = complete;
   if (complete) {
     info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes);
-    if (producer_.config().summary_mode == config::SummaryMode::kMd5) {
-      info.md5 = stats::Crc32Hex(stats::Crc32(p.bytes));
-    }
-    if (state_.assembler.options().tensor_data) info.bytes = std::move(p.bytes);
+    const bool md5 =
+        producer_.config().summary_mode == config::SummaryMode::kMd5;
+    const bool keep = state_.assembler.options().tensor_data;
+    if (md5 || keep) info.crc = stats::Crc32(p.bytes);
+    if (md5) info.md5 = stats::Crc32Hex(info.crc);
+    if (keep) info.bytes = std::move(p.bytes);
   }
   ring.tensors[p.meta.ref] = std::move(info);
   ring.pending.reset();
 }
 
-const std::string* Drainer::Name(uint32_t id, const char* what) {
+const std::string* Drainer::Name(uint32_t id, uint32_t step, const char* what) {
   auto it = state_.names.find(id);
   if (it != state_.names.end()) return &it->second;
-  Skipped(std::string(what) + " names id " + std::to_string(id) +
-          ", which was never interned");
+  Skipped(step, std::string(what) + " names id " + std::to_string(id) +
+                    ", which was never interned");
   return nullptr;
 }
 
 dump::StepTree* Drainer::Tree(uint32_t step, const std::string& name) {
   dump::StepTree* tree = state_.assembler.Tree(step);
   if (tree == nullptr) {
-    Skipped(name + " arrived after step " + std::to_string(step) +
-            " was finished");
+    Skipped(step, name + " arrived after step " + std::to_string(step) +
+                      " was finished");
     return nullptr;
   }
   if (step > state_.assembler.current_step()) state_.assembler.NoteStep(step);
@@ -221,9 +230,12 @@ dump::StepTree* Drainer::Tree(uint32_t step, const std::string& name) {
 }
 
 void Drainer::OnCall(RingState& ring, const record::CallView& v) {
-  const std::string* name = Name(v.call.name_id, "a call record");
+  const std::string* name = Name(v.call.name_id, v.call.step, "a call record");
   if (name == nullptr) return;
+  const bool module =
+      v.call.call_kind == static_cast<uint8_t>(record::CallKind::kModule);
   if (!v.begin) {
+    ReleaseHeld(ring);
     auto it =
         std::find(ring.open_modules.rbegin(), ring.open_modules.rend(), *name);
     if (it != ring.open_modules.rend()) {
@@ -232,25 +244,39 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
     return;
   }
   if (producer_.config().level != config::Level::kL1) {
-    if (dump::StepTree* tree = Tree(v.call.step, *name)) {
-      std::optional<std::string> parent;
-      if (!ring.open_modules.empty()) parent = ring.open_modules.back();
-      tree->SetParent(*name, std::move(parent));
+    std::optional<std::string> parent;
+    if (!ring.open_modules.empty()) parent = ring.open_modules.back();
+    if (module) {
+      ring.held_nodes.push_back(
+          HeldNode{v.call.step, *name, std::move(parent)});
+    } else {
+      if (dump::StepTree* tree = Tree(v.call.step, *name)) {
+        tree->SetParent(*name, std::move(parent));
+      }
+      ReleaseHeld(ring);
     }
   }
-  if (v.call.call_kind == static_cast<uint8_t>(record::CallKind::kModule)) {
-    ring.open_modules.push_back(*name);
+  if (module) ring.open_modules.push_back(*name);
+}
+
+void Drainer::ReleaseHeld(RingState& ring) {
+  for (HeldNode& node : ring.held_nodes) {
+    if (dump::StepTree* tree = Tree(node.step, node.name)) {
+      tree->SetParent(node.name, std::move(node.parent));
+    }
   }
+  ring.held_nodes.clear();
 }
 
 bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
   RingState& ring = state_.rings[ring_index];
+  ReleaseHeld(ring);
   v1::Entry entry;
   if (!entry.ParseFromArray(v.body.data(), static_cast<int>(v.body.size()))) {
     Corrupt(ring_index, "entry body is not a tprobe.v1.Entry");
     return false;
   }
-  const std::string* name = Name(v.entry.name_id, "an entry");
+  const std::string* name = Name(v.entry.name_id, v.entry.step, "an entry");
   dump::StepTree* tree = name ? Tree(v.entry.step, *name) : nullptr;
   if (tree != nullptr) {
     RenderOptions options;
@@ -261,34 +287,63 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
       return it == ring.tensors.end() ? nullptr : &it->second;
     };
     RenderedEntry rendered = RenderEntry(*name, entry, lookup, options);
+    // A lost chunk counts even in an entry that is not kept: it might
+    // have held the overflow.
     tree->accounting().tensors_incomplete += rendered.tensors_incomplete;
-    const bool seen = tree->data().contains(*name);
-    if (tree->AddEntry(*name, std::move(rendered.body))) {
-      if (!seen && v.entry.stack_id != 0) {
-        auto stack = state_.stacks.find(v.entry.stack_id);
-        if (stack != state_.stacks.end()) {
-          tree->AddStack(*name, stack->second);
-        } else {
-          Skipped("the stack of " + *name + " (id " +
-                  std::to_string(v.entry.stack_id) + ") was never interned");
-        }
+    const bool overflow_check =
+        producer_.config().task == config::Task::kOverflowCheck;
+    if (!overflow_check ||
+        (rendered.overflow && !state_.overflow_limit_reached)) {
+      const dump::AddResult added =
+          tree->AddEntry(*name, std::move(rendered.body));
+      if (added != dump::AddResult::kDuplicate) {
+        WriteTensorFiles(v.entry.step, ring, rendered.files);
       }
-      WriteTensorFiles(v.entry.step, ring, rendered.files);
+      if (overflow_check && added == dump::AddResult::kNew) {
+        CountOverflow(*name);
+      }
     }
+    // stack.json covers every call, kept or not (msprobe collects it
+    // separately); StepTree lists a name once.
+    AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
   }
   ring.tensors.clear();  // an Entry closes the tensors sent before it
   return true;
 }
 
+void Drainer::CountOverflow(const std::string& name) {
+  const int64_t limit = producer_.config().overflow_nums;
+  ++state_.overflows_dumped;
+  log_.warn("producer {} (pid {}, rank {}): overflow (inf or nan) in {}",
+            producer_.client_id(), producer_.pid(), producer_.rank(), name);
+  if (limit >= 0 && state_.overflows_dumped >= static_cast<uint64_t>(limit)) {
+    state_.overflow_limit_reached = true;
+    log_.warn(
+        "producer {} (pid {}, rank {}): overflow_nums {} reached; no further "
+        "calls are dumped",
+        producer_.client_id(), producer_.pid(), producer_.rank(), limit);
+  }
+}
+
+void Drainer::AddStack(dump::StepTree& tree, uint32_t step,
+                       const std::string& name, uint32_t stack_id) {
+  if (stack_id == 0) return;
+  auto stack = state_.stacks.find(stack_id);
+  if (stack == state_.stacks.end()) {
+    Skipped(step, "the stack of " + name + " (id " + std::to_string(stack_id) +
+                      ") was never interned");
+    return;
+  }
+  tree.AddStack(name, stack->second);
+}
+
 void Drainer::WriteTensorFiles(uint32_t step, const RingState& ring,
                                const std::vector<TensorFile>& files) {
-  if (files.empty()) return;
-  const std::string dir = state_.assembler.TensorDataDir(step);
-  Status s = dump::MakeDirs(dir);
-  for (size_t i = 0; s.ok() && i < files.size(); ++i) {
+  TensorStore* store = state_.assembler.Tensors(step);
+  Status s;
+  for (size_t i = 0; store != nullptr && s.ok() && i < files.size(); ++i) {
     const TensorInfo& t = ring.tensors.at(files[i].ref);
-    s = dump::WriteNpy(dir + "/" + files[i].file_name, t.dtype, t.shape,
-                       t.bytes);
+    s = store->Put(files[i].file_name, t.dtype, t.shape, t.bytes, t.crc);
   }
   if (!s.ok()) {
     state_.last_error = s.message();
@@ -297,7 +352,8 @@ void Drainer::WriteTensorFiles(uint32_t step, const RingState& ring,
   }
 }
 
-void Drainer::Skipped(const std::string& why) {
+void Drainer::Skipped(uint32_t step, const std::string& why) {
+  state_.assembler.AddSkipped(step);
   // Logged at warn the 1st, 2nd, 4th, 8th… time, so a flood stays readable.
   const uint64_t n = ++state_.skipped_records;
   state_.last_error = "skipped a record: " + why;
@@ -310,6 +366,7 @@ void Drainer::Skipped(const std::string& why) {
 
 void Drainer::Corrupt(uint32_t ring_index, const std::string& what) {
   state_.broken = true;
+  state_.assembler.MarkStreamCorrupt();
   state_.last_error =
       "corrupt record on ring " + std::to_string(ring_index) + ": " + what;
   log_.error(
@@ -344,6 +401,12 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
   }
   if (!state.closed) Drainer(producer, state, log).Run(0, &targets);
   ChargeRingDrops(producer, state);
+}
+
+void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
+                      spdlog::logger& log) {
+  Drainer drainer(producer, state, log);
+  for (RingState& ring : state.rings) drainer.ReleaseHeld(ring);
 }
 
 }  // namespace tprobe::daemon

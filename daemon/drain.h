@@ -12,19 +12,34 @@
 //            nbytes, when the next non-chunk record arrives, is incomplete.
 //   Entry    renders the value tree (entry_renderer.h) with the tensors sent
 //            before it, adds it to the tree of (entry step, producer rank)
-//            with its stack, and writes the .npy files in tensor mode.
+//            with its stack, and stores its tensors as .npy files
+//            (tensor_store.h) in tasks tensor and overflow_check. A re-dump
+//            of a name with identical content is dropped (and its files are
+//            not written again). Task overflow_check keeps only entries with
+//            an infinite or NaN Max or Min, up to overflow_nums of them (-1:
+//            no limit; reaching it is logged), but every entry's stack.
 //   CallBegin / CallEnd
-//            build construct.json: a node's parent is the innermost module
-//            open on the same ring; module nodes are pushed, API nodes are
-//            not; CallEnd pops up to and including its name. Level L1 gets
-//            no construct nodes.
+//            build construct.json (not at level L1): a node's parent is the
+//            innermost module open on the same ring; module nodes are
+//            pushed, API nodes are not; CallEnd pops up to and including
+//            its name. msprobe inserts a module's node only when the next
+//            node or data of its thread arrives, after an API node that
+//            follows it, so a module's node is held back at its CallBegin
+//            and goes in, with the other held nodes in CallBegin order,
+//            right after the next API node of the ring, or at the ring's
+//            next Entry or CallEnd (ReleaseHeldNodes settles the rest).
+//            Without API nodes (L0) the order is the CallBegin order.
 // Across rings, Entry and Call records are applied in the order of their
 // `seq` among the records visible.
 //
+// A record that cannot be applied (it names an id never interned, or a step
+// already finished) is skipped: counted in the tree's accounting, so the
+// step is not complete, and logged at a decreasing rate.
+//
 // A corrupt record (a ring or decode error, an Entry body that is not a
 // tprobe.v1.Entry) is logged once, naming the producer; the producer is then
-// marked broken and its rings are no longer read. Other producers are not
-// affected.
+// marked broken, its trees are marked stream_corrupt (incomplete) and its
+// rings are no longer read. Other producers are not affected.
 
 #include <cstddef>
 
@@ -46,6 +61,13 @@ size_t DrainSome(const Producer& producer, ProducerState& state,
 // REQUIRES: as DrainSome.
 void DrainCommitted(const Producer& producer, ProducerState& state,
                     spdlog::logger& log);
+
+// Puts every module node still held back into its tree. Called before a
+// step's trees are finished and when the producer is finalised, when no
+// further record can release them.
+// REQUIRES: as DrainSome.
+void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
+                      spdlog::logger& log);
 
 }  // namespace tprobe::daemon
 

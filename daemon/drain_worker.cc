@@ -1,5 +1,7 @@
 #include "daemon/drain_worker.h"
 
+#include <algorithm>
+
 #include "daemon/drain.h"
 
 namespace tprobe::daemon {
@@ -11,24 +13,30 @@ DrainWorker::DrainWorker(Registry& registry, Logger log,
 DrainWorker::~DrainWorker() { Stop(); }
 
 void DrainWorker::Start() {
-  stop_.store(false);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
 void DrainWorker::Stop() {
-  stop_.store(true);
+  thread_.request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
-void DrainWorker::Run() {
+void DrainWorker::Run(std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
   std::vector<std::shared_ptr<Producer>> producers;
   uint64_t version = ~uint64_t{0};
   auto next_flush = Clock::now() + options_.flush_period;
-  while (!stop_.load(std::memory_order_relaxed)) {
+  std::chrono::microseconds idle_sleep{0};
+  while (!stop.stop_requested()) {
     if (const uint64_t v = registry_.version(); v != version) {
       producers = registry_.Snapshot();
       version = v;
+    }
+    if (producers.empty()) {
+      // Nothing to poll: no need to wake until a producer registers.
+      if (!registry_.WaitForProducers(stop)) break;
+      idle_sleep = std::chrono::microseconds{0};
+      continue;
     }
     size_t consumed = 0;
     for (const auto& producer : producers) {
@@ -40,7 +48,13 @@ void DrainWorker::Run() {
       FlushDirty(producers);
       next_flush = Clock::now() + options_.flush_period;
     }
-    if (consumed == 0) std::this_thread::sleep_for(options_.idle_sleep);
+    if (consumed != 0) {
+      idle_sleep = std::chrono::microseconds{0};
+      continue;
+    }
+    idle_sleep = std::clamp(2 * idle_sleep, options_.min_idle_sleep,
+                            options_.max_idle_sleep);
+    std::this_thread::sleep_for(idle_sleep);
   }
 }
 

@@ -2,19 +2,25 @@
 #define TPROBE_DAEMON_DRAIN_WORKER_H_
 
 // The drain thread: it polls every producer's rings, applies what it finds
-// (drain.h), sleeps briefly when every ring is empty, and every
-// flush_period rewrites the dirty trees so that a job killed mid-run keeps
-// what was captured.
+// (drain.h), and every flush_period rewrites the dirty trees so that a job
+// killed mid-run keeps what was captured.
+//
+// Idle cost: while records flow it polls without pausing. When a pass finds
+// nothing it sleeps, first min_idle_sleep, doubling with every further
+// empty pass up to max_idle_sleep, and back to no pause as soon as a pass
+// finds a record. With no producer registered at all it blocks until one
+// registers (or Stop()).
 //
 // It never waits for the control thread: a producer the control thread is
 // working on (or waiting for) is skipped until the next pass.
 //
 // Thread safety: Start() and Stop() are called by one thread (main).
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "daemon/logger.h"
 #include "daemon/registry.h"
@@ -22,7 +28,8 @@
 namespace tprobe::daemon {
 
 struct DrainWorkerOptions {
-  std::chrono::microseconds idle_sleep{200};
+  std::chrono::microseconds min_idle_sleep{50};
+  std::chrono::microseconds max_idle_sleep{2000};
   std::chrono::milliseconds flush_period{2000};
   // Records taken from one producer before moving on to the next.
   size_t batch = 4096;
@@ -40,15 +47,14 @@ class DrainWorker {
   void Stop();
 
  private:
-  void Run();
+  void Run(std::stop_token stop);
   // Rewrites every producer's dirty trees.
   void FlushDirty(const std::vector<std::shared_ptr<Producer>>& producers);
 
   Registry& registry_;
   Logger log_;
   const DrainWorkerOptions options_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::jthread thread_;
 };
 
 }  // namespace tprobe::daemon

@@ -1,9 +1,24 @@
 #include "daemon/entry_renderer.h"
 
+#include <cmath>
+
 namespace tprobe::daemon {
 namespace {
 
 using dump::Json;
+
+// True for an infinite or NaN Max or Min (the check of msprobe's
+// OverflowCheckDataProcessor on a device with INF/NAN mode).
+bool Overflows(const Json& stats) {
+  for (const char* key : {"Max", "Min"}) {
+    auto it = stats.find(key);
+    if (it != stats.end() && it->is_number_float() &&
+        !std::isfinite(it->get<double>())) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The file-name category of a top-level entry key (msprobe's
 // get_save_file_path); other keys (parameter names of a parameters_grad
@@ -83,6 +98,7 @@ class Renderer {
       return nullptr;
     }
     if (!tensor->complete) ++result_.tensors_incomplete;
+    if (tensor->complete && Overflows(tensor->stats)) result_.overflow = true;
     if (!options_.data_name || !tensor->complete) {
       return RenderTensor(*tensor, options_, nullptr);
     }

@@ -12,6 +12,8 @@
 //       then data_name (task tensor) and md5 (summary_mode md5)
 // A ref with no tensor renders as null; a tensor whose bytes did not all
 // arrive renders with null statistics. Both count as incomplete tensors.
+// A tensor whose Max or Min is Infinity or NaN marks the entry as an
+// overflow (task overflow_check keeps only those entries).
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +41,8 @@ struct TensorInfo {
   dump::Json stats;
   // stats::Crc32Hex of the bytes, when summary_mode is md5 and complete.
   std::optional<std::string> md5;
+  // stats::Crc32 of the bytes, when complete and the bytes are kept.
+  uint32_t crc = 0;
   // The bytes, kept only while they still have to be written as .npy.
   std::vector<std::byte> bytes;
 };
@@ -60,6 +64,8 @@ struct TensorFile {
 struct RenderedEntry {
   dump::Json body;
   uint64_t tensors_incomplete = 0;
+  // A complete tensor of the entry has an infinite or NaN Max or Min.
+  bool overflow = false;
   std::vector<TensorFile> files;
 };
 

@@ -46,7 +46,7 @@ Result<std::string> AbsoluteDumpPath(const std::string& dump_path,
 }  // namespace
 
 Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
-                                                   uid_t uid, pid_t peer_pid,
+                                                   const PeerCredentials& peer,
                                                    const v1::Register& reg) {
   auto parsed = config::ParseConfig(reg.config_json());
   if (!parsed.ok()) return parsed.status();
@@ -60,14 +60,15 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
       reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
   if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;
   auto write_path =
-      AbsoluteDumpPath(config.dump_path, peer_pid > 0 ? peer_pid : reg.pid());
+      AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
 
-  const std::string name = "tprobe." + std::to_string(uid) + "." +
+  const std::string name = "tprobe." + std::to_string(peer.uid) + "." +
                            std::to_string(reg.pid()) + "." +
                            std::to_string(client_id);
   auto segment = shm::Segment::Create(name, ring_count, ring_bytes, reg.pid(),
-                                      reg.start_time());
+                                      reg.start_time(),
+                                      shm::SegmentOwner{peer.uid, peer.gid});
   if (!segment.ok()) return segment.status();
 
   AssemblerOptions options;
@@ -77,7 +78,10 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();
-  options.tensor_data = config.task == config::Task::kTensor;
+  // msprobe keeps the tensors of the calls it dumps in both tasks; with
+  // overflow_check only the overflowing calls are dumped.
+  options.tensor_data = config.task == config::Task::kTensor ||
+                        config.task == config::Task::kOverflowCheck;
   return std::unique_ptr<Producer>(
       new Producer(client_id, reg, std::move(config),
                    std::move(segment).value(), std::move(options)));

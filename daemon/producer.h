@@ -44,6 +44,14 @@ struct PendingTensor {
   bool broken = false;  // a chunk was out of order: never completes
 };
 
+// A module's construct.json node whose CallBegin was seen but which is not
+// in its tree yet (drain.h says when it goes in).
+struct HeldNode {
+  uint32_t step;
+  std::string name;
+  std::optional<std::string> parent;
+};
+
 // What the daemon remembers about one ring between records.
 struct RingState {
   explicit RingState(shm::RingReader r) : reader(r) {}
@@ -54,6 +62,8 @@ struct RingState {
   // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
   // last): the parent of the next construct node.
   std::vector<std::string> open_modules;
+  // Module nodes held back, in CallBegin order.
+  std::vector<HeldNode> held_nodes;
 };
 
 // The producer's daemon-side state, guarded by the producer's mutex.
@@ -71,22 +81,34 @@ struct ProducerState {
   uint64_t skipped_records = 0;
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
+  // Task overflow_check: calls kept so far, and whether overflow_nums was
+  // reached (nothing more goes into dump.json then).
+  uint64_t overflows_dumped = 0;
+  bool overflow_limit_reached = false;
   // Finalised (Goodbye, hang-up or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
 };
 
+// The credentials of a control connection (SO_PEERCRED).
+struct PeerCredentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+};
+
 class Producer {
  public:
   // Registers a client: parses its config, creates its segment
-  // "tprobe.<uid>.<pid>.<client_id>" with the rings it asked for, and opens
-  // one RingReader per ring. `uid` and `peer_pid` are the connection's
-  // credentials (SO_PEERCRED); a relative dump_path is taken relative to the
-  // working directory of `peer_pid`, as msprobe would take it in the
+  // "tprobe.<uid>.<pid>.<client_id>" with the rings it asked for, gives it
+  // to the peer's user and group (so that a daemon running as root serves
+  // other users), and opens one RingReader per ring. `peer` holds the
+  // connection's credentials; a relative dump_path is taken relative to the
+  // working directory of the peer's pid, as msprobe would take it in the
   // trainer. Returns an error the client can act on (bad config, bad ring
   // geometry, no shared memory).
-  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id, uid_t uid,
-                                                  pid_t peer_pid,
+  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id,
+                                                  const PeerCredentials& peer,
                                                   const v1::Register& reg);
   ~Producer();
 

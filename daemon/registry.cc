@@ -10,9 +10,12 @@ uint64_t Registry::NextClientId() {
 }
 
 void Registry::Add(std::shared_ptr<Producer> producer) {
-  std::lock_guard lock(mu_);
-  producers_.push_back(std::move(producer));
-  ++version_;
+  {
+    std::lock_guard lock(mu_);
+    producers_.push_back(std::move(producer));
+    ++version_;
+  }
+  added_.notify_all();
 }
 
 void Registry::Remove(uint64_t client_id) {
@@ -26,6 +29,11 @@ void Registry::Remove(uint64_t client_id) {
 std::vector<std::shared_ptr<Producer>> Registry::Snapshot() const {
   std::lock_guard lock(mu_);
   return producers_;
+}
+
+bool Registry::WaitForProducers(std::stop_token stop) const {
+  std::unique_lock lock(mu_);
+  return added_.wait(lock, stop, [this] { return !producers_.empty(); });
 }
 
 uint64_t Registry::version() const {

@@ -6,9 +6,11 @@
 //
 // Thread safety: every method may be called from any thread.
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <vector>
 
 #include "daemon/producer.h"
@@ -29,8 +31,13 @@ class Registry {
   // Changes whenever the set changes, so a poller can keep its snapshot.
   uint64_t version() const;
 
+  // Blocks while there is no producer, until one is added or `stop` is
+  // requested. Returns true when there is a producer.
+  bool WaitForProducers(std::stop_token stop) const;
+
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable_any added_;
   uint64_t next_id_ = 1;
   uint64_t version_ = 0;
   std::vector<std::shared_ptr<Producer>> producers_;

@@ -1,10 +1,12 @@
 // tprobe._C: the Python binding of the client core (pybind11).
 //
-// A Session is one rank's dump session (client/session.h). Python hooks hand
-// it names and Python values; this file walks the values into the compact
-// value tree (tprobe.v1.Entry) following msprobe's per-value encoding
-// (reference/msprobe-format.md, section 2.3) and pushes every tensor's bytes
-// into this thread's ring.
+// A Session is one rank's dump session (client/session.h), which names,
+// counts and filters every call. Python hooks report calls by their name
+// base (module_begin/module_end, api_begin/api_end, *_backward, param_grad)
+// with the Python values they saw; this file walks the values into the
+// compact value tree (tprobe.v1.Entry) following msprobe's per-value
+// encoding (reference/msprobe-format.md, section 2.3) and pushes every
+// tensor's bytes into this thread's ring.
 //
 // Errors: a bad config makes the constructor raise ValueError with the
 // config's message. No other method raises: failures become a False return,
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "client/core.h"
+#include "client/naming.h"
 #include "client/session.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
@@ -113,6 +116,17 @@ uint32_t NextRef() {
   if (ref == 0) ref = next++;  // 0 is never a ref
   return ref;
 }
+
+// The call state that Session.*_begin returns: flags in the low byte, the
+// call index above them (exported to Python under the same names).
+constexpr int64_t kOpen = 1;        // the call must be ended (*_end)
+constexpr int64_t kEntry = 2;       // an entry is written: pass its data
+constexpr int64_t kInput = 4;       // data_mode keeps the inputs
+constexpr int64_t kOutput = 8;      // data_mode keeps the outputs
+constexpr int64_t kBackward = 16;   // report the call's backward
+constexpr int64_t kDumped = 32;     // passed scope and list
+constexpr int64_t kConstruct = 64;  // its construct node was opened
+constexpr int kIndexShift = 8;
 
 // A value encoded ahead of its entry (Session.encode): an API's inputs must
 // be captured before the API runs, since in-place APIs change them.
@@ -304,7 +318,8 @@ class Encoder {
     }
     if (IsInstance(o, Types().device)) {
       SetTyped(out, "torch.device");
-      std::string text = Str(obj.attr(N().type)) + ":" + Str(obj.attr(N().index));
+      std::string text =
+          Str(obj.attr(N().type)) + ":" + Str(obj.attr(N().index));
       out->mutable_typed()->mutable_value()->set_str_value(std::move(text));
     } else if (PyLong_Check(o) && !PyBool_Check(o)) {
       SetTyped(out, "torch.device");
@@ -428,19 +443,6 @@ bool Text(py::handle obj, std::string_view* out) {
   return true;
 }
 
-record::CallKind ParseKind(py::handle kind) {
-  std::string_view text;
-  return Text(kind, &text) && text == "module" ? record::CallKind::kModule
-                                               : record::CallKind::kApi;
-}
-
-record::Direction ParseDirection(py::handle direction) {
-  std::string_view text;
-  return Text(direction, &text) && text == "backward"
-             ? record::Direction::kBackward
-             : record::Direction::kForward;
-}
-
 std::string JoinLines(py::handle stack) {
   std::string joined;
   bool first = true;
@@ -490,9 +492,9 @@ class PySession {
     options.socket_path = socket_path;
     options.rank = rank;
     options.autostart_daemon = autostart_daemon;
-    options.daemon_path =
-        daemon_path.empty() && autostart_daemon ? DaemonBesideModule()
-                                                : daemon_path;
+    options.daemon_path = daemon_path.empty() && autostart_daemon
+                              ? DaemonBesideModule()
+                              : daemon_path;
     options.connect_timeout_ms = connect_timeout_ms;
     Result<std::unique_ptr<client::Session>> created =
         Status::Error("not created");
@@ -519,9 +521,15 @@ class PySession {
     }
   }
 
-  void Start() { Guard([&] { session_->Start(); }); }
-  void Stop() { Guard([&] { session_->Stop(); }); }
-  void Step() { Guard([&] { session_->Step(); }); }
+  void Start() {
+    Guard([&] { session_->Start(); });
+  }
+  void Stop() {
+    Guard([&] { session_->Stop(); });
+  }
+  void Step() {
+    Guard([&] { session_->Step(); });
+  }
 
   bool collecting() const { return session_ && session_->collecting(); }
   bool connected() const { return session_ && session_->connected(); }
@@ -586,27 +594,141 @@ class PySession {
     }
   }
 
-  int64_t NextIndex(py::handle prefix) {
+  // --- hooks -------------------------------------------------------------
+  // The session names, counts and filters each call (client/session.h);
+  // Python only hands over what its hooks saw. *_begin returns a call state
+  // (see the flags in PYBIND11_MODULE): 0 when nothing is recorded, else
+  // the flags in the low byte and the call index above them. The state goes
+  // back into the matching *_end.
+
+  int64_t ModuleBegin(py::handle base) {
     try {
       std::string_view text;
-      if (!session_ || !Text(prefix, &text)) return 0;
-      return session_->NextIndex(std::string(text));
+      client::CallPlan plan;
+      if (!session_ || !Text(base, &text) ||
+          !session_->BeginModule(text, true, 0, &plan)) {
+        return 0;
+      }
+      return State(plan);
     } catch (...) {
       return 0;
     }
   }
 
-  bool Call(bool begin, py::handle name, py::handle kind,
-            py::handle direction, int64_t step) {
+  void ModuleEnd(py::handle base, int64_t state, py::handle stack,
+                 py::handle args, py::handle output, py::handle parameters) {
     try {
-      if (!session_) return false;
-      client::Core& core = session_->core();
-      if (!core.attached()) return core.WriteCall(begin, 0, 0, {}, {});
       std::string_view text;
-      if (!Text(name, &text)) return false;
-      const uint32_t name_id = core.Intern(record::InternKind::kName, text);
-      return core.WriteCall(begin, StepOr(step), name_id, ParseKind(kind),
-                            ParseDirection(direction));
+      if (!session_ || state == 0 || !Text(base, &text)) return;
+      client::CallPlan plan = ModulePlanOf(text, state);
+      if (plan.entry()) {
+        client::Core& core = session_->core();
+        v1::Entry entry;
+        v1::Dict* body = entry.mutable_body();
+        if (plan.input) {
+          SafeEncode(core, args, Add(body, "input_args"));
+          Add(body, "input_kwargs")->mutable_dict();
+        }
+        if (plan.output) EncodeOutput(core, output, Add(body, "output"));
+        v1::Dict* params = Add(body, "parameters")->mutable_dict();
+        if (PyDict_Check(parameters.ptr())) {
+          for (auto [k, v] : py::reinterpret_borrow<py::dict>(parameters)) {
+            if (v.is_none()) continue;
+            SafeEncode(core, v, Add(params, py::str(k).cast<std::string>()));
+          }
+        }
+        Add(body, "is_recompute")->set_bool_value(false);
+        session_->WriteEntry(plan, StackId(stack), entry);
+      }
+      session_->EndCall(plan);
+    } catch (...) {
+    }
+  }
+
+  void ModuleBackward(py::handle base, int64_t index, py::handle input,
+                      py::handle output) {
+    try {
+      std::string_view text;
+      client::CallPlan plan;
+      if (!session_ || !Text(base, &text) ||
+          !session_->BeginModule(text, false, static_cast<uint32_t>(index),
+                                 &plan)) {
+        return;
+      }
+      WriteBackward(plan, input, output);
+      session_->EndCall(plan);
+    } catch (...) {
+    }
+  }
+
+  int64_t ApiBegin(py::handle base) {
+    try {
+      std::string_view text;
+      OpenApi& open = OpenApiSlot();
+      if (!session_ || !Text(base, &text) ||
+          !session_->BeginApi(text, true, 0, &open.plan)) {
+        return 0;
+      }
+      open.owner = this;
+      return State(open.plan);
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  void ApiEnd(int64_t state, py::handle stack, py::handle args,
+              py::handle kwargs, py::handle output) {
+    try {
+      OpenApi& open = OpenApiSlot();
+      if (!session_ || state == 0 || open.owner != this) return;
+      open.owner = nullptr;
+      const client::CallPlan& plan = open.plan;
+      if (plan.entry() && !output.is(NoEntry())) {
+        client::Core& core = session_->core();
+        v1::Entry entry;
+        v1::Dict* body = entry.mutable_body();
+        if (plan.input) {
+          TakeOrEncode(core, args, Add(body, "input_args"));
+          TakeOrEncode(core, kwargs, Add(body, "input_kwargs"));
+        }
+        Add(body, "is_recompute")->set_bool_value(false);
+        if (plan.output) EncodeOutput(core, output, Add(body, "output"));
+        session_->WriteEntry(plan, StackId(stack), entry);
+      }
+      session_->EndCall(plan);
+    } catch (...) {
+    }
+  }
+
+  void ApiBackward(py::handle base, int64_t index, py::handle input,
+                   py::handle output) {
+    try {
+      std::string_view text;
+      client::CallPlan plan;
+      if (!session_ || !Text(base, &text) ||
+          !session_->BeginApi(text, false, static_cast<uint32_t>(index),
+                              &plan)) {
+        return;
+      }
+      WriteBackward(plan, input, output);
+      session_->EndCall(plan);
+    } catch (...) {
+    }
+  }
+
+  bool ParamGrad(py::handle base, py::handle name, py::handle grad) {
+    try {
+      std::string_view text, param;
+      client::CallPlan plan;
+      if (!session_ || !Text(base, &text) || !Text(name, &param) ||
+          !session_->BeginParamGrad(text, param, &plan)) {
+        return false;
+      }
+      v1::Entry entry;
+      v1::List* grads =
+          Add(entry.mutable_body(), std::string(param))->mutable_list();
+      SafeEncode(session_->core(), grad, grads->add_items());
+      return session_->WriteEntry(plan, 0, entry);
     } catch (...) {
       return false;
     }
@@ -622,6 +744,8 @@ class PySession {
     return e;
   }
 
+  // A raw entry: `name` as given, no naming, filters or construct records.
+  // For tests of the value encoding.
   bool RecordEntry(py::handle name, py::handle stack, py::handle body,
                    int64_t step) {
     try {
@@ -636,32 +760,113 @@ class PySession {
         v1::Value* slot = Add(dict, py::str(k).cast<std::string>());
         if (PyBool_Check(v.ptr())) {
           slot->set_bool_value(v.ptr() == Py_True);  // is_recompute
-        } else if (py::isinstance<Encoded>(v)) {
-          slot->Swap(&v.cast<Encoded&>().value);
         } else {
-          SafeEncode(core, v, slot);
+          TakeOrEncode(core, v, slot);
         }
       }
       const uint32_t name_id = core.Intern(record::InternKind::kName, text);
-      uint32_t stack_id = 0;
-      if (!stack.is_none()) {
-        stack_id = core.Intern(record::InternKind::kStack, JoinLines(stack));
-      }
-      return core.WriteEntry(StepOr(step), name_id, stack_id, entry);
+      const uint32_t step_no =
+          step >= 0 ? static_cast<uint32_t>(step) : session_->step();
+      return core.WriteEntry(step_no, name_id, StackId(stack), entry);
     } catch (...) {
       return false;
     }
   }
 
+  // The marker api_end takes as `output` when the API raised: the call is
+  // closed without an entry.
+  static py::handle NoEntry() {
+    static PyObject* marker =
+        PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+    return marker;
+  }
+
  private:
+  // The outermost API call open on this thread (the session allows one).
+  struct OpenApi {
+    const PySession* owner = nullptr;
+    client::CallPlan plan;
+  };
+  static OpenApi& OpenApiSlot() {
+    thread_local OpenApi open;
+    return open;
+  }
+
+  int64_t State(const client::CallPlan& plan) const {
+    int64_t flags = kOpen;
+    if (plan.entry()) flags |= kEntry;
+    if (plan.input) flags |= kInput;
+    if (plan.output) flags |= kOutput;
+    if (session_->WantsBackward(plan)) flags |= kBackward;
+    if (plan.dumped) flags |= kDumped;
+    if (plan.construct) flags |= kConstruct;
+    return flags | (static_cast<int64_t>(plan.index) << kIndexShift);
+  }
+
+  // The plan of a forward call from its base and state (module calls nest,
+  // so their plans are not kept between begin and end).
+  client::CallPlan ModulePlanOf(std::string_view base, int64_t state) {
+    client::CallPlan plan;
+    plan.kind = record::CallKind::kModule;
+    plan.forward = true;
+    plan.index = static_cast<uint32_t>(state >> kIndexShift);
+    plan.step = session_->step();
+    plan.name = client::ModuleCallName(base, true, plan.index);
+    plan.dumped = (state & kDumped) != 0;
+    plan.input = (state & kInput) != 0;
+    plan.output = (state & kOutput) != 0;
+    plan.construct = (state & kConstruct) != 0;
+    if (plan.construct || (state & kEntry) != 0) {
+      plan.name_id =
+          session_->core().Intern(record::InternKind::kName, plan.name);
+    }
+    plan.construct = plan.construct && plan.name_id != 0;
+    return plan;
+  }
+
+  // A backward entry: input = gradients of the forward outputs, output =
+  // gradients of the forward inputs.
+  void WriteBackward(const client::CallPlan& plan, py::handle input,
+                     py::handle output) {
+    if (!plan.entry()) return;
+    client::Core& core = session_->core();
+    v1::Entry entry;
+    v1::Dict* body = entry.mutable_body();
+    if (plan.input) SafeEncode(core, input, Add(body, "input"));
+    if (plan.output) SafeEncode(core, output, Add(body, "output"));
+    session_->WriteEntry(plan, 0, entry);
+  }
+
+  // msprobe's output list: a list or tuple as it is, anything else as [x].
+  static void EncodeOutput(client::Core& core, py::handle output,
+                           v1::Value* out) {
+    if (PyList_Check(output.ptr()) || PyTuple_Check(output.ptr())) {
+      SafeEncode(core, output, out);
+    } else {
+      SafeEncode(core, output, out->mutable_list()->add_items());
+    }
+  }
+
+  // An Encoded value is moved in; anything else is encoded now.
+  static void TakeOrEncode(client::Core& core, py::handle value,
+                           v1::Value* out) {
+    if (py::isinstance<Encoded>(value)) {
+      out->Swap(&value.cast<Encoded&>().value);
+    } else {
+      SafeEncode(core, value, out);
+    }
+  }
+
+  uint32_t StackId(py::handle stack) {
+    if (stack.is_none()) return 0;
+    return session_->core().Intern(record::InternKind::kStack,
+                                   JoinLines(stack));
+  }
+
   static py::list ToList(const std::vector<std::string>& v) {
     py::list l;
     for (const auto& s : v) l.append(s);
     return l;
-  }
-
-  uint32_t StepOr(int64_t step) const {
-    return step >= 0 ? static_cast<uint32_t>(step) : session_->step();
   }
 
   template <typename F>
@@ -731,24 +936,56 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("data_mode", &PySession::data_mode)
       .def("counters", &PySession::counters)
       .def("flush", &PySession::Flush, py::arg("timeout_ms") = 10000)
-      .def("next_index", &PySession::NextIndex, py::arg("prefix"))
-      .def(
-          "call_begin",
-          [](PySession& s, py::handle name, py::handle kind,
-             py::handle direction, int64_t step) {
-            return s.Call(true, name, kind, direction, step);
+      .def_static(
+          "module_base",
+          [](const std::string& path, const std::string& cls, bool cell) {
+            return tprobe::client::ModuleBase(
+                cell ? tprobe::client::ModuleStyle::kCell
+                     : tprobe::client::ModuleStyle::kModule,
+                path, cls);
           },
-          py::arg("name"), py::arg("kind") = "module",
-          py::arg("direction") = "forward", py::arg("step") = -1)
-      .def(
-          "call_end",
-          [](PySession& s, py::handle name, py::handle kind,
-             py::handle direction, int64_t step) {
-            return s.Call(false, name, kind, direction, step);
+          py::arg("path"), py::arg("cls"), py::arg("cell") = false,
+          "'Module.{path}.{cls}' (or 'Cell.…'): the name base of a module.")
+      .def_static(
+          "api_base",
+          [](const std::string& prefix, const std::string& api) {
+            return tprobe::client::ApiBase(prefix, api);
           },
-          py::arg("name"), py::arg("kind") = "module",
-          py::arg("direction") = "forward", py::arg("step") = -1)
+          py::arg("prefix"), py::arg("api"),
+          "'{prefix}.{last dotted part of api}': the name base of an API.")
+      .def("module_begin", &PySession::ModuleBegin, py::arg("base"),
+           "Opens a module forward call; returns its state (0: not "
+           "recorded, else module_end must follow).")
+      .def("module_end", &PySession::ModuleEnd, py::arg("base"),
+           py::arg("state"), py::arg("stack"), py::arg("args"),
+           py::arg("output"), py::arg("parameters"),
+           "Writes the module call's entry (if the state says so) and "
+           "closes it.")
+      .def("module_backward", &PySession::ModuleBackward, py::arg("base"),
+           py::arg("index"), py::arg("input"), py::arg("output"),
+           "Records the backward of forward call `index` of a module.")
+      .def("api_begin", &PySession::ApiBegin, py::arg("base"),
+           "Opens an outermost API forward call; returns its state (0: not "
+           "recorded, else api_end must follow on this thread).")
+      .def("api_end", &PySession::ApiEnd, py::arg("state"),
+           py::arg("stack") = py::none(), py::arg("args") = py::none(),
+           py::arg("kwargs") = py::none(),
+           py::arg("output") = PySession::NoEntry(),
+           "Writes the API call's entry (unless `output` is left out) and "
+           "closes it.")
+      .def("api_backward", &PySession::ApiBackward, py::arg("base"),
+           py::arg("index"), py::arg("input"), py::arg("output"),
+           "Records the backward of forward call `index` of an API.")
+      .def("param_grad", &PySession::ParamGrad, py::arg("base"),
+           py::arg("name"), py::arg("grad"),
+           "Records a parameter gradient of the module `base`.")
       .def("encode", &PySession::Encode, py::arg("value"))
       .def("record_entry", &PySession::RecordEntry, py::arg("name"),
            py::arg("stack"), py::arg("body"), py::arg("step") = -1);
+  m.attr("OPEN") = tprobe::python::kOpen;
+  m.attr("ENTRY") = tprobe::python::kEntry;
+  m.attr("INPUT") = tprobe::python::kInput;
+  m.attr("OUTPUT") = tprobe::python::kOutput;
+  m.attr("BACKWARD") = tprobe::python::kBackward;
+  m.attr("INDEX_SHIFT") = tprobe::python::kIndexShift;
 }

@@ -2,24 +2,26 @@
 
 namespace tprobe::dump {
 
-StepTree::StepTree(std::string task, std::string level, std::string framework)
+StepTree::StepTree(std::string task, std::string level, std::string framework,
+                   StackStyle stack_style)
     : task_(std::move(task)),
       level_(std::move(level)),
-      framework_(std::move(framework)) {}
+      framework_(std::move(framework)),
+      stack_style_(stack_style) {}
 
-bool StepTree::AddEntry(const std::string& name, Json body) {
+AddResult StepTree::AddEntry(const std::string& name, Json body) {
   auto it = data_.find(name);
   if (it == data_.end()) {
     data_[name] = std::move(body);
     ++accounting_.entries;
-    return true;
+    return AddResult::kNew;
   }
   if (*it == body) {
     ++accounting_.duplicates_dropped;
-    return false;
+    return AddResult::kDuplicate;
   }
   for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
-  return true;
+  return AddResult::kMerged;
 }
 
 void StepTree::SetParent(const std::string& node,
@@ -29,6 +31,11 @@ void StepTree::SetParent(const std::string& node,
 
 void StepTree::AddStack(const std::string& name,
                         const std::vector<std::string>& lines) {
+  if (!stack_names_.insert(name).second) return;  // listed once
+  if (stack_style_ == StackStyle::kPerEntry) {
+    stacks_.push_back(StackGroup{{name}, lines});
+    return;
+  }
   std::string key;
   for (const auto& line : lines) {
     key += line;
@@ -51,9 +58,15 @@ Json StepTree::DumpDocument() const {
 
 Json StepTree::StackDocument() const {
   Json doc = Json::object();
+  if (stack_style_ == StackStyle::kPerEntry) {
+    for (const StackGroup& entry : stacks_) {
+      doc[entry.names.front()] = Json(entry.lines);
+    }
+    return doc;
+  }
   for (size_t i = 0; i < stacks_.size(); ++i) {
-    doc[std::to_string(i)] = Json::array(
-        {Json(stacks_[i].names), Json(stacks_[i].lines)});
+    doc[std::to_string(i)] =
+        Json::array({Json(stacks_[i].names), Json(stacks_[i].lines)});
   }
   return doc;
 }
@@ -70,9 +83,11 @@ Json StepTree::AccountingDocument() const {
   doc["entries"] = a.entries;
   doc["duplicates_dropped"] = a.duplicates_dropped;
   doc["tensors_incomplete"] = a.tensors_incomplete;
+  doc["records_skipped"] = a.records_skipped;
   doc["dropped"] = Json::object({{"ring_full", a.dropped_ring_full},
                                  {"too_large", a.dropped_too_large},
                                  {"no_daemon", a.dropped_no_daemon}});
+  doc["stream_corrupt"] = a.stream_corrupt;
   doc["producer_died"] = a.producer_died;
   return doc;
 }

@@ -2,9 +2,9 @@
 #define TPROBE_COMMON_DUMP_TREE_H_
 
 // The in-memory model of one step{N}/rank{R}/ directory: dump.json entries in
-// hook order, the construct.json parent map and the deduplicated stack.json
-// groups. The daemon's assembler and `tprobe import` both fill one and hand
-// it to WriteStepTree (common/dump/tree_writer.h).
+// hook order, the construct.json parent map and the stack.json stacks. The
+// daemon's assembler and `tprobe import` both fill one and hand it to
+// WriteStepTree (common/dump/tree_writer.h).
 //
 // Thread safety: none; one owner at a time.
 
@@ -13,14 +13,16 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/dump/json_writer.h"
 
 namespace tprobe::dump {
 
-// Loss accounting written beside the tree (tprobe.json): a step with drops
-// is marked incomplete so partial data never passes for clean data.
+// Loss accounting written beside the tree (tprobe.json): a step with drops,
+// skipped records or a corrupt stream is marked incomplete, so partial data
+// never passes for clean data.
 struct Accounting {
   uint64_t entries = 0;
   uint64_t duplicates_dropped = 0;
@@ -28,30 +30,55 @@ struct Accounting {
   uint64_t dropped_ring_full = 0;
   uint64_t dropped_too_large = 0;
   uint64_t dropped_no_daemon = 0;
+  // Records the daemon read but could not apply (a name or stack id that
+  // was never interned, an entry late for a finished step).
+  uint64_t records_skipped = 0;
+  // The producer's stream was corrupt: what followed was never read.
+  bool stream_corrupt = false;
   bool producer_died = false;
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
-           !producer_died;
+           records_skipped == 0 && !stream_corrupt && !producer_died;
   }
+};
+
+// What StepTree::AddEntry did with an entry.
+enum class AddResult {
+  kNew,        // a new name: appended to data
+  kMerged,     // a known name with other content: merged into it
+  kDuplicate,  // a known name with identical content: dropped
+};
+
+// How stack.json is laid out.
+enum class StackStyle {
+  // msprobe 8.1+: {"0": [[names], [lines]], "1": ...}, one group per
+  // distinct stack, numbered by first use.
+  kGrouped,
+  // msprobe before 8.1, and its MindSpore cell dump: {"<entry>": [lines]},
+  // one item per entry in the order the entries were added.
+  kPerEntry,
 };
 
 class StepTree {
  public:
-  StepTree(std::string task, std::string level, std::string framework);
+  StepTree(std::string task, std::string level, std::string framework,
+           StackStyle stack_style = StackStyle::kGrouped);
 
   // Adds dump.json's data[name]. An existing name with identical content is
-  // a re-dump (graph-mode TensorDump fires twice): it is dropped and false is
-  // returned. An existing name with other content is merged key by key, as
-  // msprobe's dict.update does, keeping the entry's position.
-  bool AddEntry(const std::string& name, Json body);
+  // a re-dump (graph-mode TensorDump fires twice): it is dropped and counted
+  // as a duplicate. An existing name with other content is merged key by
+  // key, as msprobe's dict.update does, keeping the entry's position.
+  AddResult AddEntry(const std::string& name, Json body);
 
   // Sets construct.json's parent of `node` (null when none). A node already
   // present keeps its position and gets the new parent.
   void SetParent(const std::string& node, std::optional<std::string> parent);
 
-  // Records that entry `name` was called from `lines` (outermost frame last).
-  // Entries with the same lines share one stack.json group.
+  // Records that entry `name` was called from `lines` (outermost frame
+  // last). Grouped: entries with the same lines share one group. Per entry:
+  // `name` gets its own item (`lines` may be empty). A name already added
+  // keeps its first stack.
   void AddStack(const std::string& name, const std::vector<std::string>& lines);
 
   void set_dump_data_dir(std::optional<std::string> dir) {
@@ -62,7 +89,7 @@ class StepTree {
   bool empty() const { return data_.empty() && construct_.empty(); }
   const Json& data() const { return data_; }
 
-  // The three documents, in msprobe's key order.
+  // The documents, in msprobe's key order.
   Json DumpDocument() const;
   Json StackDocument() const;
   Json ConstructDocument() const;
@@ -72,15 +99,18 @@ class StepTree {
   std::string task_;
   std::string level_;
   std::string framework_;
+  StackStyle stack_style_;
   std::optional<std::string> dump_data_dir_;
   Json data_ = Json::object();
   Json construct_ = Json::object();
+  // Grouped: one per distinct stack. Per entry: one per entry, names[0].
   struct StackGroup {
     std::vector<std::string> names;
     std::vector<std::string> lines;
   };
   std::vector<StackGroup> stacks_;
   std::unordered_map<std::string, size_t> stack_index_;  // joined lines
+  std::unordered_set<std::string> stack_names_;
   Accounting accounting_;
 };
 

@@ -56,8 +56,10 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
       }
       TensorView v{r, static_cast<DType>(r.dtype),
                     std::vector<int64_t>(r.ndim)};
-      std::memcpy(v.shape.data(), payload.data() + sizeof r,
-                  r.ndim * sizeof(int64_t));
+      if (r.ndim > 0) {  // a 0-d tensor has no shape bytes (and no data())
+        std::memcpy(v.shape.data(), payload.data() + sizeof r,
+                    r.ndim * sizeof(int64_t));
+      }
       uint64_t numel = 1;
       for (int64_t d : v.shape) {
         if (d < 0) return Malformed("tensor", "negative dimension");

@@ -1,7 +1,12 @@
 #include "common/shm/segment.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -26,7 +31,8 @@ Segment::~Segment() = default;
 
 RingHeader* Segment::ring_header(uint32_t i) const {
   auto* base = reinterpret_cast<std::byte*>(header_ + 1);
-  return reinterpret_cast<RingHeader*>(base + i * RingStride(header_->ring_bytes));
+  return reinterpret_cast<RingHeader*>(base +
+                                       i * RingStride(header_->ring_bytes));
 }
 
 std::span<std::byte> Segment::ring_data(uint32_t i) const {
@@ -34,17 +40,43 @@ std::span<std::byte> Segment::ring_data(uint32_t i) const {
   return {data, header_->ring_bytes};
 }
 
-Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
-                                                 uint32_t ring_count,
-                                                 uint64_t ring_bytes,
-                                                 int32_t producer_pid,
-                                                 uint64_t producer_start_time) {
+namespace {
+
+// Gives the segment's file descriptor to `owner` where that is needed.
+Status GiveTo(int fd, const std::string& name,
+              const std::optional<SegmentOwner>& owner) {
+  if (!owner || owner->uid == 0) return Status::Ok();  // root maps anything
+  if (owner->uid == ::geteuid() && owner->gid == ::getegid()) {
+    return Status::Ok();
+  }
+  if (::fchown(fd, owner->uid, owner->gid) == 0) return Status::Ok();
+  // Only the group could not be changed: the owner still maps it.
+  if (owner->uid == ::geteuid()) return Status::Ok();
+  return Status::Error("cannot give shared memory segment '" + name +
+                       "' to uid " + std::to_string(owner->uid) + " gid " +
+                       std::to_string(owner->gid) + ": " +
+                       std::strerror(errno) +
+                       " (a daemon serving other users must run as root)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Segment>> Segment::Create(
+    const std::string& name, uint32_t ring_count, uint64_t ring_bytes,
+    int32_t producer_pid, uint64_t producer_start_time,
+    std::optional<SegmentOwner> owner) {
   const uint64_t bytes = SegmentBytes(ring_count, ring_bytes);
   try {
     bip::shared_memory_object::remove(name.c_str());
     auto m = std::make_unique<Mapping>();
-    m->object = bip::shared_memory_object(bip::create_only, name.c_str(),
-                                          bip::read_write);
+    m->object =
+        bip::shared_memory_object(bip::create_only, name.c_str(),
+                                  bip::read_write, bip::permissions(0600));
+    if (Status s = GiveTo(m->object.get_mapping_handle().handle, name, owner);
+        !s.ok()) {
+      bip::shared_memory_object::remove(name.c_str());
+      return s;
+    }
     m->object.truncate(static_cast<bip::offset_t>(bytes));
     m->region = bip::mapped_region(m->object, bip::read_write);
     auto* h = static_cast<SegmentHeader*>(m->region.get_address());
@@ -56,9 +88,11 @@ Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
     h->producer_start_time = producer_start_time;
     std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
     for (uint32_t i = 0; i < ring_count; ++i) InitRing(seg->ring_header(i));
-    // The magic goes last: a header with the magic is a complete header.
-    std::atomic_thread_fence(std::memory_order_release);
-    h->magic = kSegmentMagic;
+    // The magic goes last, with release order: a header with the magic is a
+    // complete header. (A store rather than a fence, which GCC's TSan does
+    // not model.)
+    std::atomic_ref<uint64_t>(h->magic).store(kSegmentMagic,
+                                              std::memory_order_release);
     return seg;
   } catch (const bip::interprocess_exception& e) {
     bip::shared_memory_object::remove(name.c_str());
@@ -71,8 +105,8 @@ Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
 Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   try {
     auto m = std::make_unique<Mapping>();
-    m->object =
-        bip::shared_memory_object(bip::open_only, name.c_str(), bip::read_write);
+    m->object = bip::shared_memory_object(bip::open_only, name.c_str(),
+                                          bip::read_write);
     m->region = bip::mapped_region(m->object, bip::read_write);
     const uint64_t mapped = m->region.get_size();
     if (mapped < sizeof(SegmentHeader)) {
@@ -81,8 +115,8 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
     }
     std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
     if (Status s = CheckHeader(*seg->header(), mapped); !s.ok()) {
-      return Status::Error("shared memory segment '" + name + "': " +
-                           s.message());
+      return Status::Error("shared memory segment '" + name +
+                           "': " + s.message());
     }
     return seg;
   } catch (const bip::interprocess_exception& e) {
@@ -104,10 +138,9 @@ Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes) {
     return Status::Error("bad magic (not a tprobe segment)");
   }
   if (header.layout_version != kLayoutVersion) {
-    return Status::Error("layout version " +
-                         std::to_string(header.layout_version) +
-                         " is not the supported version " +
-                         std::to_string(kLayoutVersion));
+    return Status::Error(
+        "layout version " + std::to_string(header.layout_version) +
+        " is not the supported version " + std::to_string(kLayoutVersion));
   }
   const uint64_t rb = header.ring_bytes;
   if (rb < 4096 || (rb & (rb - 1)) != 0 || header.ring_count == 0 ||

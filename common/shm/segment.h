@@ -6,13 +6,18 @@
 // on (header*, span<byte>).
 //
 // The daemon creates a segment for each registered producer and removes it
-// when the producer is gone. The producer opens it by name.
+// when the producer is gone. The producer opens it by name. A segment has
+// mode 0600: only its owner (and root) can map it, so a daemon running as
+// another user (root, for a node's shared daemon) gives it to the producer.
 //
 // Thread safety: a Segment is immutable after Create/Open; its accessors may
 // be called from any thread.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -21,21 +26,29 @@
 
 namespace tprobe::shm {
 
+// The user and group a segment is given to.
+struct SegmentOwner {
+  uid_t uid;
+  gid_t gid;
+};
+
 class Segment {
  public:
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
 
-  // Creates the segment `name` (replacing a stale one of the same name),
-  // writes its header and initialises every ring. Returns an error naming the
-  // segment when shared memory cannot be created or sized.
+  // Creates the segment `name` with mode 0600 (replacing a stale one of the
+  // same name), writes its header and initialises every ring. With `owner`,
+  // the segment is given to that user and group (fchown) unless it is the
+  // calling process's own or root's, which can map it anyway. Returns an
+  // error naming the segment when shared memory cannot be created or sized,
+  // or when it cannot be given to another user (the caller is not root).
   // REQUIRES: ring_bytes is a power of two, at least 4096.
-  static Result<std::unique_ptr<Segment>> Create(const std::string& name,
-                                                 uint32_t ring_count,
-                                                 uint64_t ring_bytes,
-                                                 int32_t producer_pid,
-                                                 uint64_t producer_start_time);
+  static Result<std::unique_ptr<Segment>> Create(
+      const std::string& name, uint32_t ring_count, uint64_t ring_bytes,
+      int32_t producer_pid, uint64_t producer_start_time,
+      std::optional<SegmentOwner> owner = std::nullopt);
 
   // Opens an existing segment and checks its magic, layout version and size.
   static Result<std::unique_ptr<Segment>> Open(const std::string& name);

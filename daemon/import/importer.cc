@@ -80,11 +80,7 @@ Status WriteStep(const PlannedStep& step, Task task) {
   }
   StepDocuments docs = BuildStepDocuments(spec, step.records, step.calls);
   docs.tree.accounting().duplicates_dropped = step.duplicates;
-  if (Status s = dump::WriteStepTree(step.dir, docs.tree); !s.ok()) return s;
-  // WriteStepTree wrote StepTree's grouped stack.json; msprobe's cell dump
-  // writes the per-name form, which replaces it.
-  return dump::WriteFileAtomic(JoinPath(step.dir, "stack.json"),
-                               dump::PythonJsonDumps(docs.stack));
+  return dump::WriteStepTree(step.dir, docs.tree);
 }
 
 Status FirstError(const std::vector<Status>& statuses) {

@@ -16,8 +16,8 @@ StepDocuments BuildStepDocuments(const StepDocumentsSpec& spec,
     of_entry[EntryName(record.slot, record.call)].push_back(&record);
   }
 
-  StepDocuments docs{dump::StepTree(spec.task, "L0", "mindspore"),
-                     Json::object()};
+  StepDocuments docs{dump::StepTree(spec.task, "L0", "mindspore",
+                                    dump::StackStyle::kPerEntry)};
   docs.tree.set_dump_data_dir(spec.dump_data_dir);
   for (const CellCall& call : calls) {
     std::vector<const TensorRecord*>& tensors = of_entry[call.entry];
@@ -40,7 +40,7 @@ StepDocuments BuildStepDocuments(const StepDocumentsSpec& spec,
     }
     docs.tree.AddEntry(call.entry, std::move(body));
     docs.tree.SetParent(call.entry, call.parent);
-    docs.stack[call.entry] = Json::array();
+    docs.tree.AddStack(call.entry, {});
   }
   return docs;
 }

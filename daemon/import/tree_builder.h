@@ -16,12 +16,10 @@
 namespace tprobe::import {
 
 struct StepDocuments {
-  // dump.json ("level" L0, "framework" mindspore) and construct.json.
+  // dump.json ("level" L0, "framework" mindspore), construct.json, and
+  // stack.json in the per-entry style {"<entry>": []}: msprobe's cell dump
+  // has no call stacks and writes that older per-name form.
   dump::StepTree tree;
-  // stack.json: {"<entry>": []} for every call, in cell order. msprobe's
-  // cell dump has no call stacks and writes this older per-name form,
-  // which StepTree's grouped stack.json cannot express.
-  dump::Json stack;
 };
 
 struct StepDocumentsSpec {

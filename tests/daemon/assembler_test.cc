@@ -66,11 +66,13 @@ TEST_F(AssemblerTest, WriteDirtyWritesTheFourFilesOfATree) {
  "entries": 1,
  "duplicates_dropped": 0,
  "tensors_incomplete": 0,
+ "records_skipped": 0,
  "dropped": {
   "ring_full": 0,
   "too_large": 0,
   "no_daemon": 0
  },
+ "stream_corrupt": false,
  "producer_died": false
 })");
 }
@@ -167,6 +169,9 @@ class AssemblyTest : public ::testing::Test {
   Logger log_ = MakeLogger(spdlog::level::warn);
 };
 
+// msprobe's key order: a module's node goes in after the next API node
+// (section 4 of the reference: "The API key is inserted first, then the
+// pending module_node entries are merged").
 TEST_F(AssemblyTest, ConstructParentsFollowModuleNestingOnOneRing) {
   testing::TestProducer p(
       testing::MakeRegister(testing::ConfigJson(dir_.path())));
@@ -195,11 +200,117 @@ TEST_F(AssemblyTest, ConstructParentsFollowModuleNestingOnOneRing) {
   ASSERT_TRUE(w.Call(false, seq++, 0, 5, CallKind::kModule));
   Drain(p);
   EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "Functional.relu.0.forward": "Module.a.b.B.forward.0",
  "Module.a.A.forward.0": null,
  "Module.a.b.B.forward.0": "Module.a.A.forward.0",
- "Functional.relu.0.forward": "Module.a.b.B.forward.0",
  "Tensor.add.0.forward": "Module.a.A.forward.0",
  "Module.c.C.forward.0": null
+})");
+}
+
+// The start of msprobe 8.3.3's mix construct.json for the tiny GPT
+// (tests/data/golden/mix): a Block opens, its ln1 opens, and both go in
+// right after the first API node inside them.
+TEST_F(AssemblyTest, HeldModuleNodesFollowTheNextApiNodeInCallBeginOrder) {
+  testing::TestProducer p(
+      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  using record::CallKind;
+  const char* names[] = {"",
+                         "Module.tok.Embedding.forward.0",
+                         "Functional.embedding.0.forward",
+                         "Tensor.__add__.0.forward",
+                         "Module.blocks.0.Block.forward.0",
+                         "Module.blocks.0.ln1.LayerNorm.forward.0",
+                         "Functional.layer_norm.0.forward"};
+  for (uint32_t id = 1; id <= 6; ++id) {
+    ASSERT_TRUE(w.Intern(id, record::InternKind::kName, names[id]));
+  }
+  const v1::Entry data = MakeEntry({{"output", List({})}});
+  uint64_t seq = 1;
+  // tok: module, its API, the module's data, end.
+  ASSERT_TRUE(w.Call(true, seq++, 0, 1, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 2, CallKind::kApi));
+  ASSERT_TRUE(w.Entry(seq++, 0, 2, 0, data));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 2, CallKind::kApi));
+  ASSERT_TRUE(w.Entry(seq++, 0, 1, 0, data));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 1, CallKind::kModule));
+  // An API outside every module.
+  ASSERT_TRUE(w.Call(true, seq++, 0, 3, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 3, CallKind::kApi));
+  // Block > ln1 > layer_norm.
+  ASSERT_TRUE(w.Call(true, seq++, 0, 4, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 5, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 6, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 6, CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 5, CallKind::kModule));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 4, CallKind::kModule));
+  Drain(p);
+  EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "Functional.embedding.0.forward": "Module.tok.Embedding.forward.0",
+ "Module.tok.Embedding.forward.0": null,
+ "Tensor.__add__.0.forward": null,
+ "Functional.layer_norm.0.forward": "Module.blocks.0.ln1.LayerNorm.forward.0",
+ "Module.blocks.0.Block.forward.0": null,
+ "Module.blocks.0.ln1.LayerNorm.forward.0": "Module.blocks.0.Block.forward.0"
+})");
+}
+
+// Without API nodes (level L0) the nodes keep their CallBegin order: held
+// nodes go in at the ring's next Entry or CallEnd.
+TEST_F(AssemblyTest, WithoutApiNodesModuleNodesKeepTheirCallBeginOrder) {
+  testing::TestProducer p(testing::MakeRegister(
+      testing::ConfigJson(dir_.path(), "statistics", "L0")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  using record::CallKind;
+  const char* names[] = {"", "Module.a.A.forward.0", "Module.a.b.B.forward.0",
+                         "Module.c.C.forward.0", "Module.d.D.backward.0"};
+  for (uint32_t id = 1; id <= 4; ++id) {
+    ASSERT_TRUE(w.Intern(id, record::InternKind::kName, names[id]));
+  }
+  const v1::Entry data = MakeEntry({{"output", List({})}});
+  uint64_t seq = 1;
+  ASSERT_TRUE(w.Call(true, seq++, 0, 1, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 2, CallKind::kModule));
+  ASSERT_TRUE(w.Entry(seq++, 0, 2, 0, data));  // releases A, then B
+  ASSERT_TRUE(w.Call(false, seq++, 0, 2, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 3, CallKind::kModule));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 3, CallKind::kModule));  // releases C
+  ASSERT_TRUE(w.Call(false, seq++, 0, 1, CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, seq++, 0, 4, CallKind::kModule,
+                     record::Direction::kBackward));
+  ASSERT_TRUE(w.Entry(seq++, 0, 4, 0, data));
+  ASSERT_TRUE(w.Call(false, seq++, 0, 4, CallKind::kModule,
+                     record::Direction::kBackward));
+  Drain(p);
+  EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "Module.a.A.forward.0": null,
+ "Module.a.b.B.forward.0": "Module.a.A.forward.0",
+ "Module.c.C.forward.0": "Module.a.A.forward.0",
+ "Module.d.D.backward.0": null
+})");
+}
+
+// Nodes still held when the step ends (a module entered just before step())
+// are not lost.
+TEST_F(AssemblyTest, HeldNodesAreSettledBeforeTheStepIsFinished) {
+  testing::TestProducer p(
+      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.a.A.forward.0"));
+  ASSERT_TRUE(w.Call(true, 1, 0, 1, record::CallKind::kModule));
+  auto state = p->Lock();
+  state->assembler.Tree(0);  // opened by Start
+  DrainCommitted(*p, *state, *log_);
+  ASSERT_TRUE(state->assembler.WriteDirty().ok());
+  EXPECT_EQ(ReadFile(File("construct.json")), "{}") << "still held";
+  ReleaseHeldNodes(*p, *state, *log_);
+  ASSERT_TRUE(state->assembler.Finish(0).ok());
+  EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "Module.a.A.forward.0": null
 })");
 }
 

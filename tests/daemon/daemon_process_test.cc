@@ -4,22 +4,19 @@
 #include "tests/support/daemon_process.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
-#include "common/control/socket_path.h"
 #include "common/dump/json_writer.h"
 #include "common/shm/segment.h"
+#include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tprobe/v1/control.pb.h"
@@ -27,118 +24,19 @@
 namespace tprobe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using testing::Clock;
 using testing::ConfigJson;
 using testing::DaemonProcess;
+using testing::GoodbyeRequest;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
+using testing::RawClient;
 using testing::ReadFile;
 using testing::Ref;
+using testing::StepRequest;
 using testing::TempDir;
-
-// Waits for `condition` until `timeout`; polls every millisecond.
-template <typename F>
-bool WaitFor(F condition, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return condition();
-}
-
-// A raw control connection: frames are a 4-byte little-endian length, then
-// the serialized message.
-class RawClient {
- public:
-  explicit RawClient(const std::string& socket) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~RawClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool connected() const { return fd_ >= 0; }
-
-  // Sends `request` (with the protocol version unless `version` says
-  // otherwise) and waits up to 10 s for the response.
-  bool Call(v1::Request request, v1::Response* response,
-            uint32_t version = control::kProtocolVersion) {
-    request.set_version(version);
-    const std::string body = request.SerializeAsString();
-    std::string frame(4, '\0');
-    for (int i = 0; i < 4; ++i) {
-      frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
-    }
-    frame += body;
-    if (::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(frame.size())) {
-      return false;
-    }
-    unsigned char len[4];
-    if (!Read(len, 4)) return false;
-    std::string reply(len[0] | len[1] << 8 | len[2] << 16 | len[3] << 24, '\0');
-    return Read(reply.data(), reply.size()) && response->ParseFromString(reply);
-  }
-
-  // Registers and opens the segment the daemon created.
-  std::unique_ptr<shm::Segment> Register(const v1::Register& reg,
-                                         std::string* error) {
-    v1::Request req;
-    *req.mutable_register_() = reg;
-    v1::Response resp;
-    if (!Call(req, &resp) || !resp.ok()) {
-      *error = "register failed: " + resp.error();
-      return nullptr;
-    }
-    auto segment = shm::Segment::Open(resp.register_().segment_name());
-    if (!segment.ok()) {
-      *error = segment.status().message();
-      return nullptr;
-    }
-    return std::move(segment).value();
-  }
-
- private:
-  bool Read(void* out, size_t size) {
-    auto* p = static_cast<char*>(out);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (size > 0) {
-      pollfd pfd{fd_, POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - Clock::now());
-      if (left.count() <= 0 || ::poll(&pfd, 1, left.count()) <= 0) {
-        return false;
-      }
-      ssize_t n = ::recv(fd_, p, size, 0);
-      if (n <= 0) return false;
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  int fd_ = -1;
-};
-
-v1::Request StepRequest(uint32_t step) {
-  v1::Request r;
-  r.mutable_step()->set_step(step);
-  return r;
-}
-
-v1::Request GoodbyeRequest() {
-  v1::Request r;
-  r.mutable_goodbye();
-  return r;
-}
+using testing::WaitFor;
 
 // One module call with a float32 input and output, as record.h describes
 // the stream of a ring: interned names, CallBegin, Tensor + Chunks, Entry,
@@ -212,9 +110,10 @@ constexpr char kExpectedDump[] = R"json({
  }
 })json";
 
+// msprobe's order: the module's node follows the first API node inside it.
 constexpr char kExpectedConstruct[] = R"json({
- "Module.fc.Linear.forward.0": null,
- "Functional.linear.0.forward": "Module.fc.Linear.forward.0"
+ "Functional.linear.0.forward": "Module.fc.Linear.forward.0",
+ "Module.fc.Linear.forward.0": null
 })json";
 
 constexpr char kExpectedStack[] = R"json({
@@ -236,11 +135,13 @@ std::string ExpectedAccounting(bool producer_died) {
  "entries": 1,
  "duplicates_dropped": 0,
  "tensors_incomplete": 0,
+ "records_skipped": 0,
  "dropped": {
   "ring_full": 0,
   "too_large": 0,
   "no_daemon": 0
  },
+ "stream_corrupt": false,
  "producer_died": )" +
          (producer_died ? "true" : "false") + "\n}";
 }
@@ -445,6 +346,38 @@ TEST_F(DaemonProcessTest, PeriodicFlushWritesWhatWasCapturedWithoutARequest) {
   EXPECT_TRUE(
       WaitFor([&] { return ReadFile(DumpFile("dump.json")) == kExpectedDump; },
               std::chrono::seconds(5)));
+}
+
+// CPU time (user + system) process `pid` has used.
+std::chrono::milliseconds CpuTime(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stol(field);  // utime, stime
+  }
+  return std::chrono::milliseconds(ticks * 1000 / ::sysconf(_SC_CLK_TCK));
+}
+
+TEST_F(DaemonProcessTest, AnIdleDaemonUsesAlmostNoCpu) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto before = CpuTime(daemon.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_LE(CpuTime(daemon.pid()) - before, std::chrono::milliseconds(20))
+      << "no client: the drain thread blocks";
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  before = CpuTime(daemon.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // A client with nothing to send: the drain backs off to sleeps of a few
+  // ms (a fixed 200 us poll cost about 80 ms per second here).
+  EXPECT_LE(CpuTime(daemon.pid()) - before, std::chrono::milliseconds(30));
 }
 
 TEST_F(DaemonProcessTest, StatusReportsEveryRank) {

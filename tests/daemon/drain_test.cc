@@ -1,9 +1,12 @@
 #include "daemon/drain.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <sstream>
 
 #include "common/dump/npy.h"
 #include "daemon/logger.h"
@@ -161,6 +164,42 @@ TEST_F(DrainTest, TensorTaskWritesNpyFilesNamedByDataName) {
   EXPECT_EQ(back[2], 2.0f);
 }
 
+TEST_F(DrainTest, OverflowCheckLogsEachOverflowAndWhenOverflowNumsIsReached) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "overflow_check", "L1",
+                                         R"({"overflow_nums": 1})")));
+  ASSERT_TRUE(p);
+  std::ostringstream log_text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_st>(log_text);
+  spdlog::logger log("test", sink);
+  log.set_pattern("%v");
+  auto w = p.Writer(0);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (uint32_t id = 1; id <= 3; ++id) {
+    ASSERT_TRUE(w.Intern(id, record::InternKind::kName,
+                         "Torch.exp." + std::to_string(id) + ".forward"));
+    ASSERT_TRUE(w.Float32Tensor(1, {1}, {id == 1 ? 1.0f : inf}));
+    ASSERT_TRUE(w.Entry(id, 0, id, 0, MakeEntry({{"output", List({Ref(1)})}})));
+  }
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, log);
+  EXPECT_TRUE(state->overflow_limit_reached);
+  EXPECT_EQ(state->overflows_dumped, 1u);
+  const std::string pid = std::to_string(::getpid());
+  EXPECT_EQ(log_text.str(),
+            "producer " + std::to_string(p->client_id()) + " (pid " + pid +
+                ", rank 0): overflow (inf or nan) in Torch.exp.2.forward\n"
+                "producer " +
+                std::to_string(p->client_id()) + " (pid " + pid +
+                ", rank 0): overflow_nums 1 reached; no further calls are "
+                "dumped\n");
+  ASSERT_TRUE(state->assembler.WriteDirty().ok());
+  // (dump.json holds Infinity, which only Python's json reads.)
+  EXPECT_NE(ReadFile(File("dump.json")).find("Torch.exp.2.forward"),
+            std::string::npos);
+  EXPECT_EQ(ReadFile(File("dump.json")).find("Torch.exp.3.forward"),
+            std::string::npos);
+}
+
 TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
@@ -233,8 +272,11 @@ TEST_F(DrainTest, EntriesForAFinishedStepAreSkipped) {
   ASSERT_TRUE(state->assembler.Finish(0).ok());
   DrainSome(*p, *state, 0, *log_);
   EXPECT_EQ(state->skipped_records, 1u);
-  EXPECT_EQ(state->assembler.open_trees(), 0u);
   EXPECT_FALSE(state->broken);
+  // Step 0 was written complete; the step now captured carries the loss.
+  ASSERT_EQ(state->assembler.open_trees(), 1u);
+  EXPECT_EQ(state->assembler.Tree(1)->accounting().records_skipped, 1u);
+  EXPECT_FALSE(state->assembler.Tree(1)->accounting().complete());
 }
 
 TEST_F(DrainTest, RingDropsMarkTheStepIncomplete) {

@@ -1,6 +1,7 @@
 #include "daemon/producer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,7 +18,7 @@ using testing::TempDir;
 
 TEST(ProducerTest, SegmentIsNamedAfterUidPidAndClientId) {
   TempDir dir;
-  auto p = Producer::Create(77, ::getuid(), ::getpid(),
+  auto p = Producer::Create(77, testing::Self(),
                             MakeRegister(ConfigJson(dir.path()), 3));
   ASSERT_TRUE(p.ok()) << p.status().message();
   const std::string expected = "tprobe." + std::to_string(::getuid()) + "." +
@@ -29,9 +30,24 @@ TEST(ProducerTest, SegmentIsNamedAfterUidPidAndClientId) {
   shm::Segment::Remove(expected);
 }
 
+TEST(ProducerTest, TheSegmentBelongsToThePeersUserAndGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root gives segments away";
+  TempDir dir;
+  const PeerCredentials peer{65534, 65533, ::getpid()};
+  auto p = Producer::Create(79, peer, MakeRegister(ConfigJson(dir.path())));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->segment_name(),
+            "tprobe.65534." + std::to_string(::getpid()) + ".79");
+  struct stat st;
+  ASSERT_EQ(::stat(("/dev/shm/" + (*p)->segment_name()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65533u);
+  shm::Segment::Remove((*p)->segment_name());
+}
+
 TEST(ProducerTest, ABadConfigIsRefusedWithTheParsersMessage) {
-  auto p = Producer::Create(1, ::getuid(), ::getpid(),
-                            MakeRegister(R"({"level": "L7"})"));
+  auto p =
+      Producer::Create(1, testing::Self(), MakeRegister(R"({"level": "L7"})"));
   ASSERT_FALSE(p.ok());
   EXPECT_TRUE(p.status().message().starts_with("config: "))
       << p.status().message();
@@ -41,14 +57,14 @@ TEST(ProducerTest, ABadRingGeometryIsRefused) {
   TempDir dir;
   v1::Register reg = MakeRegister(ConfigJson(dir.path()));
   reg.set_ring_bytes(100000);
-  auto p = Producer::Create(1, ::getuid(), ::getpid(), reg);
+  auto p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "ring_bytes 100000 must be a power of two from 65536 to "
             "1073741824");
   reg.set_ring_bytes(1 << 16);
   reg.set_ring_count(65);
-  p = Producer::Create(1, ::getuid(), ::getpid(), reg);
+  p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(), "ring_count 65 is out of range: use 1 to 64");
 }
@@ -57,7 +73,7 @@ TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
   TempDir dir;
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir.path());
-  auto p = Producer::Create(78, ::getuid(), ::getpid(),
+  auto p = Producer::Create(78, testing::Self(),
                             MakeRegister(ConfigJson("./dump", "tensor")));
   std::filesystem::current_path(cwd);
   ASSERT_TRUE(p.ok()) << p.status().message();

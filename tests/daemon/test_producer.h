@@ -31,6 +31,11 @@ inline std::string ConfigJson(const std::string& dump_path,
   return json + "}";
 }
 
+// The credentials of a connection from this process.
+inline daemon::PeerCredentials Self() {
+  return daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
+}
+
 inline v1::Register MakeRegister(const std::string& config_json,
                                  uint32_t ring_count = 1, int rank = 0) {
   v1::Register reg;
@@ -48,8 +53,7 @@ class TestProducer {
  public:
   explicit TestProducer(const v1::Register& reg) {
     static std::atomic<uint64_t> next_id{1000};
-    auto created =
-        daemon::Producer::Create(next_id++, ::getuid(), ::getpid(), reg);
+    auto created = daemon::Producer::Create(next_id++, Self(), reg);
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) producer_ = std::move(created).value();
   }

@@ -2,6 +2,8 @@
 
 #include "common/shm/segment.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -66,6 +68,77 @@ TEST(SegmentTest, OtherLayoutVersionIsRefused) {
   Status s = CheckHeader(h, SegmentBytes(1, 4096));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("layout version"), std::string::npos);
+}
+
+// Whether a process running as `uid`/`gid` can open segment `name` for
+// writing, as a producer does. REQUIRES: running as root.
+bool OpenableAs(uid_t uid, gid_t gid, const std::string& name) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(2);
+    ::_exit(Segment::Open(name).ok() ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+constexpr uid_t kNobody = 65534;
+
+TEST(SegmentTest, ASegmentIsPrivateToItsCreator) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string name = UniqueName("private");
+  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  struct stat st;
+  ASSERT_EQ(::stat(("/dev/shm/" + name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_FALSE(OpenableAs(kNobody, kNobody, name));
+  Segment::Remove(name);
+}
+
+TEST(SegmentTest, ARootDaemonGivesTheSegmentToItsOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string name = UniqueName("owner");
+  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
+                                 SegmentOwner{kNobody, kNobody});
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  struct stat st;
+  ASSERT_EQ(::stat(("/dev/shm/" + name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kNobody);
+  EXPECT_EQ(st.st_gid, kNobody);
+  EXPECT_TRUE(OpenableAs(kNobody, kNobody, name));
+  Segment::Remove(name);
+}
+
+TEST(SegmentTest, AnOwnerThatIsNotRootsOwnIsRefusedWithoutRoot) {
+  if (::geteuid() != 0) {
+    const std::string name = UniqueName("foreign");
+    auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
+                                   SegmentOwner{::geteuid() + 1, ::getegid()});
+    ASSERT_FALSE(created.ok());
+    EXPECT_NE(created.status().message().find("must run as root"),
+              std::string::npos)
+        << created.status().message();
+    EXPECT_FALSE(Segment::Open(name).ok()) << "nothing is left behind";
+    return;
+  }
+  // As root: a child that gave up root cannot give a segment away.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(2);
+    const std::string name = UniqueName("foreign");
+    auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
+                                   SegmentOwner{kNobody + 1, kNobody});
+    const bool refused = !created.ok() &&
+                         created.status().message().find("must run as root") !=
+                             std::string::npos &&
+                         !Segment::Open(name).ok();
+    ::_exit(refused ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(SegmentTest, ProcessStartTimeIdentifiesLiveProcessesOnly) {

@@ -790,9 +790,18 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
   EXPECT_EQ(tool.code, 0);
   EXPECT_EQ(tool.out,
             "Usage: tprobe COMMAND [ARGS...]\n\nCommands:\n"
+            "  flush      drain every rank and write its open steps now\n"
             "  import     turn MindSpore graph-mode raw dumps into an msprobe "
-            "dump tree\n\nRun 'tprobe COMMAND --help' for a command's "
-            "options.\n");
+            "dump tree\n"
+            "  shutdown   make tprobed write everything and exit\n"
+            "  start      tell tprobed that every rank starts collecting a "
+            "step\n"
+            "  status     show tprobed's ranks: step, ring fill, records, "
+            "drops, last error\n"
+            "  step       drain every rank and write and close its steps up "
+            "to STEP\n"
+            "  stop       drain every rank and write its open steps\n"
+            "\nRun 'tprobe COMMAND --help' for a command's options.\n");
   const RunResult import = RunTprobe(root_, {"import", "--help"});
   EXPECT_EQ(import.code, 0);
   EXPECT_THAT(import.out,

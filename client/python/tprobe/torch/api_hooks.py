@@ -3,14 +3,13 @@ torch._VF and torch.distributed functions are replaced by wrappers
 (api_list.py says which).
 
 A wrapped call made while capture is on, and not from inside another hooked
-call or from tprobe itself, becomes the entry ``{Prefix}.{api}.{N}.forward``
-with input_args, input_kwargs, is_recompute and output. N counts the calls
-of that API in the step, dumped or not. Inputs are read before the call
-(an in-place API shows them unchanged), outputs after it. For
-torch.distributed calls the output is the arguments after the call, since
-collectives work in place.
+call or from tprobe itself, is reported to the client core, which names it
+``{Prefix}.{api}.{N}.forward``, counts it and applies the filters; its state
+says whether to pass data. Inputs are read before the call (an in-place API
+shows them unchanged), outputs after it. For torch.distributed calls the
+output is the arguments after the call, since collectives work in place.
 
-Backward: a hook on the grad_fn of the first output tensor writes
+Backward: a hook on the grad_fn of the first output tensor reports
 ``{Prefix}.{api}.{N}.backward`` with input = the gradients flowing into that
 node and output = the gradients it passes on. As in msprobe it fires even
 after stop(), for backward passes of calls dumped before.
@@ -20,6 +19,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 
+from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
 from tprobe.torch import api_list
 from tprobe.torch import stack as call_stack
 from tprobe.torch.runtime import Runtime, first_tensor
@@ -53,20 +53,6 @@ def _resolve(owner: Any, dotted: str) -> Tuple[Any, str]:
     return owner, parts[-1]
 
 
-class _Pending:
-    """A recorded call between its start and its end."""
-
-    __slots__ = ("name", "stack", "args", "kwargs", "construct")
-
-    def __init__(self, name: str, stack: Optional[list], args: Any,
-                 kwargs: Any, construct: bool) -> None:
-        self.name = name
-        self.stack = stack
-        self.args = args
-        self.kwargs = kwargs
-        self.construct = construct
-
-
 class ApiHooks:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -80,8 +66,8 @@ class ApiHooks:
                 original = getattr(target, attr, None) if target else None
                 if not callable(original):
                     continue
-                wrapper = self._wrap(f"{prefix}.{attr}.", original,
-                                     prefix == "Distributed")
+                wrapper = self._wrap(Session.api_base(prefix, attr),
+                                     original, prefix == "Distributed")
                 for owner in owners:
                     target, attr = _resolve(owner, api)
                     if (target is None
@@ -99,95 +85,78 @@ class ApiHooks:
                 delattr(target, attr)
         self._replaced.clear()
 
-    def _wrap(self, prefix: str, original: Callable,
+    def _wrap(self, base: str, original: Callable,
               distributed: bool) -> Callable:
         rt = self.rt
         record = self._record
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if rt.on and not rt.local.busy:
-                return record(prefix, original, distributed, args, kwargs)
+                return record(base, original, distributed, args, kwargs)
             return original(*args, **kwargs)
 
-        wrapper.__name__ = getattr(original, "__name__", prefix)
+        wrapper.__name__ = getattr(original, "__name__", base)
         wrapper.__qualname__ = getattr(original, "__qualname__",
                                        wrapper.__name__)
         wrapper.__doc__ = getattr(original, "__doc__", None)
         wrapper.__wrapped__ = original
         return wrapper
 
-    def _record(self, prefix: str, original: Callable, distributed: bool,
+    def _record(self, base: str, original: Callable, distributed: bool,
                 args: tuple, kwargs: dict) -> Any:
-        local = self.rt.local
+        rt = self.rt
+        local = rt.local
         local.busy = 1
+        session = rt.session
+        state = session.api_begin(base)
         try:
-            pending = self._before(prefix, args, kwargs)
+            if not state:
+                return original(*args, **kwargs)
+            inputs = self._before(state, args, kwargs) if state & ENTRY \
+                else None
             out = original(*args, **kwargs)
-            if pending is not None:
-                self._after(pending, distributed, args, kwargs, out)
+            self._after(base, state, inputs, distributed, args, kwargs, out)
+            state = 0
             return out
         finally:
             local.busy = 0
+            if state:
+                session.api_end(state)  # the API raised: no entry
 
-    def _before(self, prefix: str, args: tuple,
-                kwargs: dict) -> Optional[_Pending]:
+    def _before(self, state: int, args: tuple,
+                kwargs: dict) -> Optional[Tuple[Any, Any, Any]]:
+        """The stack and, when data_mode keeps them, the encoded inputs."""
         rt = self.rt
         try:
-            session = rt.session
-            name = f"{prefix}{session.next_index(prefix)}.forward"
-            construct = rt.api_calls_to_construct
-            calls = rt.local.modules
-            inside = bool(calls) and calls[-1].selected
-            selection = rt.selection
-            if not selection.forward_selected(name, inside):
-                if construct:  # msprobe adds the node before filtering
-                    session.call_begin(name, "api", "forward")
-                    session.call_end(name, "api", "forward")
-                return None
-            if not session.connected:
-                session.record_entry(name, None, {})  # counts the drop
-                return None
             lines = call_stack.capture()
-            if construct:
-                session.call_begin(name, "api", "forward")
-            if selection.forward and selection.input:
-                return _Pending(name, lines, session.encode(args),
-                                session.encode(kwargs), construct)
-            return _Pending(name, lines, None, None, construct)
+            if state & INPUT:
+                session = rt.session
+                return lines, session.encode(args), session.encode(kwargs)
+            return lines, None, None
         except Exception as error:  # noqa: BLE001
             rt.warn_once("an API hook", error)
             return None
 
-    def _after(self, pending: _Pending, distributed: bool, args: tuple,
-               kwargs: dict, out: Any) -> None:
+    def _after(self, base: str, state: int, inputs: Optional[tuple],
+               distributed: bool, args: tuple, kwargs: dict,
+               out: Any) -> None:
+        """Writes the entry (when there is one) and ends the call."""
         rt = self.rt
+        session = rt.session
         try:
-            session = rt.session
-            selection = rt.selection
-            name = pending.name
-            body = {}
-            if pending.args is not None:
-                body["input_args"] = pending.args
-                body["input_kwargs"] = pending.kwargs
-            body["is_recompute"] = False
-            if selection.forward and selection.output:
-                if distributed:
-                    body["output"] = list(args) + list(kwargs.values())
-                elif isinstance(out, (list, tuple)):
-                    body["output"] = out
-                else:
-                    body["output"] = [out]
-            if selection.forward:
-                session.record_entry(name, pending.stack, body)
-            if selection.backward:
-                self._hook_backward(name, out, pending.construct)
-            if pending.construct:
-                session.call_end(name, "api", "forward")
+            if inputs is None:
+                session.api_end(state)
+            else:
+                output = (list(args) + list(kwargs.values()) if distributed
+                          else out)
+                session.api_end(state, inputs[0], inputs[1], inputs[2],
+                                output)
+            if state & BACKWARD:
+                self._hook_backward(base, state >> INDEX_SHIFT, out)
         except Exception as error:  # noqa: BLE001
             rt.warn_once("an API hook", error)
 
-    def _hook_backward(self, forward_name: str, out: Any,
-                       construct: bool) -> None:
+    def _hook_backward(self, base: str, index: int, out: Any) -> None:
         tensor = first_tensor(out, _Tensor)
         if tensor is None or not tensor.requires_grad:
             return
@@ -195,21 +164,13 @@ class ApiHooks:
         if grad_fn is None:
             return
         rt = self.rt
-        name = forward_name[:-len("forward")] + "backward"
 
         def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
             local = rt.local
             local.busy += 1
             try:
-                session = rt.session
-                if construct:
-                    session.call_begin(name, "api", "backward")
-                body = {"input": list(grad_outputs),
-                        "output": list(grad_inputs)}
-                session.record_entry(name, None,
-                                     rt.selection.backward_body(body))
-                if construct:
-                    session.call_end(name, "api", "backward")
+                rt.session.api_backward(base, index, list(grad_outputs),
+                                        list(grad_inputs))
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("an API backward hook", error)
             finally:

@@ -151,8 +151,6 @@ class PrecisionDebugger:
             return
         rt = self._rt
         rt.session.step()
-        rt.selection.reset_step()
-        self._grads.reset_step()
         rt.refresh()
 
     @classmethod

@@ -3,14 +3,13 @@
 
 A hook on each parameter sends its gradient as it is computed; the daemon
 merges the pieces of one entry in arrival order, as msprobe's dict.update
-does. K counts the module's backward passes in this step: it is the number
-of times the first parameter to get a gradient has got one, minus one (so
-every parameter of one pass shares K). Unlike msprobe 8.3.3, which never
-resets K, it starts again at 0 each step, like every other call index.
+does. The client core names the entry and decides whether it is dumped: K
+counts the module's backward passes in the step (unlike msprobe 8.3.3, which
+never resets K, it starts again at 0 each step, like every call index).
 """
 
 import weakref
-from typing import Callable, Dict, List
+from typing import Callable
 
 import torch
 
@@ -21,31 +20,18 @@ class GradHooks:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self._modules: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
-        # entry prefix -> [K, name of the parameter that counts passes]
-        self._passes: Dict[str, List] = {}
 
-    def reset_step(self) -> None:
-        self._passes.clear()
-
-    def ensure(self, module: torch.nn.Module, prefix: str) -> None:
-        """Hooks the module's own parameters, once per module."""
+    def ensure(self, module: torch.nn.Module, base: str) -> None:
+        """Hooks the module's own parameters, once per module; ``base`` is
+        the module's name base ("Module.{path}.{Class}")."""
         if module in self._modules:
             return
         self._modules.add(module)
-        entry = prefix + "parameters_grad"
         for name, param in module._parameters.items():
             if param is not None and param.requires_grad:
-                param.register_hook(self._hook(entry, name))
+                param.register_hook(self._hook(base, name))
 
-    def _index(self, entry: str, param: str) -> int:
-        passes = self._passes.get(entry)
-        if passes is None:
-            self._passes[entry] = passes = [0, param]
-        elif passes[1] == param:
-            passes[0] += 1
-        return passes[0]
-
-    def _hook(self, entry: str, param: str) -> Callable:
+    def _hook(self, base: str, param: str) -> Callable:
         rt = self.rt
 
         def hook(grad: torch.Tensor) -> None:
@@ -54,8 +40,7 @@ class GradHooks:
             local = rt.local
             local.busy += 1
             try:
-                name = f"{entry}.{self._index(entry, param)}"
-                rt.session.record_entry(name, None, {param: [grad]})
+                rt.session.param_grad(base, param, grad)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a parameter gradient hook", error)
             finally:

@@ -1,8 +1,9 @@
 """Module hooks (levels L0 and mix).
 
-Forward: a pre-hook opens the call (index, construct node) and a post-hook
-writes the entry ``Module.{path}.{Class}.forward.{N}`` with input_args,
-input_kwargs, output, parameters and is_recompute. As in msprobe 8.3.3 the
+Forward: a pre-hook opens the call in the client core (which names it
+``Module.{path}.{Class}.forward.{N}``, counts it, applies the filters and
+opens its construct node) and a post-hook hands over input_args, output and
+parameters for the entry and closes the call. As in msprobe 8.3.3 the
 inputs are read in the post-hook, so an in-place module shows its inputs
 after the change. PyTorch 1.13 hands no kwargs to module hooks, so
 input_kwargs is always {}.
@@ -24,6 +25,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 
+from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, Session
 from tprobe.torch import stack as call_stack
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.runtime import Runtime
@@ -55,13 +57,16 @@ def _alias(callback: Callable, tensors: List[_Tensor]) -> tuple:
 
 
 class _Backward:
-    """Collects one module call's gradients and writes its backward entry."""
+    """Collects one module call's gradients and reports its backward."""
 
-    __slots__ = ("rt", "name", "arg_slots", "grad_outputs", "waits_inputs")
+    __slots__ = ("rt", "base", "index", "arg_slots", "grad_outputs",
+                 "waits_inputs")
 
-    def __init__(self, rt: Runtime, name: str, arg_slots: int) -> None:
+    def __init__(self, rt: Runtime, base: str, index: int,
+                 arg_slots: int) -> None:
         self.rt = rt
-        self.name = name
+        self.base = base
+        self.index = index
         self.arg_slots = arg_slots  # tensor positional arguments
         self.grad_outputs: Optional[list] = None
         self.waits_inputs = False
@@ -89,12 +94,8 @@ class _Backward:
         local = rt.local
         local.busy += 1
         try:
-            session = rt.session
-            name = self.name
-            session.call_begin(name, "module", "backward")
-            body = {"input": self.grad_outputs or [], "output": grad_inputs}
-            session.record_entry(name, None, rt.selection.backward_body(body))
-            session.call_end(name, "module", "backward")
+            rt.session.module_backward(self.base, self.index,
+                                       self.grad_outputs or [], grad_inputs)
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module backward hook", error)
         finally:
@@ -104,14 +105,13 @@ class _Backward:
 class _Call:
     """One open module forward call on this thread."""
 
-    __slots__ = ("module", "name", "backward_name", "selected", "backward")
+    __slots__ = ("module", "base", "state", "backward")
 
-    def __init__(self, module: torch.nn.Module, name: str,
-                 backward_name: str, selected: bool) -> None:
+    def __init__(self, module: torch.nn.Module, base: str,
+                 state: int) -> None:
         self.module = module
-        self.name = name
-        self.backward_name = backward_name
-        self.selected = selected
+        self.base = base
+        self.state = state  # from Session.module_begin
         self.backward: Optional[_Backward] = None
 
 
@@ -135,11 +135,11 @@ class ModuleHooks:
                 if module is root:
                     continue  # msprobe skips the model itself
                 where = f"{i}.{path}" if many else path
-                prefix = f"Module.{where}.{type(module).__name__}."
-                module.register_forward_pre_hook(self._pre_hook(prefix))
-                module.register_forward_hook(self._post_hook(prefix))
+                base = Session.module_base(where, type(module).__name__)
+                module.register_forward_pre_hook(self._pre_hook(base))
+                module.register_forward_hook(self._post_hook())
 
-    def _pre_hook(self, prefix: str) -> Callable:
+    def _pre_hook(self, base: str) -> Callable:
         rt = self.rt
 
         def pre_hook(module: torch.nn.Module, args: tuple) -> Optional[tuple]:
@@ -150,7 +150,7 @@ class ModuleHooks:
                 return None
             local.busy += 1
             try:
-                return self._open(module, prefix, args)
+                return self._open(module, base, args)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a module forward pre-hook", error)
                 return None
@@ -159,7 +159,7 @@ class ModuleHooks:
 
         return pre_hook
 
-    def _post_hook(self, prefix: str) -> Callable:
+    def _post_hook(self) -> Callable:
         rt = self.rt
 
         def post_hook(module: torch.nn.Module, args: tuple,
@@ -173,7 +173,7 @@ class ModuleHooks:
                 return None
             local.busy += 1
             try:
-                return self._close(call, module, prefix, args, output)
+                return self._close(call, module, args, output)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a module forward hook", error)
                 return None
@@ -182,30 +182,30 @@ class ModuleHooks:
 
         return post_hook
 
-    @staticmethod
-    def _pop(calls: list, module: torch.nn.Module) -> Optional[_Call]:
-        # Innermost first; calls left open by an exception are dropped.
+    def _pop(self, calls: list, module: torch.nn.Module) -> Optional[_Call]:
+        # Innermost first; calls left open by an exception are closed
+        # without an entry.
         for i in range(len(calls) - 1, -1, -1):
             if calls[i].module is module:
                 call = calls[i]
+                session = self.rt.session
+                for lost in reversed(calls[i + 1:]):
+                    session.module_end(lost.base, lost.state, None, None,
+                                       None, None)
                 del calls[i:]
                 return call
         return None
 
-    def _open(self, module: torch.nn.Module, prefix: str,
+    def _open(self, module: torch.nn.Module, base: str,
               args: tuple) -> Optional[tuple]:
         rt = self.rt
-        session = rt.session
-        index = session.next_index(prefix)
-        name = f"{prefix}forward.{index}"
-        calls = rt.modules()
-        inside = bool(calls) and calls[-1].selected
-        selected = rt.selection.forward_selected(name, inside)
-        call = _Call(module, name, f"{prefix}backward.{index}", selected)
-        calls.append(call)
-        session.call_begin(name, "module", "forward")
-        if not (selected and session.connected
-                and self._wants_backward(module)):
+        state = rt.session.module_begin(base)
+        if not state:
+            return None
+        call = _Call(module, base, state)
+        rt.modules().append(call)
+        if not (state & BACKWARD and torch.is_grad_enabled()
+                and not getattr(module, "inplace", False)):
             return None
         # slots: where in args; positions: where among the tensor arguments
         # (the backward entry's output list has one item per tensor).
@@ -217,7 +217,8 @@ class ModuleHooks:
                     positions.append(arg_slots)
                     tensors.append(arg)
                 arg_slots += 1
-        backward = call.backward = _Backward(rt, call.backward_name, arg_slots)
+        backward = call.backward = _Backward(rt, base, state >> INDEX_SHIFT,
+                                             arg_slots)
         if not tensors:
             return None
         backward.waits_inputs = True
@@ -228,27 +229,17 @@ class ModuleHooks:
             new_args[i] = alias
         return tuple(new_args)
 
-    def _wants_backward(self, module: torch.nn.Module) -> bool:
-        return (self.rt.selection.backward and torch.is_grad_enabled()
-                and not getattr(module, "inplace", False))
-
-    def _close(self, call: _Call, module: torch.nn.Module, prefix: str,
-               args: tuple, output: Any) -> Any:
-        rt = self.rt
-        session = rt.session
-        selection = rt.selection
-        if call.selected and selection.forward and session.connected:
-            outputs = output if isinstance(output, (list, tuple)) else [output]
-            parameters = {k: v for k, v in module._parameters.items()
-                          if v is not None}
-            body = {"input_args": args, "input_kwargs": {}, "output": outputs,
-                    "parameters": parameters, "is_recompute": False}
-            selection.forward_body(body, ("input_args", "input_kwargs"),
-                                   ("output",))
-            session.record_entry(call.name, call_stack.capture(), body)
-        session.call_end(call.name, "module", "forward")
-        if call.selected and selection.backward:
-            self.grad_hooks.ensure(module, prefix)
+    def _close(self, call: _Call, module: torch.nn.Module, args: tuple,
+               output: Any) -> Any:
+        session = self.rt.session
+        state = call.state
+        if state & ENTRY:
+            session.module_end(call.base, state, call_stack.capture(), args,
+                               output, module._parameters)
+        else:
+            session.module_end(call.base, state, None, None, None, None)
+        if state & BACKWARD:
+            self.grad_hooks.ensure(module, call.base)
         if call.backward is None:
             return None
         return self._wrap_output(call.backward, output)

@@ -1,6 +1,10 @@
 """The state every hook shares: the session, whether capture is on, and a
 per-thread guard that keeps tprobe from recording itself.
 
+Naming, call indices, the outermost-API rule and the scope/list/data_mode
+filters live in the client core (tprobe._C.Session); the hooks only report
+what they see.
+
 Hooks run inside the trainer, so every hook body is wrapped: tprobe's own
 failures are swallowed (and counted once in a log line), never raised into
 training. Only the hooked function's own exceptions propagate.
@@ -11,14 +15,13 @@ import threading
 from typing import Any, Optional
 
 from tprobe._C import Session
-from tprobe.torch.selection import Selection
 
 
 class _ThreadState(threading.local):
     # > 0 while tprobe runs code on this thread or an API call is being
     # recorded: APIs and modules called then are not recorded.
     busy = 0
-    # Stack of open module forward calls (module_hooks.ModuleCall).
+    # Stack of open module forward calls (module_hooks._Call).
     modules: Optional[list] = None
 
 
@@ -35,10 +38,6 @@ class Runtime:
         self.level = level
         self.on = False
         self.local = _ThreadState()
-        self.selection = Selection(session)
-        # Module construct nodes are only written at L0 and mix; at L1 the
-        # call records are not sent at all.
-        self.api_calls_to_construct = level == "mix"
         self._warned = False
 
     def refresh(self) -> None:

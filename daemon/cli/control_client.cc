@@ -1,0 +1,124 @@
+#include "daemon/cli/control_client.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "common/control/socket_path.h"
+
+namespace tprobe::cli {
+namespace {
+
+std::string SystemError() { return std::strerror(errno); }
+
+}  // namespace
+
+ControlClient::ControlClient(int fd, std::string socket_path)
+    : fd_(fd), socket_path_(std::move(socket_path)) {}
+
+ControlClient::~ControlClient() { ::close(fd_); }
+
+Result<std::unique_ptr<ControlClient>> ControlClient::Connect(
+    const std::string& socket_path) {
+  sockaddr_un addr{};
+  if (socket_path.size() >= sizeof addr.sun_path) {
+    return Status::Error("socket path " + socket_path + " is too long (" +
+                         std::to_string(socket_path.size()) +
+                         " bytes, at most " +
+                         std::to_string(sizeof addr.sun_path - 1) + ")");
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Error("cannot create a socket: " + SystemError());
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) !=
+      0) {
+    const std::string why = SystemError();
+    ::close(fd);
+    return Status::Error("no tprobed answers on " + socket_path + " (" + why +
+                         "); start one with 'tprobed' or pass --socket PATH");
+  }
+  return std::unique_ptr<ControlClient>(new ControlClient(fd, socket_path));
+}
+
+Result<v1::Response> ControlClient::Call(v1::Request request) {
+  request.set_version(control::kProtocolVersion);
+  const std::string body = request.SerializeAsString();
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) {
+    frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+  }
+  frame += body;
+  for (size_t done = 0; done < frame.size();) {
+    const ssize_t n =
+        ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Status::Error("cannot send to tprobed on " + socket_path_ + ": " +
+                           SystemError());
+    }
+    done += static_cast<size_t>(n);
+  }
+  auto read_exact = [this](void* out, size_t size) -> Status {
+    auto* p = static_cast<char*>(out);
+    while (size > 0) {
+      const ssize_t n = ::recv(fd_, p, size, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        return Status::Error("cannot read from tprobed on " + socket_path_ +
+                             ": " + SystemError());
+      }
+      if (n == 0) {
+        return Status::Error("tprobed on " + socket_path_ +
+                             " closed the connection without an answer");
+      }
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  };
+  unsigned char len[4];
+  if (Status s = read_exact(len, sizeof len); !s.ok()) return s;
+  const uint32_t size =
+      len[0] | len[1] << 8 | len[2] << 16 | static_cast<uint32_t>(len[3]) << 24;
+  if (size > control::kMaxFrameBytes) {
+    return Status::Error("tprobed on " + socket_path_ + " sent a frame of " +
+                         std::to_string(size) + " bytes, over the limit");
+  }
+  std::string reply(size, '\0');
+  if (Status s = read_exact(reply.data(), reply.size()); !s.ok()) return s;
+  v1::Response response;
+  if (!response.ParseFromString(reply)) {
+    return Status::Error("tprobed on " + socket_path_ +
+                         " answered with something that is not a "
+                         "tprobe.v1.Response");
+  }
+  return response;
+}
+
+std::string CliSocketPath(const std::string& flag) {
+  return control::ResolveSocketPath(flag);
+}
+
+std::optional<v1::Response> CallDaemon(std::string_view command,
+                                       const std::string& socket_path,
+                                       const v1::Request& request) {
+  auto fail = [command](const std::string& why) {
+    std::fprintf(stderr, "tprobe %.*s: %s\n", static_cast<int>(command.size()),
+                 command.data(), why.c_str());
+    return std::nullopt;
+  };
+  auto client = ControlClient::Connect(socket_path);
+  if (!client.ok()) return fail(client.status().message());
+  auto response = (*client)->Call(request);
+  if (!response.ok()) return fail(response.status().message());
+  if (!response->ok()) return fail("tprobed: " + response->error());
+  return std::move(response).value();
+}
+
+}  // namespace tprobe::cli

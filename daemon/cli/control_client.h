@@ -1,0 +1,58 @@
+#ifndef TPROBE_DAEMON_CLI_CONTROL_CLIENT_H_
+#define TPROBE_DAEMON_CLI_CONTROL_CLIENT_H_
+
+// The CLI's side of the control protocol (proto/tprobe/v1/control.proto):
+// one Unix stream connection to tprobed; each request is framed as a 4-byte
+// little-endian length and the serialized tprobe.v1.Request, and answered
+// by a framed tprobe.v1.Response. A connection that never registers is the
+// CLI's: Start, Stop, Step and Flush then apply to every registered rank.
+//
+// Thread safety: one thread per ControlClient.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::cli {
+
+class ControlClient {
+ public:
+  // Connects to the socket at `socket_path`. The error names the path and
+  // says how to start a daemon or point at another socket.
+  static Result<std::unique_ptr<ControlClient>> Connect(
+      const std::string& socket_path);
+  ~ControlClient();
+  ControlClient(const ControlClient&) = delete;
+  ControlClient& operator=(const ControlClient&) = delete;
+
+  // Sends `request` with the protocol version and waits for the answer
+  // (requests that drain, such as Flush, answer once the files are
+  // written). Returns an error when the connection fails or the reply is
+  // not a Response; a Response with ok = false is returned as it is.
+  Result<v1::Response> Call(v1::Request request);
+
+ private:
+  ControlClient(int fd, std::string socket_path);
+
+  int fd_;
+  std::string socket_path_;
+};
+
+// The socket the CLI talks to: --socket, else $TPROBE_SOCKET, else the
+// default path (common/control/socket_path.h).
+std::string CliSocketPath(const std::string& flag);
+
+// Sends `request` to the daemon on `socket_path`. On failure (no daemon,
+// broken connection, or ok = false) prints "tprobe COMMAND: <why>" to
+// stderr and returns nullopt.
+std::optional<v1::Response> CallDaemon(std::string_view command,
+                                       const std::string& socket_path,
+                                       const v1::Request& request);
+
+}  // namespace tprobe::cli
+
+#endif  // TPROBE_DAEMON_CLI_CONTROL_CLIENT_H_

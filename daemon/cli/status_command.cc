@@ -1,0 +1,116 @@
+// `tprobe status`: tprobed's pid and one line per registered rank.
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "daemon/cli/args.h"
+#include "daemon/cli/command.h"
+#include "daemon/cli/control_client.h"
+
+namespace tprobe::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: tprobe status [--socket PATH]
+
+Prints tprobed's pid, then one line per registered rank (trainer process):
+  RANK        the distributed rank ("-" for none)
+  PID         the rank's process id
+  STEP        the step being captured
+  RING_FILL   bytes committed to its rings and not yet drained
+  RECORDS     records it has written, and their BYTES
+  RING_FULL   records dropped because a ring was full
+  TOO_LARGE   records dropped because they could never fit a ring
+  NO_DAEMON   records dropped while no daemon listened
+  LAST_ERROR  the last problem tprobed saw with it ("-" for none)
+
+Options:
+  --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
+                 $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
+                 /tmp/tprobe-<uid>/tprobed.sock)
+  -h, --help     show this help
+
+Exit status: 0 on success, 1 when tprobed cannot be reached, 2 for a bad
+command line.
+)";
+
+constexpr OptionSpec kOptions[] = {{"socket", true}};
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr,
+               "tprobe status: %s\nRun 'tprobe status --help' for usage.\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+using Row = std::array<std::string, 10>;
+
+Row RankRow(const v1::RankStatus& r) {
+  return {r.rank() < 0 ? std::string("-") : std::to_string(r.rank()),
+          std::to_string(r.pid()),
+          std::to_string(r.step()),
+          std::to_string(r.ring_fill_bytes()),
+          std::to_string(r.records()),
+          std::to_string(r.bytes()),
+          std::to_string(r.dropped_ring_full()),
+          std::to_string(r.dropped_too_large()),
+          std::to_string(r.dropped_no_daemon()),
+          r.last_error().empty() ? std::string("-") : r.last_error()};
+}
+
+int RunStatus(std::span<const std::string_view> args) {
+  Result<ParsedArgs> parsed = ParseArgs(args, kOptions);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (!parsed->positionals.empty()) {
+    return UsageError("unexpected argument '" + parsed->positionals[0] + "'");
+  }
+  const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
+  v1::Request request;
+  request.mutable_status();
+  const auto response = CallDaemon("status", socket, request);
+  if (!response) return kExitFailure;
+  const v1::StatusReply& status = response->status();
+  std::printf("tprobed pid %d on %s: %d rank%s\n", status.daemon_pid(),
+              socket.c_str(), status.ranks_size(),
+              status.ranks_size() == 1 ? "" : "s");
+  if (status.ranks_size() == 0) return kExitOk;
+
+  std::vector<Row> rows = {{"RANK", "PID", "STEP", "RING_FILL", "RECORDS",
+                            "BYTES", "RING_FULL", "TOO_LARGE", "NO_DAEMON",
+                            "LAST_ERROR"}};
+  for (const v1::RankStatus& rank : status.ranks()) {
+    rows.push_back(RankRow(rank));
+  }
+  std::array<size_t, 10> width{};
+  for (const Row& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line.append(width[i] - row[i].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  return kExitOk;
+}
+
+const Command kStatusCommand{
+    "status",
+    "show tprobed's ranks: step, ring fill, records, drops, last error",
+    RunStatus,
+};
+const CommandRegistration kRegistration(kStatusCommand);
+
+}  // namespace
+}  // namespace tprobe::cli

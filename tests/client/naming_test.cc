@@ -1,0 +1,144 @@
+#include "client/naming.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tprobe::client {
+namespace {
+
+TEST(NamingTest, ModuleBaseIsStylePathAndClass) {
+  struct Case {
+    ModuleStyle style;
+    const char* path;
+    const char* class_name;
+    const char* want;
+  };
+  const Case cases[] = {
+      {ModuleStyle::kModule, "conv1", "Conv2d", "Module.conv1.Conv2d"},
+      {ModuleStyle::kModule, "layer1.0.relu", "ReLU",
+       "Module.layer1.0.relu.ReLU"},
+      // A list of models: the model's position leads the path.
+      {ModuleStyle::kModule, "1.0", "Linear", "Module.1.0.Linear"},
+      {ModuleStyle::kCell, "net.dense", "Dense", "Cell.net.dense.Dense"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ModuleBase(c.style, c.path, c.class_name), c.want) << c.want;
+  }
+}
+
+TEST(NamingTest, ApiBaseKeepsTheLastDottedPartOfTheApi) {
+  struct Case {
+    const char* prefix;
+    const char* api;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"Functional", "relu", "Functional.relu"},
+      {"Torch", "linalg.norm", "Torch.norm"},  // shares Torch.norm's counter
+      {"Torch", "norm", "Torch.norm"},
+      {"Tensor", "__iadd__", "Tensor.__iadd__"},
+      {"Distributed", "distributed_c10d.all_reduce", "Distributed.all_reduce"},
+      {"NPU", "npu_fusion_attention", "NPU.npu_fusion_attention"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ApiBase(c.prefix, c.api), c.want) << c.want;
+  }
+}
+
+TEST(NamingTest, CallNamesPutTheIndexWhereMsprobeDoes) {
+  struct Case {
+    std::string got;
+    const char* want;
+  };
+  const Case cases[] = {
+      {ModuleCallName("Module.conv1.Conv2d", true, 0),
+       "Module.conv1.Conv2d.forward.0"},
+      {ModuleCallName("Module.conv1.Conv2d", false, 12),
+       "Module.conv1.Conv2d.backward.12"},
+      {ModuleCallName("Cell.net.Dense", true, 3), "Cell.net.Dense.forward.3"},
+      {ApiCallName("Functional.relu", true, 0), "Functional.relu.0.forward"},
+      {ApiCallName("Tensor.__add__", false, 7), "Tensor.__add__.7.backward"},
+      {ApiCallName("Torch.matmul", true, 4294967295u),
+       "Torch.matmul.4294967295.forward"},
+      {ParamGradName("Module.conv1.Conv2d", 0),
+       "Module.conv1.Conv2d.parameters_grad.0"},
+      {ParamGradName("Cell.net.Dense", 2), "Cell.net.Dense.parameters_grad.2"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(c.got, c.want);
+}
+
+// One counter per base and kind; Reset starts every count again.
+TEST(NamingTest, CallIndicesCountPerBaseAndResetAtStep) {
+  enum Op { kModule, kApi, kReset };
+  struct Event {
+    Op op;
+    const char* base;
+    uint32_t want;
+  };
+  const Event events[] = {
+      {kModule, "Module.fc.Linear", 0},
+      {kModule, "Module.fc.Linear", 1},
+      {kModule, "Module.act.ReLU", 0},
+      {kApi, "Functional.relu", 0},
+      // The same text as a module base does not share the API's counter.
+      {kApi, "Module.fc.Linear", 0},
+      {kApi, "Functional.relu", 1},
+      {kModule, "Module.fc.Linear", 2},
+      {kReset, "", 0},
+      {kModule, "Module.fc.Linear", 0},
+      {kApi, "Functional.relu", 0},
+  };
+  CallIndices indices;
+  for (size_t i = 0; i < std::size(events); ++i) {
+    const Event& e = events[i];
+    switch (e.op) {
+      case kModule:
+        EXPECT_EQ(indices.NextModule(e.base), e.want) << "event " << i;
+        break;
+      case kApi:
+        EXPECT_EQ(indices.NextApi(e.base), e.want) << "event " << i;
+        break;
+      case kReset:
+        indices.Reset();
+        break;
+    }
+  }
+}
+
+// K grows when the first parameter of the step gets another gradient, so
+// every parameter of one backward pass shares K.
+TEST(NamingTest, ParamGradIndexCountsPassesByTheFirstParameter) {
+  struct Event {
+    const char* base;
+    const char* param;  // nullptr: Reset
+    uint32_t want;
+  };
+  const Event events[] = {
+      {"Module.fc.Linear", "bias", 0},  // gradients arrive bias first
+      {"Module.fc.Linear", "weight", 0},
+      {"Module.emb.Embedding", "weight", 0},
+      {"Module.fc.Linear", "bias", 1},  // the second pass
+      {"Module.fc.Linear", "weight", 1},
+      {"Module.fc.Linear", "weight", 1},  // a repeat of a later parameter
+      {"Module.fc.Linear", "bias", 2},
+      {"", nullptr, 0},
+      {"Module.fc.Linear", "weight", 0},  // a new step, a new first parameter
+      {"Module.fc.Linear", "bias", 0},
+      {"Module.fc.Linear", "weight", 1},
+  };
+  CallIndices indices;
+  for (size_t i = 0; i < std::size(events); ++i) {
+    const Event& e = events[i];
+    if (e.param == nullptr) {
+      indices.Reset();
+      continue;
+    }
+    EXPECT_EQ(indices.ParamGrad(e.base, e.param), e.want) << "event " << i;
+  }
+}
+
+}  // namespace
+}  // namespace tprobe::client

@@ -1,0 +1,248 @@
+// The Session's per-call rules (client/session.h) against a real tprobed:
+// levels, the outermost-API rule, counting of filtered-out calls, backward
+// indices, the lifecycle gates and data_mode in the plans.
+
+#include "client/session.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "tests/support/daemon_process.h"
+
+namespace tprobe::client {
+namespace {
+
+using testing::DaemonProcess;
+using testing::TempDir;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  // A session with `config` (the JSON text, dump_path added) connected to
+  // this test's daemon.
+  std::unique_ptr<Session> Open(const std::string& config) {
+    const std::string path = tmp_.path() + "/config.json";
+    std::ofstream(path) << config.substr(0, config.rfind('}'))
+                        << R"(, "dump_path": ")" << tmp_.path() << R"(/dump"})";
+    SessionOptions options;
+    options.config_path = path;
+    options.socket_path = socket_;
+    options.connect_timeout_ms = 5000;
+    auto session = Session::Create(options);
+    EXPECT_TRUE(session.ok()) << session.status().message();
+    if (!session.ok()) return nullptr;
+    EXPECT_TRUE(session.value()->connected());
+    return std::move(session).value();
+  }
+
+  TempDir tmp_;
+  std::string socket_ = tmp_.path() + "/d.sock";
+  DaemonProcess daemon_{TPROBED_PATH, socket_};
+};
+
+TEST_F(SessionTest, LevelsDecideWhatIsRecordedAndWhatGetsConstructNodes) {
+  struct Case {
+    const char* level;
+    bool modules, apis, api_construct;
+  };
+  const Case cases[] = {
+      {"L0", true, false, false},
+      {"L1", false, true, false},
+      {"mix", true, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.level);
+    auto s = Open(std::string(R"({"level": ")") + c.level + "\"}");
+    ASSERT_TRUE(s);
+    s->Start();
+    CallPlan module, api;
+    ASSERT_EQ(s->BeginModule("Module.fc.Linear", true, 0, &module), c.modules);
+    if (c.modules) {
+      EXPECT_EQ(module.name, "Module.fc.Linear.forward.0");
+      EXPECT_TRUE(module.construct);
+      EXPECT_TRUE(module.entry());
+    }
+    ASSERT_EQ(s->BeginApi("Functional.relu", true, 0, &api), c.apis);
+    if (c.apis) {
+      EXPECT_EQ(api.name, "Functional.relu.0.forward");
+      EXPECT_EQ(api.construct, c.api_construct);
+      EXPECT_TRUE(api.entry());
+      s->EndCall(api);
+    }
+    if (c.modules) s->EndCall(module);
+    s->Stop();
+    s->Step();
+  }
+}
+
+TEST_F(SessionTest, OnlyTheOutermostApiIsRecordedAndCounted) {
+  auto s = Open(R"({"level": "mix"})");
+  ASSERT_TRUE(s);
+  s->Start();
+  CallPlan outer, nested, module;
+  ASSERT_TRUE(s->BeginApi("Torch.matmul", true, 0, &outer));
+  EXPECT_FALSE(s->BeginApi("Torch.matmul", true, 0, &nested));
+  EXPECT_FALSE(s->BeginApi("Tensor.t", true, 0, &nested));
+  EXPECT_FALSE(s->BeginModule("Module.fc.Linear", true, 0, &module));
+  s->EndCall(outer);
+  CallPlan next;
+  ASSERT_TRUE(s->BeginApi("Torch.matmul", true, 0, &next));
+  EXPECT_EQ(next.name, "Torch.matmul.1.forward");
+  s->EndCall(next);
+  ASSERT_TRUE(s->BeginApi("Tensor.t", true, 0, &next));
+  EXPECT_EQ(next.name, "Tensor.t.0.forward");  // the nested one never counted
+  s->EndCall(next);
+}
+
+TEST_F(SessionTest, AnOpenApiCallLeftOpenIsForgottenAtStep) {
+  auto s = Open(R"({"level": "L1"})");
+  ASSERT_TRUE(s);
+  s->Start();
+  CallPlan lost, next;
+  ASSERT_TRUE(s->BeginApi("Torch.add", true, 0, &lost));  // never ended
+  s->Stop();
+  s->Step();
+  s->Start();
+  ASSERT_TRUE(s->BeginApi("Torch.add", true, 0, &next));
+  EXPECT_EQ(next.name, "Torch.add.0.forward");
+  EXPECT_EQ(next.step, 1u);
+  s->EndCall(next);
+}
+
+TEST_F(SessionTest, FilteredOutCallsAreCountedNamedAndKeepConstructNodes) {
+  auto s = Open(R"({"level": "mix", "statistics": {"list": ["relu"]}})");
+  ASSERT_TRUE(s);
+  s->Start();
+  const struct {
+    const char* base;
+    const char* name;
+    bool dumped;
+  } calls[] = {
+      {"Functional.gelu", "Functional.gelu.0.forward", false},
+      {"Functional.relu", "Functional.relu.0.forward", true},
+      {"Functional.gelu", "Functional.gelu.1.forward", false},
+      {"Functional.relu", "Functional.relu.1.forward", true},
+  };
+  for (const auto& c : calls) {
+    CallPlan plan;
+    ASSERT_TRUE(s->BeginApi(c.base, true, 0, &plan));
+    EXPECT_EQ(plan.name, c.name);
+    EXPECT_EQ(plan.dumped, c.dumped) << c.name;
+    EXPECT_EQ(plan.entry(), c.dumped) << c.name;
+    EXPECT_TRUE(plan.construct) << c.name;
+    s->EndCall(plan);
+  }
+}
+
+TEST_F(SessionTest, BackwardCallsReuseTheForwardIndexAndDoNotCount) {
+  auto s = Open(R"({"level": "mix"})");
+  ASSERT_TRUE(s);
+  s->Start();
+  CallPlan plan;
+  ASSERT_TRUE(s->BeginModule("Module.fc.Linear", false, 5, &plan));
+  EXPECT_EQ(plan.name, "Module.fc.Linear.backward.5");
+  EXPECT_FALSE(plan.forward);
+  s->EndCall(plan);
+  ASSERT_TRUE(s->BeginApi("Functional.relu", false, 3, &plan));
+  EXPECT_EQ(plan.name, "Functional.relu.3.backward");
+  s->EndCall(plan);
+  ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 9, &plan));
+  EXPECT_EQ(plan.name, "Module.fc.Linear.forward.0");
+  s->EndCall(plan);
+}
+
+TEST_F(SessionTest, ApiBackwardIsRecordedAfterStopUntilStep) {
+  auto s = Open(R"({"level": "mix"})");
+  ASSERT_TRUE(s);
+  s->Start();
+  s->Stop();
+  CallPlan plan;
+  EXPECT_FALSE(s->BeginApi("Functional.relu", true, 0, &plan));
+  EXPECT_FALSE(s->BeginModule("Module.fc.Linear", false, 0, &plan));
+  ASSERT_TRUE(s->BeginApi("Functional.relu", false, 0, &plan));
+  EXPECT_EQ(plan.step, 0u);
+  s->EndCall(plan);
+  s->Step();
+  EXPECT_FALSE(s->BeginApi("Functional.relu", false, 0, &plan));
+}
+
+TEST_F(SessionTest, StepFilterAndTheLastStep) {
+  auto s = Open(R"({"level": "L0", "step": [1]})");
+  ASSERT_TRUE(s);
+  CallPlan plan;
+  s->Start();  // step 0: not selected
+  EXPECT_FALSE(s->collecting());
+  EXPECT_FALSE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+  s->Stop();
+  s->Step();
+  s->Start();  // step 1
+  ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+  EXPECT_EQ(plan.name, "Module.fc.Linear.forward.0");
+  s->EndCall(plan);
+  s->Stop();
+  s->Step();
+  s->Start();  // step 2: after the last configured step
+  EXPECT_FALSE(s->collecting());
+  EXPECT_FALSE(s->step_active());
+}
+
+TEST_F(SessionTest, DataModeShapesThePlans) {
+  struct Case {
+    const char* data_mode;
+    bool forward_entry, input, output, wants_backward, param_grads;
+  };
+  const Case cases[] = {
+      {R"(["all"])", true, true, true, true, true},
+      {R"(["forward"])", true, true, true, false, false},
+      {R"(["backward"])", false, false, false, true, true},
+      {R"(["output"])", true, false, true, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.data_mode);
+    auto s =
+        Open(std::string(R"({"level": "L0", "statistics": {"data_mode": )") +
+             c.data_mode + "}}");
+    ASSERT_TRUE(s);
+    s->Start();
+    CallPlan plan, grad;
+    ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+    EXPECT_TRUE(plan.dumped);
+    EXPECT_EQ(plan.entry(), c.forward_entry);
+    EXPECT_EQ(plan.input, c.input);
+    EXPECT_EQ(plan.output, c.output);
+    EXPECT_EQ(s->WantsBackward(plan), c.wants_backward);
+    s->EndCall(plan);
+    EXPECT_EQ(s->BeginParamGrad("Module.fc.Linear", "weight", &grad),
+              c.param_grads);
+    if (c.param_grads) {
+      EXPECT_EQ(grad.name, "Module.fc.Linear.parameters_grad.0");
+    }
+    s->Stop();
+    s->Step();
+  }
+}
+
+TEST_F(SessionTest, ParamGradIndicesResetAtStep) {
+  auto s = Open(R"({"level": "mix"})");
+  ASSERT_TRUE(s);
+  CallPlan plan;
+  s->Start();
+  const char* expected[] = {"Module.fc.Linear.parameters_grad.0",
+                            "Module.fc.Linear.parameters_grad.0",
+                            "Module.fc.Linear.parameters_grad.1"};
+  const char* params[] = {"weight", "bias", "weight"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s->BeginParamGrad("Module.fc.Linear", params[i], &plan));
+    EXPECT_EQ(plan.name, expected[i]);
+  }
+  s->Stop();
+  s->Step();
+  s->Start();
+  ASSERT_TRUE(s->BeginParamGrad("Module.fc.Linear", "bias", &plan));
+  EXPECT_EQ(plan.name, "Module.fc.Linear.parameters_grad.0");
+}
+
+}  // namespace
+}  // namespace tprobe::client

@@ -1,0 +1,226 @@
+// `tprobe status|start|stop|step|flush|shutdown`: the real tprobe binary
+// against the real tprobed, with ranks played by raw clients.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "tests/daemon/raw_client.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe {
+namespace {
+
+using testing::ConfigJson;
+using testing::DaemonProcess;
+using testing::List;
+using testing::MakeEntry;
+using testing::MakeRegister;
+using testing::RawClient;
+using testing::ReadFile;
+using testing::RecordWriter;
+using testing::TempDir;
+using testing::WaitFor;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; in >> field;) fields.push_back(field);
+  return fields;
+}
+
+class ControlCommandsTest : public ::testing::Test {
+ protected:
+  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
+  std::string DumpFile(const std::string& name, uint32_t step = 0) const {
+    return dir_.path() + "/dump/step" + std::to_string(step) + "/rank0/" + name;
+  }
+  // Runs `tprobe ARGS --socket SOCKET`; returns the exit status.
+  int Tprobe(const std::string& args, std::string* output = nullptr) const {
+    std::string ignored;
+    return testing::RunCommand(
+        std::string(TPROBE_BIN) + " " + args + " --socket " + Socket(),
+        output ? output : &ignored);
+  }
+  // Registers a rank and writes one entry "Tensor.add.0.forward" of step 0.
+  std::unique_ptr<shm::Segment> Rank(RawClient& client, int rank) {
+    std::string error;
+    auto segment = client.Register(
+        MakeRegister(ConfigJson(dir_.path() + "/dump"), 1, rank), &error);
+    EXPECT_NE(segment, nullptr) << error;
+    if (segment == nullptr) return nullptr;
+    RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+    EXPECT_TRUE(
+        w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward") &&
+        w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
+    return segment;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(ControlCommandsTest, StatusPrintsOneLinePerRank) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient a(Socket()), b(Socket());
+  auto sa = Rank(a, 5);
+  auto sb = Rank(b, -1);
+  ASSERT_TRUE(sa && sb);
+  sa->ring_header(0)->dropped[0].fetch_add(3);
+  // Ring fill: wait until the daemon drained both.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return sa->ring_header(0)->tail.load() ==
+                   sa->ring_header(0)->head.load() &&
+               sb->ring_header(0)->tail.load() ==
+                   sb->ring_header(0)->head.load();
+      },
+      std::chrono::seconds(5)));
+
+  std::string output;
+  ASSERT_EQ(Tprobe("status", &output), 0) << output;
+  const auto lines = Lines(output);
+  ASSERT_EQ(lines.size(), 4u) << output;
+  EXPECT_EQ(lines[0], "tprobed pid " + std::to_string(daemon.pid()) + " on " +
+                          Socket() + ": 2 ranks");
+  EXPECT_EQ(Fields(lines[1]),
+            (std::vector<std::string>{"RANK", "PID", "STEP", "RING_FILL",
+                                      "RECORDS", "BYTES", "RING_FULL",
+                                      "TOO_LARGE", "NO_DAEMON", "LAST_ERROR"}));
+  const std::string pid = std::to_string(::getpid());
+  const std::string bytes = std::to_string(sa->ring_header(0)->bytes_written);
+  EXPECT_EQ(Fields(lines[2]),
+            (std::vector<std::string>{"5", pid, "0", "0", "2", bytes, "3", "0",
+                                      "0", "-"}));
+  EXPECT_EQ(Fields(lines[3])[0], "-") << "no distributed rank";
+  // The columns line up under their headers.
+  EXPECT_EQ(lines[1].find("RECORDS"), lines[2].find(" 2 ") + 1);
+}
+
+TEST_F(ControlCommandsTest, StatusWithoutRanksSaysSo) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  std::string output;
+  ASSERT_EQ(Tprobe("status", &output), 0) << output;
+  EXPECT_EQ(output, "tprobed pid " + std::to_string(daemon.pid()) + " on " +
+                        Socket() + ": 0 ranks\n");
+}
+
+TEST_F(ControlCommandsTest, FlushWritesEveryRanksOpenStepBeforeReturning) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  auto segment = Rank(client, 0);
+  ASSERT_NE(segment, nullptr);
+  std::string output;
+  ASSERT_EQ(Tprobe("flush", &output), 0) << output;
+  EXPECT_EQ(output, "tprobe flush: done\n");
+  EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
+            std::string::npos);
+}
+
+TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  auto segment = Rank(client, 0);
+  ASSERT_NE(segment, nullptr);
+  ASSERT_EQ(Tprobe("stop"), 0);
+  EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
+            std::string::npos);
+  ASSERT_EQ(Tprobe("step 0"), 0);
+  ASSERT_EQ(Tprobe("start 3"), 0);
+  ASSERT_EQ(Tprobe("flush"), 0);
+  EXPECT_TRUE(std::filesystem::exists(DumpFile("dump.json", 3)))
+      << "start opens the step's tree (msprobe writes its empty files)";
+  std::string output;
+  ASSERT_EQ(Tprobe("status", &output), 0);
+  EXPECT_EQ(Fields(Lines(output).at(2)).at(2), "3") << output;
+}
+
+TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  auto segment = Rank(client, 0);
+  ASSERT_NE(segment, nullptr);
+  ASSERT_EQ(Tprobe("shutdown"), 0);
+  // It answers first, then writes and exits.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return !std::filesystem::exists(Socket()) &&
+               ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward") !=
+                   std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(ControlCommandsTest, TheSocketComesFromTprobeSocketWithoutTheFlag) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  std::string output;
+  EXPECT_EQ(testing::RunCommand("TPROBE_SOCKET=" + Socket() + " " +
+                                    std::string(TPROBE_BIN) + " status",
+                                &output),
+            0)
+      << output;
+  EXPECT_NE(output.find(": 0 ranks"), std::string::npos) << output;
+}
+
+TEST_F(ControlCommandsTest, NoDaemonIsAClearErrorWithExitStatusOne) {
+  std::string output;
+  EXPECT_EQ(Tprobe("flush", &output), 1);
+  EXPECT_EQ(output.rfind("tprobe flush: no tprobed answers on " + Socket(), 0),
+            0u)
+      << output;
+  EXPECT_NE(output.find("pass --socket PATH"), std::string::npos);
+}
+
+TEST_F(ControlCommandsTest, BadCommandLinesExitTwo) {
+  std::string output;
+  EXPECT_EQ(Tprobe("step", &output), 2);
+  EXPECT_NE(output.find("tprobe step: STEP is missing"), std::string::npos);
+  EXPECT_EQ(Tprobe("step x", &output), 2);
+  EXPECT_NE(output.find("STEP must be a whole number"), std::string::npos);
+  EXPECT_EQ(Tprobe("flush 3", &output), 2);
+  EXPECT_NE(output.find("unexpected argument '3'"), std::string::npos);
+  EXPECT_EQ(Tprobe("status --frobnicate", &output), 2);
+  EXPECT_NE(output.find("unknown option '--frobnicate'"), std::string::npos);
+}
+
+TEST_F(ControlCommandsTest, EveryCommandHasHelpAndIsListed) {
+  std::string overview;
+  ASSERT_EQ(testing::RunCommand(std::string(TPROBE_BIN) + " --help", &overview),
+            0);
+  for (const char* command :
+       {"status", "start", "stop", "step", "flush", "shutdown", "import"}) {
+    EXPECT_NE(overview.find(std::string("\n  ") + command + " "),
+              std::string::npos)
+        << command << " is not listed:\n"
+        << overview;
+    std::string help;
+    EXPECT_EQ(testing::RunCommand(
+                  std::string(TPROBE_BIN) + " " + command + " --help", &help),
+              0);
+    EXPECT_EQ(help.rfind(std::string("Usage: tprobe ") + command, 0), 0u)
+        << help;
+    if (std::string_view(command) != "import") {
+      EXPECT_NE(help.find("--socket PATH"), std::string::npos) << help;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tprobe

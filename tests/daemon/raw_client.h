@@ -1,0 +1,132 @@
+#ifndef TPROBE_TESTS_DAEMON_RAW_CLIENT_H_
+#define TPROBE_TESTS_DAEMON_RAW_CLIENT_H_
+
+// A control connection to a real tprobed, written here from the protocol
+// (control.proto) rather than with the client library, for end-to-end
+// tests of the daemon.
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/control/socket_path.h"
+#include "common/shm/segment.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::testing {
+
+using Clock = std::chrono::steady_clock;
+
+// Waits for `condition` until `timeout`; polls every millisecond.
+template <typename F>
+inline bool WaitFor(F condition, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return condition();
+}
+
+// A raw control connection: frames are a 4-byte little-endian length, then
+// the serialized message.
+class RawClient {
+ public:
+  explicit RawClient(const std::string& socket) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return fd_ >= 0; }
+
+  // Sends `request` (with the protocol version unless `version` says
+  // otherwise) and waits up to 10 s for the response.
+  bool Call(v1::Request request, v1::Response* response,
+            uint32_t version = control::kProtocolVersion) {
+    request.set_version(version);
+    const std::string body = request.SerializeAsString();
+    std::string frame(4, '\0');
+    for (int i = 0; i < 4; ++i) {
+      frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+    }
+    frame += body;
+    if (::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(frame.size())) {
+      return false;
+    }
+    unsigned char len[4];
+    if (!Read(len, 4)) return false;
+    std::string reply(len[0] | len[1] << 8 | len[2] << 16 | len[3] << 24, '\0');
+    return Read(reply.data(), reply.size()) && response->ParseFromString(reply);
+  }
+
+  // Registers and opens the segment the daemon created.
+  std::unique_ptr<shm::Segment> Register(const v1::Register& reg,
+                                         std::string* error) {
+    v1::Request req;
+    *req.mutable_register_() = reg;
+    v1::Response resp;
+    if (!Call(req, &resp) || !resp.ok()) {
+      *error = "register failed: " + resp.error();
+      return nullptr;
+    }
+    auto segment = shm::Segment::Open(resp.register_().segment_name());
+    if (!segment.ok()) {
+      *error = segment.status().message();
+      return nullptr;
+    }
+    return std::move(segment).value();
+  }
+
+ private:
+  bool Read(void* out, size_t size) {
+    auto* p = static_cast<char*>(out);
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (size > 0) {
+      pollfd pfd{fd_, POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - Clock::now());
+      if (left.count() <= 0 || ::poll(&pfd, 1, left.count()) <= 0) {
+        return false;
+      }
+      ssize_t n = ::recv(fd_, p, size, 0);
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  int fd_ = -1;
+};
+
+inline v1::Request StepRequest(uint32_t step) {
+  v1::Request r;
+  r.mutable_step()->set_step(step);
+  return r;
+}
+
+inline v1::Request GoodbyeRequest() {
+  v1::Request r;
+  r.mutable_goodbye();
+  return r;
+}
+
+}  // namespace tprobe::testing
+
+#endif  // TPROBE_TESTS_DAEMON_RAW_CLIENT_H_
