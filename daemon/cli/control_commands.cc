@@ -73,8 +73,8 @@ constexpr Spec kStart{
     R"(Usage: tprobe start STEP [--socket PATH]
 
 Tells tprobed that every registered rank begins collecting step STEP: each
-rank's tree of that step is opened, and ring drops are charged to it. The
-ranks themselves capture under their own control (PrecisionDebugger).
+rank's tree of that step is opened, and ring drops are charged to it. What
+the ranks capture, and when, they still decide themselves.
 )",
     true,
     [](v1::Request& r, uint32_t step) { r.mutable_start()->set_step(step); }};

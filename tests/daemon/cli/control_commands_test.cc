@@ -156,14 +156,19 @@ TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
   auto segment = Rank(client, 0);
   ASSERT_NE(segment, nullptr);
   ASSERT_EQ(Tprobe("shutdown"), 0);
-  // It answers first, then writes and exits.
+  // It answers first, then writes and exits by itself (a zombie until
+  // reaped; Terminate() then only collects its exit status).
+  const std::string stat = "/proc/" + std::to_string(daemon.pid()) + "/stat";
   EXPECT_TRUE(WaitFor(
       [&] {
-        return !std::filesystem::exists(Socket()) &&
-               ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward") !=
-                   std::string::npos;
+        const std::string text = ReadFile(stat);
+        return text.size() > text.rfind(')') + 2 &&
+               text[text.rfind(')') + 2] == 'Z';
       },
       std::chrono::seconds(10)));
+  EXPECT_FALSE(std::filesystem::exists(Socket()));
+  EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
+            std::string::npos);
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
