@@ -12,9 +12,9 @@
 
 #include "benchmark/benchmark.h"
 #include "client/core.h"
+#include "client/session.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
-#include "client/session.h"
 
 namespace tprobe::client {
 namespace {
@@ -103,8 +103,8 @@ void BM_TensorPush(benchmark::State& state) {
   std::vector<std::byte> src(bytes, std::byte{1});
   const int64_t shape[1] = {static_cast<int64_t>(bytes / 4)};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(rig.core().WriteTensor(
-        1, DType::kFloat32, shape, false, src.data(), bytes));
+    benchmark::DoNotOptimize(rig.core().WriteTensor(1, DType::kFloat32, shape,
+                                                    false, src.data(), bytes));
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
 }

@@ -5,9 +5,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <algorithm>
 #include <cstring>
 
 #include "common/control/socket_path.h"
@@ -80,7 +80,8 @@ bool WriteFrame(int fd, const google::protobuf::MessageLite& msg,
   std::string body = msg.SerializeAsString();
   const auto n = static_cast<uint32_t>(body.size());
   std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  for (int i = 0; i < 4; ++i)
+    frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
   frame += body;
   return WriteAll(fd, frame, deadline);
 }

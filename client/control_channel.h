@@ -28,8 +28,7 @@ class ControlChannel {
   // `registration` is sent on every (re)connection; on success the daemon's
   // segment is opened and attached to `core`. `launch`, when set, starts a
   // daemon on the socket; it is called at most once.
-  ControlChannel(Core* core, std::string socket_path,
-                 v1::Register registration,
+  ControlChannel(Core* core, std::string socket_path, v1::Register registration,
                  std::function<bool(std::string* error)> launch);
   ~ControlChannel();
 

@@ -67,7 +67,7 @@ bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  std::vector<std::string> args = {binary, "--socket", socket_path,
+  std::vector<std::string> args = {binary,         "--socket",    socket_path,
                                    "--foreground", "--idle-exit", "10"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

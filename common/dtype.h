@@ -31,18 +31,30 @@ inline constexpr int kDTypeCount = 12;
 // Bytes per element.
 constexpr size_t ElementSize(DType t) {
   switch (t) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat16: return 2;
-    case DType::kBFloat16: return 2;
-    case DType::kFloat64: return 8;
-    case DType::kInt8: return 1;
-    case DType::kUInt8: return 1;
-    case DType::kInt16: return 2;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
-    case DType::kComplex64: return 8;
-    case DType::kComplex128: return 16;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat16:
+      return 2;
+    case DType::kBFloat16:
+      return 2;
+    case DType::kFloat64:
+      return 8;
+    case DType::kInt8:
+      return 1;
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
+    case DType::kComplex64:
+      return 8;
+    case DType::kComplex128:
+      return 16;
   }
   return 0;
 }
@@ -50,18 +62,30 @@ constexpr size_t ElementSize(DType t) {
 // The dtype string msprobe writes for a PyTorch tensor ("torch.float32").
 constexpr std::string_view TorchName(DType t) {
   switch (t) {
-    case DType::kFloat32: return "torch.float32";
-    case DType::kFloat16: return "torch.float16";
-    case DType::kBFloat16: return "torch.bfloat16";
-    case DType::kFloat64: return "torch.float64";
-    case DType::kInt8: return "torch.int8";
-    case DType::kUInt8: return "torch.uint8";
-    case DType::kInt16: return "torch.int16";
-    case DType::kInt32: return "torch.int32";
-    case DType::kInt64: return "torch.int64";
-    case DType::kBool: return "torch.bool";
-    case DType::kComplex64: return "torch.complex64";
-    case DType::kComplex128: return "torch.complex128";
+    case DType::kFloat32:
+      return "torch.float32";
+    case DType::kFloat16:
+      return "torch.float16";
+    case DType::kBFloat16:
+      return "torch.bfloat16";
+    case DType::kFloat64:
+      return "torch.float64";
+    case DType::kInt8:
+      return "torch.int8";
+    case DType::kUInt8:
+      return "torch.uint8";
+    case DType::kInt16:
+      return "torch.int16";
+    case DType::kInt32:
+      return "torch.int32";
+    case DType::kInt64:
+      return "torch.int64";
+    case DType::kBool:
+      return "torch.bool";
+    case DType::kComplex64:
+      return "torch.complex64";
+    case DType::kComplex128:
+      return "torch.complex128";
   }
   return "";
 }

@@ -27,8 +27,8 @@ struct Tensor {
   bool requires_grad;
 
   tprobe::TensorData view() const {
-    return {dtype, shape.data(), shape.size(), bytes.data(), bytes.size(),
-            requires_grad};
+    return {dtype,        shape.data(), shape.size(),
+            bytes.data(), bytes.size(), requires_grad};
   }
 };
 
@@ -116,8 +116,10 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || n < 1 || n > 1000000) {
-        std::fprintf(stderr, "tprobe-example: --steps must be a positive "
-                             "integer, got '%s'\n", v.c_str());
+        std::fprintf(stderr,
+                     "tprobe-example: --steps must be a positive "
+                     "integer, got '%s'\n",
+                     v.c_str());
         return 2;
       }
       steps = static_cast<int>(n);
@@ -144,7 +146,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!client->connected()) {
-    std::fprintf(stderr, "tprobe-example: no daemon; running without dumping\n");
+    std::fprintf(stderr,
+                 "tprobe-example: no daemon; running without dumping\n");
   }
 
   std::mt19937 rng(1234);
@@ -207,12 +210,13 @@ int main(int argc, char** argv) {
   }
 
   const auto c = client->counters();
-  std::printf("records written %llu, dropped: no daemon %llu, ring full %llu, "
-              "too large %llu\n",
-              static_cast<unsigned long long>(c.records_written),
-              static_cast<unsigned long long>(c.dropped_no_daemon),
-              static_cast<unsigned long long>(c.dropped_ring_full),
-              static_cast<unsigned long long>(c.dropped_too_large));
+  std::printf(
+      "records written %llu, dropped: no daemon %llu, ring full %llu, "
+      "too large %llu\n",
+      static_cast<unsigned long long>(c.records_written),
+      static_cast<unsigned long long>(c.dropped_no_daemon),
+      static_cast<unsigned long long>(c.dropped_ring_full),
+      static_cast<unsigned long long>(c.dropped_too_large));
   std::string last_dir = client->dump_dir();
   last_dir = last_dir.substr(0, last_dir.rfind("/step"));
   client.reset();  // flushes through the daemon

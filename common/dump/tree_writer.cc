@@ -48,8 +48,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      Status s = Status::Error("cannot write " + tmp + ": " +
-                               std::strerror(errno));
+      Status s =
+          Status::Error("cannot write " + tmp + ": " + std::strerror(errno));
       ::close(fd);
       ::unlink(tmp.c_str());
       return s;
@@ -58,8 +58,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
   }
   ::fchmod(fd, 0640);
   if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::Error("cannot replace " + path + ": " +
-                             std::strerror(errno));
+    Status s =
+        Status::Error("cannot replace " + path + ": " + std::strerror(errno));
     ::unlink(tmp.c_str());
     return s;
   }

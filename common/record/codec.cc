@@ -55,7 +55,7 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
         return Malformed("tensor", "shape does not match ndim");
       }
       TensorView v{r, static_cast<DType>(r.dtype),
-                    std::vector<int64_t>(r.ndim)};
+                   std::vector<int64_t>(r.ndim)};
       if (r.ndim > 0) {  // a 0-d tensor has no shape bytes (and no data())
         std::memcpy(v.shape.data(), payload.data() + sizeof r,
                     r.ndim * sizeof(int64_t));

@@ -45,8 +45,8 @@ struct EntryView {
   std::span<const std::byte> body;  // serialized tprobe.v1.Entry
 };
 
-using Decoded = std::variant<InternView, CallView, TensorView, ChunkView,
-                             EntryView>;
+using Decoded =
+    std::variant<InternView, CallView, TensorView, ChunkView, EntryView>;
 
 // Decodes one record. The views point into `payload`. Returns an error that
 // names the record type and the defect for a malformed record.

@@ -42,9 +42,9 @@ enum class Direction : uint8_t { kForward = 0, kBackward = 1 };
 
 // A node of construct.json opens (kCallBegin) or closes (kCallEnd).
 struct CallRecord {
-  uint64_t seq;      // producer-wide order across the process's rings
+  uint64_t seq;  // producer-wide order across the process's rings
   uint32_t step;
-  uint32_t name_id;  // the node's full name
+  uint32_t name_id;   // the node's full name
   uint8_t call_kind;  // CallKind
   uint8_t direction;  // Direction
   uint8_t reserved[6];
@@ -53,8 +53,8 @@ struct CallRecord {
 // A tensor's metadata; its bytes follow as Chunk records.
 struct TensorRecord {
   uint64_t nbytes;
-  uint32_t ref;          // referred to by the next Entry's value tree
-  uint8_t dtype;         // tprobe::DType
+  uint32_t ref;   // referred to by the next Entry's value tree
+  uint8_t dtype;  // tprobe::DType
   uint8_t ndim;
   uint8_t requires_grad;
   uint8_t reserved;

@@ -16,7 +16,8 @@
 
 namespace tprobe::shm {
 
-inline constexpr uint64_t kSegmentMagic = 0x3142'4F52'5054'5054ULL;  // "TPTPROB1"
+inline constexpr uint64_t kSegmentMagic =
+    0x3142'4F52'5054'5054ULL;  // "TPTPROB1"
 inline constexpr uint32_t kLayoutVersion = 1;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kRecordAlign = 8;
@@ -27,16 +28,16 @@ struct alignas(kCacheLine) SegmentHeader {
   uint64_t magic;
   uint32_t layout_version;
   uint32_t ring_count;
-  uint64_t ring_bytes;           // data bytes of each ring (power of two)
-  int32_t producer_pid;          // the registered trainer process
+  uint64_t ring_bytes;   // data bytes of each ring (power of two)
+  int32_t producer_pid;  // the registered trainer process
   uint32_t reserved;
   uint64_t producer_start_time;  // /proc/<pid>/stat starttime, clock ticks
 };
 
 // Why a record was not written. Indexes RingHeader::dropped.
 enum class DropReason : uint32_t {
-  kRingFull = 0,      // no space (policy drop, or block timed out)
-  kTooLarge = 1,      // a record larger than half the ring (never chunked)
+  kRingFull = 0,  // no space (policy drop, or block timed out)
+  kTooLarge = 1,  // a record larger than half the ring (never chunked)
   kCount = 2,
 };
 

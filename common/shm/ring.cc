@@ -28,8 +28,8 @@ RingWriter::RingWriter(RingHeader* header, std::span<std::byte> data)
       mask_(data.size() - 1),
       // At most half the ring, so a record always fits once the ring drains,
       // whatever padding the wrap needs.
-      max_payload_(static_cast<uint32_t>(data.size() / 2 -
-                                         sizeof(RecordHeader))),
+      max_payload_(
+          static_cast<uint32_t>(data.size() / 2 - sizeof(RecordHeader))),
       head_(header->head.load(std::memory_order_relaxed)),
       pending_head_(head_) {
   assert(IsPowerOfTwo(data.size()) && data.size() >= 64);
@@ -114,9 +114,9 @@ Result<std::optional<RecordView>> RingReader::Peek() {
       continue;
     }
     peeked_end_ = tail_ + footprint;
-    return std::optional<RecordView>(RecordView{
-        h.type, std::span<const std::byte>(
-                    data_ + pos + sizeof(RecordHeader), h.size)});
+    return std::optional<RecordView>(
+        RecordView{h.type, std::span<const std::byte>(
+                               data_ + pos + sizeof(RecordHeader), h.size)});
   }
 }
 

@@ -53,8 +53,8 @@ class RingWriter {
   std::byte* data_;
   uint64_t mask_;
   uint32_t max_payload_;
-  uint64_t head_;            // private copy of header_->head
-  uint64_t pending_head_;    // head after the pending reservation
+  uint64_t head_;          // private copy of header_->head
+  uint64_t pending_head_;  // head after the pending reservation
   uint64_t cached_tail_ = 0;
 };
 

@@ -94,9 +94,9 @@ TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
                     {TensorType::kInt64, ids_shape, 1, ids, sizeof ids, false});
   client->AddTensor(inner, Section::kOutput,
                     {TensorType::kFloat32, x_shape, 2, x, sizeof x, true});
-  client->AddParameter(inner, "weight",
-                       {TensorType::kFloat64, nullptr, 0, &scalar,
-                        sizeof scalar, true});
+  client->AddParameter(
+      inner, "weight",
+      {TensorType::kFloat64, nullptr, 0, &scalar, sizeof scalar, true});
   client->EndCall(inner);
   client->EndCall(outer);
   client->Stop();
@@ -216,8 +216,8 @@ TEST(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
   const std::string config = WriteConfig(tmp.path(), "statistics", "L0");
   std::string out;
   ASSERT_EQ(RunCommand("TPROBED=" + std::string(TPROBED_PATH) + " " +
-                           EXAMPLE_PATH + " --config " + config +
-                           " --socket " + socket + " --steps 1",
+                           EXAMPLE_PATH + " --config " + config + " --socket " +
+                           socket + " --steps 1",
                        &out),
             0)
       << out;

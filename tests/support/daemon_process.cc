@@ -19,8 +19,8 @@ namespace tprobe::testing {
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") +
-                     "/tprobe-test-XXXXXX";
+  std::string tmpl =
+      std::string(base && *base ? base : "/tmp") + "/tprobe-test-XXXXXX";
   char* made = ::mkdtemp(tmpl.data());
   path_ = made ? made : "";
 }

@@ -19,9 +19,7 @@ namespace {
 
 class RingTest : public ::testing::Test {
  protected:
-  explicit RingTest(size_t bytes = 1024) : data_(bytes) {
-    InitRing(&header_);
-  }
+  explicit RingTest(size_t bytes = 1024) : data_(bytes) { InitRing(&header_); }
   std::span<std::byte> data() { return {data_.data(), data_.size()}; }
 
   bool Write(RingWriter& w, uint16_t type, const std::string& text) {
@@ -200,9 +198,10 @@ TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
     auto rec = r.Peek();
     ASSERT_TRUE(rec.ok());
     if (!rec.value()) break;
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(
-                              rec.value()->payload.data()), 8),
-              "complete");
+    EXPECT_EQ(
+        std::string(reinterpret_cast<const char*>(rec.value()->payload.data()),
+                    8),
+        "complete");
     r.Release();
     ++complete;
   }
@@ -215,8 +214,8 @@ TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
   w2.Commit();
   auto rec = r.Peek();
   ASSERT_TRUE(rec.ok() && rec.value());
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(
-                            rec.value()->payload.data()), 4),
+  EXPECT_EQ(std::string(
+                reinterpret_cast<const char*>(rec.value()->payload.data()), 4),
             "next");
   ::munmap(mem, sizeof(RingHeader) + bytes);
 }
