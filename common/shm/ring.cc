@@ -72,8 +72,13 @@ void RingWriter::Commit() {
   const uint64_t bytes = pending_head_ - head_;
   head_ = pending_head_;
   header_->head.store(head_, std::memory_order_release);
-  header_->records_written.fetch_add(1, std::memory_order_relaxed);
-  header_->bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+  // Single writer: plain load and store, no locked read-modify-write.
+  header_->records_written.store(
+      header_->records_written.load(std::memory_order_relaxed) + 1,
+      std::memory_order_relaxed);
+  header_->bytes_written.store(
+      header_->bytes_written.load(std::memory_order_relaxed) + bytes,
+      std::memory_order_relaxed);
 }
 
 RingReader::RingReader(RingHeader* header, std::span<std::byte> data)
