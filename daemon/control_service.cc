@@ -70,7 +70,9 @@ v1::Response ControlService::Handle(Connection& conn,
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
-        ReleaseHeldNodes(*p, *state, *log_);
+        // The drain may already have read the next step's first records:
+        // its held nodes wait for their own API or entry.
+        ReleaseHeldNodes(*p, *state, *log_, request.step().step());
         Keep(first, state->assembler.Finish(request.step().step()));
       }
       break;

@@ -26,8 +26,9 @@ class Drainer {
   // beyond which nothing is consumed.
   size_t Run(size_t max_records, const std::vector<uint64_t>* targets);
 
-  // Puts the ring's held module nodes into their trees, in order.
-  void ReleaseHeld(RingState& ring);
+  // Puts the ring's held module nodes of steps up to `up_to_step` into
+  // their trees, in order; later steps' nodes stay held.
+  void ReleaseHeld(RingState& ring, uint32_t up_to_step = UINT32_MAX);
 
  private:
   // Applies an Intern, Tensor or Chunk record, which only concern their
@@ -259,13 +260,14 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
   if (module) ring.open_modules.push_back(*name);
 }
 
-void Drainer::ReleaseHeld(RingState& ring) {
-  for (HeldNode& node : ring.held_nodes) {
-    if (dump::StepTree* tree = Tree(node.step, node.name)) {
-      tree->SetParent(node.name, std::move(node.parent));
+void Drainer::ReleaseHeld(RingState& ring, uint32_t up_to_step) {
+  auto held = ring.held_nodes.begin();
+  for (; held != ring.held_nodes.end() && held->step <= up_to_step; ++held) {
+    if (dump::StepTree* tree = Tree(held->step, held->name)) {
+      tree->SetParent(held->name, std::move(held->parent));
     }
   }
-  ring.held_nodes.clear();
+  ring.held_nodes.erase(ring.held_nodes.begin(), held);
 }
 
 bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
@@ -404,9 +406,9 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
 }
 
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
-                      spdlog::logger& log) {
+                      spdlog::logger& log, uint32_t up_to_step) {
   Drainer drainer(producer, state, log);
-  for (RingState& ring : state.rings) drainer.ReleaseHeld(ring);
+  for (RingState& ring : state.rings) drainer.ReleaseHeld(ring, up_to_step);
 }
 
 }  // namespace tprobe::daemon

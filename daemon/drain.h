@@ -62,12 +62,14 @@ size_t DrainSome(const Producer& producer, ProducerState& state,
 void DrainCommitted(const Producer& producer, ProducerState& state,
                     spdlog::logger& log);
 
-// Puts every module node still held back into its tree. Called before a
-// step's trees are finished and when the producer is finalised, when no
-// further record can release them.
+// Puts the module nodes still held back for steps up to `up_to_step` (all,
+// by default) into their trees. Called before a step's trees are finished
+// and when the producer is finalised, when no further record can release
+// them. Nodes of later steps (the drain may already have read the next
+// step's first records) stay held for their own API node or entry.
 // REQUIRES: as DrainSome.
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
-                      spdlog::logger& log);
+                      spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
 
 }  // namespace tprobe::daemon
 

@@ -70,6 +70,31 @@ TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
   EXPECT_EQ(order, (std::vector<std::string>{"A", "B", "C", "D"}));
 }
 
+// A Step message may find the next step's first records already committed:
+// finishing step 0 must not release step 1's held module node early, or
+// mix-level construct.json order would depend on timing.
+TEST_F(DrainTest, FinishingAStepKeepsTheNextStepsHeldNodes) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Torch.add.0.forward"));
+  ASSERT_TRUE(w.Call(true, 1, 1, 1, record::CallKind::kModule));
+  {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    ReleaseHeldNodes(*p, *state, *log_, /*up_to_step=*/0);
+  }
+  ASSERT_TRUE(w.Call(true, 2, 1, 2, record::CallKind::kApi));
+  DrainAndWrite(p);
+  const auto construct =
+      dump::Json::parse(ReadFile(File("construct.json", /*step=*/1)));
+  std::vector<std::string> order;
+  for (const auto& [name, parent] : construct.items()) order.push_back(name);
+  EXPECT_EQ(order, (std::vector<std::string>{"Torch.add.0.forward",
+                                             "Module.m.M.forward.0"}));
+}
+
 TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
