@@ -104,6 +104,18 @@ int64_t ExpectedBytes(const TensorData& t) {
 }
 
 // Fills the tensor slots of one call's value tree.
+// The next positional slot of `section` in the call's entry (parameters are
+// named by position), or nullptr when data_mode leaves that side out.
+v1::Value* NextSlot(OpenCall* open, Section section) {
+  if (section == Section::kParameter) {
+    if (open->parameters == nullptr) return nullptr;
+    return AddItem(open->parameters,
+                   std::to_string(open->parameters->items_size()));
+  }
+  v1::List* list = section == Section::kInput ? open->inputs : open->outputs;
+  return list == nullptr ? nullptr : list->add_items();
+}
+
 class TensorSink {
  public:
   TensorSink(client::Core& core, OpenCall* call) : core_(core), call_(call) {}
@@ -390,15 +402,9 @@ bool Client::AddTensor(const Call& call, Section section,
   try {
     OpenCall* open = FindCall(call);
     if (open == nullptr || !open->plan.entry()) return false;
-    TensorSink sink(impl_->session->core(), open);
-    if (section == Section::kParameter) {
-      if (open->parameters == nullptr) return false;
-      const std::string name = std::to_string(open->parameters->items_size());
-      return sink.Put(tensor, AddItem(open->parameters, name));
-    }
-    v1::List* list = section == Section::kInput ? open->inputs : open->outputs;
-    if (list == nullptr) return false;  // data_mode leaves this side out
-    return sink.Put(tensor, list->add_items());
+    v1::Value* slot = NextSlot(open, section);
+    if (slot == nullptr) return false;
+    return TensorSink(impl_->session->core(), open).Put(tensor, slot);
   } catch (...) {
     return false;
   }
@@ -408,15 +414,9 @@ bool Client::AddValue(const Call& call, Section section, const Value& value) {
   try {
     OpenCall* open = FindCall(call);
     if (open == nullptr || !open->plan.entry()) return false;
-    TensorSink sink(impl_->session->core(), open);
-    if (section == Section::kParameter) {
-      if (open->parameters == nullptr) return false;
-      const std::string name = std::to_string(open->parameters->items_size());
-      return sink.Convert(value, AddItem(open->parameters, name), 0);
-    }
-    v1::List* list = section == Section::kInput ? open->inputs : open->outputs;
-    if (list == nullptr) return false;
-    return sink.Convert(value, list->add_items(), 0);
+    v1::Value* slot = NextSlot(open, section);
+    if (slot == nullptr) return false;
+    return TensorSink(impl_->session->core(), open).Convert(value, slot, 0);
   } catch (...) {
     return false;
   }

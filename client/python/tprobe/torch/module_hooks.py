@@ -21,7 +21,7 @@ would be changed through the alias (msprobe misses these too).
 """
 
 import weakref
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -49,6 +49,25 @@ class _Alias(torch.autograd.Function):
         except Exception:  # noqa: BLE001 - never break the backward pass
             pass
         return (None,) + grads
+
+
+def _grad_tensors(items: Sequence[Any]
+                  ) -> Tuple[List[int], List[int], List[torch.Tensor], int]:
+    """The tensors among ``items`` that need gradients: their slots in
+    ``items``, their positions among all tensor items (a backward entry's
+    list has one item per tensor), the tensors, and the tensor count."""
+    slots: List[int] = []
+    positions: List[int] = []
+    tensors: List[torch.Tensor] = []
+    count = 0
+    for i, item in enumerate(items):
+        if isinstance(item, _Tensor):
+            if item.requires_grad:
+                slots.append(i)
+                positions.append(count)
+                tensors.append(item)
+            count += 1
+    return slots, positions, tensors, count
 
 
 def _alias(callback: Callable, tensors: List[_Tensor]) -> tuple:
@@ -207,16 +226,7 @@ class ModuleHooks:
         if not (state & BACKWARD and torch.is_grad_enabled()
                 and not getattr(module, "inplace", False)):
             return None
-        # slots: where in args; positions: where among the tensor arguments
-        # (the backward entry's output list has one item per tensor).
-        slots, positions, tensors, arg_slots = [], [], [], 0
-        for i, arg in enumerate(args):
-            if isinstance(arg, _Tensor):
-                if arg.requires_grad:
-                    slots.append(i)
-                    positions.append(arg_slots)
-                    tensors.append(arg)
-                arg_slots += 1
+        slots, positions, tensors, arg_slots = _grad_tensors(args)
         backward = call.backward = _Backward(rt, base, state >> INDEX_SHIFT,
                                              arg_slots)
         if not tensors:
@@ -252,14 +262,7 @@ class ModuleHooks:
             items, rebuild = list(output), type(output)
         else:
             return None  # dicts and other containers: no backward entry
-        slots, positions, tensors, count = [], [], [], 0
-        for i, item in enumerate(items):
-            if isinstance(item, _Tensor):
-                if item.requires_grad:
-                    slots.append(i)
-                    tensors.append(item)
-                    positions.append(count)
-                count += 1
+        slots, positions, tensors, count = _grad_tensors(items)
         if not tensors:
             return None
         aliases = _alias(
