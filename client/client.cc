@@ -1,7 +1,9 @@
 // The public C++ Client (client/include/tprobe/client.h) over a Session.
 // Naming, filters and levels are the Session's; this file turns TensorData
-// and Value into the entry's value tree. Every entry point catches
-// everything: no exception crosses the API.
+// and Value (flattened by the header, detail::ValueNode) into the entry's
+// value tree, and keeps each thread's open calls per Client so that a Call
+// of another Client or of an earlier step is refused. Every entry point
+// catches everything: no exception crosses the API.
 //
 // Ring order: the daemon resolves an entry's tensor refs against the tensors
 // sent since the previous entry of the ring, so an entry's tensors must not
@@ -12,6 +14,7 @@
 
 #include "tprobe/client.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <span>
@@ -62,8 +65,19 @@ struct OpenCall {
   v1::Entry entry;
 };
 
-thread_local std::vector<std::unique_ptr<OpenCall>> t_open_calls;
+using OpenCalls = std::vector<std::unique_ptr<OpenCall>>;
+
+// One Client's open calls on this thread, innermost last.
+struct ThreadCalls {
+  std::weak_ptr<const int> owner;  // expires with the Client
+  uint64_t client = 0;
+  uint64_t generation = 0;  // the Client's step generation they belong to
+  OpenCalls calls;
+};
+thread_local std::vector<ThreadCalls> t_calls;
+
 std::atomic<uint64_t> g_next_token{1};
+std::atomic<uint64_t> g_next_client{1};
 
 // Tensor refs are numbered per thread (each thread has its own ring) and
 // never 0.
@@ -80,12 +94,9 @@ v1::Value* AddItem(v1::Dict* dict, std::string_view key) {
   return item->mutable_value();
 }
 
-OpenCall* FindCall(const Call& call) {
-  if (call.token == 0) return nullptr;
-  for (auto it = t_open_calls.rbegin(); it != t_open_calls.rend(); ++it) {
-    if ((*it)->token == call.token) return it->get();
-  }
-  return nullptr;
+std::string_view View(detail::Text t) {
+  return t.data == nullptr ? std::string_view()
+                           : std::string_view(t.data, t.size);
 }
 
 // Bytes a well-formed tensor of this shape and dtype holds, or -1 when the
@@ -95,12 +106,11 @@ int64_t ExpectedBytes(const TensorData& t) {
   if (t.ndim > record::kMaxDims || (t.ndim > 0 && t.shape == nullptr)) {
     return -1;
   }
-  int64_t n = 1;
+  int64_t n = static_cast<int64_t>(ElementSize(static_cast<DType>(t.dtype)));
   for (size_t i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] < 0) return -1;
-    n *= t.shape[i];
+    if (t.shape[i] < 0 || __builtin_mul_overflow(n, t.shape[i], &n)) return -1;
   }
-  return n * static_cast<int64_t>(ElementSize(static_cast<DType>(t.dtype)));
+  return n;
 }
 
 // Fills the tensor slots of one call's value tree.
@@ -114,6 +124,15 @@ v1::Value* NextSlot(OpenCall* open, Section section) {
   }
   v1::List* list = section == Section::kInput ? open->inputs : open->outputs;
   return list == nullptr ? nullptr : list->add_items();
+}
+
+// Advances *pos past `siblings` flattened values and their children.
+void Skip(uint64_t siblings, const detail::ValueNode* nodes, size_t count,
+          size_t* pos) {
+  while (siblings > 0 && *pos < count) {
+    siblings += nodes[(*pos)++].children;
+    --siblings;
+  }
 }
 
 class TensorSink {
@@ -147,59 +166,80 @@ class TensorSink {
                              t.requires_grad, t.data, t.nbytes);
   }
 
-  // Converts a public Value into the value tree, sending its tensors.
-  bool Convert(const Value& value, v1::Value* out, int depth) {
-    if (depth > kMaxDepth) {
+  // Converts the flattened value at nodes[*pos] (and its children, which
+  // follow it) into the value tree, sending its tensors; advances *pos past
+  // it. The nodes come from the caller's header: a child count that runs
+  // past the end stops at the end.
+  bool Convert(const detail::ValueNode* nodes, size_t count, size_t* pos,
+               v1::Value* out, int depth) {
+    if (*pos >= count) {
       out->set_null(true);
       return false;
     }
+    const detail::ValueNode& node = nodes[(*pos)++];
+    if (depth > kMaxDepth) {
+      out->set_null(true);
+      Skip(node.children, nodes, count, pos);
+      return false;
+    }
     bool ok = true;
-    switch (value.kind()) {
+    uint32_t converted = 0;
+    switch (static_cast<Value::Kind>(node.kind)) {
       case Value::Kind::kNull:
         out->set_null(true);
         break;
       case Value::Kind::kBool:
-        out->set_bool_value(value.bool_value());
+        out->set_bool_value(node.bool_value);
         break;
       case Value::Kind::kInt:
-        out->set_int_value(value.int_value());
+        out->set_int_value(node.int_value);
         break;
       case Value::Kind::kFloat:
-        out->set_float_value(value.float_value());
+        out->set_float_value(node.float_value);
         break;
       case Value::Kind::kStr:
-        out->set_str_value(value.text());
+        out->set_str_value(std::string(View(node.text)));
         break;
       case Value::Kind::kList: {
         v1::List* list = out->mutable_list();
-        for (const Value& item : value.items()) {
-          ok &= Convert(item, list->add_items(), depth + 1);
+        for (; converted < node.children && *pos < count; ++converted) {
+          ok &= Convert(nodes, count, pos, list->add_items(), depth + 1);
         }
         break;
       }
       case Value::Kind::kDict: {
         v1::Dict* dict = out->mutable_dict();
-        const auto& keys = value.keys();
-        const auto& items = value.items();
-        for (size_t i = 0; i < keys.size() && i < items.size(); ++i) {
-          ok &= Convert(items[i], AddItem(dict, keys[i]), depth + 1);
+        for (; converted < node.children && *pos < count; ++converted) {
+          v1::Value* item = AddItem(dict, View(nodes[*pos].key));
+          ok &= Convert(nodes, count, pos, item, depth + 1);
         }
         break;
       }
       case Value::Kind::kTyped: {
         v1::Typed* typed = out->mutable_typed();
-        typed->set_type(value.text());
-        if (value.items().empty()) {
+        typed->set_type(std::string(View(node.text)));
+        if (node.children == 0) {
           typed->mutable_value()->set_null(true);
         } else {
-          ok &= Convert(value.items()[0], typed->mutable_value(), depth + 1);
+          ok &= Convert(nodes, count, pos, typed->mutable_value(), depth + 1);
+          converted = 1;
         }
         break;
       }
       case Value::Kind::kTensor:
-        ok &= Put(value.tensor(), out);
+        if (node.tensor == nullptr) {
+          out->set_null(true);
+          ok = false;
+        } else {
+          ok &= Put(*node.tensor, out);
+        }
+        break;
+      default:
+        out->set_null(true);
+        ok = false;
         break;
     }
+    Skip(node.children - std::min(converted, node.children), nodes, count, pos);
     return ok;
   }
 
@@ -238,18 +278,78 @@ class Client::Impl {
  public:
   explicit Impl(std::unique_ptr<client::Session> session)
       : session(std::move(session)) {}
-  std::unique_ptr<client::Session> session;
+
+  const std::unique_ptr<client::Session> session;
+  // The identity a Call carries: unique in the process, never reused.
+  const uint64_t id = g_next_client.fetch_add(1, std::memory_order_relaxed);
+  // Expires when the Client goes: other threads then drop its open calls.
+  const std::shared_ptr<const int> alive = std::make_shared<const int>(0);
+  // Bumped by Step(): the Calls of older generations are stale.
+  std::atomic<uint64_t> generation{1};
+  // Calls opened in this generation and not yet closed (all threads), and
+  // calls forgotten by an outer EndCall in it: reported to the daemon at
+  // Step as unclosed.
+  std::atomic<int64_t> open{0};
+  std::atomic<uint64_t> forgotten{0};
+  std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> unclosed{0};
+
+  // This thread's open calls of this Client. Calls of an older generation
+  // were reported unclosed at Step: they are dropped here, unsent. The
+  // open calls of Clients that are gone are dropped too.
+  OpenCalls& Calls() {
+    auto gone = [](const ThreadCalls& t) { return t.owner.expired(); };
+    t_calls.erase(std::remove_if(t_calls.begin(), t_calls.end(), gone),
+                  t_calls.end());
+    const uint64_t gen = generation.load(std::memory_order_acquire);
+    for (ThreadCalls& t : t_calls) {
+      if (t.client != id) continue;
+      if (t.generation != gen) {
+        t.calls.clear();
+        t.generation = gen;
+      }
+      return t.calls;
+    }
+    ThreadCalls& t = t_calls.emplace_back();
+    t.owner = alive;
+    t.client = id;
+    t.generation = gen;
+    return t.calls;
+  }
+
+  // The open call `call` names on this thread, or nullptr. A Call that is
+  // not default and names no such call (another Client's, an older step's,
+  // ended already, opened on another thread) is refused and counted.
+  OpenCall* Find(const Call& call) {
+    if (call.token == 0) return nullptr;
+    if (call.client == id &&
+        call.generation == generation.load(std::memory_order_acquire)) {
+      OpenCalls& calls = Calls();
+      for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
+        if ((*it)->token == call.token) return it->get();
+      }
+    }
+    refused.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
 
   // Opens the call the session planned; a default Call when it did not.
   Call Open(bool began, client::CallPlan plan) {
     if (!began) return Call{};
+    OpenCalls& calls = Calls();
     auto call = std::make_unique<OpenCall>();
     call->token = g_next_token.fetch_add(1, std::memory_order_relaxed);
     call->stage = plan.kind == record::CallKind::kModule;
     call->plan = std::move(plan);
     if (call->plan.entry()) LayOutEntry(call.get());
-    Call handle{call->token, call->plan.index, call->plan.entry()};
-    t_open_calls.push_back(std::move(call));
+    Call handle;
+    handle.token = call->token;
+    handle.client = id;
+    handle.generation = generation.load(std::memory_order_acquire);
+    handle.index = call->plan.index;
+    handle.dumped = call->plan.entry();
+    calls.push_back(std::move(call));
+    open.fetch_add(1, std::memory_order_relaxed);
     return handle;
   }
 
@@ -264,11 +364,13 @@ class Client::Impl {
   }
 
   // Closes the innermost open call of this thread; writes its entry when
-  // `write`.
-  void CloseInnermost(bool write) {
-    std::unique_ptr<OpenCall> call = std::move(t_open_calls.back());
-    t_open_calls.pop_back();
+  // `write`, else counts it as forgotten.
+  void CloseInnermost(OpenCalls& calls, bool write) {
+    std::unique_ptr<OpenCall> call = std::move(calls.back());
+    calls.pop_back();
+    open.fetch_sub(1, std::memory_order_relaxed);
     if (write && call->plan.entry()) WriteEntry(call.get());
+    if (!write) forgotten.fetch_add(1, std::memory_order_relaxed);
     session->EndCall(call->plan);
   }
 };
@@ -282,115 +384,123 @@ Client::~Client() {
   }
 }
 
-std::unique_ptr<Client> Client::Create(const ClientOptions& options,
-                                       std::string* error) {
+Client* Client::CreateRaw(const detail::OptionsView& options,
+                          detail::ErrorSink error) noexcept {
+  auto fail = [&error](const std::string& message) -> Client* {
+    if (error.set != nullptr) {
+      error.set(error.context, message.data(), message.size());
+    }
+    return nullptr;
+  };
   try {
+    if (options.abi_version != TPROBE_ABI_VERSION) {
+      return fail("this program was built with the headers of tprobe ABI " +
+                  std::to_string(options.abi_version) +
+                  ", but the libtprobe it loaded is " TPROBE_VERSION_STRING
+                  " (ABI " +
+                  std::to_string(TPROBE_ABI_VERSION) +
+                  "); rebuild it against the installed tprobe");
+    }
     client::SessionOptions so;
-    so.config_path = options.config_path;
-    so.dump_path = options.dump_path;
-    so.socket_path = options.socket_path;
+    so.config_path = View(options.config_path);
+    so.dump_path = View(options.dump_path);
+    so.socket_path = View(options.socket_path);
     so.rank = options.rank;
     so.autostart_daemon = options.autostart_daemon;
-    so.daemon_path = options.daemon_path;
+    so.daemon_path = View(options.daemon_path);
     so.connect_timeout_ms = options.connect_timeout_ms;
     auto session = client::Session::Create(so);
-    if (!session.ok()) {
-      if (error) *error = session.status().message();
-      return nullptr;
-    }
-    return std::unique_ptr<Client>(
-        new Client(std::make_unique<Impl>(std::move(session).value())));
+    if (!session.ok()) return fail(session.status().message());
+    return new Client(std::make_unique<Impl>(std::move(session).value()));
   } catch (const std::exception& e) {
-    if (error) *error = e.what();
-    return nullptr;
+    return fail(e.what());
   } catch (...) {
-    if (error) *error = "unknown error";
-    return nullptr;
+    return fail("unknown error");
   }
 }
 
-void Client::Start() {
+void Client::Start() noexcept {
   try {
     impl_->session->Start();
   } catch (...) {
   }
 }
 
-void Client::Stop() {
+void Client::Stop() noexcept {
   try {
     impl_->session->Stop();
   } catch (...) {
   }
 }
 
-void Client::Step() {
+void Client::Step() noexcept {
   try {
-    impl_->session->Step();
+    // Every call still open (on any thread) becomes stale; its thread drops
+    // it unsent, and the daemon marks the step incomplete.
+    impl_->generation.fetch_add(1, std::memory_order_acq_rel);
+    const int64_t open = impl_->open.exchange(0, std::memory_order_acq_rel);
+    const uint64_t unclosed =
+        static_cast<uint64_t>(std::max<int64_t>(open, 0)) +
+        impl_->forgotten.exchange(0);
+    impl_->unclosed.fetch_add(unclosed, std::memory_order_relaxed);
+    impl_->session->Step(unclosed);
   } catch (...) {
   }
 }
 
-uint32_t Client::current_step() const { return impl_->session->step(); }
+uint32_t Client::current_step() const noexcept {
+  return impl_->session->step();
+}
 
-bool Client::connected() const { return impl_->session->connected(); }
+bool Client::connected() const noexcept { return impl_->session->connected(); }
 
-std::string Client::dump_dir() const {
+size_t Client::DumpDirRaw(char* buffer, size_t capacity) const noexcept {
   try {
     const client::Session& s = *impl_->session;
-    return dump::StepRankDir(s.config().dump_path, s.step(), s.rank());
+    const std::string dir =
+        dump::StepRankDir(s.config().dump_path, s.step(), s.rank());
+    if (buffer != nullptr && dir.size() <= capacity) {
+      std::memcpy(buffer, dir.data(), dir.size());
+    }
+    return dir.size();
   } catch (...) {
-    return std::string();
+    return 0;
   }
 }
 
-ClientCounters Client::counters() const {
+ClientCounters Client::counters() const noexcept {
   client::Core& core = impl_->session->core();
   ClientCounters c;
   c.records_written = core.records_written();
   c.dropped_no_daemon = core.dropped_no_daemon();
   c.dropped_ring_full = core.dropped(shm::DropReason::kRingFull);
   c.dropped_too_large = core.dropped(shm::DropReason::kTooLarge);
+  c.calls_refused = impl_->refused.load(std::memory_order_relaxed);
+  c.calls_unclosed = impl_->unclosed.load(std::memory_order_relaxed);
   return c;
 }
 
-Call Client::BeginModuleCall(ModuleStyle style, std::string_view path,
-                             std::string_view class_name, Direction direction,
-                             uint32_t forward_index) {
+Call Client::BeginRaw(detail::CallSite site, detail::Text scope,
+                      detail::Text name, Direction direction,
+                      uint32_t forward_index) noexcept {
   try {
     client::Session& s = *impl_->session;
-    if (!s.collecting()) return Call{};
-    const std::string base = client::ModuleBase(
-        static_cast<client::ModuleStyle>(style), path, class_name);
+    const bool forward = direction == Direction::kForward;
     client::CallPlan plan;
-    const bool began = s.BeginModule(base, direction == Direction::kForward,
-                                     forward_index, &plan);
-    return impl_->Open(began, std::move(plan));
-  } catch (...) {
-    return Call{};
-  }
-}
-
-Call Client::BeginModule(std::string_view path, std::string_view class_name,
-                         Direction direction, uint32_t forward_index) {
-  return BeginModuleCall(ModuleStyle::kModule, path, class_name, direction,
-                         forward_index);
-}
-
-Call Client::BeginCell(std::string_view path, std::string_view class_name,
-                       Direction direction, uint32_t forward_index) {
-  return BeginModuleCall(ModuleStyle::kCell, path, class_name, direction,
-                         forward_index);
-}
-
-Call Client::BeginApi(std::string_view prefix, std::string_view api,
-                      Direction direction, uint32_t forward_index) {
-  try {
-    client::Session& s = *impl_->session;
-    if (!s.step_active()) return Call{};
-    const std::string base = client::ApiBase(prefix, api);
-    client::CallPlan plan;
-    const bool began = s.BeginApi(base, direction == Direction::kForward,
-                                  forward_index, &plan);
+    bool began = false;
+    if (site == detail::CallSite::kApi) {
+      if (!s.step_active()) return Call{};
+      const std::string base = client::ApiBase(View(scope), View(name));
+      began = s.BeginApi(base, forward, forward_index, &plan);
+    } else {
+      if (!s.collecting()) return Call{};
+      const auto style = site == detail::CallSite::kCell
+                             ? client::ModuleStyle::kCell
+                             : client::ModuleStyle::kModule;
+      const std::string base =
+          client::ModuleBase(style, View(scope), View(name));
+      began = s.BeginModule(base, forward, forward_index, &plan);
+    }
     return impl_->Open(began, std::move(plan));
   } catch (...) {
     return Call{};
@@ -398,9 +508,9 @@ Call Client::BeginApi(std::string_view prefix, std::string_view api,
 }
 
 bool Client::AddTensor(const Call& call, Section section,
-                       const TensorData& tensor) {
+                       const TensorData& tensor) noexcept {
   try {
-    OpenCall* open = FindCall(call);
+    OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
     v1::Value* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
@@ -410,52 +520,60 @@ bool Client::AddTensor(const Call& call, Section section,
   }
 }
 
-bool Client::AddValue(const Call& call, Section section, const Value& value) {
+bool Client::AddValueRaw(const Call& call, Section section,
+                         const detail::ValueNode* nodes,
+                         size_t count) noexcept {
   try {
-    OpenCall* open = FindCall(call);
+    OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
     v1::Value* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
-    return TensorSink(impl_->session->core(), open).Convert(value, slot, 0);
+    size_t pos = 0;
+    return TensorSink(impl_->session->core(), open)
+        .Convert(nodes, count, &pos, slot, 0);
   } catch (...) {
     return false;
   }
 }
 
-bool Client::AddKwarg(const Call& call, std::string_view key,
-                      const Value& value) {
+bool Client::AddKwargRaw(const Call& call, detail::Text key,
+                         const detail::ValueNode* nodes,
+                         size_t count) noexcept {
   try {
-    OpenCall* open = FindCall(call);
+    OpenCall* open = impl_->Find(call);
     if (open == nullptr || open->kwargs == nullptr) return false;
     TensorSink sink(impl_->session->core(), open);
-    return sink.Convert(value, AddItem(open->kwargs, key), 0);
+    size_t pos = 0;
+    return sink.Convert(nodes, count, &pos, AddItem(open->kwargs, View(key)),
+                        0);
   } catch (...) {
     return false;
   }
 }
 
-bool Client::AddParameter(const Call& call, std::string_view name,
-                          const TensorData& tensor) {
+bool Client::AddParameterRaw(const Call& call, detail::Text name,
+                             const TensorData& tensor) noexcept {
   try {
-    OpenCall* open = FindCall(call);
+    OpenCall* open = impl_->Find(call);
     if (open == nullptr || open->parameters == nullptr) return false;
     TensorSink sink(impl_->session->core(), open);
-    return sink.Put(tensor, AddItem(open->parameters, name));
+    return sink.Put(tensor, AddItem(open->parameters, View(name)));
   } catch (...) {
     return false;
   }
 }
 
-bool Client::AddStack(const Call& call, const std::vector<std::string>& lines) {
+bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
+                         size_t count) noexcept {
   try {
-    OpenCall* open = FindCall(call);
+    OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry() || !open->plan.forward) {
       return false;
     }
     std::string joined;
-    for (size_t i = 0; i < lines.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       if (i > 0) joined.push_back('\0');
-      joined += lines[i];
+      joined += View(lines[i]);
     }
     open->stack_id =
         impl_->session->core().Intern(record::InternKind::kStack, joined);
@@ -465,36 +583,37 @@ bool Client::AddStack(const Call& call, const std::vector<std::string>& lines) {
   }
 }
 
-void Client::EndCall(const Call& call) {
+void Client::EndCall(const Call& call) noexcept {
   try {
-    if (FindCall(call) == nullptr) return;
+    if (impl_->Find(call) == nullptr) return;
     // Calls close innermost first; any left open inside this one are closed
     // without their entries.
-    while (t_open_calls.back()->token != call.token) {
-      impl_->CloseInnermost(/*write=*/false);
+    OpenCalls& calls = impl_->Calls();
+    while (calls.back()->token != call.token) {
+      impl_->CloseInnermost(calls, /*write=*/false);
     }
-    impl_->CloseInnermost(/*write=*/true);
+    impl_->CloseInnermost(calls, /*write=*/true);
   } catch (...) {
   }
 }
 
-bool Client::ParamGrad(std::string_view path, std::string_view class_name,
-                       std::string_view name, const TensorData& grad,
-                       ModuleStyle style) {
+bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
+                          detail::Text name, const TensorData& grad,
+                          ModuleStyle style) noexcept {
   try {
     client::Session& s = *impl_->session;
     if (!s.collecting()) return false;
     // Its entry would come between an open API call's tensors and its entry.
-    if (!t_open_calls.empty() &&
-        t_open_calls.back()->plan.kind == record::CallKind::kApi) {
+    const OpenCalls& calls = impl_->Calls();
+    if (!calls.empty() && calls.back()->plan.kind == record::CallKind::kApi) {
       return false;
     }
     const std::string base = client::ModuleBase(
-        static_cast<client::ModuleStyle>(style), path, class_name);
+        static_cast<client::ModuleStyle>(style), View(path), View(class_name));
     client::CallPlan plan;
-    if (!s.BeginParamGrad(base, name, &plan)) return false;
+    if (!s.BeginParamGrad(base, View(name), &plan)) return false;
     v1::Entry entry;
-    v1::List* grads = AddItem(entry.mutable_body(), name)->mutable_list();
+    v1::List* grads = AddItem(entry.mutable_body(), View(name))->mutable_list();
     TensorSink sink(s.core(), nullptr);
     const bool sent = sink.Put(grad, grads->add_items());
     return s.WriteEntry(plan, 0, entry) && sent;

@@ -120,13 +120,14 @@ void Session::Stop() {
   }
 }
 
-void Session::Step() {
+void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
   if (!ended_ && selection_.StepSelected(step) &&
       selection_.RankSelected(rank_)) {
     v1::Request req;
     req.mutable_step()->set_step(step);
+    req.mutable_step()->set_unclosed_calls(unclosed_calls);
     channel_->Send(std::move(req));
   }
   indices_.Reset();

@@ -81,7 +81,9 @@ class Session {
   void Stop();
   // Ends the step: flush, then call indices, filter ranges and the
   // outermost-API state start again and the step number advances.
-  void Step();
+  // `unclosed_calls` is how many of the step's calls the adapter saw begin
+  // and never end; the daemon marks such a step incomplete.
+  void Step(uint64_t unclosed_calls = 0);
 
   // Whether hooks should record now: started, this step and rank selected,
   // and the configured steps not yet over.

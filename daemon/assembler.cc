@@ -1,5 +1,7 @@
 #include "daemon/assembler.h"
 
+#include <algorithm>
+
 #include "common/dump/tree_writer.h"
 
 namespace tprobe::daemon {
@@ -63,6 +65,14 @@ void Assembler::AddSkipped(uint32_t step) {
     return;
   }
   ++tree->accounting().records_skipped;
+}
+
+void Assembler::NoteUnclosedCalls(uint32_t step, uint64_t count) {
+  if (count == 0) return;
+  dump::StepTree* tree = Tree(step);
+  if (tree == nullptr) return;  // finished: its calls were counted then
+  uint64_t& unclosed = tree->accounting().calls_unclosed;
+  unclosed = std::max(unclosed, count);
 }
 
 void Assembler::MarkStreamCorrupt() {

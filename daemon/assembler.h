@@ -75,6 +75,11 @@ class Assembler {
   // or to the current step's when `step` was finished.
   void AddSkipped(uint32_t step);
 
+  // Notes that `count` calls of `step` began and never ended (seen by the
+  // daemon or reported by the client; the larger count is kept, as both
+  // may see the same calls). Such a step is not complete.
+  void NoteUnclosedCalls(uint32_t step, uint64_t count);
+
   // Marks every open tree, and every tree opened from now on, as cut short
   // by a corrupt stream; opens the current step's tree if need be.
   void MarkStreamCorrupt();

@@ -73,6 +73,9 @@ v1::Response ControlService::Handle(Connection& conn,
         // The drain may already have read the next step's first records:
         // its held nodes wait for their own API or entry.
         ReleaseHeldNodes(*p, *state, *log_, request.step().step());
+        CloseOpenCalls(*state, request.step().step());
+        state->assembler.NoteUnclosedCalls(request.step().step(),
+                                           request.step().unclosed_calls());
         Keep(first, state->assembler.Finish(request.step().step()));
       }
       break;
@@ -171,6 +174,7 @@ Status ControlService::Finalise(Producer& producer, bool died,
     if (state->closed) return s;
     DrainCommitted(producer, *state, *log_);
     ReleaseHeldNodes(producer, *state, *log_);
+    CloseOpenCalls(*state);
     if (dropped_no_daemon > state->dropped_no_daemon) {
       state->assembler.AddNoDaemonDrops(
           dropped_no_daemon - state->dropped_no_daemon, /*defer=*/false);

@@ -1,6 +1,7 @@
 #include "daemon/drain.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <variant>
 
@@ -235,18 +236,30 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
   if (name == nullptr) return;
   const bool module =
       v.call.call_kind == static_cast<uint8_t>(record::CallKind::kModule);
+  auto& open = ring.open_modules;
+  const uint32_t step = v.call.step;
+  auto same_step = [step](const RingState::OpenModule& m) {
+    return m.step == step;
+  };
   if (!v.begin) {
     ReleaseHeld(ring);
-    auto it =
-        std::find(ring.open_modules.rbegin(), ring.open_modules.rend(), *name);
-    if (it != ring.open_modules.rend()) {
-      ring.open_modules.erase(std::prev(it.base()), ring.open_modules.end());
+    auto it = std::find_if(open.rbegin(), open.rend(),
+                           [&](const RingState::OpenModule& m) {
+                             return m.step == step && m.name == *name;
+                           });
+    if (it != open.rend()) {
+      // It and the calls of its step still open inside it are closed.
+      open.erase(std::remove_if(std::prev(it.base()), open.end(), same_step),
+                 open.end());
     }
     return;
   }
   if (producer_.config().level != config::Level::kL1) {
+    // A call's parent is of its own step: a call left open in an earlier
+    // step is never the parent of a later one.
     std::optional<std::string> parent;
-    if (!ring.open_modules.empty()) parent = ring.open_modules.back();
+    auto it = std::find_if(open.rbegin(), open.rend(), same_step);
+    if (it != open.rend()) parent = it->name;
     if (module) {
       ring.held_nodes.push_back(
           HeldNode{v.call.step, *name, std::move(parent)});
@@ -257,7 +270,7 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
       ReleaseHeld(ring);
     }
   }
-  if (module) ring.open_modules.push_back(*name);
+  if (module) open.push_back(RingState::OpenModule{step, *name});
 }
 
 void Drainer::ReleaseHeld(RingState& ring, uint32_t up_to_step) {
@@ -403,6 +416,23 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
   }
   if (!state.closed) Drainer(producer, state, log).Run(0, &targets);
   ChargeRingDrops(producer, state);
+}
+
+void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {
+  std::map<uint32_t, uint64_t> unclosed;  // by step
+  for (RingState& ring : state.rings) {
+    auto& open = ring.open_modules;
+    auto ended = [up_to_step](const RingState::OpenModule& m) {
+      return m.step <= up_to_step;
+    };
+    for (const RingState::OpenModule& m : open) {
+      if (ended(m)) ++unclosed[m.step];
+    }
+    open.erase(std::remove_if(open.begin(), open.end(), ended), open.end());
+  }
+  for (const auto& [step, count] : unclosed) {
+    state.assembler.NoteUnclosedCalls(step, count);
+  }
 }
 
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,

@@ -20,7 +20,8 @@
 //            no limit; reaching it is logged), but every entry's stack.
 //   CallBegin / CallEnd
 //            build construct.json (not at level L1): a node's parent is the
-//            innermost module open on the same ring; module nodes are
+//            innermost module of its step open on the same ring (a call
+//            left open in an earlier step is never a parent); module nodes are
 //            pushed, API nodes are not; CallEnd pops up to and including
 //            its name. msprobe inserts a module's node only when the next
 //            node or data of its thread arrives, after an API node that
@@ -70,6 +71,13 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
 // REQUIRES: as DrainSome.
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
                       spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
+
+// Closes the module calls of steps up to `up_to_step` (all, by default)
+// still open on the producer's rings: they are forgotten, and each such
+// step's tree counts them as unclosed (Assembler::NoteUnclosedCalls), so it
+// is not complete. Called with ReleaseHeldNodes, when no CallEnd can come.
+// REQUIRES: as DrainSome.
+void CloseOpenCalls(ProducerState& state, uint32_t up_to_step = UINT32_MAX);
 
 }  // namespace tprobe::daemon
 

@@ -60,8 +60,14 @@ struct RingState {
   // Closed tensors by ref, until the Entry that refers to them.
   std::unordered_map<uint32_t, TensorInfo> tensors;
   // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
-  // last): the parent of the next construct node.
-  std::vector<std::string> open_modules;
+  // last): the innermost one of its step is the parent of the next
+  // construct node. Those still open when their step is finished are the
+  // step's unclosed calls (drain.h CloseOpenCalls).
+  struct OpenModule {
+    uint32_t step;
+    std::string name;
+  };
+  std::vector<OpenModule> open_modules;
   // Module nodes held back, in CallBegin order.
   std::vector<HeldNode> held_nodes;
 };

@@ -84,6 +84,7 @@ Json StepTree::AccountingDocument() const {
   doc["duplicates_dropped"] = a.duplicates_dropped;
   doc["tensors_incomplete"] = a.tensors_incomplete;
   doc["records_skipped"] = a.records_skipped;
+  doc["calls_unclosed"] = a.calls_unclosed;
   doc["dropped"] = Json::object({{"ring_full", a.dropped_ring_full},
                                  {"too_large", a.dropped_too_large},
                                  {"no_daemon", a.dropped_no_daemon}});

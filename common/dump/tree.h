@@ -33,13 +33,16 @@ struct Accounting {
   // Records the daemon read but could not apply (a name or stack id that
   // was never interned, an entry late for a finished step).
   uint64_t records_skipped = 0;
+  // Calls that began and never ended: their entries are missing.
+  uint64_t calls_unclosed = 0;
   // The producer's stream was corrupt: what followed was never read.
   bool stream_corrupt = false;
   bool producer_died = false;
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
-           records_skipped == 0 && !stream_corrupt && !producer_died;
+           records_skipped == 0 && calls_unclosed == 0 && !stream_corrupt &&
+           !producer_died;
   }
 };
 

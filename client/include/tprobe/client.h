@@ -27,51 +27,94 @@
 // The client never waits on the daemon: when none answers, every call below
 // is a cheap no-op that is counted (counters().dropped_no_daemon), and a
 // background thread reconnects with backoff. No exception ever leaves this
-// API: failures become a false return, an unrecorded Call or a counter.
+// API (every function is noexcept): failures become a false return, an
+// unrecorded Call or a counter.
 //
-// Typical use, once per step:
+// Typical use, once per step, with scoped calls that end themselves:
 //
+//   std::string error;
 //   auto client = tprobe::Client::Create(options, &error);
 //   client->Start();
-//   tprobe::Call layer = client->BeginModule("layer1", "Linear");
-//   client->AddTensor(layer, tprobe::Section::kInput, x);
-//   tprobe::Call mm = client->BeginApi("Torch", "matmul");  // inside layer1
-//   client->AddTensor(mm, tprobe::Section::kInput, x);
-//   client->AddTensor(mm, tprobe::Section::kInput, w);
-//   client->AddTensor(mm, tprobe::Section::kOutput, y);
-//   client->EndCall(mm);
-//   client->AddTensor(layer, tprobe::Section::kOutput, y);
-//   client->AddParameter(layer, "weight", w);
-//   client->EndCall(layer);
+//   {
+//     auto layer = client->Module("layer1", "Linear");
+//     layer.Input(tprobe::TensorData::Of(x, x_shape));  // float: kFloat32
+//     {
+//       auto mm = client->Api("Torch", "matmul");  // inside layer1
+//       mm.Input(tprobe::TensorData::Of(x, x_shape));
+//       mm.Output(tprobe::TensorData::Of(y, y_shape));
+//     }                                              // mm ends here
+//     layer.Output(tprobe::TensorData::Of(y, y_shape));
+//     layer.Parameter("weight", tprobe::TensorData::Of(w, w_shape));
+//     forward_index = layer.index();
+//   }                                                // layer ends here
 //   … later, in the backward pass …
-//   tprobe::Call back = client->BeginModule("layer1", "Linear",
-//                                           tprobe::Direction::kBackward,
-//                                           layer.index);
-//   client->AddTensor(back, tprobe::Section::kInput, grad_y);
-//   client->AddTensor(back, tprobe::Section::kOutput, grad_x);
-//   client->EndCall(back);
-//   client->ParamGrad("layer1", "Linear", "weight", grad_w);
+//   {
+//     auto back = client->Module("layer1", "Linear",
+//                                tprobe::Direction::kBackward, forward_index);
+//     back.Input(grad_y_tensor);
+//     back.Output(grad_x_tensor);
+//   }
+//   client->ParamGrad("layer1", "Linear", "weight", grad_w_tensor);
 //   client->Stop();
 //   client->Step();
+//
+// The unscoped form (Begin* returning a Call, then Add*(call, …) and
+// EndCall(call)) does the same for adapters whose begin and end happen in
+// different hook functions.
+//
+// Misuse is contained, never written: a Call belongs to the Client that
+// opened it and to the step it was opened in. A Call of another Client, of an
+// earlier step, one already ended, or one used on another thread is refused
+// (the call returns false or does nothing) and counted in
+// counters().calls_refused; nothing of it reaches the daemon. Calls still
+// open when Step() ends their step are closed as incomplete: they write no
+// entry, they never become parents of the next step's calls, and the step's
+// tprobe.json says "complete": false with "calls_unclosed": N.
 //
 // Thread safety: Start, Stop, Step and counters may be called from any
 // thread. Begin*/Add*/EndCall for one call must come from the thread that
 // began it; different threads may record calls at the same time (each gets
-// its own ring). ParamGrad may be called from any thread.
+// its own ring). ParamGrad may be called from any thread. A Client must
+// outlive the ScopedCalls it returned.
 //
-// This header is C++17 and includes no Boost, protobuf or spdlog header.
+// Library boundary: this header is C++17 and includes no Boost, protobuf or
+// spdlog header. The functions libtprobe exports take only plain structs and
+// (pointer, size) text; everything that touches std::string, std::vector or
+// Value is inline here, so a program built with either libstdc++ string ABI
+// (_GLIBCXX_USE_CXX11_ABI=0 or 1) links and runs against the same library.
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
+#if __cplusplus >= 202002L && __has_include(<span>)
+#include <span>
+#endif
 
-// Marks the exported API; everything else in libtprobe is hidden.
-#define TPROBE_EXPORT __attribute__((visibility("default")))
+#include "tprobe/version.h"
+
+// TPROBE_EXPORT_ marks what libtprobe exports (it is #undef'd at the end of
+// this header; everything else in the library is hidden). On ELF the
+// library and its users both need default visibility, even in a program
+// built with -fvisibility=hidden.
+#if defined(_WIN32)
+#if defined(TPROBE_BUILDING_LIBRARY)
+#define TPROBE_EXPORT_ __declspec(dllexport)
+#else
+#define TPROBE_EXPORT_ __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define TPROBE_EXPORT_ __attribute__((visibility("default")))
+#else
+#define TPROBE_EXPORT_
+#endif
 
 namespace tprobe {
 
@@ -91,8 +134,56 @@ enum class TensorType : uint8_t {
   kComplex128 = 11,
 };
 
+// Element types C++17 has no name for: IEEE half and bfloat16, as their raw
+// 16 bits, for typed buffers of those tensors.
+struct Float16 {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// TensorTypeOf<T>::value: the TensorType of a buffer of T, for float,
+// double, int8_t, uint8_t, int16_t, int32_t, int64_t, bool,
+// std::complex<float>, std::complex<double>, Float16 and BFloat16 (and
+// C++23's std::float16_t and std::bfloat16_t where the compiler has them).
+// Any other T does not compile.
+template <typename T>
+struct TensorTypeOf {
+  static_assert(sizeof(T) == 0,
+                "tprobe: no TensorType for this element type; use float, "
+                "double, (u)intN_t, bool, std::complex, tprobe::Float16 or "
+                "tprobe::BFloat16, or fill TensorData yourself");
+};
+template <typename T>
+struct TensorTypeOf<const T> : TensorTypeOf<T> {};
+#define TPROBE_TENSOR_TYPE_OF_(type, value_)                \
+  template <>                                               \
+  struct TensorTypeOf<type> {                               \
+    static constexpr TensorType value = TensorType::value_; \
+  }
+TPROBE_TENSOR_TYPE_OF_(float, kFloat32);
+TPROBE_TENSOR_TYPE_OF_(double, kFloat64);
+TPROBE_TENSOR_TYPE_OF_(int8_t, kInt8);
+TPROBE_TENSOR_TYPE_OF_(uint8_t, kUInt8);
+TPROBE_TENSOR_TYPE_OF_(int16_t, kInt16);
+TPROBE_TENSOR_TYPE_OF_(int32_t, kInt32);
+TPROBE_TENSOR_TYPE_OF_(int64_t, kInt64);
+TPROBE_TENSOR_TYPE_OF_(bool, kBool);
+TPROBE_TENSOR_TYPE_OF_(Float16, kFloat16);
+TPROBE_TENSOR_TYPE_OF_(BFloat16, kBFloat16);
+TPROBE_TENSOR_TYPE_OF_(std::complex<float>, kComplex64);
+TPROBE_TENSOR_TYPE_OF_(std::complex<double>, kComplex128);
+#if defined(__STDCPP_FLOAT16_T__)
+TPROBE_TENSOR_TYPE_OF_(decltype(0.0f16), kFloat16);
+#endif
+#if defined(__STDCPP_BFLOAT16_T__)
+TPROBE_TENSOR_TYPE_OF_(decltype(0.0bf16), kBFloat16);
+#endif
+#undef TPROBE_TENSOR_TYPE_OF_
 // A contiguous tensor in host memory. The client copies `nbytes` from `data`
-// before returning; it keeps no pointer.
+// before returning; it keeps no pointer. TensorData itself only points: the
+// shape and the data must stay valid while it is used.
 struct TensorData {
   TensorType dtype = TensorType::kFloat32;
   const int64_t* shape = nullptr;  // ndim sizes; nullptr when ndim == 0
@@ -100,6 +191,56 @@ struct TensorData {
   const void* data = nullptr;
   size_t nbytes = 0;  // must equal numel * element size
   bool requires_grad = false;
+
+  // A typed buffer of `count` elements with `ndim` sizes at `shape`; the
+  // dtype is TensorTypeOf<T>. A count that does not match the shape is
+  // refused when the tensor is added (it is written as null).
+  template <typename T>
+  [[nodiscard]] static TensorData Of(const T* data, size_t count,
+                                     const int64_t* shape, size_t ndim,
+                                     bool requires_grad = false) noexcept {
+    TensorData t;
+    t.dtype = TensorTypeOf<T>::value;
+    t.shape = ndim == 0 ? nullptr : shape;
+    t.ndim = ndim;
+    t.data = data;
+    t.nbytes = count * sizeof(T);
+    t.requires_grad = requires_grad;
+    return t;
+  }
+
+  // The same from a contiguous container (std::vector<float>, std::array,
+  // a C array…) and a container of int64_t sizes:
+  //   std::vector<float> x(6);  std::vector<int64_t> shape{2, 3};
+  //   client->AddTensor(call, Section::kInput, TensorData::Of(x, shape));
+  // Both must be lvalues that outlive the TensorData: a temporary does not
+  // compile.
+  template <typename Data, typename Shape>
+  [[nodiscard]] static TensorData Of(const Data& data, const Shape& shape,
+                                     bool requires_grad = false) noexcept {
+    static_assert(std::is_same_v<std::remove_cv_t<std::remove_reference_t<
+                                     decltype(*std::data(shape))>>,
+                                 int64_t>,
+                  "tprobe: a shape is a container of int64_t");
+    return Of(std::data(data), std::size(data), std::data(shape),
+              std::size(shape), requires_grad);
+  }
+  template <typename Data, typename Shape>
+  static TensorData Of(const Data&, const Shape&&, bool = false) = delete;
+  template <typename Data, typename Shape>
+  static TensorData Of(const Data&&, const Shape&, bool = false) = delete;
+
+#if defined(__cpp_lib_span)
+  // A std::span is a view, so it may be a temporary:
+  //   TensorData::Of(std::span<const float>(buffer, n), shape)
+  template <typename T, size_t kExtent, typename Shape>
+  [[nodiscard]] static TensorData Of(std::span<T, kExtent> data,
+                                     const Shape& shape,
+                                     bool requires_grad = false) noexcept {
+    return Of(data.data(), data.size(), std::data(shape), std::size(shape),
+              requires_grad);
+  }
+#endif
 };
 
 // A non-tensor value of an entry, built the way msprobe encodes Python
@@ -271,7 +412,8 @@ struct ClientOptions {
   // Distributed rank; -1 writes to the directory "rank" as msprobe does.
   int rank = -1;
   // Start a private tprobed when none answers (it exits when its clients are
-  // gone). daemon_path names the binary; empty: next to libtprobe.
+  // gone). daemon_path names the binary; empty: next to libtprobe
+  // (<prefix>/bin/tprobed for <prefix>/lib/libtprobe.so).
   bool autostart_daemon = false;
   std::string daemon_path;
   // How long Create may wait for a daemon (and an autostarted one to come
@@ -285,31 +427,175 @@ struct ClientCounters {
   uint64_t dropped_no_daemon = 0;
   uint64_t dropped_ring_full = 0;
   uint64_t dropped_too_large = 0;
+  // Misuse, contained: uses of a Call that was not this Client's, not of
+  // this step, already ended or not open on the calling thread (refused,
+  // nothing sent), and calls still open when Step() ended their step
+  // (closed without their entries; the step is marked incomplete).
+  uint64_t calls_refused = 0;
+  uint64_t calls_unclosed = 0;
 };
 
-// A call between Begin* and EndCall.
+// A call between Begin* and EndCall: a plain handle that names the Client
+// that opened it and that Client's step generation.
 //   - A default Call (token 0) was never opened: the level does not record
 //     this kind of call, capture is off, or it is an API nested in another.
-//     EndCall and every Add* on it are no-ops.
+//     EndCall and every Add* on it are no-ops (and not counted as misuse).
 //   - An open call that is not recorded() was counted and named but is
 //     filtered out (scope, list), or data_mode keeps none of its direction,
 //     or there is no daemon: Add* return false. It must still be ended.
 //   - A recorded() call writes its entry at EndCall.
 struct Call {
   uint64_t token = 0;
+  uint64_t client = 0;      // the opening Client's identity (never reused)
+  uint64_t generation = 0;  // its step generation: Step() makes it stale
   // N of the call's name; pass it to the Begin* of the backward call.
   uint32_t index = 0;
   bool dumped = false;
-  bool open() const { return token != 0; }
-  bool recorded() const { return dumped; }
+  [[nodiscard]] bool open() const noexcept { return token != 0; }
+  [[nodiscard]] bool recorded() const noexcept { return dumped; }
 };
 
-class TPROBE_EXPORT Client {
+class Client;
+
+// An open call that ends itself (EndCall) when it goes out of scope, like
+// NVTX's scoped_range. Returned by Client::Module, Cell and Api; move-only.
+// The Add methods are Client::Add* on this call. A default ScopedCall holds
+// nothing and every method on it is a no-op.
+//
+// Thread safety: like the Call it holds, used on the thread that opened it.
+class [[nodiscard]] ScopedCall {
+ public:
+  ScopedCall() noexcept = default;
+  ScopedCall(Client* client, Call call) noexcept
+      : client_(client), call_(call) {}
+  ScopedCall(ScopedCall&& other) noexcept
+      : client_(std::exchange(other.client_, nullptr)), call_(other.call_) {}
+  ScopedCall& operator=(ScopedCall&& other) noexcept {
+    if (this != &other) {
+      End();
+      client_ = std::exchange(other.client_, nullptr);
+      call_ = other.call_;
+    }
+    return *this;
+  }
+  ScopedCall(const ScopedCall&) = delete;
+  ScopedCall& operator=(const ScopedCall&) = delete;
+  ~ScopedCall() { End(); }
+
+  // Ends the call now (writing its entry); later calls do nothing.
+  inline void End() noexcept;
+
+  [[nodiscard]] const Call& call() const noexcept { return call_; }
+  [[nodiscard]] uint32_t index() const noexcept { return call_.index; }
+  [[nodiscard]] bool recorded() const noexcept { return call_.recorded(); }
+
+  inline bool Input(const TensorData& tensor) noexcept;
+  inline bool Output(const TensorData& tensor) noexcept;
+  inline bool Input(const Value& value) noexcept;
+  inline bool Output(const Value& value) noexcept;
+  inline bool Parameter(std::string_view name,
+                        const TensorData& tensor) noexcept;
+  inline bool Kwarg(std::string_view key, const Value& value) noexcept;
+  inline bool Stack(const std::vector<std::string>& lines) noexcept;
+
+ private:
+  Client* client_ = nullptr;
+  Call call_;
+};
+
+namespace detail {
+
+// Text across the library boundary.
+struct Text {
+  const char* data;
+  size_t size;
+};
+inline Text ToText(std::string_view s) noexcept { return {s.data(), s.size()}; }
+
+// A Value flattened in pre-order for the library: each node is followed by
+// its `children` (list items, dict values with their keys, the typed
+// value). Built by Flatten below in the caller's code.
+struct ValueNode {
+  uint8_t kind;  // Value::Kind
+  bool bool_value;
+  uint32_t children;
+  int64_t int_value;
+  double float_value;
+  Text text;  // kStr: the string; kTyped: the type name
+  Text key;   // in a Dict: this item's key
+  const TensorData* tensor;
+};
+
+inline void Flatten(const Value& value, Text key, std::vector<ValueNode>* out) {
+  ValueNode node{};
+  node.kind = static_cast<uint8_t>(value.kind());
+  node.bool_value = value.bool_value();
+  node.int_value = value.int_value();
+  node.float_value = value.float_value();
+  node.text = ToText(value.text());
+  node.key = key;
+  node.tensor =
+      value.kind() == Value::Kind::kTensor ? &value.tensor() : nullptr;
+  const auto& items = value.items();
+  size_t n = items.size();
+  if (value.kind() == Value::Kind::kDict && value.keys().size() < n) {
+    n = value.keys().size();
+  }
+  if (value.kind() == Value::Kind::kTyped && n > 1) n = 1;
+  node.children = static_cast<uint32_t>(n);
+  out->push_back(node);
+  for (size_t i = 0; i < n; ++i) {
+    Flatten(items[i],
+            value.kind() == Value::Kind::kDict ? ToText(value.keys()[i])
+                                               : Text{nullptr, 0},
+            out);
+  }
+}
+
+// Receives the text of an error from the library.
+struct ErrorSink {
+  void* context;
+  void (*set)(void* context, const char* text, size_t size) noexcept;
+};
+
+// ClientOptions as the library reads them.
+struct OptionsView {
+  uint32_t abi_version;
+  Text config_path;
+  Text dump_path;
+  Text socket_path;
+  int rank;
+  bool autostart_daemon;
+  Text daemon_path;
+  int connect_timeout_ms;
+};
+
+enum class CallSite : uint8_t { kModule = 0, kCell = 1, kApi = 2 };
+
+}  // namespace detail
+
+// One rank's capture. Create it once per process (or per rank), Start/Stop/
+// Step it as msprobe's PrecisionDebugger, and record calls with Module/Cell/
+// Api (scoped) or Begin*/EndCall.
+class TPROBE_EXPORT_ Client {
  public:
   // Reads and validates the config. Returns nullptr and sets *error (when
-  // error is not null) for a bad config; a missing daemon is not an error.
-  static std::unique_ptr<Client> Create(const ClientOptions& options,
-                                        std::string* error);
+  // error is not null) for a bad config, or for a libtprobe whose ABI is not
+  // this header's TPROBE_ABI_VERSION; a missing daemon is not an error.
+  [[nodiscard]] static std::unique_ptr<Client> Create(
+      const ClientOptions& options, std::string* error) noexcept {
+    detail::OptionsView view{};
+    view.abi_version = TPROBE_ABI_VERSION;
+    view.config_path = detail::ToText(options.config_path);
+    view.dump_path = detail::ToText(options.dump_path);
+    view.socket_path = detail::ToText(options.socket_path);
+    view.rank = options.rank;
+    view.autostart_daemon = options.autostart_daemon;
+    view.daemon_path = detail::ToText(options.daemon_path);
+    view.connect_timeout_ms = options.connect_timeout_ms;
+    detail::ErrorSink sink{error, &SetError};
+    return std::unique_ptr<Client>(CreateRaw(view, sink));
+  }
 
   // Flushes: tells the daemon goodbye and waits (bounded by the connect
   // timeout) until it has written what this client sent.
@@ -320,21 +606,39 @@ class TPROBE_EXPORT Client {
 
   // msprobe's lifecycle: Start begins collecting the current step (if the
   // config selects it), Stop pauses and flushes, Step ends the step (flush,
-  // then call indices and filter ranges reset and the step number advances).
-  // After the last configured step, Start logs that tprobe has ended and
-  // nothing more is collected; training is never stopped.
-  void Start();
-  void Stop();
-  void Step();
+  // then call indices and filter ranges reset and the step number advances;
+  // calls still open are closed as incomplete, see above). After the last
+  // configured step, Start logs that tprobe has ended and nothing more is
+  // collected; training is never stopped.
+  void Start() noexcept;
+  void Stop() noexcept;
+  void Step() noexcept;
 
   // The step being collected (0 first).
-  uint32_t current_step() const;
+  [[nodiscard]] uint32_t current_step() const noexcept;
   // Whether a daemon is connected right now.
-  bool connected() const;
-  ClientCounters counters() const;
+  [[nodiscard]] bool connected() const noexcept;
+  [[nodiscard]] ClientCounters counters() const noexcept;
   // Where this rank's tree goes: dump_path/step{N}/rank{R} for the current
-  // step.
-  std::string dump_dir() const;
+  // step. Empty when out of memory.
+  [[nodiscard]] std::string dump_dir() const noexcept {
+    std::string dir;
+    if (!Catch([&] {
+          size_t size = DumpDirRaw(nullptr, 0);
+          for (;;) {
+            dir.resize(size);
+            const size_t needed = DumpDirRaw(dir.data(), dir.size());
+            if (needed <= size) {
+              dir.resize(needed);
+              return;
+            }
+            size = needed;  // the step moved on between the two calls
+          }
+        })) {
+      dir.clear();
+    }
+    return dir;
+  }
 
   // Opens a module call "Module.{path}.{class_name}.{forward|backward}.{N}"
   // (levels L0 and mix; `path` is the module's dotted path below the root
@@ -342,14 +646,23 @@ class TPROBE_EXPORT Client {
   // next index N; a backward call reuses `forward_index`, the index of the
   // forward call it belongs to (Call::index). Calls nest: a call opened while
   // another is open on the thread is its child in construct.json.
-  Call BeginModule(std::string_view path, std::string_view class_name,
-                   Direction direction = Direction::kForward,
-                   uint32_t forward_index = 0);
+  // REQUIRES: the Call is ended with EndCall on this thread in this step.
+  [[nodiscard]] Call BeginModule(std::string_view path,
+                                 std::string_view class_name,
+                                 Direction direction = Direction::kForward,
+                                 uint32_t forward_index = 0) noexcept {
+    return BeginRaw(detail::CallSite::kModule, detail::ToText(path),
+                    detail::ToText(class_name), direction, forward_index);
+  }
 
   // The same for a MindSpore cell: "Cell.{path}.{class_name}.forward.{N}".
-  Call BeginCell(std::string_view path, std::string_view class_name,
-                 Direction direction = Direction::kForward,
-                 uint32_t forward_index = 0);
+  [[nodiscard]] Call BeginCell(std::string_view path,
+                               std::string_view class_name,
+                               Direction direction = Direction::kForward,
+                               uint32_t forward_index = 0) noexcept {
+    return BeginRaw(detail::CallSite::kCell, detail::ToText(path),
+                    detail::ToText(class_name), direction, forward_index);
+  }
 
   // Opens an API call "{prefix}.{api}.{N}.{forward|backward}" (levels L1 and
   // mix), e.g. BeginApi("Functional", "relu"). Only the last dotted part of
@@ -358,9 +671,34 @@ class TPROBE_EXPORT Client {
   // while another is open on the same thread returns a default Call and is
   // not counted. A backward call reuses `forward_index`; backward calls are
   // recorded after Stop() too, until Step(), as msprobe's are.
-  Call BeginApi(std::string_view prefix, std::string_view api,
-                Direction direction = Direction::kForward,
-                uint32_t forward_index = 0);
+  [[nodiscard]] Call BeginApi(std::string_view prefix, std::string_view api,
+                              Direction direction = Direction::kForward,
+                              uint32_t forward_index = 0) noexcept {
+    return BeginRaw(detail::CallSite::kApi, detail::ToText(prefix),
+                    detail::ToText(api), direction, forward_index);
+  }
+
+  // BeginModule, BeginCell and BeginApi as a ScopedCall that ends itself:
+  //   auto call = client->Module("layer1", "Linear");  // ends at scope exit
+  [[nodiscard]] ScopedCall Module(std::string_view path,
+                                  std::string_view class_name,
+                                  Direction direction = Direction::kForward,
+                                  uint32_t forward_index = 0) noexcept {
+    return ScopedCall(this,
+                      BeginModule(path, class_name, direction, forward_index));
+  }
+  [[nodiscard]] ScopedCall Cell(std::string_view path,
+                                std::string_view class_name,
+                                Direction direction = Direction::kForward,
+                                uint32_t forward_index = 0) noexcept {
+    return ScopedCall(this,
+                      BeginCell(path, class_name, direction, forward_index));
+  }
+  [[nodiscard]] ScopedCall Api(std::string_view prefix, std::string_view api,
+                               Direction direction = Direction::kForward,
+                               uint32_t forward_index = 0) noexcept {
+    return ScopedCall(this, BeginApi(prefix, api, direction, forward_index));
+  }
 
   // Appends a tensor to the call's input (positional), output (positional)
   // or parameters (named by its position). Returns false when it was not
@@ -370,32 +708,59 @@ class TPROBE_EXPORT Client {
   // because the calls inside the module write their entries first. A
   // malformed tensor (nbytes not numel times the element size, a negative
   // size, more than 64 dimensions) is written as null and returns false.
-  bool AddTensor(const Call& call, Section section, const TensorData& tensor);
+  bool AddTensor(const Call& call, Section section,
+                 const TensorData& tensor) noexcept;
 
   // Appends any value (a scalar, a list of tensors, null for a missing
   // gradient, …) to input, output or parameters, like AddTensor. A
   // kParameter value is named by its position.
-  bool AddValue(const Call& call, Section section, const Value& value);
+  bool AddValue(const Call& call, Section section,
+                const Value& value) noexcept {
+    std::vector<detail::ValueNode> nodes;
+    return Catch([&] {
+             detail::Flatten(value, {nullptr, 0}, &nodes);
+           }) &&
+           AddValueRaw(call, section, nodes.data(), nodes.size());
+  }
 
   // Adds `key: value` to the input_kwargs of a forward call. Returns false
   // when it was not recorded (backward call, data_mode without forward
   // inputs, …).
-  bool AddKwarg(const Call& call, std::string_view key, const Value& value);
+  bool AddKwarg(const Call& call, std::string_view key,
+                const Value& value) noexcept {
+    std::vector<detail::ValueNode> nodes;
+    return Catch([&] {
+             detail::Flatten(value, {nullptr, 0}, &nodes);
+           }) &&
+           AddKwargRaw(call, detail::ToText(key), nodes.data(), nodes.size());
+  }
 
   // Adds `name: tensor` to a module forward call's parameters.
   bool AddParameter(const Call& call, std::string_view name,
-                    const TensorData& tensor);
+                    const TensorData& tensor) noexcept {
+    return AddParameterRaw(call, detail::ToText(name), tensor);
+  }
 
   // The call stack of a forward call for stack.json, innermost frame first,
   // each line in msprobe's form "File {path}, line {n}, in {func}, \n {code}".
   // Entries with the same lines share one stack.json group. Backward calls
   // have no stack: returns false for them.
-  bool AddStack(const Call& call, const std::vector<std::string>& lines);
+  bool AddStack(const Call& call,
+                const std::vector<std::string>& lines) noexcept {
+    std::vector<detail::Text> texts;
+    return Catch([&] {
+             texts.reserve(lines.size());
+             for (const std::string& line : lines) {
+               texts.push_back(detail::ToText(line));
+             }
+           }) &&
+           AddStackRaw(call, texts.data(), texts.size());
+  }
 
   // Closes the call and writes its entry (when recorded). Calls close
   // innermost first; closing an outer call also forgets any call still open
   // inside it on this thread, without writing their entries.
-  void EndCall(const Call& call);
+  void EndCall(const Call& call) noexcept;
 
   // Records the gradient of parameter `name` of a module (levels L0 and mix,
   // data_mode keeping backward data): the entry
@@ -408,18 +773,93 @@ class TPROBE_EXPORT Client {
   // call is open on the same thread. Returns false when it was not recorded.
   bool ParamGrad(std::string_view path, std::string_view class_name,
                  std::string_view name, const TensorData& grad,
-                 ModuleStyle style = ModuleStyle::kModule);
+                 ModuleStyle style = ModuleStyle::kModule) noexcept {
+    return ParamGradRaw(detail::ToText(path), detail::ToText(class_name),
+                        detail::ToText(name), grad, style);
+  }
 
   class Impl;
 
  private:
   explicit Client(std::unique_ptr<Impl> impl);
-  Call BeginModuleCall(ModuleStyle style, std::string_view path,
-                       std::string_view class_name, Direction direction,
-                       uint32_t forward_index);
+
+  // What libtprobe exports: plain structs and (pointer, size) text only.
+  static Client* CreateRaw(const detail::OptionsView& options,
+                           detail::ErrorSink error) noexcept;
+  size_t DumpDirRaw(char* buffer, size_t capacity) const noexcept;
+  Call BeginRaw(detail::CallSite site, detail::Text scope, detail::Text name,
+                Direction direction, uint32_t forward_index) noexcept;
+  bool AddValueRaw(const Call& call, Section section,
+                   const detail::ValueNode* nodes, size_t count) noexcept;
+  bool AddKwargRaw(const Call& call, detail::Text key,
+                   const detail::ValueNode* nodes, size_t count) noexcept;
+  bool AddParameterRaw(const Call& call, detail::Text name,
+                       const TensorData& tensor) noexcept;
+  bool AddStackRaw(const Call& call, const detail::Text* lines,
+                   size_t count) noexcept;
+  bool ParamGradRaw(detail::Text path, detail::Text class_name,
+                    detail::Text name, const TensorData& grad,
+                    ModuleStyle style) noexcept;
+
+  // Runs `f`, which may only throw std::bad_alloc from the caller's own
+  // containers; false when it did.
+  template <typename F>
+  static bool Catch(F&& f) noexcept {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    try {
+      f();
+      return true;
+    } catch (...) {
+      return false;
+    }
+#else
+    f();
+    return true;
+#endif
+  }
+  static void SetError(void* context, const char* text, size_t size) noexcept {
+    if (context == nullptr) return;
+    Catch([&] { static_cast<std::string*>(context)->assign(text, size); });
+  }
+
   std::unique_ptr<Impl> impl_;
 };
 
+inline void ScopedCall::End() noexcept {
+  if (client_ != nullptr) {
+    client_->EndCall(call_);
+    client_ = nullptr;
+  }
+}
+inline bool ScopedCall::Input(const TensorData& tensor) noexcept {
+  return client_ != nullptr &&
+         client_->AddTensor(call_, Section::kInput, tensor);
+}
+inline bool ScopedCall::Output(const TensorData& tensor) noexcept {
+  return client_ != nullptr &&
+         client_->AddTensor(call_, Section::kOutput, tensor);
+}
+inline bool ScopedCall::Input(const Value& value) noexcept {
+  return client_ != nullptr && client_->AddValue(call_, Section::kInput, value);
+}
+inline bool ScopedCall::Output(const Value& value) noexcept {
+  return client_ != nullptr &&
+         client_->AddValue(call_, Section::kOutput, value);
+}
+inline bool ScopedCall::Parameter(std::string_view name,
+                                  const TensorData& tensor) noexcept {
+  return client_ != nullptr && client_->AddParameter(call_, name, tensor);
+}
+inline bool ScopedCall::Kwarg(std::string_view key,
+                              const Value& value) noexcept {
+  return client_ != nullptr && client_->AddKwarg(call_, key, value);
+}
+inline bool ScopedCall::Stack(const std::vector<std::string>& lines) noexcept {
+  return client_ != nullptr && client_->AddStack(call_, lines);
+}
+
 }  // namespace tprobe
+
+#undef TPROBE_EXPORT_
 
 #endif  // TPROBE_CLIENT_INCLUDE_TPROBE_CLIENT_H_

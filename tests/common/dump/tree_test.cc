@@ -74,6 +74,9 @@ TEST(StepTreeTest, SkippedRecordsAndACorruptStreamMakeAStepIncomplete) {
   tree.accounting().records_skipped = 1;
   EXPECT_FALSE(tree.accounting().complete());
   tree.accounting().records_skipped = 0;
+  tree.accounting().calls_unclosed = 2;
+  EXPECT_FALSE(tree.accounting().complete());
+  tree.accounting().calls_unclosed = 0;
   tree.accounting().stream_corrupt = true;
   EXPECT_FALSE(tree.accounting().complete());
   EXPECT_EQ(PythonJsonDumps(tree.AccountingDocument()), R"({
@@ -82,6 +85,7 @@ TEST(StepTreeTest, SkippedRecordsAndACorruptStreamMakeAStepIncomplete) {
  "duplicates_dropped": 0,
  "tensors_incomplete": 0,
  "records_skipped": 0,
+ "calls_unclosed": 0,
  "dropped": {
   "ring_full": 0,
   "too_large": 0,
