@@ -67,6 +67,7 @@ TEST_F(AssemblerTest, WriteDirtyWritesTheFourFilesOfATree) {
  "duplicates_dropped": 0,
  "tensors_incomplete": 0,
  "records_skipped": 0,
+ "calls_unclosed": 0,
  "dropped": {
   "ring_full": 0,
   "too_large": 0,

@@ -136,6 +136,7 @@ std::string ExpectedAccounting(bool producer_died) {
  "duplicates_dropped": 0,
  "tensors_incomplete": 0,
  "records_skipped": 0,
+ "calls_unclosed": 0,
  "dropped": {
   "ring_full": 0,
   "too_large": 0,

@@ -95,6 +95,42 @@ TEST_F(DrainTest, FinishingAStepKeepsTheNextStepsHeldNodes) {
                                              "Module.m.M.forward.0"}));
 }
 
+// A module left open in step 0 (same name as step 1's) is never a parent in
+// step 1, and when step 0 is finished it counts as unclosed.
+TEST_F(DrainTest, AModuleLeftOpenIsNoParentLaterAndIsCountedUnclosed) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.a.A.forward.0"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Module.b.B.forward.0"));
+  ASSERT_TRUE(w.Call(true, 1, 0, 1, record::CallKind::kModule));  // never ends
+  ASSERT_TRUE(w.Call(true, 2, 1, 1, record::CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, 3, 1, 2, record::CallKind::kModule));
+  ASSERT_TRUE(w.Call(false, 4, 1, 2, record::CallKind::kModule));
+  ASSERT_TRUE(w.Call(false, 5, 1, 1, record::CallKind::kModule));
+  {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    ReleaseHeldNodes(*p, *state, *log_, /*up_to_step=*/0);
+    CloseOpenCalls(*state, /*up_to_step=*/0);
+    ASSERT_TRUE(state->assembler.Finish(0).ok());
+    CloseOpenCalls(*state);  // step 1's calls all ended: nothing to count
+  }
+  DrainAndWrite(p);
+  EXPECT_EQ(ReadFile(File("construct.json", 0)), R"({
+ "Module.a.A.forward.0": null
+})");
+  EXPECT_EQ(ReadFile(File("construct.json", 1)), R"({
+ "Module.a.A.forward.0": null,
+ "Module.b.B.forward.0": "Module.a.A.forward.0"
+})");
+  EXPECT_EQ(Accounting()["calls_unclosed"], 1);
+  EXPECT_EQ(Accounting()["complete"], false);
+  const auto step1 = dump::Json::parse(ReadFile(File("tprobe.json", 1)));
+  EXPECT_EQ(step1["calls_unclosed"], 0);
+  EXPECT_EQ(step1["complete"], true);
+}
+
 TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
