@@ -178,8 +178,10 @@ class ConsumerTest(unittest.TestCase):
     def test_old_string_abi_build_runs_against_the_daemon(self):
         program = self.cmake_build(
             "build-old-abi", "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_USE_CXX11_ABI=0")
-        # It really is an old-ABI program: it uses the pre-C++11 std::string.
+        # It really is an old-ABI program: it uses the pre-C++11 std::string
+        # (a new-ABI build of it uses std::__cxx11::basic_string).
         symbols = run(["nm", "-C", "--undefined-only", program])
+        self.assertRegex(symbols, r"std::(basic_)?string")
         self.assertNotIn("__cxx11", symbols)
         self.check_tree(self.run_consumer(program, "old-abi"))
 
