@@ -166,43 +166,48 @@ int main(int argc, char** argv) {
     }
     Tensor hidden = Make<float>(TT::kFloat32, {2, 4, 8}, true, rng, 1.0);
 
-    auto emb = client->BeginModule("embed", "Embedding");
-    client->AddTensor(emb, tprobe::Section::kInput, ids.view());
-    client->AddTensor(emb, tprobe::Section::kOutput, hidden.view());
-    client->AddParameter(emb, "weight", emb_w.view());
-    client->EndCall(emb);
+    // Scoped calls: each ends (and writes its entry) at the end of its
+    // block; a call opened inside another is its child in construct.json.
+    {
+      auto emb = client->Module("embed", "Embedding");
+      emb.Input(ids.view());
+      emb.Output(hidden.view());
+      emb.Parameter("weight", emb_w.view());
+    }
 
     for (int b = 0; b < 2; ++b) {
       const std::string path = "blocks." + std::to_string(b);
-      auto block = client->BeginModule(path, "Block");
-      client->AddTensor(block, tprobe::Section::kInput, hidden.view());
-      auto lin = client->BeginModule(path + ".linear", "Linear");
-      client->AddTensor(lin, tprobe::Section::kInput, hidden.view());
+      auto block = client->Module(path, "Block");
+      block.Input(hidden.view());
       Tensor out = Make<float>(TT::kFloat32, {2, 4, 8}, true, rng, 1.0);
-      if (b == 1) {  // the NaN an engineer would be hunting for
-        reinterpret_cast<float*>(out.bytes.data())[5] =
-            std::numeric_limits<float>::quiet_NaN();
+      {
+        auto lin = client->Module(path + ".linear", "Linear");
+        lin.Input(hidden.view());
+        if (b == 1) {  // the NaN an engineer would be hunting for
+          reinterpret_cast<float*>(out.bytes.data())[5] =
+              std::numeric_limits<float>::quiet_NaN();
+        }
+        lin.Output(out.view());
+        lin.Parameter("weight", (b == 0 ? w1 : w2).view());
       }
-      client->AddTensor(lin, tprobe::Section::kOutput, out.view());
-      client->AddParameter(lin, "weight", (b == 0 ? w1 : w2).view());
-      client->EndCall(lin);
       Tensor mask = Make<uint8_t>(TT::kBool, {2, 4}, false, rng, 0.0);
       for (size_t i = 0; i < 8; ++i) mask.bytes[i] = (i + b) % 3 == 0;
-      auto act = client->BeginModule(path + ".act", "ReLU");
-      client->AddTensor(act, tprobe::Section::kInput, out.view());
-      client->AddTensor(act, tprobe::Section::kOutput, mask.view());
-      client->EndCall(act);
-      client->AddTensor(block, tprobe::Section::kOutput, out.view());
-      client->EndCall(block);
+      {
+        auto act = client->Module(path + ".act", "ReLU");
+        act.Input(out.view());
+        act.Output(mask.view());
+      }
+      block.Output(out.view());
       hidden = out;
     }
 
-    auto head = client->BeginModule("head", "Linear");
-    client->AddTensor(head, tprobe::Section::kInput, hidden.view());
-    Tensor logits = MakeHalf({2, 4, 4}, rng);
-    client->AddTensor(head, tprobe::Section::kOutput, logits.view());
-    client->AddParameter(head, "weight", head_w.view());
-    client->EndCall(head);
+    {
+      auto head = client->Module("head", "Linear");
+      head.Input(hidden.view());
+      Tensor logits = MakeHalf({2, 4, 4}, rng);
+      head.Output(logits.view());
+      head.Parameter("weight", head_w.view());
+    }
 
     client->Stop();
     client->Step();

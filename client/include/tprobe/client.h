@@ -26,9 +26,10 @@
 //
 // The client never waits on the daemon: when none answers, every call below
 // is a cheap no-op that is counted (counters().dropped_no_daemon), and a
-// background thread reconnects with backoff. No exception ever leaves this
-// API (every function is noexcept): failures become a false return, an
-// unrecorded Call or a counter.
+// background thread reconnects with backoff. No exception ever leaves the
+// Client (its functions and ScopedCall's are noexcept): failures become a
+// false return, an unrecorded Call or a counter. Building a Value allocates
+// like any std::vector and may throw std::bad_alloc in the caller's code.
 //
 // Typical use, once per step, with scoped calls that end themselves:
 //
