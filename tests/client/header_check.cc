@@ -1,6 +1,6 @@
 // Compiled (not run) by the test client_header_compiles_as_strict_cpp17:
 // tprobe/client.h and every template in it, as a user's C++17 program under
-// -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Werror.
+// -Wall -Wextra -Wpedantic -Wconversion -Werror and more (tests/CMakeLists).
 // With -DTPROBE_MISUSE=N it must NOT compile: each case is a mistake the
 // header turns into a compile error.
 
@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "tprobe/client.h"
+
+#ifndef TPROBE_MISUSE
+#define TPROBE_MISUSE 0
+#endif
 
 #if !defined(TPROBE_VERSION_MAJOR) || !defined(TPROBE_VERSION_MINOR) ||  \
     !defined(TPROBE_VERSION_PATCH) || !defined(TPROBE_VERSION_STRING) || \
