@@ -222,14 +222,20 @@ void LayOutEntry(OpenCall* call) {
     call->inputs = AddItem(body, "input_args")->mutable_list();
     call->kwargs = AddItem(body, "input_kwargs")->mutable_dict();
   }
-  if (plan.kind == record::CallKind::kApi) {
-    AddItem(body, "is_recompute")->set_bool_value(false);
-    if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-    return;
-  }
   if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-  call->parameters = AddItem(body, "parameters")->mutable_dict();
-  AddItem(body, "is_recompute")->set_bool_value(false);
+  if (plan.output && plan.kind == record::CallKind::kModule) {
+    call->parameters = AddItem(body, "parameters")->mutable_dict();
+  }
+}
+
+// Drops the output side (output, parameters) of an entry whose outputs did
+// not pass scope and list when the call ended (Session::CheckEnd).
+void DropOutputSide(v1::Dict* body) {
+  auto* items = body->mutable_items();
+  for (int i = items->size() - 1; i >= 0; --i) {
+    const std::string& key = items->Get(i).key();
+    if (key == "output" || key == "parameters") items->DeleteSubrange(i, 1);
+  }
 }
 
 }  // namespace
@@ -268,7 +274,18 @@ class Client::Impl {
   void CloseInnermost(bool write) {
     std::unique_ptr<OpenCall> call = std::move(t_open_calls.back());
     t_open_calls.pop_back();
-    if (write && call->plan.entry()) WriteEntry(call.get());
+    if (write) {
+      const bool had_output = call->plan.output;
+      session->CheckEnd(&call->plan);
+      if (had_output && !call->plan.output) {
+        DropOutputSide(call->entry.mutable_body());
+      }
+      if (call->plan.entry()) {
+        WriteEntry(call.get());
+      } else if (call->plan.stack()) {
+        session->WriteEntry(call->plan, call->stack_id, v1::Entry());
+      }
+    }
     session->EndCall(call->plan);
   }
 };
@@ -449,9 +466,7 @@ bool Client::AddParameter(const Call& call, std::string_view name,
 bool Client::AddStack(const Call& call, const std::vector<std::string>& lines) {
   try {
     OpenCall* open = FindCall(call);
-    if (open == nullptr || !open->plan.entry() || !open->plan.forward) {
-      return false;
-    }
+    if (open == nullptr || !open->plan.stack()) return false;
     std::string joined;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (i > 0) joined.push_back('\0');
