@@ -284,9 +284,6 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     Corrupt(ring_index, "entry body is not a tprobe.v1.Entry");
     return false;
   }
-  // A stack-only record (an empty body) releases no held construct nodes:
-  // msprobe lists a stack without touching construct.json.
-  if (entry.body().items_size() != 0) ReleaseHeld(ring);
   const std::string* name = Name(v.entry.name_id, v.entry.step, "an entry");
   dump::StepTree* tree = name ? Tree(v.entry.step, *name) : nullptr;
   if (tree != nullptr) {

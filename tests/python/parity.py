@@ -29,12 +29,14 @@ def write_config(path: str, config: dict) -> str:
     return path
 
 
-def run_model(python: str, tool: str, config_path: str, dump_path: str,
-              env: Dict[str, str], steps: int = 2,
-              overflow_from: int = -1) -> subprocess.CompletedProcess:
-    cmd = [python, MODEL, "--tool", tool, "--config", config_path,
-           "--dump-path", dump_path, "--steps", str(steps),
-           "--overflow-from", str(overflow_from)]
+def model_args(tool: str, config_path: str, dump_path: str, steps: int,
+               overflow_from: int, half: bool) -> List[str]:
+    return ([MODEL, "--tool", tool, "--config", config_path, "--dump-path",
+             dump_path, "--steps", str(steps), "--overflow-from",
+             str(overflow_from)] + (["--half"] if half else []))
+
+
+def run(cmd: List[str], env: Dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=600)
 
@@ -72,6 +74,29 @@ def summarize(dump_path: str) -> Dict[str, dict]:
             "construct": [[k, v] for k, v in construct.items()],
         }
     return result
+
+
+def statistics(dump_path: str) -> Dict[str, list]:
+    """{"step0/Entry.key[i]...": [Max, Min, Mean, Norm]} for every tensor."""
+    out: Dict[str, list] = {}
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, dict):
+            if "Max" in value and "dtype" in value:
+                out[path] = [value.get(k) for k in ("Max", "Min", "Mean",
+                                                     "Norm")]
+                return
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    for step in sorted(os.listdir(dump_path)):
+        rank = rank_dir(os.path.join(dump_path, step))
+        if rank is not None:
+            walk(_load(os.path.join(rank, "dump.json"))["data"], step)
+    return out
 
 
 def modes(dump_path: str) -> List[str]:

@@ -3,11 +3,12 @@
 few steps on CPU under msprobe or tprobe:
 
     python parity_model.py --tool msprobe|tprobe --config CONFIG \
-        --dump-path DIR [--steps N] [--overflow-from STEP]
+        --dump-path DIR [--steps N] [--overflow-from STEP] [--half]
 
 The two tools run exactly the same script; only the import differs. With
 --overflow-from, the input of every step from STEP on holds an inf, so each
-call downstream of it overflows (task overflow_check).
+call downstream of it overflows (task overflow_check). With --half the
+model and its data are float16.
 """
 import argparse
 
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("--dump-path", required=True)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--overflow-from", type=int, default=-1)
+    ap.add_argument("--half", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.tool == "msprobe":
@@ -57,12 +59,14 @@ def main() -> None:
                                  dump_path=args.dump_path)
     torch.manual_seed(0)
     model = Net()
+    dtype = torch.float16 if args.half else torch.float32
+    model.to(dtype)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     g = torch.Generator().manual_seed(1)
-    one = torch.tensor(1.0)
+    one = torch.tensor(1.0, dtype=dtype)
     for step in range(args.steps):
-        x = torch.randn(3, 4, generator=g)
-        y = torch.randn(3, 2, generator=g)
+        x = torch.randn(3, 4, generator=g).to(dtype)
+        y = torch.randn(3, 2, generator=g).to(dtype)
         if 0 <= args.overflow_from <= step:
             x[0, 0] = float("inf")
         opt.zero_grad(set_to_none=True)
