@@ -293,8 +293,8 @@ bool Session::BeginParamGrad(std::string_view module_base,
     std::lock_guard lock(mu_);
     plan->index = indices_.ParamGrad(module_base, param);
     plan->name = ParamGradName(module_base, plan->index);
-    plan->dumped = selection_everything_ ||
-                   selection_.ParamGrad(std::string(module_base));
+    plan->dumped =
+        selection_everything_ || selection_.ParamGrad(std::string(module_base));
   }
   if (!plan->dumped) return false;
   plan->input = plan->output = true;

@@ -454,8 +454,7 @@ Status ParseRoot(const Json& root, Config* config) {
   // msprobe 26.x leaves out low-risk APIs unless risk_level is "ALL" (its
   // default is "FOCUS"); tprobe dumps every API, which is "ALL".
   if (const Json* v = Find(root, "risk_level")) {
-    if (!v->is_string() ||
-        (*v != "ALL" && *v != "FOCUS" && *v != "CORE")) {
+    if (!v->is_string() || (*v != "ALL" && *v != "FOCUS" && *v != "CORE")) {
       return Invalid(
           "risk_level is invalid, it should be one of ['ALL', 'FOCUS', "
           "'CORE']");
