@@ -328,7 +328,7 @@ TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
       ASSERT_TRUE(
           w.Intern(id, record::InternKind::kName, "E" + std::to_string(id)));
       ASSERT_TRUE(
-          w.Entry(id, 0, id, 0, MakeEntry({{"input_kwargs", Dict({})}})));
+          w.Entry(id, 0, id, 0, MakeEntry({{"input_args", List({})}})));
     }
   }
   auto state = p->Lock();
