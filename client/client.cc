@@ -262,14 +262,20 @@ void LayOutEntry(OpenCall* call) {
     call->inputs = AddItem(body, "input_args")->mutable_list();
     call->kwargs = AddItem(body, "input_kwargs")->mutable_dict();
   }
-  if (plan.kind == record::CallKind::kApi) {
-    AddItem(body, "is_recompute")->set_bool_value(false);
-    if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-    return;
-  }
   if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-  call->parameters = AddItem(body, "parameters")->mutable_dict();
-  AddItem(body, "is_recompute")->set_bool_value(false);
+  if (plan.output && plan.kind == record::CallKind::kModule) {
+    call->parameters = AddItem(body, "parameters")->mutable_dict();
+  }
+}
+
+// Drops the output side (output, parameters) of an entry whose outputs did
+// not pass scope and list when the call ended (Session::CheckEnd).
+void DropOutputSide(v1::Dict* body) {
+  auto* items = body->mutable_items();
+  for (int i = items->size() - 1; i >= 0; --i) {
+    const std::string& key = items->Get(i).key();
+    if (key == "output" || key == "parameters") items->DeleteSubrange(i, 1);
+  }
 }
 
 }  // namespace
@@ -369,8 +375,20 @@ class Client::Impl {
     std::unique_ptr<OpenCall> call = std::move(calls.back());
     calls.pop_back();
     open.fetch_sub(1, std::memory_order_relaxed);
-    if (write && call->plan.entry()) WriteEntry(call.get());
-    if (!write) forgotten.fetch_add(1, std::memory_order_relaxed);
+    if (write) {
+      const bool had_output = call->plan.output;
+      session->CheckEnd(&call->plan);
+      if (had_output && !call->plan.output) {
+        DropOutputSide(call->entry.mutable_body());
+      }
+      if (call->plan.entry()) {
+        WriteEntry(call.get());
+      } else if (call->plan.stack()) {
+        session->WriteEntry(call->plan, call->stack_id, v1::Entry());
+      }
+    } else {
+      forgotten.fetch_add(1, std::memory_order_relaxed);
+    }
     session->EndCall(call->plan);
   }
 };
@@ -567,9 +585,7 @@ bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
                          size_t count) noexcept {
   try {
     OpenCall* open = impl_->Find(call);
-    if (open == nullptr || !open->plan.entry() || !open->plan.forward) {
-      return false;
-    }
+    if (open == nullptr || !open->plan.stack()) return false;
     std::string joined;
     for (size_t i = 0; i < count; ++i) {
       if (i > 0) joined.push_back('\0');

@@ -7,13 +7,18 @@ namespace tprobe::client {
 Selection::Selection(const config::Config& config)
     : config_(config),
       data_mode_(config.data_mode),
-      mix_(config.level == config::Level::kMix),
       has_scope_(config.scope.size() == 2),
       everything_(!has_scope_ && config.list.empty()),
       list_(config.list) {
   if (has_scope_) {
     scope_start_ = config.scope[0];
     scope_end_ = config.scope[1];
+  }
+  if (config.level == config::Level::kMix) {
+    kind_ = Kind::kMix;
+  } else if (has_scope_ && scope_start_.starts_with("Module.") &&
+             scope_end_.starts_with("Module.")) {
+    kind_ = Kind::kModule;
   }
 }
 
@@ -26,77 +31,55 @@ bool Selection::RankSelected(int64_t rank) const {
 }
 
 bool Selection::Listed(const std::string& name) const {
-  return std::any_of(list_.begin(), list_.end(), [&](const std::string& s) {
-    return name.find(s) != std::string::npos;
-  });
+  return list_.empty() ||
+         std::any_of(list_.begin(), list_.end(), [&](const std::string& s) {
+           return name.find(s) != std::string::npos;
+         });
 }
 
-bool Selection::Passes(const std::string& name) const {
-  if (has_scope_ && !in_scope_) return false;
-  if (!list_openers_.empty()) return true;
-  return list_.empty() || Listed(name);
-}
-
-void Selection::OpenByName(const std::string& name, bool module) {
+void Selection::BeginModule(const std::string& name) {
+  if (kind_ == Kind::kApi) return;
   if (has_scope_ && name == scope_start_) in_scope_ = true;
-  if (module && mix_ && Listed(name)) list_openers_.push_back(name);
-}
-
-bool Selection::BeginModuleForward(std::string_view base,
-                                   const std::string& name) {
-  if (everything_) return true;
-  OpenByName(name, /*module=*/true);
-  const bool dumped = Passes(name);
-  if (dumped) {
-    dumped_forward_.insert(name);
-    dumped_modules_.emplace(base);
+  if (kind_ == Kind::kMix && !list_.empty() &&
+      std::any_of(list_.begin(), list_.end(), [&](const std::string& s) {
+        return name.find(s) != std::string::npos;
+      })) {
+    list_openers_.insert(name);
   }
-  return dumped;
-}
-
-bool Selection::BeginModuleBackward(const std::string& name,
-                                    const std::string& forward_name) {
-  if (everything_) return true;
-  OpenByName(name, /*module=*/true);
-  return dumped_forward_.count(forward_name) != 0 || Passes(name);
 }
 
 void Selection::EndModule(const std::string& name) {
-  if (everything_) return;
+  if (kind_ == Kind::kApi) return;
   if (has_scope_ && name == scope_end_) in_scope_ = false;
-  auto it = std::find(list_openers_.rbegin(), list_openers_.rend(), name);
-  if (it != list_openers_.rend()) list_openers_.erase(std::next(it).base());
+  if (kind_ == Kind::kMix) list_openers_.erase(name);
 }
 
-bool Selection::ApiForward(const std::string& name) {
-  if (everything_) return true;
-  OpenByName(name, /*module=*/false);
-  const bool dumped = Passes(name);
+bool Selection::Check(const std::string& name) {
+  if (kind_ == Kind::kModule) return in_scope_ && Listed(name);
+  if (has_scope_ && name == scope_start_) in_scope_ = true;
+  bool passes = false;
+  if (!has_scope_ || in_scope_) {
+    passes = (kind_ == Kind::kMix && !list_openers_.empty()) || Listed(name);
+  }
   if (has_scope_ && name == scope_end_) in_scope_ = false;
-  if (dumped) dumped_forward_.insert(name);
-  return dumped;
+  return passes;
 }
 
-bool Selection::ApiBackward(const std::string& name,
-                            const std::string& forward_name) {
-  if (everything_) return true;
-  OpenByName(name, /*module=*/false);
-  const bool dumped = dumped_forward_.count(forward_name) != 0 || Passes(name);
-  if (has_scope_ && name == scope_end_) in_scope_ = false;
-  return dumped;
+bool Selection::ParamGrad(const std::string& module_base) {
+  return Check(module_base) || backward_entries_.count(module_base) != 0;
 }
 
-bool Selection::ParamGrad(std::string_view module_base,
-                          const std::string& name) {
-  if (everything_) return true;
-  return dumped_modules_.count(std::string(module_base)) != 0 || Passes(name);
+void Selection::NoteBackwardEntry(const std::string& name) {
+  // msprobe's name.rsplit(".", 2)[0]: the name without ".backward.N".
+  size_t cut = name.rfind('.');
+  if (cut != std::string::npos && cut > 0) cut = name.rfind('.', cut - 1);
+  backward_entries_.insert(name.substr(0, cut));
 }
 
 void Selection::ResetStep() {
   in_scope_ = false;
   list_openers_.clear();
-  dumped_forward_.clear();
-  dumped_modules_.clear();
+  backward_entries_.clear();
 }
 
 }  // namespace tprobe::client

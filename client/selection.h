@@ -3,30 +3,43 @@
 
 // Which calls are dumped, and which of their data: msprobe's step, rank,
 // scope, list and data_mode filters (reference/msprobe-format.md, section
-// 6.2; msprobe's RangeScope classes), applied in the client core so that
-// every framework adapter gets them.
+// 6.2), applied in the client core so that every framework adapter gets
+// them. The rules are msprobe 26.x's RangeScope classes, driven by the same
+// events in the same order as msprobe's hooks drive them:
 //
-// - step, rank: a step (rank) is dumped when the list is empty or holds it.
-// - list: a call is dumped when one of the strings is a substring of its
-//   full name. At level mix a module call whose name matches opens the list
-//   range: every call that begins while it is open is dumped too (msprobe's
-//   MixRangeScope). At L0 and L1 each name must match by itself.
-// - scope = [start, end]: the range opens when the call named `start` begins
-//   and closes when the call named `end` ends. For an API call begin and end
-//   are the same moment; a module call ends after everything called inside
-//   it, so scope [M, M] selects module M and all its children. A call is
-//   dumped when it begins inside the range (and passes the list). Unlike
-//   msprobe, a module is judged when it begins rather than in its post-hook,
-//   so a parent module of `start` is never pulled into the range.
-// - backward calls and parameter gradients: dumped when their forward call
-//   was (for gradients: any forward call of the module in this step), or
-//   when they pass the filters by their own name when they run.
-// - data_mode: which keys an entry keeps (Keeps); a call whose direction
-//   keeps nothing writes no entry, but it is still counted and named.
+//   module call (forward or backward):  BeginModule, Check at its start,
+//                                       [its children], Check at its end,
+//                                       EndModule
+//   API call, forward:                  Check at its start, Check at its end
+//   API call, backward:                 Check
+//   parameter gradient:                 ParamGrad
+//
+// Check(name) is msprobe's scope.check: whether what is collected at that
+// point is dumped (the inputs and the stack at a call's start; the outputs
+// and parameters at its end; everything of a backward call). Its rules, by
+// the kind of range the config gives (msprobe's ScopeFactory):
+// - list only, or an API scope (levels L0 and L1): a call passes when one of
+//   the list strings is a substring of its full name (an empty list passes
+//   every name). With scope = [start, end] it must also be inside the range,
+//   which opens when `start` is checked and closes right after `end` is
+//   checked; so the end API call keeps its inputs but not its outputs (its
+//   second check comes after the range closed).
+// - a module scope (level L0): the range opens when module call `start`
+//   begins and closes when module call `end` ends; a call passes when it is
+//   checked inside the range and matches the list.
+// - level mix: both rules at once. In addition a module call whose name
+//   contains a list string opens a list range for as long as it runs: every
+//   call checked inside it passes the list.
+// A backward call has its own name (X.backward.N), so it is dumped only when
+// it is itself named or runs inside an open range; the forward call being
+// selected does not select its backward.
+//
+// - data_mode: which keys an entry keeps (Keeps); the filters above decide
+//   nothing about it.
 //
 // Calls are counted and named whether or not they are dumped (naming.h), so
-// names never depend on the filters. The ranges and the sets of dumped calls
-// start again at every step.
+// names never depend on the filters. The ranges and the record of module
+// backward entries start again at every step.
 //
 // Thread safety: none; the Session guards it.
 
@@ -45,8 +58,8 @@ class Selection {
   // Takes the filters of a validated config (scope empty or of size 2).
   explicit Selection(const config::Config& config);
 
-  // True when neither scope nor list is configured: every call is dumped and
-  // the methods below return true without keeping any state.
+  // True when neither scope nor list is configured: every check passes and
+  // the methods below need not be called.
   bool everything() const { return everything_; }
 
   bool StepSelected(int64_t step) const;
@@ -62,45 +75,41 @@ class Selection {
     return Keeps(forward, true) || Keeps(forward, false);
   }
 
-  // A forward module call named `name` begins; `base` is its module's name
-  // base (naming.h). Returns whether it is dumped. Every module call, forward
-  // or backward, must later be ended with EndModule.
-  bool BeginModuleForward(std::string_view base, const std::string& name);
-  // A backward module call begins; `forward_name` names its forward call.
-  bool BeginModuleBackward(const std::string& name,
-                           const std::string& forward_name);
+  // A module call (forward or backward) named `name` begins or ends.
+  void BeginModule(const std::string& name);
   void EndModule(const std::string& name);
 
-  // A forward (backward) API call; API calls open and close at once.
-  bool ApiForward(const std::string& name);
-  bool ApiBackward(const std::string& name, const std::string& forward_name);
+  // msprobe's scope.check(name); see above.
+  bool Check(const std::string& name);
 
-  // A parameter gradient entry `name` of the module with `module_base`.
-  bool ParamGrad(std::string_view module_base, const std::string& name);
+  // Whether a gradient of a parameter of the module `module_base`
+  // ("Module.{path}.{Class}") is dumped: the base itself passes Check, or
+  // a backward call of the module wrote an entry in this step.
+  bool ParamGrad(const std::string& module_base);
+  // The backward module call `name` ("{base}.backward.{N}") wrote an entry.
+  void NoteBackwardEntry(const std::string& name);
 
-  // Closes the ranges and forgets the dumped calls (at step()).
+  // Closes the ranges and forgets the backward entries (at step()).
   void ResetStep();
 
  private:
+  // msprobe's three RangeScope classes.
+  enum class Kind { kApi, kModule, kMix };
+
   bool Listed(const std::string& name) const;
-  // In range and in the list, given the current state.
-  bool Passes(const std::string& name) const;
-  void OpenByName(const std::string& name, bool module);
 
   const config::Config config_;  // steps and ranks
   const config::DataMode data_mode_;
-  const bool mix_;
   const bool has_scope_;
   const bool everything_;
+  Kind kind_ = Kind::kApi;
   std::string scope_start_, scope_end_;
   std::vector<std::string> list_;
 
   bool in_scope_ = false;
-  // Open module calls whose names matched the list (level mix only).
-  std::vector<std::string> list_openers_;
-  // Forward calls dumped in this step, and the bases of their modules.
-  std::unordered_set<std::string> dumped_forward_;
-  std::unordered_set<std::string> dumped_modules_;
+  // Level mix: the running module calls whose names matched the list.
+  std::unordered_set<std::string> list_openers_;
+  std::unordered_set<std::string> backward_entries_;
 };
 
 }  // namespace tprobe::client

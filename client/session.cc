@@ -87,9 +87,38 @@ void Session::UpdateCollecting() {
   collecting_.store(running_ && selected, std::memory_order_release);
 }
 
+bool Session::DaemonEndedDump() {
+  v1::Request req;
+  req.mutable_status();
+  v1::Response reply;
+  if (!channel_->Call(std::move(req), connect_timeout_ms_, &reply)) {
+    return false;
+  }
+  for (const v1::RankStatus& rank : reply.status().ranks()) {
+    if (rank.pid() == ::getpid() && rank.dump_ended()) return true;
+  }
+  return false;
+}
+
 void Session::Start() {
+  // Task overflow_check: the daemon ends the dump once overflow_nums
+  // overflows were written (it sees the statistics; the trainer does not).
+  // It has read the previous step when it answers, since Step came first.
+  bool ask = false;
+  if (config_.task == config::Task::kOverflowCheck && core_.attached()) {
+    std::lock_guard lock(mu_);
+    ask = !ended_ && step_.load(std::memory_order_relaxed) > 0;
+  }
+  const bool overflow_ended = ask && DaemonEndedDump();
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
+  if (overflow_ended && !ended_) {
+    ended_ = true;
+    std::fprintf(stderr,
+                 "[tprobe] overflow_nums (%lld) overflows were dumped; tprobe "
+                 "ends successfully and training goes on.\n",
+                 static_cast<long long>(config_.overflow_nums));
+  }
   auto last = config::LastStep(config_);
   if (!ended_ && last && step > *last) {
     ended_ = true;
@@ -139,10 +168,17 @@ void Session::Step(uint64_t unclosed_calls) {
 }
 
 void Session::Publish(CallPlan* plan) {
-  plan->input = selection_.Keeps(plan->forward, true);
-  plan->output = selection_.Keeps(plan->forward, false);
-  const bool wants_entry = plan->dumped && (plan->input || plan->output);
-  if (plan->construct || wants_entry) {
+  // With scope or list, a module call is checked again when it ends: a
+  // forward call's outputs and parameters, a backward call's everything.
+  // Until then they may pass (a range opened by a child can take them in);
+  // an API call has no children, so only what passed when it began can.
+  const bool at_end =
+      !selection_everything_ && plan->kind == record::CallKind::kModule;
+  plan->input = selection_.Keeps(plan->forward, true) &&
+                (plan->dumped || (at_end && !plan->forward));
+  plan->output =
+      selection_.Keeps(plan->forward, false) && (plan->dumped || at_end);
+  if (plan->construct || plan->input || plan->output || plan->dumped) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
   }
   if (plan->construct) {
@@ -175,11 +211,10 @@ bool Session::BeginModule(std::string_view base, bool forward,
     plan->name = ModuleCallName(base, forward, plan->index);
     if (selection_everything_) {
       plan->dumped = true;
-    } else if (forward) {
-      plan->dumped = selection_.BeginModuleForward(base, plan->name);
     } else {
-      plan->dumped = selection_.BeginModuleBackward(
-          plan->name, ModuleCallName(base, true, plan->index));
+      selection_.BeginModule(plan->name);
+      // A backward module call is checked only when it ends (CheckEnd).
+      plan->dumped = forward && selection_.Check(plan->name);
     }
   }
   Publish(plan);
@@ -205,18 +240,28 @@ bool Session::BeginApi(std::string_view base, bool forward,
     std::lock_guard lock(mu_);
     plan->index = forward ? indices_.NextApi(base) : forward_index;
     plan->name = ApiCallName(base, forward, plan->index);
-    if (selection_everything_) {
-      plan->dumped = true;
-    } else if (forward) {
-      plan->dumped = selection_.ApiForward(plan->name);
-    } else {
-      plan->dumped = selection_.ApiBackward(
-          plan->name, ApiCallName(base, true, plan->index));
-    }
+    plan->dumped = selection_everything_ || selection_.Check(plan->name);
   }
   if (forward) t_open_api = OpenApi{this, generation};
   Publish(plan);
   return true;
+}
+
+void Session::CheckEnd(CallPlan* plan) {
+  if (selection_everything_) return;
+  const bool named = plan->name_id != 0;
+  if (plan->forward) {
+    const bool keeps_output = selection_.Keeps(true, false);
+    std::lock_guard lock(mu_);
+    const bool passes = selection_.Check(plan->name);  // always: it may
+    plan->output = keeps_output && passes && named;    // close the range
+  } else if (plan->kind == record::CallKind::kModule) {
+    std::lock_guard lock(mu_);
+    plan->dumped = selection_.Check(plan->name);
+    plan->input = plan->dumped && selection_.Keeps(false, true) && named;
+    plan->output = plan->dumped && selection_.Keeps(false, false) && named;
+    if (plan->input || plan->output) selection_.NoteBackwardEntry(plan->name);
+  }
 }
 
 void Session::EndCall(const CallPlan& plan) {
@@ -250,7 +295,7 @@ bool Session::BeginParamGrad(std::string_view module_base,
     plan->index = indices_.ParamGrad(module_base, param);
     plan->name = ParamGradName(module_base, plan->index);
     plan->dumped =
-        selection_everything_ || selection_.ParamGrad(module_base, plan->name);
+        selection_everything_ || selection_.ParamGrad(std::string(module_base));
   }
   if (!plan->dumped) return false;
   plan->input = plan->output = true;

@@ -60,12 +60,22 @@ struct CallPlan {
   record::CallKind kind = record::CallKind::kModule;
   bool forward = true;
   bool construct = false;  // a CallBegin was written; EndCall closes it
-  bool dumped = false;     // passed scope and list
-  bool input = false;      // data_mode keeps the call's inputs
-  bool output = false;     // data_mode keeps the call's outputs
-  // Whether the adapter should write an entry for the call: it is dumped,
-  // data_mode keeps some of its data and its name reached the ring.
-  bool entry() const { return dumped && name_id != 0 && (input || output); }
+  // Passed scope and list when it began (a backward module call: when it
+  // ended, see CheckEnd).
+  bool dumped = false;
+  // data_mode keeps the call's inputs, and it passed scope and list when it
+  // began.
+  bool input = false;
+  // data_mode keeps the call's outputs and they may be dumped: for a forward
+  // call this is settled by CheckEnd (scope and list are checked again when
+  // the call ends, as msprobe does).
+  bool output = false;
+  // Whether the adapter should hand over the call's data: an entry may be
+  // written, with the data that input and output say.
+  bool entry() const { return name_id != 0 && (input || output); }
+  // Whether the call's stack goes into stack.json: a forward call that
+  // passed scope and list when it began, whatever data_mode keeps.
+  bool stack() const { return forward && dumped && name_id != 0; }
 };
 
 class Session {
@@ -118,6 +128,13 @@ class Session {
   bool BeginApi(std::string_view base, bool forward, uint32_t forward_index,
                 CallPlan* plan);
 
+  // A call ends: with scope or list, a forward call is checked again, which
+  // settles plan->output (a module's outputs and parameters, an API's
+  // outputs), and a backward module call is checked for the first time,
+  // which settles plan->dumped, input and output. Call it once, before
+  // writing the entry (API backward calls need not).
+  void CheckEnd(CallPlan* plan);
+
   // Closes a call opened by BeginModule or BeginApi (after its entry).
   void EndCall(const CallPlan& plan);
 
@@ -128,16 +145,17 @@ class Session {
   bool BeginParamGrad(std::string_view module_base, std::string_view param,
                       CallPlan* plan);
 
-  // Whether an adapter should report the backward of a forward call: the
-  // data_mode keeps backward data and the backward may be dumped (its
-  // forward was, or a filter may pick it by its own name).
+  // Whether an adapter should report the backward of forward calls: at
+  // levels L0 and mix every backward call is a construct.json node, whatever
+  // data_mode keeps; at L1 only when data_mode keeps backward data.
   // False without a daemon.
-  bool WantsBackward(const CallPlan& forward) const {
-    return keeps_backward_ && core_.attached() &&
-           (forward.dumped || !selection_everything_);
+  bool WantsBackward() const {
+    return core_.attached() &&
+           (keeps_backward_ || config_.level != config::Level::kL1);
   }
 
-  // Writes the entry of a planned call; stack_id 0 for none.
+  // Writes the entry of a planned call; stack_id 0 for none. An entry with
+  // an empty body only lists its stack in stack.json.
   bool WriteEntry(const CallPlan& plan, uint32_t stack_id,
                   const v1::Entry& entry);
 
@@ -148,6 +166,8 @@ class Session {
  private:
   Session(config::Config config, int rank, int connect_timeout_ms);
   void UpdateCollecting();
+  // Asks the daemon whether it ended this process's dump (overflow_check).
+  bool DaemonEndedDump();
   // Whether an outermost API call of this step is open on this thread.
   bool InApi() const;
   // Sends the name (and the CallBegin) the plan needs.

@@ -56,7 +56,10 @@ v1::Response ControlService::Handle(Connection& conn,
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         state->assembler.NoteStep(request.start().step());
-        state->assembler.Tree(request.start().step());
+        // After overflow_nums overflows no later step gets a directory.
+        if (!state->overflow_limit_reached) {
+          state->assembler.Tree(request.start().step());
+        }
       }
       return Ok();
     case v1::Request::kStop:
@@ -162,6 +165,7 @@ v1::Response ControlService::Report() const {
     rank->set_step(state->assembler.current_step());
     rank->set_dropped_no_daemon(state->dropped_no_daemon);
     rank->set_last_error(state->last_error);
+    rank->set_dump_ended(state->overflow_limit_reached);
   }
   return r;
 }

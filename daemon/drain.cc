@@ -232,6 +232,7 @@ dump::StepTree* Drainer::Tree(uint32_t step, const std::string& name) {
 }
 
 void Drainer::OnCall(RingState& ring, const record::CallView& v) {
+  if (state_.overflow_limit_reached) return;  // the dump service ended
   const std::string* name = Name(v.call.name_id, v.call.step, "a call record");
   if (name == nullptr) return;
   const bool module =
@@ -285,7 +286,12 @@ void Drainer::ReleaseHeld(RingState& ring, uint32_t up_to_step) {
 
 bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
   RingState& ring = state_.rings[ring_index];
-  ReleaseHeld(ring);
+  if (state_.overflow_limit_reached) {
+    // Task overflow_check ended the dump service (as msprobe does): later
+    // calls reach neither dump.json nor stack.json nor construct.json.
+    ring.tensors.clear();
+    return true;
+  }
   v1::Entry entry;
   if (!entry.ParseFromArray(v.body.data(), static_cast<int>(v.body.size()))) {
     Corrupt(ring_index, "entry body is not a tprobe.v1.Entry");
@@ -301,6 +307,12 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
       auto it = ring.tensors.find(ref);
       return it == ring.tensors.end() ? nullptr : &it->second;
     };
+    if (entry.body().items_size() == 0) {
+      // A call whose stack is listed while data_mode keeps none of its data.
+      AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
+      ring.tensors.clear();
+      return true;
+    }
     RenderedEntry rendered = RenderEntry(*name, entry, lookup, options);
     // A lost chunk counts even in an entry that is not kept: it might
     // have held the overflow.
@@ -334,8 +346,9 @@ void Drainer::CountOverflow(const std::string& name) {
   if (limit >= 0 && state_.overflows_dumped >= static_cast<uint64_t>(limit)) {
     state_.overflow_limit_reached = true;
     log_.warn(
-        "producer {} (pid {}, rank {}): overflow_nums {} reached; no further "
-        "calls are dumped",
+        "producer {} (pid {}, rank {}): overflow_nums {} reached; the dump "
+        "ends here, as msprobe's does: no later call and no later step is "
+        "written",
         producer_.client_id(), producer_.pid(), producer_.rank(), limit);
   }
 }

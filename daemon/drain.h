@@ -15,9 +15,12 @@
 //            with its stack, and stores its tensors as .npy files
 //            (tensor_store.h) in tasks tensor and overflow_check. A re-dump
 //            of a name with identical content is dropped (and its files are
-//            not written again). Task overflow_check keeps only entries with
-//            an infinite or NaN Max or Min, up to overflow_nums of them (-1:
-//            no limit; reaching it is logged), but every entry's stack.
+//            not written again). An Entry with an empty body only lists
+//            its stack. Task overflow_check keeps only entries with an
+//            infinite or NaN Max or Min, but every entry's stack; after
+//            overflow_nums of them (-1: no limit) the dump ends, as in
+//            msprobe: it is logged, and every later Entry and Call record
+//            is dropped.
 //   CallBegin / CallEnd
 //            build construct.json (not at level L1): a node's parent is the
 //            innermost module of its step open on the same ring (a call
@@ -28,7 +31,9 @@
 //            follows it, so a module's node is held back at its CallBegin
 //            and goes in, with the other held nodes in CallBegin order,
 //            right after the next API node of the ring, or at the ring's
-//            next Entry or CallEnd (ReleaseHeldNodes settles the rest).
+//            next CallEnd (ReleaseHeldNodes settles the rest); an Entry
+//            releases nothing (msprobe 26.x writes a module's inputs, and a
+//            stack, before touching construct.json).
 //            Without API nodes (L0) the order is the CallBegin order.
 // Across rings, Entry and Call records are applied in the order of their
 // `seq` among the records visible.
@@ -67,7 +72,7 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
 // by default) into their trees. Called before a step's trees are finished
 // and when the producer is finalised, when no further record can release
 // them. Nodes of later steps (the drain may already have read the next
-// step's first records) stay held for their own API node or entry.
+// step's first records) stay held for their own API node or CallEnd.
 // REQUIRES: as DrainSome.
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
                       spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);

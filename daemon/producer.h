@@ -88,7 +88,8 @@ struct ProducerState {
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
   // Task overflow_check: calls kept so far, and whether overflow_nums was
-  // reached (nothing more goes into dump.json then).
+  // reached. That ends the dump service, as in msprobe: nothing that comes
+  // later goes into any file, and no later step gets a directory.
   uint64_t overflows_dumped = 0;
   bool overflow_limit_reached = false;
   // Finalised (Goodbye, hang-up or shutdown): nothing more to do.

@@ -7,4 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/setup.sh
 echo "[quickstart] training examples/train_gpt.py with tprobe dumping"
-exec /usr/bin/python3 examples/train_gpt.py "$@"
+/usr/bin/python3 examples/train_gpt.py "$@"
+echo "[quickstart] the dump files:"
+find ./dump -name '*.json' 2>/dev/null | sort | head -20

@@ -5,6 +5,8 @@
         [--config CONFIG] [--level mix] [--dump-path DIR] [--steps N]
 
 (or ``/usr/bin/python3 -m torch.distributed.run`` in place of torchrun).
+The script runs unchanged under msprobe: change the import line to
+``from msprobe.pytorch import PrecisionDebugger``.
 Each rank writes DIR/step{N}/rank{R}/. Gradients are averaged with
 torch.distributed.all_reduce by hand, so the dump holds Distributed.*
 entries at levels L1 and mix. The default config is examples/config_l0.json
@@ -58,7 +60,6 @@ def main() -> None:
         if rank == 0:
             mean = torch.cat(losses).mean().item()
             print(f"step {step} mean loss {mean:.4f}", flush=True)
-    debugger.session.flush(30000)
     dist.destroy_process_group()
 
 

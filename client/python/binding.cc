@@ -120,7 +120,7 @@ uint32_t NextRef() {
 // The call state that Session.*_begin returns: flags in the low byte, the
 // call index above them (exported to Python under the same names).
 constexpr int64_t kOpen = 1;        // the call must be ended (*_end)
-constexpr int64_t kEntry = 2;       // an entry is written: pass its data
+constexpr int64_t kEntry = 2;       // pass the call's data and stack
 constexpr int64_t kInput = 4;       // data_mode keeps the inputs
 constexpr int64_t kOutput = 8;      // data_mode keeps the outputs
 constexpr int64_t kBackward = 16;   // report the call's backward
@@ -615,21 +615,44 @@ class PySession {
     }
   }
 
-  void ModuleEnd(py::handle base, int64_t state, py::handle stack,
-                 py::handle args, py::handle output, py::handle parameters) {
+  // A module call began (its forward pre-hook): lists its stack and writes
+  // the input side of its entry (input_args, input_kwargs), as msprobe 26.x
+  // does there.
+  void ModuleInputs(py::handle base, int64_t state, py::handle stack,
+                    py::handle args, py::handle kwargs) {
     try {
       std::string_view text;
       if (!session_ || state == 0 || !Text(base, &text)) return;
       client::CallPlan plan = ModulePlanOf(text, state);
-      if (plan.entry()) {
+      if (!plan.stack()) return;
+      v1::Entry entry;
+      if (plan.input) {
+        client::Core& core = session_->core();
+        v1::Dict* body = entry.mutable_body();
+        SafeEncode(core, args, Add(body, "input_args"));
+        SafeEncode(core, kwargs, Add(body, "input_kwargs"));
+      }
+      // With an empty body the record only lists the stack.
+      session_->WriteEntry(plan, StackId(stack), entry);
+    } catch (...) {
+    }
+  }
+
+  // The module call ended (its forward hook): writes the output side of its
+  // entry (output, parameters) when scope, list and data_mode keep it, and
+  // closes the call.
+  void ModuleEnd(py::handle base, int64_t state, py::handle output,
+                 py::handle parameters) {
+    try {
+      std::string_view text;
+      if (!session_ || state == 0 || !Text(base, &text)) return;
+      client::CallPlan plan = ModulePlanOf(text, state);
+      session_->CheckEnd(&plan);
+      if (plan.output) {
         client::Core& core = session_->core();
         v1::Entry entry;
         v1::Dict* body = entry.mutable_body();
-        if (plan.input) {
-          SafeEncode(core, args, Add(body, "input_args"));
-          Add(body, "input_kwargs")->mutable_dict();
-        }
-        if (plan.output) EncodeOutput(core, output, Add(body, "output"));
+        EncodeOutput(core, output, Add(body, "output"));
         v1::Dict* params = Add(body, "parameters")->mutable_dict();
         if (PyDict_Check(parameters.ptr())) {
           for (auto [k, v] : py::reinterpret_borrow<py::dict>(parameters)) {
@@ -637,24 +660,38 @@ class PySession {
             SafeEncode(core, v, Add(params, py::str(k).cast<std::string>()));
           }
         }
-        Add(body, "is_recompute")->set_bool_value(false);
-        session_->WriteEntry(plan, StackId(stack), entry);
+        session_->WriteEntry(plan, 0, entry);
       }
       session_->EndCall(plan);
     } catch (...) {
     }
   }
 
-  void ModuleBackward(py::handle base, int64_t index, py::handle input,
-                      py::handle output) {
+  // A module's backward begins (its output gradients arrived): returns its
+  // state, 0 when it is not recorded (else module_backward_end must follow).
+  int64_t ModuleBackwardBegin(py::handle base, int64_t index) {
     try {
       std::string_view text;
       client::CallPlan plan;
       if (!session_ || !Text(base, &text) ||
           !session_->BeginModule(text, false, static_cast<uint32_t>(index),
                                  &plan)) {
-        return;
+        return 0;
       }
+      return State(plan);
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  // The module's backward is done: writes its entry and closes it.
+  void ModuleBackwardEnd(py::handle base, int64_t state, py::handle input,
+                         py::handle output) {
+    try {
+      std::string_view text;
+      if (!session_ || state == 0 || !Text(base, &text)) return;
+      client::CallPlan plan = ModulePlanOf(text, state, /*forward=*/false);
+      session_->CheckEnd(&plan);
       WriteBackward(plan, input, output);
       session_->EndCall(plan);
     } catch (...) {
@@ -682,18 +719,23 @@ class PySession {
       OpenApi& open = OpenApiSlot();
       if (!session_ || state == 0 || open.owner != this) return;
       open.owner = nullptr;
-      const client::CallPlan& plan = open.plan;
-      if (plan.entry() && !output.is(NoEntry())) {
-        client::Core& core = session_->core();
+      client::CallPlan& plan = open.plan;
+      session_->CheckEnd(&plan);
+      if (!output.is(NoEntry())) {
         v1::Entry entry;
-        v1::Dict* body = entry.mutable_body();
-        if (plan.input) {
-          TakeOrEncode(core, args, Add(body, "input_args"));
-          TakeOrEncode(core, kwargs, Add(body, "input_kwargs"));
+        if (plan.entry()) {
+          client::Core& core = session_->core();
+          v1::Dict* body = entry.mutable_body();
+          if (plan.input) {
+            TakeOrEncode(core, args, Add(body, "input_args"));
+            TakeOrEncode(core, kwargs, Add(body, "input_kwargs"));
+          }
+          if (plan.output) EncodeOutput(core, output, Add(body, "output"));
         }
-        Add(body, "is_recompute")->set_bool_value(false);
-        if (plan.output) EncodeOutput(core, output, Add(body, "output"));
-        session_->WriteEntry(plan, StackId(stack), entry);
+        // An empty entry lists only the stack (data_mode keeps none of it).
+        if (plan.entry() || plan.stack()) {
+          session_->WriteEntry(plan, StackId(stack), entry);
+        }
       }
       session_->EndCall(plan);
     } catch (...) {
@@ -794,10 +836,10 @@ class PySession {
 
   int64_t State(const client::CallPlan& plan) const {
     int64_t flags = kOpen;
-    if (plan.entry()) flags |= kEntry;
+    if (plan.entry() || plan.stack()) flags |= kEntry;
     if (plan.input) flags |= kInput;
     if (plan.output) flags |= kOutput;
-    if (session_->WantsBackward(plan)) flags |= kBackward;
+    if (session_->WantsBackward()) flags |= kBackward;
     if (plan.dumped) flags |= kDumped;
     if (plan.construct) flags |= kConstruct;
     return flags | (static_cast<int64_t>(plan.index) << kIndexShift);
@@ -805,13 +847,14 @@ class PySession {
 
   // The plan of a forward call from its base and state (module calls nest,
   // so their plans are not kept between begin and end).
-  client::CallPlan ModulePlanOf(std::string_view base, int64_t state) {
+  client::CallPlan ModulePlanOf(std::string_view base, int64_t state,
+                                bool forward = true) {
     client::CallPlan plan;
     plan.kind = record::CallKind::kModule;
-    plan.forward = true;
+    plan.forward = forward;
     plan.index = static_cast<uint32_t>(state >> kIndexShift);
     plan.step = session_->step();
-    plan.name = client::ModuleCallName(base, true, plan.index);
+    plan.name = client::ModuleCallName(base, forward, plan.index);
     plan.dumped = (state & kDumped) != 0;
     plan.input = (state & kInput) != 0;
     plan.output = (state & kOutput) != 0;
@@ -956,14 +999,20 @@ PYBIND11_MODULE(_C, m) {
       .def("module_begin", &PySession::ModuleBegin, py::arg("base"),
            "Opens a module forward call; returns its state (0: not "
            "recorded, else module_end must follow).")
-      .def("module_end", &PySession::ModuleEnd, py::arg("base"),
+      .def("module_inputs", &PySession::ModuleInputs, py::arg("base"),
            py::arg("state"), py::arg("stack"), py::arg("args"),
-           py::arg("output"), py::arg("parameters"),
-           "Writes the module call's entry (if the state says so) and "
-           "closes it.")
-      .def("module_backward", &PySession::ModuleBackward, py::arg("base"),
-           py::arg("index"), py::arg("input"), py::arg("output"),
-           "Records the backward of forward call `index` of a module.")
+           py::arg("kwargs"),
+           "Lists the beginning module call's stack and writes its inputs "
+           "(if the state says so).")
+      .def("module_end", &PySession::ModuleEnd, py::arg("base"),
+           py::arg("state"), py::arg("output"), py::arg("parameters"),
+           "Writes the module call's outputs (if scope, list and data_mode "
+           "keep them) and closes it.")
+      .def("module_backward_begin", &PySession::ModuleBackwardBegin,
+           py::arg("base"), py::arg("index"))
+      .def("module_backward_end", &PySession::ModuleBackwardEnd,
+           py::arg("base"), py::arg("state"), py::arg("input"),
+           py::arg("output"))
       .def("api_begin", &PySession::ApiBegin, py::arg("base"),
            "Opens an outermost API forward call; returns its state (0: not "
            "recorded, else api_end must follow on this thread).")

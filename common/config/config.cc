@@ -23,7 +23,8 @@ constexpr std::string_view kTopKeys[] = {
     "step",       "level",          "enable_dataloader",
     "async_dump", "precision",      "statistics",
     "tensor",     "overflow_check", "run_ut",
-    "grad_probe", "free_benchmark", "tprobe"};
+    "grad_probe", "free_benchmark", "tprobe",
+    "risk_level"};
 constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode",
                                                 "summary_mode", "tensor_list"};
 constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
@@ -448,6 +449,20 @@ Status ParseRoot(const Json& root, Config* config) {
       return Invalid(
           "async_dump is not supported by tprobe, set it to false (tprobe "
           "already copies data off the training thread)");
+    }
+  }
+  // msprobe 26.x leaves out low-risk APIs unless risk_level is "ALL" (its
+  // default is "FOCUS"); tprobe dumps every API, which is "ALL".
+  if (const Json* v = Find(root, "risk_level")) {
+    if (!v->is_string() || (*v != "ALL" && *v != "FOCUS" && *v != "CORE")) {
+      return Invalid(
+          "risk_level is invalid, it should be one of ['ALL', 'FOCUS', "
+          "'CORE']");
+    }
+    if (*v != "ALL") {
+      return Invalid("risk_level " + v->get<std::string>() +
+                     " is not supported by tprobe, set it to \"ALL\" (tprobe "
+                     "dumps every API)");
     }
   }
   if (const Json* v = Find(root, "precision")) {

@@ -1,5 +1,9 @@
 #include "common/dump/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cassert>
 #include <cerrno>
 #include <charconv>
@@ -287,7 +291,12 @@ Status WriteNpy(const std::string& path, DType dtype,
                          std::to_string(shape.size()) + " dimensions");
   }
   const std::string tmp = path + ".tmp";
-  File f(std::fopen(tmp.c_str(), "wb"));
+  // Mode 0640 whatever the umask, as msprobe writes its data files.
+  const int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd >= 0) ::fchmod(fd, 0640);
+  File f(fd >= 0 ? ::fdopen(fd, "wb") : nullptr);
+  if (fd >= 0 && !f) ::close(fd);
   if (!f) {
     return Status::Error(path + ": cannot create " + tmp + ": " +
                          SystemError(errno));

@@ -20,6 +20,15 @@ AddResult StepTree::AddEntry(const std::string& name, Json body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
+  if (name.starts_with("Module.") || name.starts_with("Cell.")) {
+    // msprobe 26.x moves an updated module entry to the end (its outputs
+    // come after its children's entries).
+    Json merged = std::move(*it);
+    data_.erase(name);
+    for (auto& [key, value] : body.items()) merged[key] = std::move(value);
+    data_[name] = std::move(merged);
+    return AddResult::kMerged;
+  }
   for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
   return AddResult::kMerged;
 }

@@ -71,7 +71,9 @@ class StepTree {
   // Adds dump.json's data[name]. An existing name with identical content is
   // a re-dump (graph-mode TensorDump fires twice): it is dropped and counted
   // as a duplicate. An existing name with other content is merged key by
-  // key, as msprobe's dict.update does, keeping the entry's position.
+  // key, as msprobe's dict.update does, keeping the entry's position; a
+  // module or cell entry ("Module.*", "Cell.*") moves to the end, as in
+  // msprobe 26.x.
   AddResult AddEntry(const std::string& name, Json body);
 
   // Sets construct.json's parent of `node` (null when none). A node already

@@ -25,7 +25,9 @@ Status MakeDirs(const std::string& dir) {
     pos = dir.find('/', pos + 1);
     path = dir.substr(0, pos);
     if (path.empty()) continue;
-    if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST) {
+    if (::mkdir(path.c_str(), 0750) == 0) {
+      ::chmod(path.c_str(), 0750);  // msprobe's mode, whatever the umask
+    } else if (errno != EEXIST) {
       return Status::Error("cannot create directory " + path + ": " +
                            std::strerror(errno));
     }

@@ -16,33 +16,24 @@ config::Config Parse(const std::string& json) {
   return parsed.ok() ? parsed.value() : config::Config();
 }
 
-// What happens, in call order, and whether the call is dumped.
+// The events msprobe's hooks drive its scope with, in call order, and what
+// the checks among them return.
 enum Op {
-  kFwd,     // a module forward call begins
-  kBwd,     // a module backward call begins
-  kEnd,     // a module call ends (its result is not checked)
-  kApi,     // a forward API call
-  kApiBwd,  // a backward API call
-  kGrad,    // a parameter gradient entry
+  kFwd,     // a module forward call begins: BeginModule, then Check
+  kBwd,     // a module backward call begins: BeginModule only
+  kEnd,     // a module call ends: Check, then EndModule
+  kApi,     // an API call begins, or a backward API call: Check
+  kApiEnd,  // a forward API call ends: Check
+  kGrad,    // a parameter gradient of the module base `name`: ParamGrad
+  kWrote,   // the backward module call `name` wrote an entry
   kReset,   // step()
 };
 
 struct Event {
   Op op;
   std::string name;
-  bool dumped = false;
+  bool passes = false;
 };
-
-// "X.backward" -> "X.forward", wherever the direction sits in the name.
-std::string ForwardOf(const std::string& name) {
-  std::string out = name;
-  out.replace(out.find(".backward"), 9, ".forward");
-  return out;
-}
-
-std::string BaseOf(const std::string& name, const char* marker) {
-  return name.substr(0, name.find(marker));
-}
 
 struct Case {
   const char* title;
@@ -55,49 +46,39 @@ void Replay(const Case& c) {
   Selection selection(Parse(c.config));
   for (size_t i = 0; i < c.events.size(); ++i) {
     const Event& e = c.events[i];
-    bool dumped = false;
+    bool passes = false;
     switch (e.op) {
       case kFwd:
-        dumped =
-            selection.BeginModuleForward(BaseOf(e.name, ".forward"), e.name);
+        selection.BeginModule(e.name);
+        passes = selection.Check(e.name);
         break;
       case kBwd:
-        dumped = selection.BeginModuleBackward(e.name, ForwardOf(e.name));
-        break;
-      case kEnd:
-        selection.EndModule(e.name);
+        selection.BeginModule(e.name);
         continue;
-      case kApi:
-        dumped = selection.ApiForward(e.name);
+      case kEnd:
+        passes = selection.Check(e.name);
+        selection.EndModule(e.name);
         break;
-      case kApiBwd:
-        dumped = selection.ApiBackward(e.name, ForwardOf(e.name));
+      case kApi:
+      case kApiEnd:
+        passes = selection.Check(e.name);
         break;
       case kGrad:
-        dumped =
-            selection.ParamGrad(BaseOf(e.name, ".parameters_grad"), e.name);
+        passes = selection.ParamGrad(e.name);
         break;
+      case kWrote:
+        selection.NoteBackwardEntry(e.name);
+        continue;
       case kReset:
         selection.ResetStep();
         continue;
     }
-    EXPECT_EQ(dumped, e.dumped) << "event " << i << ": " << e.name;
+    EXPECT_EQ(passes, e.passes) << "event " << i << ": " << e.name;
   }
 }
 
-TEST(SelectionTest, NoScopeAndNoListDumpsEverything) {
-  Selection selection(Parse(R"({"level": "mix", "statistics":
-      {"scope": [], "list": []}})"));
-  EXPECT_TRUE(selection.everything());
-  Replay({"everything",
-          R"({"level": "mix"})",
-          {{kFwd, "Module.a.A.forward.0", true},
-           {kApi, "Functional.relu.0.forward", true},
-           {kEnd, "Module.a.A.forward.0"},
-           {kBwd, "Module.a.A.backward.0", true},
-           {kEnd, "Module.a.A.backward.0"},
-           {kApiBwd, "Functional.relu.0.backward", true},
-           {kGrad, "Module.a.A.parameters_grad.0", true}}});
+TEST(SelectionTest, NoScopeAndNoListIsEverything) {
+  EXPECT_TRUE(Selection(Parse(R"({"level": "mix"})")).everything());
   EXPECT_FALSE(
       Selection(Parse(R"({"statistics": {"list": ["x"]}})")).everything());
 }
@@ -107,65 +88,79 @@ TEST(SelectionTest, ListMatchesSubstringsOfFullNames) {
       {"any entry, case-sensitive",
        R"({"level": "L1", "statistics": {"list": ["relu", "Tensor.add"]}})",
        {{kApi, "Functional.relu.0.forward", true},
+        {kApiEnd, "Functional.relu.0.forward", true},
         {kApi, "Functional.gelu.0.forward", false},
         {kApi, "Tensor.add_.0.forward", true},
         {kApi, "Tensor.__add__.0.forward", false},
-        {kApi, "Functional.leaky_relu.0.forward", true},
-        {kFwd, "Module.act.ReLU.forward.0", false},
-        {kEnd, "Module.act.ReLU.forward.0"}}},
-      {"a full name with its index",
+        {kApi, "Functional.relu.0.backward", true}}},
+      {"a full name with its index selects that call only, not its backward",
        R"({"level": "L1", "statistics": {"list": ["Torch.matmul.1.forward"]}})",
        {{kApi, "Torch.matmul.0.forward", false},
         {kApi, "Torch.matmul.1.forward", true},
-        {kApi, "Torch.matmul.11.forward", false}}},
-      {"at L0 every module must match by itself",
+        {kApi, "Torch.matmul.11.forward", false},
+        {kApi, "Torch.matmul.1.backward", false}}},
+      {"at L0 every module call matches by itself",
        R"({"level": "L0", "statistics": {"list": ["Block"]}})",
        {{kFwd, "Module.b.Block.forward.0", true},
         {kFwd, "Module.b.fc.Linear.forward.0", false},
-        {kEnd, "Module.b.fc.Linear.forward.0"},
-        {kEnd, "Module.b.Block.forward.0"}}},
-      {"at mix a matching module opens the list range for its children",
+        {kEnd, "Module.b.fc.Linear.forward.0", false},
+        {kEnd, "Module.b.Block.forward.0", true},
+        {kGrad, "Module.b.fc.Linear", false},
+        {kGrad, "Module.b.Block", true}}},
+      {"at mix a matching module opens the list range while it runs",
        R"({"level": "mix", "statistics": {"list": ["Module.1."]}})",
        {{kFwd, "Module.0.0.Linear.forward.0", false},
         {kApi, "Functional.linear.0.forward", false},
-        {kEnd, "Module.0.0.Linear.forward.0"},
+        {kEnd, "Module.0.0.Linear.forward.0", false},
         {kFwd, "Module.1.0.Linear.forward.0", true},
         {kApi, "Functional.linear.1.forward", true},
         {kFwd, "Module.helper.Norm.forward.0", true},
-        {kApi, "Torch.norm.0.forward", true},
-        {kEnd, "Module.helper.Norm.forward.0"},
-        {kApi, "Functional.dropout.0.forward", true},
-        {kEnd, "Module.1.0.Linear.forward.0"},
+        {kEnd, "Module.helper.Norm.forward.0", true},
+        {kEnd, "Module.1.0.Linear.forward.0", true},
         {kApi, "Functional.linear.2.forward", false},
-        {kFwd, "Module.helper.Norm.forward.1", false},
-        {kEnd, "Module.helper.Norm.forward.1"}}},
+        {kApi, "Functional.linear.2.backward", false},
+        {kBwd, "Module.1.0.Linear.backward.0"},  // matches "Module.1." too
+        {kApi, "Functional.linear.1.backward", true},
+        {kEnd, "Module.1.0.Linear.backward.0", true},
+        {kApi, "Functional.linear.0.backward", false}}},
       {"at mix nested matching modules keep the range open until the last ends",
        R"({"level": "mix", "statistics": {"list": ["Block"]}})",
        {{kFwd, "Module.outer.Block.forward.0", true},
         {kFwd, "Module.outer.inner.Block.forward.0", true},
-        {kEnd, "Module.outer.inner.Block.forward.0"},
+        {kEnd, "Module.outer.inner.Block.forward.0", true},
         {kApi, "Functional.relu.0.forward", true},
-        {kEnd, "Module.outer.Block.forward.0"},
-        {kApi, "Functional.relu.1.forward", false}}},
+        {kEnd, "Module.outer.Block.forward.0", true},
+        {kApi, "Functional.relu.1.forward", false},
+        {kBwd, "Module.outer.Block.backward.0"},  // matches: opens the range
+        {kApi, "Functional.relu.0.backward", true},
+        {kEnd, "Module.outer.Block.backward.0", true},
+        {kApi, "Functional.gelu.0.backward", false}}},
   };
   for (const Case& c : cases) Replay(c);
 }
 
-TEST(SelectionTest, ScopeDumpsFromStartToEndInclusive) {
+TEST(SelectionTest, ScopeRangesFollowCallOrder) {
   const Case cases[] = {
-      {"API range",
+      {"API range: the end API keeps its inputs, not its outputs",
        R"({"level": "L1", "statistics": {"scope":
            ["Functional.relu.1.forward", "Torch.add.0.forward"]}})",
        {{kApi, "Functional.relu.0.forward", false},
+        {kApiEnd, "Functional.relu.0.forward", false},
         {kApi, "Functional.relu.1.forward", true},
+        {kApiEnd, "Functional.relu.1.forward", true},
         {kApi, "Tensor.mul.0.forward", true},
+        {kApiEnd, "Tensor.mul.0.forward", true},
         {kApi, "Torch.add.0.forward", true},
-        {kApi, "Functional.relu.2.forward", false}}},
-      {"start == end: that one API",
+        {kApiEnd, "Torch.add.0.forward", false},
+        {kApi, "Functional.relu.2.forward", false},
+        {kApi, "Tensor.mul.0.backward", false},  // after the range closed
+        {kApi, "Functional.relu.1.backward", false}}},
+      {"start == end: that one API, inputs and outputs",
        R"({"level": "L1", "statistics": {"scope":
            ["Torch.add.1.forward", "Torch.add.1.forward"]}})",
        {{kApi, "Torch.add.0.forward", false},
         {kApi, "Torch.add.1.forward", true},
+        {kApiEnd, "Torch.add.1.forward", true},
         {kApi, "Torch.add.2.forward", false}}},
       {"module range: from start's begin to end's end",
        R"({"level": "L0", "statistics": {"scope":
@@ -173,124 +168,74 @@ TEST(SelectionTest, ScopeDumpsFromStartToEndInclusive) {
        {{kFwd, "Module.p.P.forward.0", false},  // began before the range
         {kFwd, "Module.a.A.forward.0", true},
         {kFwd, "Module.a.c.C.forward.0", true},
-        {kEnd, "Module.a.c.C.forward.0"},
-        {kEnd, "Module.a.A.forward.0"},
-        {kEnd, "Module.p.P.forward.0"},
+        {kEnd, "Module.a.c.C.forward.0", true},
+        {kEnd, "Module.a.A.forward.0", true},
+        {kEnd, "Module.p.P.forward.0", true},  // its outputs: inside
         {kFwd, "Module.b.B.forward.0", true},
         {kFwd, "Module.b.d.D.forward.0", true},
-        {kEnd, "Module.b.d.D.forward.0"},
-        {kEnd, "Module.b.B.forward.0"},
+        {kEnd, "Module.b.d.D.forward.0", true},
+        {kEnd, "Module.b.B.forward.0", true},
         {kFwd, "Module.e.E.forward.0", false},
-        {kEnd, "Module.e.E.forward.0"}}},
-      {"[M, M]: the module and everything inside it",
-       R"({"level": "mix", "statistics": {"scope":
-           ["Module.m.M.forward.1", "Module.m.M.forward.1"]}})",
-       {{kFwd, "Module.m.M.forward.0", false},
-        {kApi, "Functional.relu.0.forward", false},
-        {kEnd, "Module.m.M.forward.0"},
-        {kFwd, "Module.m.M.forward.1", true},
-        {kApi, "Functional.relu.1.forward", true},
-        {kFwd, "Module.m.fc.Linear.forward.0", true},
-        {kEnd, "Module.m.fc.Linear.forward.0"},
-        {kEnd, "Module.m.M.forward.1"},
-        {kApi, "Functional.relu.2.forward", false}}},
-      {"mix: from a module to an API",
-       R"({"level": "mix", "statistics": {"scope":
-           ["Module.a.A.forward.0", "Functional.relu.1.forward"]}})",
-       {{kApi, "Functional.relu.0.forward", false},
-        {kFwd, "Module.a.A.forward.0", true},
-        {kApi, "Functional.relu.1.forward", true},  // closes the range
-        {kApi, "Functional.gelu.0.forward", false},
-        {kEnd, "Module.a.A.forward.0"}}},
-      {"scope and list: in range and listed",
-       R"({"level": "L1", "statistics": {"list": ["relu"], "scope":
-           ["Functional.relu.0.forward", "Functional.relu.2.forward"]}})",
-       {{kApi, "Functional.relu.0.forward", true},
-        {kApi, "Functional.gelu.0.forward", false},
-        {kApi, "Functional.relu.1.forward", true},
-        {kApi, "Functional.relu.2.forward", true},
-        {kApi, "Functional.relu.3.forward", false}}},
-      {"an end never reached keeps the range open",
-       R"({"level": "L1", "statistics": {"scope":
-           ["Torch.add.0.forward", "Torch.add.9.forward"]}})",
-       {{kApi, "Torch.add.0.forward", true},
-        {kApi, "Torch.add.1.forward", true},
-        {kApi, "Torch.sub.0.forward", true}}},
-  };
-  for (const Case& c : cases) Replay(c);
-}
-
-TEST(SelectionTest, BackwardAndGradientsFollowTheirForwardOrTheirOwnName) {
-  const Case cases[] = {
-      {"module backward follows its forward call",
+        {kEnd, "Module.e.E.forward.0", false},
+        {kBwd, "Module.b.B.backward.0"},
+        {kEnd, "Module.b.B.backward.0", false},
+        {kGrad, "Module.b.B", false}}},
+      {"module range ending inside a parent: the parent keeps its inputs",
        R"({"level": "L0", "statistics": {"scope":
-           ["Module.a.A.forward.0", "Module.a.A.forward.0"]}})",
+           ["Module.a.A.forward.0", "Module.b.c.C.forward.0"]}})",
        {{kFwd, "Module.a.A.forward.0", true},
-        {kEnd, "Module.a.A.forward.0"},
-        {kFwd, "Module.b.B.forward.0", false},
-        {kEnd, "Module.b.B.forward.0"},
-        {kBwd, "Module.b.B.backward.0", false},
-        {kEnd, "Module.b.B.backward.0"},
-        {kBwd, "Module.a.A.backward.0", true},
-        {kEnd, "Module.a.A.backward.0"},
-        {kBwd, "Module.a.A.backward.1", false},  // no such forward call
-        {kEnd, "Module.a.A.backward.1"}}},
-      {"API backward follows its forward call",
-       R"({"level": "L1", "statistics": {"scope":
-           ["Functional.relu.0.forward", "Functional.relu.0.forward"]}})",
-       {{kApi, "Functional.relu.0.forward", true},
+        {kEnd, "Module.a.A.forward.0", true},
+        {kFwd, "Module.b.B.forward.0", true},
+        {kFwd, "Module.b.c.C.forward.0", true},
+        {kEnd, "Module.b.c.C.forward.0", true},
+        {kEnd, "Module.b.B.forward.0", false}}},
+      {"mix: the end module's own start check closes the range",
+       R"({"level": "mix", "statistics": {"scope":
+           ["Module.a.A.forward.0", "Module.b.B.forward.0"]}})",
+       {{kFwd, "Module.a.A.forward.0", true},
+        {kApi, "Functional.relu.0.forward", true},
+        {kEnd, "Module.a.A.forward.0", true},
+        {kFwd, "Module.b.B.forward.0", true},
         {kApi, "Functional.relu.1.forward", false},
-        {kApiBwd, "Functional.relu.1.backward", false},
-        {kApiBwd, "Functional.relu.0.backward", true}}},
-      {"a backward call matches the list by its own name",
-       R"({"level": "L1", "statistics": {"list": ["backward"]}})",
-       {{kApi, "Functional.relu.0.forward", false},
-        {kApiBwd, "Functional.relu.0.backward", true}}},
+        {kEnd, "Module.b.B.forward.0", false}}},
       {"a scope of backward names",
        R"({"level": "L0", "statistics": {"scope":
            ["Module.b.B.backward.0", "Module.a.A.backward.0"]}})",
        {{kFwd, "Module.a.A.forward.0", false},
-        {kEnd, "Module.a.A.forward.0"},
-        {kBwd, "Module.c.C.backward.0", false},
-        {kEnd, "Module.c.C.backward.0"},
-        {kBwd, "Module.b.B.backward.0", true},
-        {kEnd, "Module.b.B.backward.0"},
-        {kBwd, "Module.a.A.backward.0", true},
-        {kEnd, "Module.a.A.backward.0"},
-        {kBwd, "Module.d.D.backward.0", false},
-        {kEnd, "Module.d.D.backward.0"}}},
-      {"gradients follow any dumped forward call of the module",
-       R"({"level": "L0", "statistics": {"list": ["fc"]}})",
-       {{kFwd, "Module.fc.Linear.forward.0", true},
-        {kEnd, "Module.fc.Linear.forward.0"},
-        {kFwd, "Module.emb.Embedding.forward.0", false},
-        {kEnd, "Module.emb.Embedding.forward.0"},
-        {kGrad, "Module.fc.Linear.parameters_grad.0", true},
-        {kGrad, "Module.emb.Embedding.parameters_grad.0", false}}},
-      {"gradients match the list by their own name",
-       R"({"level": "L0", "statistics": {"list": ["parameters_grad"]}})",
-       {{kFwd, "Module.fc.Linear.forward.0", false},
-        {kEnd, "Module.fc.Linear.forward.0"},
-        {kGrad, "Module.fc.Linear.parameters_grad.0", true}}},
+        {kEnd, "Module.a.A.forward.0", false},
+        {kBwd, "Module.c.C.backward.0"},
+        {kEnd, "Module.c.C.backward.0", false},
+        {kBwd, "Module.b.B.backward.0"},
+        {kEnd, "Module.b.B.backward.0", true},
+        {kBwd, "Module.a.A.backward.0"},
+        {kEnd, "Module.a.A.backward.0", true},
+        {kBwd, "Module.d.D.backward.0"},
+        {kEnd, "Module.d.D.backward.0", false}}},
   };
   for (const Case& c : cases) Replay(c);
 }
 
-TEST(SelectionTest, ANewStepClosesRangesAndForgetsDumpedCalls) {
+TEST(SelectionTest, GradientsFollowTheModuleNameOrItsBackwardEntry) {
+  Replay({"list",
+          R"({"level": "L0", "statistics": {"list": ["backward.0"]}})",
+          {{kGrad, "Module.fc.Linear", false},
+           {kWrote, "Module.fc.Linear.backward.0"},
+           {kGrad, "Module.fc.Linear", true},
+           {kGrad, "Module.emb.Embedding", false},
+           {kReset, ""},
+           {kGrad, "Module.fc.Linear", false}}});
+}
+
+TEST(SelectionTest, ANewStepClosesRanges) {
   const Case cases[] = {
       {"scope",
        R"({"level": "L0", "statistics": {"scope":
            ["Module.a.A.forward.0", "Module.z.Z.forward.0"]}})",
        {{kFwd, "Module.a.A.forward.0", true},
-        {kEnd, "Module.a.A.forward.0"},
-        {kFwd, "Module.b.B.forward.0", true},  // the range is still open
-        {kEnd, "Module.b.B.forward.0"},
+        {kEnd, "Module.a.A.forward.0", true},
         {kReset, ""},
         {kFwd, "Module.b.B.forward.0", false},
-        {kEnd, "Module.b.B.forward.0"},
-        {kBwd, "Module.a.A.backward.0", false},
-        {kEnd, "Module.a.A.backward.0"},
-        {kGrad, "Module.a.A.parameters_grad.0", false}}},
+        {kEnd, "Module.b.B.forward.0", false}}},
       {"mix list range",
        R"({"level": "mix", "statistics": {"list": ["Block"]}})",
        {{kFwd, "Module.b.Block.forward.0", true},  // never ended

@@ -251,8 +251,9 @@ TEST_F(DrainTest, OverflowCheckLogsEachOverflowAndWhenOverflowNumsIsReached) {
                 ", rank 0): overflow (inf or nan) in Torch.exp.2.forward\n"
                 "producer " +
                 std::to_string(p->client_id()) + " (pid " + pid +
-                ", rank 0): overflow_nums 1 reached; no further calls are "
-                "dumped\n");
+                ", rank 0): overflow_nums 1 reached; the dump ends here, as "
+                "msprobe's does: no later call and no later step is "
+                "written\n");
   ASSERT_TRUE(state->assembler.WriteDirty().ok());
   // (dump.json holds Infinity, which only Python's json reads.)
   EXPECT_NE(ReadFile(File("dump.json")).find("Torch.exp.2.forward"),
@@ -275,6 +276,10 @@ TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
   EXPECT_EQ(
       stacks["0"][1],
       dump::Json::array({"File a.py, line 1, in f, \n g()", "File b.py"}));
+  // An entry with an empty body only lists its stack (data_mode kept none
+  // of the call's data).
+  EXPECT_TRUE(
+      dump::Json::parse(ReadFile(File("dump.json")))["data"].empty());
 }
 
 TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
@@ -358,7 +363,8 @@ TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
       const uint32_t id = ring * 100 + i + 1;
       ASSERT_TRUE(
           w.Intern(id, record::InternKind::kName, "E" + std::to_string(id)));
-      ASSERT_TRUE(w.Entry(id, 0, id, 0, MakeEntry({})));
+      ASSERT_TRUE(
+          w.Entry(id, 0, id, 0, MakeEntry({{"input_args", List({})}})));
     }
   }
   auto state = p->Lock();

@@ -364,8 +364,10 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
 }
 
 // overflow_check: only calls with an inf or NaN (in Max or Min) anywhere in
-// their tensors are kept, with full stats and their .npy files, until
-// overflow_nums; stack.json and construct.json still cover every call.
+// their tensors are kept, with full stats and their .npy files;
+// stack.json and construct.json cover every call. Once overflow_nums calls
+// are kept the dump ends, as msprobe's does: nothing later is written, not
+// even a later step's directory.
 TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
@@ -405,6 +407,14 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
   }
   ASSERT_TRUE(w.Call(false, seq++, 0, 99, record::CallKind::kModule));
   ASSERT_TRUE(Step(client, 0));
+  // A later step: the dump has ended.
+  ASSERT_TRUE(w.Call(true, seq++, 1, 4, record::CallKind::kApi));
+  ASSERT_TRUE(w.Float32Tensor(1, {2}, {inf, 1}));
+  ASSERT_TRUE(w.Entry(seq++, 1, 4, 100,
+                      MakeEntry({{"input_args", List({Ref(1)})}})));
+  ASSERT_TRUE(w.Call(false, seq++, 1, 4, record::CallKind::kApi));
+  ASSERT_TRUE(Step(client, 1));
+  EXPECT_FALSE(std::filesystem::exists(StepDir(1)));
 
   EXPECT_EQ(EntryNames(), (std::vector<std::string>{"Functional.exp.0.forward",
                                                     "Tensor.div.0.forward"}));
@@ -425,12 +435,11 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
                                    "Functional.exp.0.forward.output.0.npy",
                                    "Tensor.div.0.forward.input.0.npy",
                                    "Tensor.div.0.forward.output.0.npy"}));
-  // Every call is in construct.json and stack.json.
-  EXPECT_EQ(Load("construct.json").size(), 5u);
-  EXPECT_EQ(
-      Load("stack.json")["0"][0],
-      Json::array({"Functional.linear.0.forward", "Functional.exp.0.forward",
-                   "Tensor.div.0.forward", "Torch.log.0.forward"}));
+  // Every call up to the last kept one is in construct.json and stack.json.
+  EXPECT_EQ(Load("construct.json").size(), 4u);
+  EXPECT_EQ(Load("stack.json")["0"][0],
+            Json::array({"Functional.linear.0.forward",
+                         "Functional.exp.0.forward", "Tensor.div.0.forward"}));
   std::string output;
   EXPECT_EQ(testing::RunCommand(
                 std::string(TPROBE_PYTHON) + " " +

@@ -198,8 +198,7 @@ class ModelTest(unittest.TestCase):
                              {"type": "float", "value": 2.0})
             self.assertStats(entry["output"][0], after, "mul_ output")
             self.assertEqual(list(entry),
-                             ["input_args", "input_kwargs", "is_recompute",
-                              "output"])
+                             ["input_args", "input_kwargs", "output"])
 
     def test_inplace_add_on_module_output(self) -> None:
         data, construct = self.trees[0]

@@ -86,6 +86,7 @@ std::vector<ValidCase> ValidCases() {
        R"({"enable_dataloader": true, "async_dump": false, "precision": "high"})",
        [](Config&) {}},
       {"PrecisionLow", R"({"precision": "low"})", [](Config&) {}},
+      {"RiskLevelAll", R"({"risk_level": "ALL"})", [](Config&) {}},
       {"Scope",
        R"({"statistics": {"scope": ["Module.conv1.Conv2d.forward.0",
                                     "Module.fc.Linear.forward.0"]}})",
@@ -213,7 +214,7 @@ std::vector<InvalidCase> InvalidCases() {
   const std::string kTopKeys =
       "[task, dump_path, rank, step, level, enable_dataloader, async_dump, "
       "precision, statistics, tensor, overflow_check, run_ut, grad_probe, "
-      "free_benchmark, tprobe]";
+      "free_benchmark, tprobe, risk_level]";
   const std::string kModes =
       "is not in ['all','input','output','forward','backward'].";
   return {
@@ -278,6 +279,12 @@ std::vector<InvalidCase> InvalidCases() {
        "config: async_dump is not supported by tprobe, set it to false"},
       {"PrecisionUnknown", R"({"precision": "medium"})",
        "config: precision is invalid, it should be one of ['low', 'high']"},
+      {"RiskLevelUnknown", R"({"risk_level": "all"})",
+       "config: risk_level is invalid, it should be one of ['ALL', 'FOCUS', "
+       "'CORE']"},
+      {"RiskLevelFocus", R"({"risk_level": "FOCUS"})",
+       "config: risk_level FOCUS is not supported by tprobe, set it to "
+       "\"ALL\""},
 
       // step and rank.
       {"StepNotAList", R"({"step": 1})",

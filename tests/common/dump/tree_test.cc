@@ -28,6 +28,27 @@ TEST(StepTreeTest, AddEntryTellsNewMergedAndDuplicateApart) {
       << "a dropped re-dump loses nothing";
 }
 
+TEST(StepTreeTest, AnUpdatedModuleEntryMovesToTheEnd) {
+  // msprobe 26.x: a module's inputs go in when it begins, its outputs when
+  // it ends, and the update moves the entry after its children's.
+  StepTree tree("statistics", "mix", "pytorch");
+  const std::string module = "Module.fc.Linear.forward.0";
+  const std::string cell = "Cell.fc.Dense.forward.0";
+  EXPECT_EQ(tree.AddEntry(module, Json{{"input_args", 1}}), AddResult::kNew);
+  EXPECT_EQ(tree.AddEntry(cell, Json{{"input_args", 1}}), AddResult::kNew);
+  EXPECT_EQ(tree.AddEntry("Functional.linear.0.forward", Json{{"output", 1}}),
+            AddResult::kNew);
+  EXPECT_EQ(tree.AddEntry(module, Json{{"output", 2}, {"parameters", 3}}),
+            AddResult::kMerged);
+  EXPECT_EQ(tree.AddEntry(cell, Json{{"output", 2}}), AddResult::kMerged);
+  EXPECT_EQ(Keys(tree.data()),
+            (std::vector<std::string>{"Functional.linear.0.forward", module,
+                                      cell}));
+  EXPECT_EQ(Keys(tree.data()[module]),
+            (std::vector<std::string>{"input_args", "output", "parameters"}));
+  EXPECT_EQ(tree.accounting().entries, 3u);
+}
+
 TEST(StepTreeTest, GroupedStacksListEachNameOnceInFirstUseOrder) {
   StepTree tree("statistics", "mix", "pytorch");
   tree.AddStack("A", {"File a.py, line 1"});

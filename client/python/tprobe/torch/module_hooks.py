@@ -2,13 +2,17 @@
 
 Forward: a pre-hook opens the call in the client core (which names it
 ``Module.{path}.{Class}.forward.{N}``, counts it, applies the filters and
-opens its construct node) and a post-hook hands over input_args, output and
-parameters for the entry and closes the call. As in msprobe 8.3.3 the
-inputs are read in the post-hook, so an in-place module shows its inputs
-after the change. PyTorch 1.13 hands no kwargs to module hooks, so
-input_kwargs is always {}.
+opens its construct node) and hands over its stack and input_args; a
+post-hook hands over output and parameters and closes the call. As in
+msprobe 26.x the inputs are read in the pre-hook, so an in-place module
+shows its inputs before the change, and the entry, completed by the
+post-hook, ends up after its children's. PyTorch 1.13 hands no kwargs to
+module hooks, so input_kwargs is always {}.
 
 Backward: ``Module.{path}.{Class}.backward.{N}`` (same N as the forward),
+begun when the gradients of its outputs arrive and ended when its own are
+computed, so the backward calls in between are inside it (construct.json
+parents, list ranges),
 with ``input`` = gradients w.r.t. the forward outputs and ``output`` =
 gradients w.r.t. the forward's tensor arguments. The gradients are taken by
 an identity autograd node around the outputs (it runs when the module's
@@ -79,7 +83,7 @@ class _Backward:
     """Collects one module call's gradients and reports its backward."""
 
     __slots__ = ("rt", "base", "index", "arg_slots", "grad_outputs",
-                 "waits_inputs")
+                 "waits_inputs", "state")
 
     def __init__(self, rt: Runtime, base: str, index: int,
                  arg_slots: int) -> None:
@@ -89,6 +93,7 @@ class _Backward:
         self.arg_slots = arg_slots  # tensor positional arguments
         self.grad_outputs: Optional[list] = None
         self.waits_inputs = False
+        self.state = 0  # from Session.module_backward_begin
 
     def on_output_grads(self, slots: List[int], count: int,
                         grads: Sequence[Optional[_Tensor]]) -> None:
@@ -96,6 +101,9 @@ class _Backward:
         for slot, grad in zip(slots, grads):
             values[slot] = grad
         self.grad_outputs = values
+        # The module's backward begins: calls made until it ends (its
+        # children's backward) are inside it.
+        self._call(self._begin)
         if not self.waits_inputs:
             self._emit([None] * self.arg_slots)
 
@@ -107,14 +115,26 @@ class _Backward:
         self._emit(values)
 
     def _emit(self, grad_inputs: list) -> None:
+        self._call(lambda: self._end(grad_inputs))
+
+    def _begin(self) -> None:
+        self.state = self.rt.session.module_backward_begin(self.base,
+                                                           self.index)
+
+    def _end(self, grad_inputs: list) -> None:
+        state, self.state = self.state, 0
+        if state:
+            self.rt.session.module_backward_end(
+                self.base, state, self.grad_outputs or [], grad_inputs)
+
+    def _call(self, fn: Callable[[], None]) -> None:
         rt = self.rt
         if not rt.on:
             return
         local = rt.local
         local.busy += 1
         try:
-            rt.session.module_backward(self.base, self.index,
-                                       self.grad_outputs or [], grad_inputs)
+            fn()
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module backward hook", error)
         finally:
@@ -192,7 +212,7 @@ class ModuleHooks:
                 return None
             local.busy += 1
             try:
-                return self._close(call, module, args, output)
+                return self._close(call, module, output)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a module forward hook", error)
                 return None
@@ -209,8 +229,7 @@ class ModuleHooks:
                 call = calls[i]
                 session = self.rt.session
                 for lost in reversed(calls[i + 1:]):
-                    session.module_end(lost.base, lost.state, None, None,
-                                       None, None)
+                    session.module_end(lost.base, lost.state, None, None)
                 del calls[i:]
                 return call
         return None
@@ -218,9 +237,15 @@ class ModuleHooks:
     def _open(self, module: torch.nn.Module, base: str,
               args: tuple) -> Optional[tuple]:
         rt = self.rt
-        state = rt.session.module_begin(base)
+        session = rt.session
+        state = session.module_begin(base)
         if not state:
             return None
+        if state & ENTRY:
+            # As msprobe 26.x: the stack and the inputs are taken when the
+            # module begins (an in-place module shows its inputs unchanged).
+            session.module_inputs(base, state, call_stack.capture(), args,
+                                  {})
         call = _Call(module, base, state)
         rt.modules().append(call)
         if not (state & BACKWARD and torch.is_grad_enabled()
@@ -239,15 +264,14 @@ class ModuleHooks:
             new_args[i] = alias
         return tuple(new_args)
 
-    def _close(self, call: _Call, module: torch.nn.Module, args: tuple,
+    def _close(self, call: _Call, module: torch.nn.Module,
                output: Any) -> Any:
         session = self.rt.session
         state = call.state
         if state & ENTRY:
-            session.module_end(call.base, state, call_stack.capture(), args,
-                               output, module._parameters)
+            session.module_end(call.base, state, output, module._parameters)
         else:
-            session.module_end(call.base, state, None, None, None, None)
+            session.module_end(call.base, state, None, None)
         if state & BACKWARD:
             self.grad_hooks.ensure(module, call.base)
         if call.backward is None:
