@@ -11,6 +11,7 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
   if (it == trees_.end()) {
     if (finished_through_ && step <= *finished_through_) return nullptr;
     dump::StepTree tree(options_.task, options_.level, options_.framework);
+    tree.set_move_merged_modules(options_.framework == "mindspore");
     if (options_.tensor_data) {
       tree.set_dump_data_dir(
           dump::StepRankDir(options_.dump_path, step, options_.rank) +

@@ -20,6 +20,15 @@ AddResult StepTree::AddEntry(const std::string& name, Json body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
+  const bool move = move_merged_modules_ && (name.rfind("Module.", 0) == 0 ||
+                                             name.rfind("Cell.", 0) == 0);
+  if (move) {
+    Json existing = std::move(*it);
+    data_.erase(name);
+    for (auto& [key, value] : body.items()) existing[key] = std::move(value);
+    data_[name] = std::move(existing);
+    return AddResult::kMerged;
+  }
   for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
   return AddResult::kMerged;
 }

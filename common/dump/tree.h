@@ -71,6 +71,12 @@ class StepTree {
   // key, as msprobe's dict.update does, keeping the entry's position.
   AddResult AddEntry(const std::string& name, Json body);
 
+  // msprobe 26.x (the reference for MindSpore) moves a "Module."/"Cell."
+  // entry to the end of data when it merges into it (a parameters_grad
+  // entry then sits where its last gradient arrived). Off by default
+  // (msprobe 8.3.3 keeps the position).
+  void set_move_merged_modules(bool move) { move_merged_modules_ = move; }
+
   // Sets construct.json's parent of `node` (null when none). A node already
   // present keeps its position and gets the new parent.
   void SetParent(const std::string& node, std::optional<std::string> parent);
@@ -102,6 +108,7 @@ class StepTree {
   StackStyle stack_style_;
   std::optional<std::string> dump_data_dir_;
   Json data_ = Json::object();
+  bool move_merged_modules_ = false;
   Json construct_ = Json::object();
   // Grouped: one per distinct stack. Per entry: one per entry, names[0].
   struct StackGroup {

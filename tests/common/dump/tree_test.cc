@@ -28,6 +28,23 @@ TEST(StepTreeTest, AddEntryTellsNewMergedAndDuplicateApart) {
       << "a dropped re-dump loses nothing";
 }
 
+TEST(StepTreeTest, MergedModuleEntriesMoveToTheEndWhenAsked) {
+  StepTree tree("statistics", "mix", "mindspore");
+  tree.set_move_merged_modules(true);
+  tree.AddEntry("Cell.fc.Dense.parameters_grad.0", Json{{"bias", 1}});
+  tree.AddEntry("Primitive.matmul.MatMul.0.backward", Json{{"input", 2}});
+  tree.AddEntry("Primitive.matmul.MatMul.0.backward", Json{{"output", 3}});
+  EXPECT_EQ(
+      tree.AddEntry("Cell.fc.Dense.parameters_grad.0", Json{{"weight", 4}}),
+      AddResult::kMerged);
+  // msprobe 26.x: a Cell./Module. entry moves; any other stays in place.
+  EXPECT_EQ(Keys(tree.data()),
+            (std::vector<std::string>{"Primitive.matmul.MatMul.0.backward",
+                                      "Cell.fc.Dense.parameters_grad.0"}));
+  EXPECT_EQ(Keys(tree.data()["Cell.fc.Dense.parameters_grad.0"]),
+            (std::vector<std::string>{"bias", "weight"}));
+}
+
 TEST(StepTreeTest, GroupedStacksListEachNameOnceInFirstUseOrder) {
   StepTree tree("statistics", "mix", "pytorch");
   tree.AddStack("A", {"File a.py, line 1"});
