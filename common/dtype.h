@@ -99,6 +99,47 @@ inline std::optional<DType> DTypeFromTorchName(std::string_view name) {
   return std::nullopt;
 }
 
+// The dtype string msprobe writes for a MindSpore tensor, str() of the
+// mindspore dtype ("Float32", "BFloat16", "Bool").
+constexpr std::string_view MindSporeName(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return "Float32";
+    case DType::kFloat16:
+      return "Float16";
+    case DType::kBFloat16:
+      return "BFloat16";
+    case DType::kFloat64:
+      return "Float64";
+    case DType::kInt8:
+      return "Int8";
+    case DType::kUInt8:
+      return "UInt8";
+    case DType::kInt16:
+      return "Int16";
+    case DType::kInt32:
+      return "Int32";
+    case DType::kInt64:
+      return "Int64";
+    case DType::kBool:
+      return "Bool";
+    case DType::kComplex64:
+      return "Complex64";
+    case DType::kComplex128:
+      return "Complex128";
+  }
+  return "";
+}
+
+// Inverse of MindSporeName; nullopt for an unknown name.
+inline std::optional<DType> DTypeFromMindSporeName(std::string_view name) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    auto t = static_cast<DType>(i);
+    if (MindSporeName(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 constexpr bool IsValidDType(uint8_t raw) { return raw < kDTypeCount; }
 
 }  // namespace tprobe

@@ -303,6 +303,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     RenderOptions options;
     options.data_name = state_.assembler.options().tensor_data;
     options.md5 = producer_.config().summary_mode == config::SummaryMode::kMd5;
+    options.mindspore = state_.assembler.options().framework == "mindspore";
     auto lookup = [&ring](uint32_t ref) -> const TensorInfo* {
       auto it = ring.tensors.find(ref);
       return it == ring.tensors.end() ? nullptr : &it->second;

@@ -129,14 +129,16 @@ class Renderer {
 Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
                   const std::string* data_name) {
   Json out = Json::object();
-  out["type"] = "torch.Tensor";
-  out["dtype"] = std::string(TorchName(tensor.dtype));
+  out["type"] = options.mindspore ? "mindspore.Tensor" : "torch.Tensor";
+  out["dtype"] = std::string(options.mindspore ? MindSporeName(tensor.dtype)
+                                               : TorchName(tensor.dtype));
   out["shape"] = tensor.shape;
   for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
     auto it = tensor.complete ? tensor.stats.find(key) : tensor.stats.end();
     out[key] = it != tensor.stats.end() ? *it : Json(nullptr);
   }
-  out["requires_grad"] = tensor.requires_grad;
+  // msprobe's MindSpore dump writes no requires_grad.
+  if (!options.mindspore) out["requires_grad"] = tensor.requires_grad;
   if (data_name != nullptr) out["data_name"] = *data_name;
   if (options.md5) {
     out["md5"] =

@@ -7,7 +7,8 @@
 //   null, bool, int, float, str  ->  the JSON value itself
 //   list, dict                   ->  array, object (keys in their order)
 //   typed {t, v}                 ->  {"type": t, "value": v}
-//   tensor_ref r                 ->  the tensor object of tensor r:
+//   tensor_ref r                 ->  the tensor object of tensor r
+//                                    (PyTorch's or MindSpore's names):
 //       type, dtype, shape, Max, Min, Mean, Norm, requires_grad,
 //       then data_name (task tensor) and md5 (summary_mode md5)
 // A ref with no tensor renders as null; a tensor whose bytes did not all
@@ -53,6 +54,10 @@ struct RenderOptions {
   bool data_name = false;
   // summary_mode md5: tensors get an "md5" key (null when incomplete).
   bool md5 = false;
+  // A MindSpore producer: tensors are "mindspore.Tensor" with MindSpore's
+  // dtype names ("Float32") and no requires_grad, else "torch.Tensor" and
+  // "torch.float32".
+  bool mindspore = false;
 };
 
 // A tensor file the entry refers to by data_name.

@@ -14,6 +14,7 @@ packages=(
   libboost-dev libprotobuf-dev protobuf-compiler libspdlog-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-torch
+  python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -28,6 +29,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "[setup] all packages present"
+fi
+
+# --- MindSpore ------------------------------------------------------------
+# The virtual environment .venv holds MindSpore (CPU) and, as a test
+# reference, msprobe, pinned in deploy/requirements.txt. torch goes in
+# first, alone, so that nothing pulls another torch build.
+# TPROBE_SKIP_VENV=1 leaves it out.
+if [[ "${TPROBE_SKIP_VENV:-0}" != 1 ]]; then
+  [[ -x .venv/bin/python ]] || python3 -m venv .venv
+  pin() { grep -E "^$1==" deploy/requirements.txt; }
+  .venv/bin/pip install -q "$(pin torch)"
+  .venv/bin/pip install -q "$(pin mindspore)" "$(pin numpy)" "$(pin pandas)" \
+    "$(pin mindstudio-probe)"
+  echo "[setup] .venv: $(.venv/bin/python -c 'import mindspore; print("mindspore", mindspore.__version__)' 2>/dev/null)"
 fi
 
 [[ "${1:-}" == "--no-build" ]] && exit 0

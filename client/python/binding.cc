@@ -51,8 +51,8 @@ constexpr int kMaxDepth = 400;
 constexpr size_t kReleaseGilBytes = size_t{64} << 10;
 
 // Python objects the encoder compares against, looked up on first use (so
-// that importing tprobe._C does not import torch). Never freed: they live as
-// long as the interpreter.
+// that importing tprobe._C imports no framework, and a MindSpore session
+// never imports torch). Never freed: they live as long as the interpreter.
 struct TorchTypes {
   PyObject* tensor = nullptr;         // torch.Tensor
   PyObject* size = nullptr;           // torch.Size
@@ -60,11 +60,15 @@ struct TorchTypes {
   PyObject* device = nullptr;         // torch.device
   PyObject* memory_format = nullptr;  // torch.memory_format
   PyObject* np_generic = nullptr;     // numpy.generic, if numpy imports
-  // torch.dtype object -> ring dtype; nullopt for dtypes the ring lacks.
+  PyObject* ms_tensor = nullptr;      // mindspore.Tensor
+  PyObject* ms_dtype = nullptr;       // mindspore's dtype base (typing.Type)
+  // torch.dtype or mindspore dtype object -> ring dtype; nullopt for dtypes
+  // the ring lacks.
   std::unordered_map<PyObject*, std::optional<DType>> dtypes;
   // Called for values of any other type (see tprobe._C.set_fallback).
   PyObject* fallback = nullptr;
-  bool ready = false;
+  bool ready = false;     // the torch types
+  bool ms_ready = false;  // the mindspore types
 };
 
 TorchTypes& Types() {
@@ -79,7 +83,7 @@ struct Names {
       contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
       data_ptr{"data_ptr"}, numel{"numel"}, is_conj{"is_conj"},
       resolve_conj{"resolve_conj"}, fields{"_fields"}, type{"type"},
-      index{"index"}, item{"item"};
+      index{"index"}, item{"item"}, asnumpy{"asnumpy"};
 };
 
 Names& N() {
@@ -87,21 +91,43 @@ Names& N() {
   return *names;
 }
 
-void InitTypes() {
+PyObject* Keep(py::object o) { return o.release().ptr(); }
+
+PyObject* NumpyGeneric() {
+  try {
+    return Keep(py::module_::import("numpy").attr("generic"));
+  } catch (py::error_already_set&) {
+    return nullptr;
+  }
+}
+
+// The MindSpore types, for a MindSpore session.
+void InitMindSporeTypes() {
+  TorchTypes& t = Types();
+  if (t.ms_ready) return;
+  py::module_ ms = py::module_::import("mindspore");
+  t.ms_tensor = Keep(ms.attr("Tensor"));
+  t.ms_dtype =
+      Keep(py::module_::import("mindspore._c_expression.typing").attr("Type"));
+  if (t.np_generic == nullptr) t.np_generic = NumpyGeneric();
+  t.ms_ready = true;
+}
+
+void InitTypes(bool mindspore) {
+  if (mindspore) {
+    InitMindSporeTypes();
+    return;
+  }
   TorchTypes& t = Types();
   if (t.ready) return;
   py::module_ torch = py::module_::import("torch");
-  auto keep = [](py::object o) { return o.release().ptr(); };
+  auto keep = Keep;
   t.tensor = keep(torch.attr("Tensor"));
   t.size = keep(torch.attr("Size"));
   t.dtype = keep(torch.attr("dtype"));
   t.device = keep(torch.attr("device"));
   t.memory_format = keep(torch.attr("memory_format"));
-  try {
-    t.np_generic = keep(py::module_::import("numpy").attr("generic"));
-  } catch (py::error_already_set&) {
-    t.np_generic = nullptr;
-  }
+  if (t.np_generic == nullptr) t.np_generic = NumpyGeneric();
   t.ready = true;
 }
 
@@ -149,7 +175,9 @@ std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
 // Walks Python values into v1::Value trees, writing tensors on the way.
 class Encoder {
  public:
-  explicit Encoder(client::Core& core) : core_(core) {}
+  // `mindspore`: MindSpore's encodings (mindspore.Tensor, mindspore.dtype).
+  Encoder(client::Core& core, bool mindspore)
+      : core_(core), mindspore_(mindspore) {}
 
   // msprobe's encoding of `obj`; `key` is the dict key it sits under, if any.
   void Encode(py::handle obj, v1::Value* out, int depth,
@@ -199,6 +227,8 @@ class Encoder {
       }
     } else if (IsInstance(o, Types().tensor)) {
       EncodeTensor(obj, out);
+    } else if (IsInstance(o, Types().ms_tensor)) {
+      EncodeMsTensor(obj, out);
     } else {
       out->set_null(true);
     }
@@ -208,11 +238,61 @@ class Encoder {
   void EncodeLeaf(py::handle obj, v1::Value* out, int depth,
                   std::string_view key) {
     PyObject* o = obj.ptr();
-    if (IsInstance(o, Types().tensor)) {
+    if (mindspore_) {
+      EncodeMsLeaf(obj, out, depth, key);
+    } else if (IsInstance(o, Types().tensor)) {
       EncodeTensor(obj, out);
     } else if (key == "dtype" || key == "device") {
       EncodeKeyed(obj, out, key);
-    } else if (PyBool_Check(o)) {
+    } else if (IsBuiltin(o)) {
+      EncodeBuiltin(obj, out, depth);
+    } else if (IsInstance(o, Types().size)) {
+      SetTyped(out, "torch.Size");
+      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
+      for (py::handle d : obj) SetInt(d.ptr(), list->add_items());
+    } else if (IsInstance(o, Types().dtype) || IsInstance(o, Types().device)) {
+      out->mutable_dict();  // positional dtype/device: msprobe writes {}
+    } else if (IsInstance(o, Types().memory_format)) {
+      std::string format = Str(obj);
+      if (format.rfind("torch.", 0) == 0) format.erase(0, 6);
+      v1::Dict* dict = out->mutable_dict();
+      Add(dict, "type")->set_str_value("torch.memory_format");
+      Add(dict, "format")->set_str_value(std::move(format));
+    } else if (IsInstance(o, Types().np_generic)) {
+      EncodeBuiltin(obj, out, depth);
+    } else {
+      EncodeOther(obj, out, depth);
+    }
+  }
+
+  // msprobe's MindSpore encoding (mindspore_processor.py): a value under
+  // the key "dtype" and a positional number dtype are {"type":
+  // "mindspore.dtype", "value": str(dtype)}; the rest as for PyTorch.
+  void EncodeMsLeaf(py::handle obj, v1::Value* out, int depth,
+                    std::string_view key) {
+    PyObject* o = obj.ptr();
+    const bool builtin = IsBuiltin(o);
+    if (key == "dtype" || (!builtin && IsInstance(o, Types().ms_dtype))) {
+      SetTyped(out, "mindspore.dtype");
+      out->mutable_typed()->mutable_value()->set_str_value(Str(obj));
+    } else if (IsInstance(o, Types().ms_tensor)) {
+      EncodeMsTensor(obj, out);
+    } else if (builtin || IsInstance(o, Types().np_generic)) {
+      EncodeBuiltin(obj, out, depth);
+    } else {
+      EncodeOther(obj, out, depth);
+    }
+  }
+
+  static bool IsBuiltin(PyObject* o) {
+    return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) ||
+           PyUnicode_Check(o) || PySlice_Check(o) || o == Py_Ellipsis;
+  }
+
+  // bool, int, float, str, slice, Ellipsis and numpy scalars.
+  void EncodeBuiltin(py::handle obj, v1::Value* out, int depth) {
+    PyObject* o = obj.ptr();
+    if (PyBool_Check(o)) {
       SetTyped(out, "bool");
       out->mutable_typed()->mutable_value()->set_bool_value(o == Py_True);
     } else if (PyLong_Check(o)) {
@@ -226,10 +306,6 @@ class Encoder {
       SetTyped(out, "str");
       out->mutable_typed()->mutable_value()->set_str_value(
           obj.cast<std::string>());
-    } else if (IsInstance(o, Types().size)) {
-      SetTyped(out, "torch.Size");
-      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
-      for (py::handle d : obj) SetInt(d.ptr(), list->add_items());
     } else if (PySlice_Check(o)) {
       SetTyped(out, "slice");
       v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
@@ -245,20 +321,10 @@ class Encoder {
     } else if (o == Py_Ellipsis) {
       SetTyped(out, "ellipsis");
       out->mutable_typed()->mutable_value()->set_str_value("...");
-    } else if (IsInstance(o, Types().dtype) || IsInstance(o, Types().device)) {
-      out->mutable_dict();  // positional dtype/device: msprobe writes {}
-    } else if (IsInstance(o, Types().memory_format)) {
-      std::string format = Str(obj);
-      if (format.rfind("torch.", 0) == 0) format.erase(0, 6);
-      v1::Dict* dict = out->mutable_dict();
-      Add(dict, "type")->set_str_value("torch.memory_format");
-      Add(dict, "format")->set_str_value(std::move(format));
-    } else if (IsInstance(o, Types().np_generic)) {
+    } else {  // a numpy scalar
       SetTyped(out, Str(py::type::handle_of(obj).attr("__name__")));
       EncodeRaw(obj.attr(N().item)(), out->mutable_typed()->mutable_value(),
                 depth + 1);
-    } else {
-      EncodeOther(obj, out, depth);
     }
   }
 
@@ -361,7 +427,9 @@ class Encoder {
     auto& cache = Types().dtypes;
     auto it = cache.find(dtype.ptr());
     if (it != cache.end()) return it->second;
-    std::optional<DType> dt = DTypeFromTorchName(Str(dtype));
+    const std::string name = Str(dtype);
+    std::optional<DType> dt =
+        mindspore_ ? DTypeFromMindSporeName(name) : DTypeFromTorchName(name);
     Py_INCREF(dtype.ptr());  // dtype objects are immortal in practice
     cache.emplace(dtype.ptr(), dt);
     return dt;
@@ -415,14 +483,63 @@ class Encoder {
     out->set_tensor_ref(ref);
   }
 
+  // A mindspore.Tensor: asnumpy() is the host copy MindSpore keeps for a
+  // CPU tensor (no copy there; a device tensor is copied to the host), and
+  // its buffer goes into the ring. msprobe writes no requires_grad for
+  // MindSpore; the daemon leaves it out for a MindSpore producer.
+  void EncodeMsTensor(py::handle t, v1::Value* out) {
+    const Names& n = N();
+    std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
+    if (!dtype) {
+      out->set_null(true);
+      return;
+    }
+    int64_t dims[record::kMaxDims];
+    size_t ndim = 0;
+    for (py::handle d : t.attr(n.shape)) {
+      if (ndim == record::kMaxDims) {
+        out->set_null(true);
+        return;
+      }
+      dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    }
+    py::object array = t.attr(n.asnumpy)();
+    Py_buffer view;
+    if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      out->set_null(true);
+      return;
+    }
+    const size_t nbytes = static_cast<size_t>(view.len);
+    uint64_t numel = 1;
+    for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
+    if (nbytes != numel * ElementSize(*dtype)) {
+      PyBuffer_Release(&view);
+      out->set_null(true);
+      return;
+    }
+    const uint32_t ref = NextRef();
+    const std::span<const int64_t> span(dims, ndim);
+    if (nbytes >= kReleaseGilBytes) {
+      py::gil_scoped_release release;
+      core_.WriteTensor(ref, *dtype, span, false, view.buf, nbytes);
+    } else {
+      core_.WriteTensor(ref, *dtype, span, false, view.buf, nbytes);
+    }
+    PyBuffer_Release(&view);
+    out->set_tensor_ref(ref);
+  }
+
   client::Core& core_;
+  bool mindspore_;
 };
 
 // Encodes `obj` into `out`, turning any Python error into null.
-void SafeEncode(client::Core& core, py::handle obj, v1::Value* out) {
+void SafeEncode(client::Core& core, py::handle obj, v1::Value* out,
+                bool mindspore) {
   try {
-    InitTypes();
-    Encoder(core).Encode(obj, out, 0);
+    InitTypes(mindspore);
+    Encoder(core, mindspore).Encode(obj, out, 0);
   } catch (...) {
     out->Clear();
     out->set_null(true);
@@ -485,8 +602,16 @@ class PySession {
  public:
   PySession(const std::string& config_path, const std::string& dump_path,
             const std::string& socket_path, int rank, bool autostart_daemon,
-            const std::string& daemon_path, int connect_timeout_ms) {
+            const std::string& daemon_path, int connect_timeout_ms,
+            const std::string& framework)
+      : mindspore_(framework == "mindspore") {
+    if (framework != "pytorch" && framework != "mindspore") {
+      throw py::value_error(
+          "framework must be \"pytorch\" or \"mindspore\", not \"" + framework +
+          "\"");
+    }
     client::SessionOptions options;
+    options.framework = framework;
     options.config_path = config_path;
     options.dump_path = dump_path;
     options.socket_path = socket_path;
@@ -543,6 +668,12 @@ class PySession {
   std::string task() const {
     return session_ ? std::string(config::TaskName(session_->config().task))
                     : std::string();
+  }
+  // max(step) of the config, or None when every step is dumped.
+  py::object last_step() const {
+    if (!session_) return py::none();
+    auto last = config::LastStep(session_->config());
+    return last ? py::object(py::int_(*last)) : py::object(py::none());
   }
   std::string dump_path() const {
     return session_ ? session_->config().dump_path : std::string();
@@ -629,8 +760,12 @@ class PySession {
       if (plan.input) {
         client::Core& core = session_->core();
         v1::Dict* body = entry.mutable_body();
-        SafeEncode(core, args, Add(body, "input_args"));
-        SafeEncode(core, kwargs, Add(body, "input_kwargs"));
+        SafeEncode(core, args, Add(body, "input_args"), mindspore_);
+        if (PyDict_Check(kwargs.ptr())) {
+          SafeEncode(core, kwargs, Add(body, "input_kwargs"), mindspore_);
+        } else {
+          Add(body, "input_kwargs")->mutable_dict();
+        }
       }
       // With an empty body the record only lists the stack.
       session_->WriteEntry(plan, StackId(stack), entry);
@@ -657,7 +792,8 @@ class PySession {
         if (PyDict_Check(parameters.ptr())) {
           for (auto [k, v] : py::reinterpret_borrow<py::dict>(parameters)) {
             if (v.is_none()) continue;
-            SafeEncode(core, v, Add(params, py::str(k).cast<std::string>()));
+            SafeEncode(core, v, Add(params, py::str(k).cast<std::string>()),
+                       mindspore_);
           }
         }
         session_->WriteEntry(plan, 0, entry);
@@ -769,7 +905,7 @@ class PySession {
       v1::Entry entry;
       v1::List* grads =
           Add(entry.mutable_body(), std::string(param))->mutable_list();
-      SafeEncode(session_->core(), grad, grads->add_items());
+      SafeEncode(session_->core(), grad, grads->add_items(), mindspore_);
       return session_->WriteEntry(plan, 0, entry);
     } catch (...) {
       return false;
@@ -782,7 +918,7 @@ class PySession {
       e.value.set_null(true);
       return e;
     }
-    SafeEncode(session_->core(), value, &e.value);
+    SafeEncode(session_->core(), value, &e.value, mindspore_);
     return e;
   }
 
@@ -868,35 +1004,40 @@ class PySession {
   }
 
   // A backward entry: input = gradients of the forward outputs, output =
-  // gradients of the forward inputs.
+  // gradients of the forward inputs. A side passed as NoEntry() is left
+  // out: the daemon merges the entries of one name, so the two sides may
+  // come in separate calls.
   void WriteBackward(const client::CallPlan& plan, py::handle input,
                      py::handle output) {
     if (!plan.entry()) return;
     client::Core& core = session_->core();
     v1::Entry entry;
     v1::Dict* body = entry.mutable_body();
-    if (plan.input) SafeEncode(core, input, Add(body, "input"));
-    if (plan.output) SafeEncode(core, output, Add(body, "output"));
+    if (plan.input && !input.is(NoEntry())) {
+      SafeEncode(core, input, Add(body, "input"), mindspore_);
+    }
+    if (plan.output && !output.is(NoEntry())) {
+      SafeEncode(core, output, Add(body, "output"), mindspore_);
+    }
+    if (body->items_size() == 0) return;
     session_->WriteEntry(plan, 0, entry);
   }
 
   // msprobe's output list: a list or tuple as it is, anything else as [x].
-  static void EncodeOutput(client::Core& core, py::handle output,
-                           v1::Value* out) {
+  void EncodeOutput(client::Core& core, py::handle output, v1::Value* out) {
     if (PyList_Check(output.ptr()) || PyTuple_Check(output.ptr())) {
-      SafeEncode(core, output, out);
+      SafeEncode(core, output, out, mindspore_);
     } else {
-      SafeEncode(core, output, out->mutable_list()->add_items());
+      SafeEncode(core, output, out->mutable_list()->add_items(), mindspore_);
     }
   }
 
   // An Encoded value is moved in; anything else is encoded now.
-  static void TakeOrEncode(client::Core& core, py::handle value,
-                           v1::Value* out) {
+  void TakeOrEncode(client::Core& core, py::handle value, v1::Value* out) {
     if (py::isinstance<Encoded>(value)) {
       out->Swap(&value.cast<Encoded&>().value);
     } else {
-      SafeEncode(core, value, out);
+      SafeEncode(core, value, out, mindspore_);
     }
   }
 
@@ -931,6 +1072,9 @@ class PySession {
   }
 
   std::unique_ptr<client::Session> session_;
+  // A MindSpore session: MindSpore's value encodings, and msprobe's
+  // MindSpore entry keys (no is_recompute).
+  const bool mindspore_;
 };
 
 }  // namespace
@@ -958,11 +1102,12 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string&, const std::string&, const std::string&,
-                    int, bool, const std::string&, int>(),
+                    int, bool, const std::string&, int, const std::string&>(),
            py::arg("config_path") = "", py::arg("dump_path") = "",
            py::arg("socket_path") = "", py::arg("rank") = -1,
            py::arg("autostart_daemon") = true, py::arg("daemon_path") = "",
-           py::arg("connect_timeout_ms") = 5000)
+           py::arg("connect_timeout_ms") = 5000,
+           py::arg("framework") = "pytorch")
       .def("close", &PySession::Close)
       .def("start", &PySession::Start)
       .def("stop", &PySession::Stop)
@@ -974,6 +1119,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("level", &PySession::level)
       .def_property_readonly("task", &PySession::task)
       .def_property_readonly("dump_path", &PySession::dump_path)
+      .def_property_readonly("last_step", &PySession::last_step,
+                             "max(step) of the config; None: every step")
       .def_property_readonly("scope", &PySession::scope)
       .def_property_readonly("list", &PySession::name_list)
       .def_property_readonly("data_mode", &PySession::data_mode)
@@ -1008,11 +1155,6 @@ PYBIND11_MODULE(_C, m) {
            py::arg("state"), py::arg("output"), py::arg("parameters"),
            "Writes the module call's outputs (if scope, list and data_mode "
            "keep them) and closes it.")
-      .def("module_backward_begin", &PySession::ModuleBackwardBegin,
-           py::arg("base"), py::arg("index"))
-      .def("module_backward_end", &PySession::ModuleBackwardEnd,
-           py::arg("base"), py::arg("state"), py::arg("input"),
-           py::arg("output"))
       .def("api_begin", &PySession::ApiBegin, py::arg("base"),
            "Opens an outermost API forward call; returns its state (0: not "
            "recorded, else api_end must follow on this thread).")
@@ -1022,9 +1164,21 @@ PYBIND11_MODULE(_C, m) {
            py::arg("output") = PySession::NoEntry(),
            "Writes the API call's entry (unless `output` is left out) and "
            "closes it.")
+      .def("module_backward_begin", &PySession::ModuleBackwardBegin,
+           py::arg("base"), py::arg("index"),
+           "Opens the backward of forward call `index` of a module; returns "
+           "its state (0: not recorded, else module_backward_end must "
+           "follow).")
+      .def("module_backward_end", &PySession::ModuleBackwardEnd,
+           py::arg("base"), py::arg("state"),
+           py::arg("input") = PySession::NoEntry(),
+           py::arg("output") = PySession::NoEntry(),
+           "Writes the module backward's entry and closes it.")
       .def("api_backward", &PySession::ApiBackward, py::arg("base"),
-           py::arg("index"), py::arg("input"), py::arg("output"),
-           "Records the backward of forward call `index` of an API.")
+           py::arg("index"), py::arg("input") = PySession::NoEntry(),
+           py::arg("output") = PySession::NoEntry(),
+           "Records the backward of forward call `index` of an API; a side "
+           "left out is not written (the entry's other calls add it).")
       .def("param_grad", &PySession::ParamGrad, py::arg("base"),
            py::arg("name"), py::arg("grad"),
            "Records a parameter gradient of the module `base`.")

@@ -175,6 +175,43 @@ TEST_F(EntryRendererTest, TensorKeysComeInMsprobeOrder) {
   EXPECT_EQ(r.tensors_incomplete, 0u);
 }
 
+TEST_F(EntryRendererTest, MindSporeTensorHasMindSporeNamesAndNoRequiresGrad) {
+  tensors_[7] = CompleteTensor();
+  tensors_[8] = CompleteTensor();
+  tensors_[8].dtype = DType::kBFloat16;
+  tensors_[8].shape = {};
+  RenderOptions options;
+  options.mindspore = true;
+  RenderedEntry r =
+      Render("Mint.tanh.0.forward",
+             MakeEntry({{"output", List({Ref(7), Ref(8)})}}), options);
+  EXPECT_EQ(PythonJsonDumps(r.body), R"({
+ "output": [
+  {
+   "type": "mindspore.Tensor",
+   "dtype": "Float32",
+   "shape": [
+    2,
+    3
+   ],
+   "Max": 4.0,
+   "Min": -2.0,
+   "Mean": 0.75,
+   "Norm": 5.0
+  },
+  {
+   "type": "mindspore.Tensor",
+   "dtype": "BFloat16",
+   "shape": [],
+   "Max": 4.0,
+   "Min": -2.0,
+   "Mean": 0.75,
+   "Norm": 5.0
+  }
+ ]
+})");
+}
+
 TEST_F(EntryRendererTest, ZeroDimTensorHasEmptyShapeAndItsOwnStats) {
   TensorInfo t;
   t.dtype = DType::kInt64;

@@ -49,6 +49,22 @@ TEST(StepTreeTest, AnUpdatedModuleEntryMovesToTheEnd) {
   EXPECT_EQ(tree.accounting().entries, 3u);
 }
 
+TEST(StepTreeTest, MergedModuleEntriesMoveToTheEndEvenForGradients) {
+  StepTree tree("statistics", "mix", "mindspore");
+  tree.AddEntry("Cell.fc.Dense.parameters_grad.0", Json{{"bias", 1}});
+  tree.AddEntry("Primitive.matmul.MatMul.0.backward", Json{{"input", 2}});
+  tree.AddEntry("Primitive.matmul.MatMul.0.backward", Json{{"output", 3}});
+  EXPECT_EQ(
+      tree.AddEntry("Cell.fc.Dense.parameters_grad.0", Json{{"weight", 4}}),
+      AddResult::kMerged);
+  // msprobe 26.x: a Cell./Module. entry moves; any other stays in place.
+  EXPECT_EQ(Keys(tree.data()),
+            (std::vector<std::string>{"Primitive.matmul.MatMul.0.backward",
+                                      "Cell.fc.Dense.parameters_grad.0"}));
+  EXPECT_EQ(Keys(tree.data()["Cell.fc.Dense.parameters_grad.0"]),
+            (std::vector<std::string>{"bias", "weight"}));
+}
+
 TEST(StepTreeTest, GroupedStacksListEachNameOnceInFirstUseOrder) {
   StepTree tree("statistics", "mix", "pytorch");
   tree.AddStack("A", {"File a.py, line 1"});

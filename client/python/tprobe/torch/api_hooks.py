@@ -21,8 +21,8 @@ import torch
 
 from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
 from tprobe.torch import api_list
-from tprobe.torch import stack as call_stack
-from tprobe.torch.runtime import Runtime, first_tensor
+from tprobe._common import stack as call_stack
+from tprobe._common.runtime import Runtime, first_tensor
 
 _Tensor = torch.Tensor
 

@@ -15,19 +15,18 @@ runs), module hooks at the first start() with a model.
 """
 
 import atexit
-import json
 import os
 import sys
-import tempfile
 import threading
 from typing import Any, List, Optional
 
-from tprobe import _C, _daemon
+from tprobe import _C
+from tprobe._common.session import config_with_overrides, new_session
 from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.module_hooks import ModuleHooks
-from tprobe.torch.runtime import Runtime
+from tprobe._common.runtime import Runtime
 
 
 def current_rank() -> int:
@@ -43,38 +42,6 @@ def current_rank() -> int:
         return int(os.environ["RANK"])
     except (KeyError, ValueError):
         return -1
-
-
-def _config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
-    """config_path, or a temporary copy of it with the constructor's task,
-    level and step written in (msprobe: arguments override the file)."""
-    if not overrides:
-        return config_path or ""
-    content = {}
-    if config_path:
-        try:
-            with open(config_path, encoding="utf-8") as f:
-                content = json.load(f)
-        except (OSError, ValueError) as error:
-            raise ValueError(f"config: cannot read {config_path}: {error}")
-    content.update(overrides)
-    fd, path = tempfile.mkstemp(prefix="tprobe-config-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(content, f)
-    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
-    return path
-
-
-def _new_session(config: str, dump_path: Optional[str],
-                 rank: int) -> _C.Session:
-    return _C.Session(
-        config_path=config,
-        dump_path=dump_path or "",
-        socket_path=_daemon.socket_path(),
-        rank=rank,
-        autostart_daemon=_daemon.autostart(),
-        daemon_path=_daemon.daemon_binary(),
-    )
 
 
 class PrecisionDebugger:
@@ -98,11 +65,12 @@ class PrecisionDebugger:
         overrides = {k: v for k, v in
                      (("task", task), ("level", level), ("step", step))
                      if v is not None}
-        self._config = _config_with_overrides(config_path, overrides)
+        self._config = config_with_overrides(config_path, overrides)
         self._dump_path = dump_path
         self._rank = current_rank()
         try:
-            session = _new_session(self._config, dump_path, self._rank)
+            session = new_session(self._config, dump_path, self._rank,
+                                  "pytorch")
         except ValueError:
             type(self)._instance = None
             raise
@@ -171,7 +139,8 @@ class PrecisionDebugger:
                 # torch.distributed came up after construction: msprobe reads
                 # the rank at the first start(), so the session follows it.
                 rt.session.close()
-                rt.session = _new_session(self._config, self._dump_path, rank)
+                rt.session = new_session(self._config, self._dump_path, rank,
+                                         "pytorch")
                 self._rank = rank
         model = model if model is not None else self.model
         if rt.level in ("L0", "mix"):

@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-from tprobe.torch.runtime import Runtime
+from tprobe._common.runtime import Runtime
 
 
 class GradHooks:

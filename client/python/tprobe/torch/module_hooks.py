@@ -30,9 +30,9 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import torch
 
 from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, Session
-from tprobe.torch import stack as call_stack
+from tprobe._common import stack as call_stack
 from tprobe.torch.grad_hooks import GradHooks
-from tprobe.torch.runtime import Runtime
+from tprobe._common.runtime import Runtime
 
 _Tensor = torch.Tensor
 
@@ -207,7 +207,7 @@ class ModuleHooks:
             calls = local.modules
             if not calls or local.busy:
                 return None
-            call = self._pop(calls, module)
+            call = self.rt.pop_call(module)
             if call is None:
                 return None
             local.busy += 1
@@ -220,19 +220,6 @@ class ModuleHooks:
                 local.busy -= 1
 
         return post_hook
-
-    def _pop(self, calls: list, module: torch.nn.Module) -> Optional[_Call]:
-        # Innermost first; calls left open by an exception are closed
-        # without an entry.
-        for i in range(len(calls) - 1, -1, -1):
-            if calls[i].module is module:
-                call = calls[i]
-                session = self.rt.session
-                for lost in reversed(calls[i + 1:]):
-                    session.module_end(lost.base, lost.state, None, None)
-                del calls[i:]
-                return call
-        return None
 
     def _open(self, module: torch.nn.Module, base: str,
               args: tuple) -> Optional[tuple]:

@@ -21,7 +21,8 @@ class _ThreadState(threading.local):
     # > 0 while tprobe runs code on this thread or an API call is being
     # recorded: APIs and modules called then are not recorded.
     busy = 0
-    # Stack of open module forward calls (module_hooks._Call).
+    # Stack of open module forward calls (objects with .module, .base and
+    # .state, the module_begin state).
     modules: Optional[list] = None
 
 
@@ -49,6 +50,22 @@ class Runtime:
         if stack is None:
             stack = local.modules = []
         return stack
+
+    def pop_call(self, module: Any) -> Any:
+        """Removes the innermost open forward call of `module` from this
+        thread's stack and returns it (None when there is none). Calls left
+        open inside it by an exception are closed without an entry."""
+        calls = self.local.modules
+        if not calls:
+            return None
+        for i in range(len(calls) - 1, -1, -1):
+            if calls[i].module is module:
+                call = calls[i]
+                for lost in reversed(calls[i + 1:]):
+                    self.session.module_end(lost.base, lost.state, None, None)
+                del calls[i:]
+                return call
+        return None
 
     def warn_once(self, where: str, error: BaseException) -> None:
         """Reports the first internal failure; later ones stay quiet."""

@@ -1,0 +1,154 @@
+"""API hooks (levels L1 and mix): mindspore.ops, Tensor methods, mint,
+mint.nn.functional, communication.comm_func and mint.distributed functions
+are replaced by wrappers (api_list.py says which) until restore().
+
+A wrapped call made while capture is on, and not from inside another hooked
+call or from tprobe itself, is reported to the client core, which names it
+``{Prefix}.{api}.{N}.forward``, counts it and applies the filters. Inputs
+are encoded before the call, outputs after it; for the distributed groups
+the output is the arguments after the call, since collectives work in
+place. Backward: ``{Prefix}.{api}.{N}.backward`` through the gates of
+grad_gate.py when MindSpore records a graph, as msprobe's API cells do:
+with no floating tensor among the inputs, ``output`` is [].
+"""
+
+from typing import Any, Callable, List, Tuple
+
+from mindspore import Tensor
+
+from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
+from tprobe._common import stack as call_stack
+from tprobe._common.runtime import Runtime
+from tprobe.mindspore import api_list, grad_gate
+from tprobe.mindspore.backward import Backward
+
+_DISTRIBUTED = ("Distributed", "MintDistributed")
+
+
+def _targets() -> List[Tuple[str, Any, List[str]]]:
+    from mindspore import mint, ops
+    from mindspore.mint.nn import functional
+    groups = [("Functional", ops, api_list.OPS),
+              ("Tensor", Tensor, api_list.TENSOR),
+              ("Mint", mint, api_list.MINT),
+              ("MintFunctional", functional, api_list.MINT_FUNCTIONAL)]
+    try:
+        from mindspore.communication import comm_func
+        groups.append(("Distributed", comm_func, api_list.COMM_FUNC))
+    except ImportError:  # pragma: no cover - a build without communication
+        pass
+    try:
+        from mindspore.mint import distributed
+        groups.append(("MintDistributed", distributed,
+                       api_list.MINT_DISTRIBUTED))
+    except ImportError:  # pragma: no cover
+        pass
+    return groups
+
+
+def _resolve(owner: Any, dotted: str) -> Tuple[Any, str]:
+    """The object holding `dotted` ("auto_generate.quant_matmul") below
+    owner, and the attribute's name."""
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+    return owner, parts[-1]
+
+
+class ApiHooks:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        # (owner, attribute, original, whether the owner itself held it,
+        # wrapper)
+        self._replaced: List[Tuple[Any, str, Any, bool, Any]] = []
+
+    def install(self) -> None:
+        for prefix, owner, names in _targets():
+            for api in names:
+                target, attr = _resolve(owner, api)
+                original = getattr(target, attr, None)
+                if not callable(original) or isinstance(original, type):
+                    continue
+                own = attr in getattr(target, "__dict__", {})
+                wrapper = self._wrap(Session.api_base(prefix, api), original,
+                                     prefix in _DISTRIBUTED)
+                self._replaced.append((target, attr, original, own, wrapper))
+                setattr(target, attr, wrapper)
+
+    def restore(self) -> None:
+        self.suspend()
+        self._replaced.clear()
+
+    def suspend(self) -> None:
+        """Puts the original functions back (for a jit compilation, which
+        must not see the wrappers) until resume()."""
+        for owner, attr, original, own, _ in reversed(self._replaced):
+            if own:
+                setattr(owner, attr, original)
+            else:
+                delattr(owner, attr)
+
+    def resume(self) -> None:
+        for owner, attr, _, _, wrapper in self._replaced:
+            setattr(owner, attr, wrapper)
+
+    def _wrap(self, base: str, original: Callable,
+              distributed: bool) -> Callable:
+        rt = self.rt
+        record = self._record
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if rt.on and not rt.local.busy:
+                return record(base, original, distributed, args, kwargs)
+            return original(*args, **kwargs)
+
+        wrapper.__name__ = getattr(original, "__name__", base)
+        wrapper.__qualname__ = getattr(original, "__qualname__",
+                                       wrapper.__name__)
+        wrapper.__doc__ = getattr(original, "__doc__", None)
+        wrapper.__wrapped__ = original
+        return wrapper
+
+    def _record(self, base: str, original: Callable, distributed: bool,
+                args: tuple, kwargs: dict) -> Any:
+        rt = self.rt
+        local = rt.local
+        local.busy = 1
+        session = rt.session
+        state = session.api_begin(base)
+        try:
+            if not state:
+                return original(*args, **kwargs)
+            stack = enc_args = enc_kwargs = None
+            if state & ENTRY:
+                stack = call_stack.capture(3)
+                if state & INPUT:
+                    enc_args = session.encode(args)
+                    enc_kwargs = session.encode(kwargs)
+            backward = None
+            if state & BACKWARD and grad_gate.recording_grad():
+                index = state >> INDEX_SHIFT
+                backward = Backward(rt, base, index, False)
+                if grad_gate.differentiable(args):
+                    backward.gate = grad_gate.CallGate(
+                        f"{base}.{index}.backward", None, backward.on_grads)
+                    args = backward.gate.inputs(args)
+            out = original(*args, **kwargs)
+            if state & ENTRY:
+                output = (list(args) + list(kwargs.values()) if distributed
+                          else out)
+                session.api_end(state, stack, enc_args, enc_kwargs, output)
+            else:
+                session.api_end(state)
+            state = 0
+            if backward is not None:
+                if backward.gate is not None:
+                    out = backward.gate.outputs(out)
+                out = grad_gate.gate_outputs(
+                    f"{base}.{backward.index}.backward", None, out,
+                    backward.on_output_grads)
+            return out
+        finally:
+            local.busy = 0
+            if state:
+                session.api_end(state)  # the API raised: no entry

@@ -1,0 +1,70 @@
+"""One call's backward entry (a cell's or an API's), from the two halves
+grad_gate reports: the gradients of the outputs, then of the inputs.
+
+A cell's backward call is opened in the client core when its output
+gradients arrive and closed when its input gradients do, so the calls in
+between are its children in construct.json (msprobe's backward pre-hook
+and hook). The entry is written when the input gradients arrive, or at
+once when the call had no differentiable input.
+"""
+
+from typing import Any, Optional
+
+from tprobe._common.runtime import Runtime
+
+
+class Backward:
+    __slots__ = ("rt", "base", "index", "cell", "grad_outputs", "state",
+                 "gate")
+
+    def __init__(self, rt: Runtime, base: str, index: int,
+                 cell: bool) -> None:
+        self.rt = rt
+        self.base = base
+        self.index = index
+        self.cell = cell
+        self.grad_outputs: Optional[list] = None
+        self.state = 0
+        # The grad_gate.CallGate of the call, when it had a differentiable
+        # input: the entry is then written when it reports.
+        self.gate: Any = None
+
+    def on_output_grads(self, grads: Any) -> None:
+        rt = self.rt
+        local = rt.local
+        local.busy += 1
+        try:
+            self.grad_outputs = list(grads)
+            session = rt.session
+            if self.cell:
+                self.state = session.module_backward_begin(self.base,
+                                                           self.index)
+            if self.gate is None:
+                self._write([])
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a backward hook", error)
+        finally:
+            local.busy -= 1
+
+    def on_grads(self, grad_outputs: Any, grad_inputs: Any) -> None:
+        rt = self.rt
+        local = rt.local
+        local.busy += 1
+        try:
+            self.grad_outputs = list(grad_outputs)
+            self._write(list(grad_inputs))
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a backward hook", error)
+        finally:
+            local.busy -= 1
+
+    def _write(self, grad_inputs: list) -> None:
+        session = self.rt.session
+        grad_outputs = self.grad_outputs or []
+        if self.cell:
+            state, self.state = self.state, 0
+            session.module_backward_end(self.base, state, grad_outputs,
+                                        grad_inputs)
+        else:
+            session.api_backward(self.base, self.index, grad_outputs,
+                                 grad_inputs)

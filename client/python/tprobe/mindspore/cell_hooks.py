@@ -1,0 +1,188 @@
+"""Cell hooks (levels L0 and mix).
+
+Forward: a pre-hook opens the call in the client core (which names it
+``Cell.{path}.{Class}.forward.{N}``, counts it, applies the filters and
+opens its construct node); a post-hook hands over input_args, input_kwargs,
+output and the cell's own parameters, and closes the call.
+
+Backward: ``Cell.{path}.{Class}.backward.{N}`` (same N), with ``input`` =
+the gradients of the outputs and ``output`` = the gradients of the
+positional inputs (None where MindSpore computes none), through the gates
+of grad_gate.py, as msprobe's cell hooks do. Parameter gradients come from
+a hook on each parameter (``parameters_grad.{K}``).
+"""
+
+import weakref
+from typing import Any, Callable, Optional
+
+from mindspore import nn
+
+from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, Session
+from tprobe._common import stack as call_stack
+from tprobe._common.runtime import Runtime
+from tprobe.mindspore import grad_gate
+from tprobe.mindspore.backward import Backward
+
+
+class _Call:
+    """One open cell forward call on this thread."""
+
+    __slots__ = ("module", "base", "state", "backward")
+
+    def __init__(self, cell: nn.Cell, base: str, state: int) -> None:
+        self.module = cell
+        self.base = base
+        self.state = state
+        self.backward: Optional[Backward] = None
+
+
+def own_parameters(cell: nn.Cell) -> dict:
+    """The cell's own parameters by short name ("weight"), as msprobe
+    writes them."""
+    return {name.split(".")[-1]: param for name, param in
+            cell.parameters_dict(recurse=False).items()}
+
+
+class CellHooks:
+    """Hooks every sub-cell of the models given to start(), once per
+    model; remove() takes every hook off again."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._models: "weakref.WeakSet[nn.Cell]" = weakref.WeakSet()
+        self._handles: list = []
+        # (parameter id, cell base, name) -> its gradient hook's handle.
+        self._param_handles: dict = {}
+
+    def register(self, models: list, many: bool) -> None:
+        for i, root in enumerate(models):
+            if root in self._models:
+                continue
+            self._models.add(root)
+            for path, cell in root.cells_and_names():
+                if cell is root:
+                    continue  # msprobe skips the model itself
+                where = f"{i}.{path}" if many else path
+                base = Session.module_base(where, type(cell).__name__,
+                                           cell=True)
+                self._handles.append(cell.register_forward_pre_hook(
+                    self._pre_hook(base), with_kwargs=True))
+                self._handles.append(cell.register_forward_hook(
+                    self._post_hook(), with_kwargs=True))
+
+    def remove(self) -> None:
+        for handle in self._handles + list(self._param_handles.values()):
+            handle.remove()
+        self._handles.clear()
+        self._param_handles.clear()
+
+    def _pre_hook(self, base: str) -> Callable:
+        rt = self.rt
+
+        def pre_hook(cell: nn.Cell, args: tuple, kwargs: dict) -> Any:
+            if not rt.on or rt.local.busy:
+                return None
+            rt.local.busy += 1
+            try:
+                return self._open(cell, base, args, kwargs)
+            except Exception as error:  # noqa: BLE001
+                rt.warn_once("a cell forward pre-hook", error)
+                return None
+            finally:
+                rt.local.busy -= 1
+
+        return pre_hook
+
+    def _post_hook(self) -> Callable:
+        rt = self.rt
+
+        def post_hook(cell: nn.Cell, args: tuple, kwargs: dict,
+                      output: Any) -> Any:
+            if rt.local.busy:
+                return None
+            call = rt.pop_call(cell)
+            if call is None:
+                return None
+            rt.local.busy += 1
+            try:
+                return self._close(call, cell, args, kwargs, output)
+            except Exception as error:  # noqa: BLE001
+                rt.warn_once("a cell forward hook", error)
+                return None
+            finally:
+                rt.local.busy -= 1
+
+        return post_hook
+
+    def _open(self, cell: nn.Cell, base: str, args: tuple,
+              kwargs: dict) -> Any:
+        rt = self.rt
+        state = rt.session.module_begin(base)
+        if not state:
+            return None
+        call = _Call(cell, base, state)
+        rt.modules().append(call)
+        if not (state & BACKWARD and grad_gate.recording_grad()):
+            return None
+        index = state >> INDEX_SHIFT
+        backward = call.backward = Backward(rt, base, index, True)
+        if not grad_gate.differentiable(args):
+            return None
+        backward.gate = grad_gate.CallGate(f"{base}.backward.{index}", cell,
+                                           backward.on_grads)
+        return backward.gate.inputs(args), kwargs
+
+    def _close(self, call: _Call, cell: nn.Cell, args: tuple, kwargs: dict,
+               output: Any) -> Any:
+        session = self.rt.session
+        state = call.state
+        if state & ENTRY:
+            # msprobe's MindSpore dump reads a cell's inputs when it ends.
+            session.module_inputs(call.base, state, call_stack.capture(), args,
+                                  kwargs)
+            session.module_end(call.base, state, output, own_parameters(cell))
+        else:
+            session.module_end(call.base, state, None, None)
+        if state & BACKWARD:
+            self._hook_parameters(cell, call.base)
+        backward = call.backward
+        if backward is None:
+            return None
+        result = output
+        if backward.gate is not None:
+            result = backward.gate.outputs(result)
+        result = grad_gate.gate_outputs(
+            f"{call.base}.backward.{backward.index}", cell, result,
+            backward.on_output_grads)
+        return None if result is output else result
+
+    def _hook_parameters(self, cell: nn.Cell, base: str) -> None:
+        # As msprobe does, each forward call replaces the parameters'
+        # gradient hooks: MindSpore runs a hook at the place in the backward
+        # pass that its registration time gives it.
+        for name, param in own_parameters(cell).items():
+            if not param.requires_grad:
+                continue
+            key = (id(param), base, name)
+            old = self._param_handles.pop(key, None)
+            if old is not None:
+                old.remove()
+            self._param_handles[key] = param.register_hook(
+                self._param_hook(base, name))
+
+    def _param_hook(self, base: str, name: str) -> Callable:
+        rt = self.rt
+
+        def hook(grad: Any) -> None:
+            if not rt.on:
+                return None
+            rt.local.busy += 1
+            try:
+                rt.session.param_grad(base, name, grad)
+            except Exception as error:  # noqa: BLE001
+                rt.warn_once("a parameter gradient hook", error)
+            finally:
+                rt.local.busy -= 1
+            return None
+
+        return hook
