@@ -278,8 +278,7 @@ TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
       dump::Json::array({"File a.py, line 1, in f, \n g()", "File b.py"}));
   // An entry with an empty body only lists its stack (data_mode kept none
   // of the call's data).
-  EXPECT_TRUE(
-      dump::Json::parse(ReadFile(File("dump.json")))["data"].empty());
+  EXPECT_TRUE(dump::Json::parse(ReadFile(File("dump.json")))["data"].empty());
 }
 
 TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
@@ -363,8 +362,7 @@ TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
       const uint32_t id = ring * 100 + i + 1;
       ASSERT_TRUE(
           w.Intern(id, record::InternKind::kName, "E" + std::to_string(id)));
-      ASSERT_TRUE(
-          w.Entry(id, 0, id, 0, MakeEntry({{"input_args", List({})}})));
+      ASSERT_TRUE(w.Entry(id, 0, id, 0, MakeEntry({{"input_args", List({})}})));
     }
   }
   auto state = p->Lock();

@@ -410,8 +410,8 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
   // A later step: the dump has ended.
   ASSERT_TRUE(w.Call(true, seq++, 1, 4, record::CallKind::kApi));
   ASSERT_TRUE(w.Float32Tensor(1, {2}, {inf, 1}));
-  ASSERT_TRUE(w.Entry(seq++, 1, 4, 100,
-                      MakeEntry({{"input_args", List({Ref(1)})}})));
+  ASSERT_TRUE(
+      w.Entry(seq++, 1, 4, 100, MakeEntry({{"input_args", List({Ref(1)})}})));
   ASSERT_TRUE(w.Call(false, seq++, 1, 4, record::CallKind::kApi));
   ASSERT_TRUE(Step(client, 1));
   EXPECT_FALSE(std::filesystem::exists(StepDir(1)));

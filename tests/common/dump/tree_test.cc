@@ -41,9 +41,9 @@ TEST(StepTreeTest, AnUpdatedModuleEntryMovesToTheEnd) {
   EXPECT_EQ(tree.AddEntry(module, Json{{"output", 2}, {"parameters", 3}}),
             AddResult::kMerged);
   EXPECT_EQ(tree.AddEntry(cell, Json{{"output", 2}}), AddResult::kMerged);
-  EXPECT_EQ(Keys(tree.data()),
-            (std::vector<std::string>{"Functional.linear.0.forward", module,
-                                      cell}));
+  EXPECT_EQ(
+      Keys(tree.data()),
+      (std::vector<std::string>{"Functional.linear.0.forward", module, cell}));
   EXPECT_EQ(Keys(tree.data()[module]),
             (std::vector<std::string>{"input_args", "output", "parameters"}));
   EXPECT_EQ(tree.accounting().entries, 3u);
