@@ -56,7 +56,11 @@ Result<std::unique_ptr<Session>> Session::Create(
   }
   session->channel_ = std::make_unique<ControlChannel>(
       &session->core_, socket, std::move(reg), std::move(launch));
-  session->channel_->Open(options.connect_timeout_ms);
+  std::string refusal;
+  if (!session->channel_->Open(options.connect_timeout_ms, &refusal) &&
+      !refusal.empty()) {
+    return Status::Error(refusal);
+  }
   return session;
 }
 

@@ -71,7 +71,9 @@ struct CallPlan {
 class Session {
  public:
   // Loads and validates the config, then connects (or goes on without a
-  // daemon). Returns an error for a bad config.
+  // daemon when none answers). Returns an error for a bad config, and when
+  // a daemon answered but refused: it refused the registration (an unusable
+  // dump_path, say) or it is not a trusted uid.
   static Result<std::unique_ptr<Session>> Create(const SessionOptions& options);
 
   // Says goodbye and waits (bounded) until the daemon has flushed.

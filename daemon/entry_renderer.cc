@@ -1,5 +1,7 @@
 #include "daemon/entry_renderer.h"
 
+#include "common/fs/safe_path.h"
+
 #include <cmath>
 
 namespace tprobe::daemon {
@@ -112,6 +114,9 @@ class Renderer {
       file += path_[i];
     }
     file += ".npy";
+    // The name comes from the trainer: '/' or ".." must not leave the
+    // folder (common/fs/safe_path.h).
+    file = fs::SafeComponent(file);
     result_.files.push_back(TensorFile{ref, file});
     return RenderTensor(*tensor, options_, &file);
   }

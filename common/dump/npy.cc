@@ -1,5 +1,7 @@
 #include "common/dump/npy.h"
 
+#include <unistd.h>
+
 #include <cassert>
 #include <cerrno>
 #include <charconv>
@@ -286,7 +288,7 @@ Status WriteNpy(const std::string& path, DType dtype,
     return Status::Error(path + ": .npy header too long for " +
                          std::to_string(shape.size()) + " dimensions");
   }
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   File f(std::fopen(tmp.c_str(), "wb"));
   if (!f) {
     return Status::Error(path + ": cannot create " + tmp + ": " +

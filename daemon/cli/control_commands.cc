@@ -17,10 +17,14 @@ constexpr char kSocketHelp[] =
     R"(  --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
                  $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
                  /tmp/tprobe-<uid>/tprobed.sock)
+  --timeout SECONDS
+                 how long to wait for tprobed, the connection and its answer
+                 together (default 60)
   -h, --help     show this help
 
-Exit status: 0 on success, 1 when tprobed cannot be reached or refuses, 2 for
-a bad command line.
+Exit status: 0 on success, 1 when tprobed cannot be reached, refuses the
+connection, does not answer within --timeout, or answers with an error; 2
+for a bad command line.
 )";
 
 struct Spec {
@@ -32,7 +36,8 @@ struct Spec {
 };
 
 int Run(const Spec& spec, std::span<const std::string_view> args) {
-  static constexpr OptionSpec kOptions[] = {{"socket", true}};
+  static constexpr OptionSpec kOptions[] = {{"socket", true},
+                                            {"timeout", true}};
   const std::string name(spec.name);
   auto usage_error = [&name](const std::string& message) {
     std::fprintf(stderr, "tprobe %s: %s\nRun 'tprobe %s --help' for usage.\n",
@@ -60,17 +65,19 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
     return usage_error("unexpected argument '" +
                        positionals[spec.takes_step ? 1 : 0] + "'");
   }
+  auto timeout = CliTimeout(parsed->Get("timeout"));
+  if (!timeout.ok()) return usage_error(timeout.status().message());
   v1::Request request;
   spec.fill(request, step);
   const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
-  if (!CallDaemon(spec.name, socket, request)) return kExitFailure;
+  if (!CallDaemon(spec.name, socket, request, *timeout)) return kExitFailure;
   std::printf("tprobe %s: done\n", name.c_str());
   return kExitOk;
 }
 
 constexpr Spec kStart{
     "start", "tell tprobed that every rank starts collecting a step",
-    R"(Usage: tprobe start STEP [--socket PATH]
+    R"(Usage: tprobe start STEP [--socket PATH] [--timeout SECONDS]
 
 Tells tprobed that every registered rank begins collecting step STEP: each
 rank's tree of that step is opened, and ring drops are charged to it. What
@@ -80,7 +87,7 @@ the ranks capture, and when, they still decide themselves.
     [](v1::Request& r, uint32_t step) { r.mutable_start()->set_step(step); }};
 
 constexpr Spec kStop{"stop", "drain every rank and write its open steps",
-                     R"(Usage: tprobe stop [--socket PATH]
+                     R"(Usage: tprobe stop [--socket PATH] [--timeout SECONDS]
 
 Drains what every registered rank has committed and writes its open steps.
 The steps stay open: entries that still arrive (API backward after stop())
@@ -90,7 +97,7 @@ are written at the next flush.
 
 constexpr Spec kStep{
     "step", "drain every rank and write and close its steps up to STEP",
-    R"(Usage: tprobe step STEP [--socket PATH]
+    R"(Usage: tprobe step STEP [--socket PATH] [--timeout SECONDS]
 
 Drains what every registered rank has committed, writes its steps up to and
 including STEP and closes them, as a rank's own step() does. Data arriving
@@ -100,7 +107,7 @@ later for a closed step is skipped and counted (tprobe.json).
     [](v1::Request& r, uint32_t step) { r.mutable_step()->set_step(step); }};
 
 constexpr Spec kFlush{"flush", "drain every rank and write its open steps now",
-                      R"(Usage: tprobe flush [--socket PATH]
+                      R"(Usage: tprobe flush [--socket PATH] [--timeout SECONDS]
 
 Drains what every registered rank has committed and writes every open step.
 Returns once the files are on disk.
@@ -110,7 +117,7 @@ Returns once the files are on disk.
 
 constexpr Spec kShutdown{
     "shutdown", "make tprobed write everything and exit",
-    R"(Usage: tprobe shutdown [--socket PATH]
+    R"(Usage: tprobe shutdown [--socket PATH] [--timeout SECONDS]
 
 Asks tprobed to exit. It answers first, then drains every rank, writes every
 open step, removes the shared-memory segments and exits 0. Ranks still

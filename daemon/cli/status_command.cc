@@ -14,7 +14,7 @@ namespace tprobe::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(Usage: tprobe status [--socket PATH]
+    R"(Usage: tprobe status [--socket PATH] [--timeout SECONDS]
 
 Prints tprobed's pid, then one line per registered rank (trainer process):
   RANK        the distributed rank ("-" for none)
@@ -31,13 +31,15 @@ Options:
   --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
                  $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
                  /tmp/tprobe-<uid>/tprobed.sock)
+  --timeout SECONDS
+                 how long to wait for tprobed (default 60)
   -h, --help     show this help
 
-Exit status: 0 on success, 1 when tprobed cannot be reached, 2 for a bad
-command line.
+Exit status: 0 on success, 1 when tprobed cannot be reached, refuses the
+connection or does not answer within --timeout, 2 for a bad command line.
 )";
 
-constexpr OptionSpec kOptions[] = {{"socket", true}};
+constexpr OptionSpec kOptions[] = {{"socket", true}, {"timeout", true}};
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr,
@@ -71,10 +73,12 @@ int RunStatus(std::span<const std::string_view> args) {
   if (!parsed->positionals.empty()) {
     return UsageError("unexpected argument '" + parsed->positionals[0] + "'");
   }
+  auto timeout = CliTimeout(parsed->Get("timeout"));
+  if (!timeout.ok()) return UsageError(timeout.status().message());
   const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
   v1::Request request;
   request.mutable_status();
-  const auto response = CallDaemon("status", socket, request);
+  const auto response = CallDaemon("status", socket, request, *timeout);
   if (!response) return kExitFailure;
   const v1::StatusReply& status = response->status();
   std::printf("tprobed pid %d on %s: %d rank%s\n", status.daemon_pid(),

@@ -307,7 +307,9 @@ struct Call {
 class TPROBE_EXPORT Client {
  public:
   // Reads and validates the config. Returns nullptr and sets *error (when
-  // error is not null) for a bad config; a missing daemon is not an error.
+  // error is not null) for a bad config, or when a daemon answered but
+  // refused the registration (an unwritable dump_path, say) or runs as an
+  // untrusted uid; a missing daemon is not an error.
   static std::unique_ptr<Client> Create(const ClientOptions& options,
                                         std::string* error);
 
