@@ -123,9 +123,8 @@ int ConnectionsThatFit(int wanted) {
   const rlim_t usable = limit.rlim_cur > static_cast<rlim_t>(kReservedFiles)
                             ? limit.rlim_cur - kReservedFiles
                             : 1;
-  return static_cast<int>(
-      std::max<rlim_t>(1, std::min<rlim_t>(usable, static_cast<rlim_t>(
-                                                       std::max(1, wanted)))));
+  return static_cast<int>(std::max<rlim_t>(
+      1, std::min<rlim_t>(usable, static_cast<rlim_t>(std::max(1, wanted)))));
 }
 
 }  // namespace tprobe::daemon

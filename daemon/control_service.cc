@@ -26,6 +26,13 @@ void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
 }
 
+// A write's outcome, noted as the producer's last error when it failed
+// (tprobe status shows it).
+Status Noted(ProducerState& state, Status s) {
+  if (!s.ok()) state.last_error = "cannot write the dump: " + s.message();
+  return s;
+}
+
 }  // namespace
 
 ControlService::ControlService(Registry& registry, Logger log)
@@ -63,7 +70,7 @@ v1::Response ControlService::Handle(Connection& conn,
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
-        Keep(first, state->assembler.WriteDirty());
+        Keep(first, Noted(*state, state->assembler.WriteDirty()));
       }
       break;
     case v1::Request::kStep:
@@ -73,14 +80,15 @@ v1::Response ControlService::Handle(Connection& conn,
         // The drain may already have read the next step's first records:
         // its held nodes wait for their own API or entry.
         ReleaseHeldNodes(*p, *state, *log_, request.step().step());
-        Keep(first, state->assembler.Finish(request.step().step()));
+        Keep(first,
+             Noted(*state, state->assembler.Finish(request.step().step())));
       }
       break;
     case v1::Request::kFlush:
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
-        Keep(first, state->assembler.WriteDirty());
+        Keep(first, Noted(*state, state->assembler.WriteDirty()));
       }
       break;
     case v1::Request::kGoodbye:

@@ -84,9 +84,9 @@ Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid) {
   }
   const std::string probe =
       path + "/.tprobe-write-check." + std::to_string(::getpid());
-  const int fd = ::open(probe.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        0600);
+  const int fd =
+      ::open(probe.c_str(),
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 || ::write(fd, "x", 1) != 1) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) {

@@ -30,9 +30,8 @@ Status NotifyService(const std::string& state) {
     return Status::Error(std::string("cannot create a socket: ") +
                          std::strerror(errno));
   }
-  const ssize_t sent =
-      ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
-               reinterpret_cast<const sockaddr*>(&addr), len);
+  const ssize_t sent = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
+                                reinterpret_cast<const sockaddr*>(&addr), len);
   const int err = errno;
   ::close(fd);
   if (sent != static_cast<ssize_t>(state.size())) {

@@ -19,7 +19,7 @@ std::string MiB(uint64_t bytes) {
 
 Status CheckShmSpace(uint64_t bytes, const std::string& what,
                      const std::string& dir) {
-  struct statvfs vfs{};
+  struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0) {
     return Status::Error("cannot read the free space of " + dir + ": " +
                          std::strerror(errno));
@@ -27,8 +27,8 @@ Status CheckShmSpace(uint64_t bytes, const std::string& what,
   const uint64_t free = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   if (bytes <= free) return Status::Ok();
   return Status::Error(
-      what + " need " + MiB(bytes) + " of shared memory, but " + dir +
-      " has " + MiB(free) + " free (of " +
+      what + " need " + MiB(bytes) + " of shared memory, but " + dir + " has " +
+      MiB(free) + " free (of " +
       MiB(static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize) +
       "); enlarge it (docker --shm-size, a Kubernetes emptyDir with medium "
       "Memory and a sizeLimit) or lower tprobe.ring_bytes / ring_count");
