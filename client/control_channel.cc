@@ -179,7 +179,12 @@ bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
     }
     if (!launched && launch_) {
       launched = true;
-      if (!launch_(&error)) break;
+      if (!launch_(&error)) {
+        std::fprintf(stderr,
+                     "[tprobe] %s; training goes on without dumping\n",
+                     error.c_str());
+        break;
+      }
     }
     if (!launched || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

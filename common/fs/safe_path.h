@@ -4,7 +4,8 @@
 // Building file paths from names another process chose. A module or API
 // name comes from the trainer and may hold '/' or be "..": made into one
 // path component by SafeComponent, it can never climb out of the folder it
-// is joined to. IsUnder is the check a writer makes before it writes.
+// is joined to; IsSafeComponent is the check a writer makes before it
+// writes.
 
 #include <string>
 #include <string_view>
@@ -20,11 +21,6 @@ std::string SafeComponent(std::string_view name);
 // True when `name` is one path component that names neither the folder
 // itself nor its parent: SafeComponent(name) == name.
 bool IsSafeComponent(std::string_view name);
-
-// True when `path`, taken lexically (".." and "." resolved, no symlinks
-// followed), lies at or under `root`. Both must be absolute or both
-// relative.
-bool IsUnder(const std::string& root, const std::string& path);
 
 }  // namespace tprobe::fs
 

@@ -40,7 +40,8 @@ def job_env(**extra: str) -> dict:
 
 
 def load(dump: str, step: int, rank: int, name: str) -> dict:
-    with open(os.path.join(dump, f"step{step}", f"rank{rank}", name)) as f:
+    folder = f"rank{rank}" if rank >= 0 else "rank"
+    with open(os.path.join(dump, f"step{step}", folder, name)) as f:
         return json.load(f)
 
 
@@ -96,7 +97,7 @@ class LauncherTest(unittest.TestCase):
             [RUN, "--tprobed", tprobed_binary(), "--"] + torchrun(
                 EXAMPLE, "--level", "L0", "--dump-path", dump, "--steps",
                 "2"),
-            env=job_env(), cwd=tmp, timeout=600, stdout=subprocess.PIPE,
+            env=job_env(TMPDIR=tmp), cwd=tmp, timeout=600, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         self.assertEqual(proc.returncode, 0, proc.stdout)
         for step in (0, 1):
@@ -197,6 +198,71 @@ class StartupErrorTest(unittest.TestCase):
         self.assertIn("ERROR: the daemon refused registration: dump_path "
                       f"{blocker}/dump cannot be used: {blocker}/dump: Not a "
                       "directory", proc.stdout)
+
+
+FULL_DISK_TRAINER = r"""
+import os, sys, torch, torch.nn as nn
+from tprobe.torch import PrecisionDebugger
+disk, dump = sys.argv[1], sys.argv[2]
+debugger = PrecisionDebugger(dump_path=dump, task="statistics", level="L0")
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+def train_step():
+    debugger.start(model)
+    model(torch.randn(2, 4)).sum().backward()
+    debugger.stop()
+    debugger.step()
+train_step()                                  # step 0: written
+debugger.session.flush(30000)
+filler = os.path.join(disk, "filler")
+with open(filler, "wb", buffering=0) as f:    # the disk fills up
+    for size in (65536, 4096, 1):
+        try:
+            while True:
+                f.write(b"\0" * size)
+        except OSError:
+            pass
+for _ in range(3):                            # steps 1-3 cannot be written
+    train_step()
+debugger.session.flush(30000)
+os.unlink(filler)                             # space returns
+train_step()                                  # step 4
+print("trainer done", flush=True)
+"""
+
+
+class FullDiskTest(unittest.TestCase):
+    def test_reported_once_to_the_trainer_then_resumed(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("needs root to mount a small tmpfs")
+        tmp = fresh_dir("tp-full-")
+        disk = os.path.join(tmp, "disk")
+        os.mkdir(disk)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
+                           disk]).returncode != 0:
+            self.skipTest("root, but cannot mount a tmpfs here")
+        try:
+            dump = os.path.join(disk, "dump")
+            with Tprobed(tprobed_binary(), tmp) as daemon:
+                proc = subprocess.run(
+                    [sys.executable, "-c", FULL_DISK_TRAINER, disk, dump],
+                    env=daemon.env(), timeout=300, capture_output=True,
+                    text=True)
+                self.assertEqual(daemon.stop(), 0, daemon.log())
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("trainer done", proc.stdout)
+            reports = [line for line in proc.stderr.splitlines()
+                       if line.startswith("[tprobe] tprobed: ")]
+            self.assertEqual(len(reports), 1, proc.stderr)
+            self.assertIn("No space left on device", reports[0])
+            failures = 0
+            for step in range(5):
+                accounting = load(dump, step, -1, "tprobe.json")
+                self.assertTrue(accounting["complete"], (step, accounting))
+                failures += accounting.get("write_failures", 0)
+                self.assertIn("L0", load(dump, step, -1, "dump.json")["level"])
+            self.assertGreaterEqual(failures, 3)
+        finally:
+            subprocess.run(["umount", disk])
 
 
 if __name__ == "__main__":
