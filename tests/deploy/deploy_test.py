@@ -153,7 +153,7 @@ class TwoDaemonsOneTreeTest(unittest.TestCase):
         with Tprobed(tprobed_binary(), a_dir) as a, \
                 Tprobed(tprobed_binary(), b_dir) as b:
             proc = subprocess.run(
-                torchrun("--no-python", wrapper, EXAMPLE, "--level", "mix",
+                torchrun("--no_python", wrapper, EXAMPLE, "--level", "mix",
                          "--dump-path", dump, "--steps", "2"),
                 env=job_env(), cwd=tmp, timeout=600, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, text=True)
@@ -263,6 +263,56 @@ class FullDiskTest(unittest.TestCase):
             self.assertGreaterEqual(failures, 3)
         finally:
             subprocess.run(["umount", disk])
+
+
+class ForeignDaemonTest(unittest.TestCase):
+    def test_the_trainer_sends_nothing_to_a_daemon_of_another_user(
+            self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("needs root to create a throwaway user")
+        user = f"tpd{os.getpid()}"
+        if subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin",
+                           user]).returncode != 0:
+            self.skipTest("useradd failed")
+        try:
+            import pwd
+            entry = pwd.getpwnam(user)
+            tmp = fresh_dir("tp-foreign-")
+            os.chmod(tmp, 0o755)
+            run = os.path.join(tmp, "run")
+            os.mkdir(run, 0o700)
+            os.chown(run, entry.pw_uid, entry.pw_gid)
+            sock = os.path.join(run, "tprobed.sock")
+            daemon = subprocess.Popen(
+                ["setpriv", f"--reuid={entry.pw_uid}",
+                 f"--regid={entry.pw_gid}", "--clear-groups",
+                 tprobed_binary(), "--foreground", "--socket", sock],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                deadline = 200
+                while not os.path.exists(sock) and deadline:
+                    deadline -= 1
+                    subprocess.run(["sleep", "0.05"])
+                os.chmod(run, 0o755)  # reachable, as a planted socket is
+                code = ("from tprobe.torch import PrecisionDebugger\n"
+                        "try:\n"
+                        f"    PrecisionDebugger(dump_path={tmp + '/d'!r},"
+                        " task='statistics', level='L0')\n"
+                        "except ValueError as e:\n"
+                        "    print('ERROR:', e)\n")
+                proc = subprocess.run(
+                    [sys.executable, "-c", code],
+                    env=job_env(TPROBE_SOCKET=sock), timeout=120,
+                    capture_output=True, text=True)
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=30)
+            self.assertIn(f"ERROR: refusing the daemon on {sock}: it runs "
+                          f"as uid {entry.pw_uid}", proc.stdout, proc.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "d")),
+                             "nothing was registered")
+        finally:
+            subprocess.run(["userdel", user])
 
 
 if __name__ == "__main__":
