@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "common/control/peer_check.h"
@@ -180,8 +180,7 @@ bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
     if (!launched && launch_) {
       launched = true;
       if (!launch_(&error)) {
-        std::fprintf(stderr,
-                     "[tprobe] %s; training goes on without dumping\n",
+        std::fprintf(stderr, "[tprobe] %s; training goes on without dumping\n",
                      error.c_str());
         break;
       }

@@ -73,7 +73,7 @@ class ControlChannel {
 
   // Owned by the background thread once it runs.
   int fd_ = -1;
-  bool refused_ = false;  // the last ConnectAndRegister was refused
+  bool refused_ = false;         // the last ConnectAndRegister was refused
   bool reported_error_ = false;  // a failed request was shown on stderr
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
   std::thread thread_;

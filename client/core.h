@@ -53,6 +53,14 @@ class Core {
   bool attached() const {
     return connection_.load(std::memory_order_acquire) != nullptr;
   }
+  // The daemon's live capture directive (common/shm/directive.h); 0 (follow
+  // the config) when no daemon is attached.
+  uint64_t directive() const {
+    Connection* c = connection_.load(std::memory_order_acquire);
+    if (c == nullptr) return 0;
+    return std::atomic_ref<uint64_t>(c->segment->header()->directive)
+        .load(std::memory_order_acquire);
+  }
 
   // Process-wide order of entries and calls across rings.
   uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }

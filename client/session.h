@@ -147,6 +147,10 @@ class Session {
 
  private:
   Session(config::Config config, int rank, int connect_timeout_ms);
+  // Whether `step` is collected: the operator's live directive (tprobe
+  // start/stop, read from the segment) when there is one, else the config's
+  // step and rank lists. REQUIRES: mu_ held.
+  bool Selected(uint32_t step) const;
   void UpdateCollecting();
   // Whether an outermost API call of this step is open on this thread.
   bool InApi() const;

@@ -4,6 +4,7 @@
 
 #include "common/control/socket_path.h"
 #include "daemon/drain.h"
+#include "daemon/live_directive.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -60,6 +61,9 @@ v1::Response ControlService::Handle(Connection& conn,
     case v1::Request::kRegister:
       return Register(conn, request.register_());
     case v1::Request::kStart:
+      if (request.start().live()) {
+        return ApplyLiveStart(Targets(conn), request.start(), *log_);
+      }
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         state->assembler.NoteStep(request.start().step());
@@ -67,6 +71,11 @@ v1::Response ControlService::Handle(Connection& conn,
       }
       return Ok();
     case v1::Request::kStop:
+      if (request.stop().live()) {
+        // Then drains and writes, as every Stop does.
+        v1::Response live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
+        if (!live.ok()) return live;
+      }
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);

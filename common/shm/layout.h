@@ -32,6 +32,11 @@ struct alignas(kCacheLine) SegmentHeader {
   int32_t producer_pid;  // the registered trainer process
   uint32_t reserved;
   uint64_t producer_start_time;  // /proc/<pid>/stat starttime, clock ticks
+  // The operator's live capture directive (common/shm/directive.h), the one
+  // field the daemon changes after creation: stored by the daemon with
+  // release order, loaded by the producer with acquire order through
+  // std::atomic_ref at each step boundary. 0: follow the config.
+  uint64_t directive;
 };
 
 // Why a record was not written. Indexes RingHeader::dropped.

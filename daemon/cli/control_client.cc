@@ -58,7 +58,8 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(
     if (err == EAGAIN || err == EINPROGRESS) {
       return Status::Error("tprobed on " + socket_path +
                            " did not accept the connection within " +
-                           TimeoutText(timeout) + " (it is overloaded or "
+                           TimeoutText(timeout) +
+                           " (it is overloaded or "
                            "stuck; see its log)");
     }
     return Status::Error("no tprobed answers on " + socket_path + " (" +
@@ -169,7 +170,8 @@ std::string CliSocketPath(const std::string& flag) {
 std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
                                        const v1::Request& request,
-                                       std::chrono::milliseconds timeout) {
+                                       std::chrono::milliseconds timeout,
+                                       bool* nothing_done) {
   auto fail = [command](const std::string& why) {
     std::fprintf(stderr, "tprobe %.*s: %s\n", static_cast<int>(command.size()),
                  command.data(), why.c_str());
@@ -179,7 +181,10 @@ std::optional<v1::Response> CallDaemon(std::string_view command,
   if (!client.ok()) return fail(client.status().message());
   auto response = (*client)->Call(request);
   if (!response.ok()) return fail(response.status().message());
-  if (!response->ok()) return fail("tprobed: " + response->error());
+  if (!response->ok()) {
+    if (nothing_done) *nothing_done = response->nothing_done();
+    return fail("tprobed: " + response->error());
+  }
   return std::move(response).value();
 }
 

@@ -67,10 +67,13 @@ std::string CliSocketPath(const std::string& flag);
 // Sends `request` to the daemon on `socket_path`. On failure (no daemon,
 // broken connection, or ok = false) prints "tprobe COMMAND: <why>" to
 // stderr and returns nullopt.
+// When the daemon answers that nothing was done (Response.nothing_done),
+// *nothing_done is set (when not null).
 std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
                                        const v1::Request& request,
-                                       std::chrono::milliseconds timeout);
+                                       std::chrono::milliseconds timeout,
+                                       bool* nothing_done = nullptr);
 
 }  // namespace tprobe::cli
 

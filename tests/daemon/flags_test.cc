@@ -67,8 +67,8 @@ TEST(FlagsTest, HelpExplainsEveryFlag) {
 }
 
 TEST(FlagsTest, ConnectionLimitsAndGroupAreParsedAndChecked) {
-  auto f = Parse({"--group", "ml", "--max-connections=8",
-                  "--request-timeout", "5", "--expect-ranks", "4"});
+  auto f = Parse({"--group", "ml", "--max-connections=8", "--request-timeout",
+                  "5", "--expect-ranks", "4"});
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->group, "ml");
   EXPECT_EQ(f->max_connections, 8);

@@ -265,6 +265,65 @@ class FullDiskTest(unittest.TestCase):
             subprocess.run(["umount", disk])
 
 
+LIVE_TRAINER = r"""
+import json, os, subprocess, sys, torch, torch.nn as nn
+from tprobe.torch import PrecisionDebugger
+cli, sock, dump, config = sys.argv[1:5]
+debugger = PrecisionDebugger(config_path=config, dump_path=dump)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+def tprobe(*args):
+    p = subprocess.run([cli, *args, "--socket", sock], capture_output=True,
+                       text=True)
+    print(json.dumps([list(args), p.returncode, p.stdout + p.stderr]),
+          flush=True)
+for step in range(9):
+    debugger.start(model)
+    model(torch.randn(2, 4)).sum().backward()
+    debugger.stop()
+    debugger.step()
+    if step == 1:                       # during step 2: capture 3-4
+        tprobe("start", "--steps", "3-4", "--ranks", "0")
+        tprobe("start", "--ranks", "1")            # matches no rank
+        tprobe("start", "--steps", "0-1")          # already passed
+    if step == 5:                       # from step 6 on, every step
+        tprobe("start", "--steps", "6-")
+    if step == 6:                       # step 7 captured, then none
+        tprobe("stop", "--json")
+debugger.session.flush(30000)
+"""
+
+
+class LiveControlTest(unittest.TestCase):
+    def test_start_and_stop_take_effect_within_one_step(self) -> None:
+        tmp = fresh_dir("tp-live-")
+        dump = os.path.join(tmp, "dump")
+        config = os.path.join(tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L0", "step": [0]}, f)
+        cli = os.path.join(os.path.dirname(tprobed_binary()), "tprobe")
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            proc = subprocess.run(
+                [sys.executable, "-c", LIVE_TRAINER, cli, daemon.socket, dump,
+                 config], env=daemon.env(RANK="0"), timeout=300,
+                capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        calls = [json.loads(line) for line in proc.stdout.splitlines()]
+        self.assertEqual([c[1] for c in calls], [0, 3, 3, 0, 0], calls)
+        self.assertIn("no registered rank matches --ranks 1 (registered "
+                      "ranks: 0)", calls[1][2])
+        self.assertIn("step 1 has already passed on every matching rank",
+                      calls[2][2])
+        self.assertEqual(json.loads(calls[4][2]),
+                         {"command": "stop", "ok": True, "ranks": 1,
+                          "error": None})
+        # The config's step 0, the live 3-4 and 6-7; nothing else.
+        self.assertEqual(sorted(os.listdir(dump)),
+                         ["step0", "step3", "step4", "step6", "step7"])
+        for step in (0, 3, 4, 6, 7):
+            self.assertTrue(load(dump, step, 0, "tprobe.json")["complete"])
+            self.assertTrue(load(dump, step, 0, "dump.json")["data"])
+
+
 class ForeignDaemonTest(unittest.TestCase):
     def test_the_trainer_sends_nothing_to_a_daemon_of_another_user(
             self) -> None:

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <sstream>
 
 #include "common/dump/json_writer.h"
+#include "common/shm/directive.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
@@ -155,7 +157,7 @@ TEST_F(ControlCommandsTest, StatusJsonListsEveryRank) {
 TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
-  for (const char* command : {"flush", "stop", "step 2", "start 1"}) {
+  for (const char* command : {"flush", "stop", "step 2", "start --steps 1"}) {
     std::string output;
     EXPECT_EQ(Tprobe(command, &output), 3) << command;
     EXPECT_NE(output.find("no rank is registered with tprobed on " + Socket() +
@@ -185,17 +187,37 @@ TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
   RawClient client(Socket());
   auto segment = Rank(client, 0);
   ASSERT_NE(segment, nullptr);
+  // The directive word of the rank's segment, as the rank reads it.
+  auto directive = [&] {
+    return shm::DecodeDirective(
+        std::atomic_ref<uint64_t>(segment->header()->directive)
+            .load(std::memory_order_acquire));
+  };
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kConfig);
   ASSERT_EQ(Tprobe("stop"), 0);
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kPause);
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
-            std::string::npos);
+            std::string::npos)
+      << "stop also drains and writes what was captured";
   ASSERT_EQ(Tprobe("step 0"), 0);
-  ASSERT_EQ(Tprobe("start 3"), 0);
-  ASSERT_EQ(Tprobe("flush"), 0);
-  EXPECT_TRUE(std::filesystem::exists(DumpFile("dump.json", 3)))
-      << "start opens the step's tree (msprobe writes its empty files)";
+  ASSERT_EQ(Tprobe("start --steps 3-5 --ranks 0"), 0);
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kCapture);
+  EXPECT_EQ(directive().first_step, 3u);
+  EXPECT_EQ(directive().last_step, 5u);
+  ASSERT_EQ(Tprobe("start --steps 7-"), 0);
+  EXPECT_EQ(directive().first_step, 7u);
+  EXPECT_EQ(directive().last_step, shm::kOpenEnded);
   std::string output;
-  ASSERT_EQ(Tprobe("status", &output), 0);
-  EXPECT_EQ(Fields(Lines(output).at(2)).at(2), "3") << output;
+  EXPECT_EQ(Tprobe("start --ranks 2", &output), 3);
+  EXPECT_NE(output.find("no registered rank matches --ranks 2 (registered "
+                        "ranks: 0): nothing to start"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(directive().first_step, 7u) << "a refused start changes nothing";
+  EXPECT_EQ(Tprobe("start --steps 5-3", &output), 2);
+  EXPECT_NE(output.find("bad --steps '5-3'"), std::string::npos) << output;
+  EXPECT_EQ(Tprobe("start 3", &output), 2);
+  EXPECT_NE(output.find("unexpected argument '3'"), std::string::npos);
 }
 
 TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
