@@ -151,6 +151,7 @@ void Session::Step() {
   selection_.ResetStep();
   generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
+  core_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
 }

@@ -83,10 +83,14 @@ v1::Response ApplyLiveStart(
                  /*nothing=*/false);
   }
   if (d.last_step != shm::kOpenEnded) {
-    // A rank's step as tprobed last saw it is a lower bound.
+    // The step each rank last published (or tprobed last saw).
     uint32_t lowest = shm::kOpenEnded;
     for (const auto& p : matched) {
-      lowest = std::min(lowest, p->Lock()->assembler.current_step());
+      const uint32_t published =
+          std::atomic_ref<uint32_t>(p->segment().header()->producer_step)
+              .load(std::memory_order_relaxed);
+      lowest = std::min(
+          lowest, std::max(published, p->Lock()->assembler.current_step()));
     }
     if (lowest > d.last_step) {
       return Reply("step " + std::to_string(d.last_step) +
