@@ -153,17 +153,18 @@ std::string ControlServer::CheckPeer(Socket& socket, Connection& conn) {
   }
   conn.peer = PeerCredentials{cred.uid, cred.gid, cred.pid};
   if (!policy_.access.Allows(cred.uid, cred.gid)) {
-    log_->warn("refused a connection from uid {} (pid {}): only {} may use "
-               "this daemon",
-               cred.uid, cred.pid, policy_.access.Describe());
+    log_->warn(
+        "refused a connection from uid {} (pid {}): only {} may use "
+        "this daemon",
+        cred.uid, cred.pid, policy_.access.Describe());
     return "permission denied: tprobed on " + socket_path_ + " serves only " +
-           policy_.access.Describe() + ", not uid " +
-           std::to_string(cred.uid);
+           policy_.access.Describe() + ", not uid " + std::to_string(cred.uid);
   }
   if (connections_ >= policy_.max_connections) {
-    log_->warn("refused a connection from pid {}: {} connections are open, "
-               "the most this daemon serves",
-               cred.pid, connections_);
+    log_->warn(
+        "refused a connection from pid {}: {} connections are open, "
+        "the most this daemon serves",
+        cred.pid, connections_);
     return "tprobed on " + socket_path_ + " is busy: it already serves " +
            std::to_string(connections_) +
            " connections, its limit (--max-connections); try again later";
@@ -217,9 +218,10 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
     deadline.Disarm();
     if (ec) {
       if (deadline.expired()) {
-        log_->warn("closed the connection of pid {}: no complete request "
-                   "within {} s",
-                   conn.peer.pid, policy_.request_timeout.count());
+        log_->warn(
+            "closed the connection of pid {}: no complete request "
+            "within {} s",
+            conn.peer.pid, policy_.request_timeout.count());
       }
       break;
     }

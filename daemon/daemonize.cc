@@ -77,7 +77,8 @@ void StartupReport::Failed(std::string_view reason) {
 Result<StartupReport> Daemonize(const std::string& log_path) {
   if (Status s = MakePrivateDirs(DirName(log_path)); !s.ok()) return s;
   int log_fd =
-      ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+      ::open(log_path.c_str(),
+             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (log_fd < 0) {
     return Status::Error("cannot open log file " + log_path + ": " +
                          (errno == ELOOP ? std::string("it is a symbolic link, "

@@ -1,8 +1,8 @@
 #include "daemon/entry_renderer.h"
 
-#include "common/fs/safe_path.h"
-
 #include <cmath>
+
+#include "common/fs/safe_path.h"
 
 namespace tprobe::daemon {
 namespace {

@@ -24,8 +24,7 @@ std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<int64_t> ParseSeconds(std::string_view text,
-                                    int64_t min = 0,
+std::optional<int64_t> ParseSeconds(std::string_view text, int64_t min = 0,
                                     int64_t max = kMaxIdleExitSeconds) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -50,11 +49,10 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       inline_value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    const bool takes_value = arg == "--socket" || arg == "--log-level" ||
-                             arg == "--idle-exit" || arg == "--group" ||
-                             arg == "--max-connections" ||
-                             arg == "--request-timeout" ||
-                             arg == "--expect-ranks";
+    const bool takes_value =
+        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
+        arg == "--group" || arg == "--max-connections" ||
+        arg == "--request-timeout" || arg == "--expect-ranks";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }

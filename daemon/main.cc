@@ -12,8 +12,8 @@
 
 #include "daemon/connection_policy.h"
 #include "daemon/control_server.h"
-#include "daemon/crash_cleanup.h"
 #include "daemon/control_service.h"
+#include "daemon/crash_cleanup.h"
 #include "daemon/daemonize.h"
 #include "daemon/drain_worker.h"
 #include "daemon/flags.h"
@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   server.Run([&io](std::string_view) { io.stop(); });
   log->info("tprobed (pid {}) listening on {}", ::getpid(), flags->socket);
   startup.Ready();
-  if (tprobe::Status s = NotifyService("READY=1\nMAINPID=" +
-                                       std::to_string(::getpid()));
+  if (tprobe::Status s =
+          NotifyService("READY=1\nMAINPID=" + std::to_string(::getpid()));
       !s.ok()) {
     log->warn("{}", s.message());
   }

@@ -27,8 +27,10 @@ Status MakePrivateDirs(const std::string& dir) {
   const std::string refuse = "refusing the socket directory " + dir + ": ";
   if (st.st_uid != ::geteuid()) {
     return Status::Error(refuse + "it belongs to uid " +
-                         std::to_string(st.st_uid) + ", not to this daemon's "
-                         "uid " + std::to_string(::geteuid()) +
+                         std::to_string(st.st_uid) +
+                         ", not to this daemon's "
+                         "uid " +
+                         std::to_string(::geteuid()) +
                          " (someone else may have created it; remove it or "
                          "pass another --socket)");
   }

@@ -71,11 +71,11 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
   }
   RemoveStaleTempFiles(*write_path, reg.rank());
 
-  if (Status s = CheckShmSpace(
-          shm::SegmentBytes(ring_count, ring_bytes),
-          "the " + std::to_string(ring_count) + " rings of " +
-              std::to_string(ring_bytes >> 10) + " KiB of rank " +
-              std::to_string(reg.rank()));
+  if (Status s =
+          CheckShmSpace(shm::SegmentBytes(ring_count, ring_bytes),
+                        "the " + std::to_string(ring_count) + " rings of " +
+                            std::to_string(ring_bytes >> 10) + " KiB of rank " +
+                            std::to_string(reg.rank()));
       !s.ok()) {
     return s;
   }

@@ -44,14 +44,15 @@ bool SocketAnswers(const std::string& path) {
 
 DaemonProcess::DaemonProcess(const std::string& binary,
                              const std::string& socket)
-    : DaemonProcess({binary, "--socket", socket, "--foreground", "--log-level",
-                     "warn"},
-                    socket) {}
+    : DaemonProcess(
+          {binary, "--socket", socket, "--foreground", "--log-level", "warn"},
+          socket) {}
 
 DaemonProcess::DaemonProcess(const std::vector<std::string>& argv,
                              const std::string& socket) {
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
