@@ -32,6 +32,17 @@ int main(int argc, char** argv) {
   }
   if (flags->help) return std::fputs(Usage().c_str(), stdout) < 0 ? 1 : 0;
 
+  if (tprobe::Status s = CheckExpectedRanks(flags->expect_ranks); !s.ok()) {
+    std::fprintf(stderr, "tprobed: %s\n", s.message().c_str());
+    return 1;
+  }
+  auto policy = MakeConnectionPolicy(flags->group, flags->max_connections,
+                                     flags->request_timeout);
+  if (!policy.ok()) {
+    std::fprintf(stderr, "tprobed: %s\n", policy.status().message().c_str());
+    return 2;
+  }
+
   StartupReport startup;  // --foreground: reports go nowhere
   if (!flags->foreground) {
     auto detached = Daemonize(LogFilePath(flags->socket));
@@ -44,17 +55,6 @@ int main(int argc, char** argv) {
   }
   Logger log = MakeLogger(flags->log_level);
   std::signal(SIGPIPE, SIG_IGN);
-
-  if (tprobe::Status s = CheckExpectedRanks(flags->expect_ranks); !s.ok()) {
-    std::fprintf(stderr, "tprobed: %s\n", s.message().c_str());
-    return 1;
-  }
-  auto policy = MakeConnectionPolicy(flags->group, flags->max_connections,
-                                     flags->request_timeout);
-  if (!policy.ok()) {
-    std::fprintf(stderr, "tprobed: %s\n", policy.status().message().c_str());
-    return 2;
-  }
 
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);

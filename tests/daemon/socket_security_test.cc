@@ -196,6 +196,24 @@ TEST_F(SocketSecurityTest, TheLogIsNeverWrittenThroughASymlink) {
   EXPECT_FALSE(testing::SocketAnswers(Socket()));
 }
 
+TEST_F(SocketSecurityTest, RingsThatCannotFitInDevShmStopTheStart) {
+  std::string output;
+  // 4096 ranks of 4 x 8 MiB: 128 GiB.
+  EXPECT_EQ(
+      RunCommand(std::string(TPROBED_PATH) +
+                     " --foreground --expect-ranks 4096 --socket " + Socket(),
+                 &output),
+      1);
+  EXPECT_NE(output.find("tprobed: --expect-ranks 4096: that many ranks with 4 "
+                        "rings of 8 MiB each need 131"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("MiB of shared memory, but /dev/shm has "),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(testing::SocketAnswers(Socket()));
+}
+
 TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
   DaemonProcess daemon(Daemon(), Socket());
   ASSERT_TRUE(daemon.started());
