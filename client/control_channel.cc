@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
+#include "common/control/peer_check.h"
 #include "common/control/socket_path.h"
 
 namespace tprobe::client {
@@ -111,9 +113,17 @@ ControlChannel::ControlChannel(Core* core, std::string socket_path,
 ControlChannel::~ControlChannel() { Close(); }
 
 bool ControlChannel::ConnectAndRegister(std::string* error) {
+  refused_ = false;
   int fd = ConnectUnix(socket_path_);
   if (fd < 0) {
     *error = "no daemon answers on " + socket_path_;
+    return false;
+  }
+  // Nothing is sent to a listener that is not a trusted uid.
+  if (Status s = control::CheckDaemonPeer(fd, socket_path_); !s.ok()) {
+    ::close(fd);
+    *error = s.message();
+    refused_ = true;
     return false;
   }
   v1::Request req;
@@ -130,6 +140,7 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   if (!reply.ok() || !reply.has_register_()) {
     ::close(fd);
     *error = "the daemon refused registration: " + reply.error();
+    refused_ = true;
     return false;
   }
   auto segment = shm::Segment::Open(reply.register_().segment_name());
@@ -157,14 +168,22 @@ void ControlChannel::Disconnect() {
   inflight_.clear();
 }
 
-bool ControlChannel::Open(int timeout_ms) {
+bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string error;
   bool launched = false;
   while (!ConnectAndRegister(&error)) {
+    if (refused_) {
+      if (refusal) *refusal = error;
+      return false;
+    }
     if (!launched && launch_) {
       launched = true;
-      if (!launch_(&error)) break;
+      if (!launch_(&error)) {
+        std::fprintf(stderr, "[tprobe] %s; training goes on without dumping\n",
+                     error.c_str());
+        break;
+      }
     }
     if (!launched || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -260,7 +279,18 @@ void ControlChannel::Run() {
         break;
       }
       if (!inflight_.empty()) {
-        if (inflight_.front()) inflight_.front()->set_value(reply);
+        if (inflight_.front()) {
+          inflight_.front()->set_value(reply);
+        } else if (!reply.ok() && !reported_error_) {
+          // A request no one waits for failed (a Step whose files could not
+          // be written): the trainer's user hears of it once.
+          reported_error_ = true;
+          std::fprintf(stderr,
+                       "[tprobe] tprobed: %s (reported once; training goes "
+                       "on, tprobed retries the write; 'tprobe status' shows "
+                       "the state)\n",
+                       reply.error().c_str());
+        }
         inflight_.pop_front();
       }
     }

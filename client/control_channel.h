@@ -34,7 +34,10 @@ class ControlChannel {
 
   // Connects (launching a daemon if needed and allowed) within timeout_ms,
   // then starts the background thread. Returns whether a daemon is attached.
-  bool Open(int timeout_ms);
+  // When a daemon answered but refused (an unusable dump_path, a listener
+  // that is not a trusted uid: common/control/peer_check.h), returns false
+  // at once with its reason in *refusal and starts no thread.
+  bool Open(int timeout_ms, std::string* refusal = nullptr);
 
   // Queues a request; it is lost when no daemon is connected.
   void Send(v1::Request request);
@@ -70,6 +73,8 @@ class ControlChannel {
 
   // Owned by the background thread once it runs.
   int fd_ = -1;
+  bool refused_ = false;         // the last ConnectAndRegister was refused
+  bool reported_error_ = false;  // a failed request was shown on stderr
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
   std::thread thread_;
 };

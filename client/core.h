@@ -53,6 +53,22 @@ class Core {
   bool attached() const {
     return connection_.load(std::memory_order_acquire) != nullptr;
   }
+  // Publishes the trainer's current step in the segment (SegmentHeader::
+  // producer_step), for the daemon's messages.
+  void PublishStep(uint32_t step) {
+    Connection* c = connection_.load(std::memory_order_acquire);
+    if (c == nullptr) return;
+    std::atomic_ref<uint32_t>(c->segment->header()->producer_step)
+        .store(step, std::memory_order_relaxed);
+  }
+  // The daemon's live capture directive (common/shm/directive.h); 0 (follow
+  // the config) when no daemon is attached.
+  uint64_t directive() const {
+    Connection* c = connection_.load(std::memory_order_acquire);
+    if (c == nullptr) return 0;
+    return std::atomic_ref<uint64_t>(c->segment->header()->directive)
+        .load(std::memory_order_acquire);
+  }
 
   // Process-wide order of entries and calls across rings.
   uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }

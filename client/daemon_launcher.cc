@@ -58,8 +58,10 @@ bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  // Never through a symlink someone planted beside the socket.
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+                                   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+                                   0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -6,6 +6,7 @@
 
 #include "client/daemon_launcher.h"
 #include "common/control/socket_path.h"
+#include "common/shm/directive.h"
 #include "common/shm/segment.h"
 
 namespace tprobe::client {
@@ -56,7 +57,11 @@ Result<std::unique_ptr<Session>> Session::Create(
   }
   session->channel_ = std::make_unique<ControlChannel>(
       &session->core_, socket, std::move(reg), std::move(launch));
-  session->channel_->Open(options.connect_timeout_ms);
+  std::string refusal;
+  if (!session->channel_->Open(options.connect_timeout_ms, &refusal) &&
+      !refusal.empty()) {
+    return Status::Error(refusal);
+  }
   return session;
 }
 
@@ -79,10 +84,23 @@ Session::~Session() {
   channel_->Close();
 }
 
+bool Session::Selected(uint32_t step) const {
+  const shm::Directive live = shm::DecodeDirective(core_.directive());
+  switch (live.mode) {
+    case shm::CaptureMode::kCapture:
+      return live.Covers(step);
+    case shm::CaptureMode::kPause:
+      return false;
+    case shm::CaptureMode::kConfig:
+      break;
+  }
+  return !ended_ && selection_.StepSelected(step) &&
+         selection_.RankSelected(rank_);
+}
+
 void Session::UpdateCollecting() {
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  const bool selected = !ended_ && selection_.StepSelected(step) &&
-                        selection_.RankSelected(rank_);
+  const bool selected = Selected(step);
   step_active_.store(started_ && selected, std::memory_order_release);
   collecting_.store(running_ && selected, std::memory_order_release);
 }
@@ -152,8 +170,8 @@ void Session::Stop() {
 void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  if (!ended_ && selection_.StepSelected(step) &&
-      selection_.RankSelected(rank_)) {
+  // A step collected in part (a live stop came mid-step) still ends.
+  if (step_active_.load(std::memory_order_relaxed) || Selected(step)) {
     v1::Request req;
     req.mutable_step()->set_step(step);
     req.mutable_step()->set_unclosed_calls(unclosed_calls);
@@ -163,6 +181,7 @@ void Session::Step(uint64_t unclosed_calls) {
   selection_.ResetStep();
   generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
+  core_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
 }

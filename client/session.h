@@ -81,7 +81,9 @@ struct CallPlan {
 class Session {
  public:
   // Loads and validates the config, then connects (or goes on without a
-  // daemon). Returns an error for a bad config.
+  // daemon when none answers). Returns an error for a bad config, and when
+  // a daemon answered but refused: it refused the registration (an unusable
+  // dump_path, say) or it is not a trusted uid.
   static Result<std::unique_ptr<Session>> Create(const SessionOptions& options);
 
   // Says goodbye and waits (bounded) until the daemon has flushed.
@@ -165,6 +167,10 @@ class Session {
 
  private:
   Session(config::Config config, int rank, int connect_timeout_ms);
+  // Whether `step` is collected: the operator's live directive (tprobe
+  // start/stop, read from the segment) when there is one, else the config's
+  // step and rank lists. REQUIRES: mu_ held.
+  bool Selected(uint32_t step) const;
   void UpdateCollecting();
   // Asks the daemon whether it ended this process's dump (overflow_check).
   bool DaemonEndedDump();

@@ -9,9 +9,9 @@ namespace tprobe::daemon {
 Assembler::Assembler(AssemblerOptions options) : options_(std::move(options)) {}
 
 dump::StepTree* Assembler::Tree(uint32_t step) {
+  if (finished_through_ && step <= *finished_through_) return nullptr;
   auto it = trees_.find(step);
   if (it == trees_.end()) {
-    if (finished_through_ && step <= *finished_through_) return nullptr;
     dump::StepTree tree(options_.task, options_.level, options_.framework);
     if (options_.tensor_data) {
       tree.set_dump_data_dir(
@@ -85,6 +85,7 @@ void Assembler::MarkStreamCorrupt() {
 }
 
 TensorStore* Assembler::Tensors(uint32_t step) {
+  if (finished_through_ && step <= *finished_through_) return nullptr;
   auto it = trees_.find(step);
   return it == trees_.end() ? nullptr : &it->second.tensors;
 }
@@ -100,15 +101,24 @@ Status Assembler::Write(uint32_t step, Open& open) {
   if (!open.dirty) return Status::Ok();
   Status s = dump::WriteStepTree(
       dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
-  if (s.ok()) open.dirty = false;
+  if (s.ok()) {
+    open.dirty = false;
+  } else {
+    // Kept dirty: the next write tries again, and tprobe.json tells.
+    ++open.tree.accounting().write_failures;
+    open.tree.accounting().last_write_error = s.message();
+  }
   return s;
 }
 
 Status Assembler::WriteDirty() {
   Status first;
-  for (auto& [step, open] : trees_) {
-    Status s = Write(step, open);
+  for (auto it = trees_.begin(); it != trees_.end();) {
+    Status s = Write(it->first, it->second);
     if (first.ok() && !s.ok()) first = s;
+    // A finished step kept only for a failed write is done once written.
+    const bool finished = finished_through_ && it->first <= *finished_through_;
+    it = s.ok() && finished ? trees_.erase(it) : std::next(it);
   }
   return first;
 }
@@ -118,7 +128,8 @@ Status Assembler::Finish(uint32_t step) {
   for (auto it = trees_.begin(); it != trees_.end() && it->first <= step;) {
     Status s = Write(it->first, it->second);
     if (first.ok() && !s.ok()) first = s;
-    it = trees_.erase(it);
+    // A step that could not be written stays until WriteDirty succeeds.
+    it = s.ok() ? trees_.erase(it) : std::next(it);
   }
   if (!finished_through_ || step > *finished_through_) {
     finished_through_ = step;

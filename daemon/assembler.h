@@ -92,11 +92,14 @@ class Assembler {
   TensorStore* Tensors(uint32_t step);
 
   // Writes every dirty tree. Returns the first error; the other trees are
-  // still written.
+  // still written. A tree whose write fails stays dirty (its tprobe.json
+  // counts the failure) and is written again by the next call, so a full
+  // disk delays a step and never loses it.
   Status WriteDirty();
 
   // Writes the dirty trees of steps <= `step`, then forgets every tree of
-  // those steps. Returns the first write error.
+  // those steps that was written; one whose write failed is kept for
+  // WriteDirty. Returns the first write error.
   Status Finish(uint32_t step);
 
   // Absolute directory of step's tensor files (dump_tensor_data/).

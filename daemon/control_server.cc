@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,6 +18,7 @@
 
 #include "common/control/socket_path.h"
 #include "daemon/private_dir.h"
+#include "daemon/request_deadline.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -49,12 +51,14 @@ std::string Frame(const v1::Response& response) {
 
 ControlServer::ControlServer(asio::io_context& io, std::string socket_path,
                              ControlService& service, Logger log,
-                             std::chrono::seconds idle_exit)
+                             std::chrono::seconds idle_exit,
+                             ConnectionPolicy policy)
     : io_(io),
       socket_path_(std::move(socket_path)),
       service_(service),
       log_(std::move(log)),
       idle_exit_(idle_exit),
+      policy_(std::move(policy)),
       acceptor_(io),
       idle_timer_(io) {}
 
@@ -86,7 +90,13 @@ Status ControlServer::Listen() {
   boost::system::error_code ec;
   acceptor_.open(stream_protocol(), ec);
   if (!ec) acceptor_.bind(stream_protocol::endpoint(path), ec);
-  if (!ec) ::chmod(path.c_str(), 0600);
+  if (!ec) {
+    if (Status s = policy_.access.ApplyTo(path); !s.ok()) {
+      acceptor_.close();
+      ::unlink(path.c_str());
+      return s;
+    }
+  }
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     acceptor_.close();
@@ -132,52 +142,89 @@ asio::awaitable<void> ControlServer::Accept() {
   }
 }
 
-bool ControlServer::CheckPeer(Socket& socket, Connection& conn) {
+std::string ControlServer::CheckPeer(Socket& socket, Connection& conn) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred,
                    &len) != 0) {
     log_->warn("closed a connection whose credentials cannot be read: {}",
                std::strerror(errno));
-    return false;
+    return "tprobed cannot read this connection's credentials";
   }
   conn.peer = PeerCredentials{cred.uid, cred.gid, cred.pid};
-  if (cred.uid != ::geteuid() && cred.uid != 0) {
+  if (!policy_.access.Allows(cred.uid, cred.gid)) {
     log_->warn(
-        "closed a connection from uid {} (pid {}): only uid {} and root may "
-        "use this daemon",
-        cred.uid, cred.pid, ::geteuid());
-    return false;
+        "refused a connection from uid {} (pid {}): only {} may use "
+        "this daemon",
+        cred.uid, cred.pid, policy_.access.Describe());
+    return "permission denied: tprobed on " + socket_path_ + " serves only " +
+           policy_.access.Describe() + ", not uid " + std::to_string(cred.uid);
   }
-  return true;
+  if (connections_ >= policy_.max_connections) {
+    log_->warn(
+        "refused a connection from pid {}: {} connections are open, "
+        "the most this daemon serves",
+        cred.pid, connections_);
+    return "tprobed on " + socket_path_ + " is busy: it already serves " +
+           std::to_string(connections_) +
+           " connections, its limit (--max-connections); try again later";
+  }
+  return "";
 }
 
 asio::awaitable<void> ControlServer::Serve(Socket socket) {
   Connection conn;
-  if (!CheckPeer(socket, conn)) co_return;
-  ++connections_;
-  idle_timer_.cancel();
-  log_->debug("connection from pid {}", conn.peer.pid);
   const auto token = [](boost::system::error_code& ec) {
     return asio::redirect_error(asio::use_awaitable, ec);
   };
+  if (std::string why = CheckPeer(socket, conn); !why.empty()) {
+    v1::Response refusal;
+    refusal.set_ok(false);
+    refusal.set_error(why);
+    boost::system::error_code ec;
+    co_await asio::async_write(socket, asio::buffer(Frame(refusal)), token(ec));
+    co_return;
+  }
+  ++connections_;
+  idle_timer_.cancel();
+  log_->debug("connection from pid {}", conn.peer.pid);
+  RequestDeadline deadline(socket, policy_.request_timeout);
   for (;;) {
     boost::system::error_code ec;
     std::array<unsigned char, 4> header;
+    // A registered trainer may stay quiet for as long as it trains.
+    if (!conn.producer) deadline.Arm();
     co_await asio::async_read(socket, asio::buffer(header), token(ec));
     if (ec) break;  // hang-up
     const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
                           (static_cast<uint32_t>(header[3]) << 24);
-    if (size > control::kMaxFrameBytes) {
+    if (size > policy_.max_request_bytes) {
       log_->warn(
           "closed the connection of pid {}: a frame of {} bytes exceeds the "
           "limit of {}",
-          conn.peer.pid, size, control::kMaxFrameBytes);
+          conn.peer.pid, size, policy_.max_request_bytes);
       break;
     }
-    std::string body(size, '\0');
-    co_await asio::async_read(socket, asio::buffer(body), token(ec));
-    if (ec) break;
+    // Read as the bytes arrive: the length alone allocates nothing.
+    deadline.Arm();
+    std::string body;
+    while (!ec && body.size() < size) {
+      const size_t have = body.size();
+      const size_t chunk = std::min<size_t>(size - have, 64 << 10);
+      body.resize(have + chunk);
+      co_await asio::async_read(socket, asio::buffer(body.data() + have, chunk),
+                                token(ec));
+    }
+    deadline.Disarm();
+    if (ec) {
+      if (deadline.expired()) {
+        log_->warn(
+            "closed the connection of pid {}: no complete request "
+            "within {} s",
+            conn.peer.pid, policy_.request_timeout.count());
+      }
+      break;
+    }
     v1::Request request;
     v1::Response response;
     if (request.ParseFromString(body)) {

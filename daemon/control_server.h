@@ -2,9 +2,11 @@
 #define TPROBE_DAEMON_CONTROL_SERVER_H_
 
 // The control socket: a Boost.Asio Unix stream acceptor. Each connection is
-// checked with SO_PEERCRED (the daemon's own uid or root, else it is closed
-// with a log line), then reads frames (a 4-byte little-endian length of at
-// most control::kMaxFrameBytes, then a serialized tprobe.v1.Request) and
+// checked with SO_PEERCRED against the ConnectionPolicy (connection_policy.h:
+// who may connect, how many at once); a refused one gets a Response saying
+// why, a log line, and is closed. Then it reads frames (a 4-byte
+// little-endian length of at most max_request_bytes, then a serialized
+// tprobe.v1.Request, read as its bytes arrive) and
 // answers each with a framed tprobe.v1.Response from ControlService. A
 // connection that hangs up is handed to ControlService::HangUp.
 //
@@ -27,6 +29,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "daemon/connection_policy.h"
 #include "daemon/control_service.h"
 #include "daemon/logger.h"
 
@@ -37,13 +40,14 @@ class ControlServer {
   // `idle_exit` > 0: stop once no client has been connected for that long.
   ControlServer(boost::asio::io_context& io, std::string socket_path,
                 ControlService& service, Logger log,
-                std::chrono::seconds idle_exit);
+                std::chrono::seconds idle_exit, ConnectionPolicy policy = {});
   ~ControlServer();  // Close()s
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
 
-  // Creates the socket's directory (mode 0700), replaces a stale socket file
-  // (one nothing answers on), then binds and listens (mode 0600). Fails with
+  // Creates the socket's directory (MakePrivateDirs: it must be ours and not
+  // writable by others), replaces a stale socket file (one nothing answers
+  // on), then binds and listens (modes from AccessPolicy::ApplyTo). Fails with
   // a clear message when another daemon answers on the path, when the path
   // exists and is not a socket, or when it is too long for a Unix socket.
   Status Listen();
@@ -62,8 +66,9 @@ class ControlServer {
 
   boost::asio::awaitable<void> Accept();
   boost::asio::awaitable<void> Serve(Socket socket);
-  // Fills the peer's uid and pid; false (logged) when it may not connect.
-  bool CheckPeer(Socket& socket, Connection& conn);
+  // Fills the peer's uid and pid. Returns why it may not connect (logged),
+  // or an empty string.
+  std::string CheckPeer(Socket& socket, Connection& conn);
   void ArmIdleTimer();
   void Stop(std::string_view why);
 
@@ -72,6 +77,7 @@ class ControlServer {
   ControlService& service_;
   Logger log_;
   const std::chrono::seconds idle_exit_;
+  const ConnectionPolicy policy_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
   boost::asio::steady_timer idle_timer_;
   std::function<void(std::string_view)> on_stop_;

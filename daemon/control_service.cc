@@ -4,6 +4,7 @@
 
 #include "common/control/socket_path.h"
 #include "daemon/drain.h"
+#include "daemon/live_directive.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -24,6 +25,13 @@ v1::Response Error(const std::string& message) {
 // Keeps the first error of several.
 void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
+}
+
+// A write's outcome, noted as the producer's last error when it failed
+// (tprobe status shows it).
+Status Noted(ProducerState& state, Status s) {
+  if (!s.ok()) state.last_error = "cannot write the dump: " + s.message();
+  return s;
 }
 
 }  // namespace
@@ -53,6 +61,9 @@ v1::Response ControlService::Handle(Connection& conn,
     case v1::Request::kRegister:
       return Register(conn, request.register_());
     case v1::Request::kStart:
+      if (request.start().live()) {
+        return ApplyLiveStart(Targets(conn), request.start(), *log_);
+      }
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         state->assembler.NoteStep(request.start().step());
@@ -63,10 +74,15 @@ v1::Response ControlService::Handle(Connection& conn,
       }
       return Ok();
     case v1::Request::kStop:
+      if (request.stop().live()) {
+        // Then drains and writes, as every Stop does.
+        v1::Response live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
+        if (!live.ok()) return live;
+      }
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
-        Keep(first, state->assembler.WriteDirty());
+        Keep(first, Noted(*state, state->assembler.WriteDirty()));
       }
       break;
     case v1::Request::kStep:
@@ -79,14 +95,15 @@ v1::Response ControlService::Handle(Connection& conn,
         CloseOpenCalls(*state, request.step().step());
         state->assembler.NoteUnclosedCalls(request.step().step(),
                                            request.step().unclosed_calls());
-        Keep(first, state->assembler.Finish(request.step().step()));
+        Keep(first,
+             Noted(*state, state->assembler.Finish(request.step().step())));
       }
       break;
     case v1::Request::kFlush:
       for (const auto& p : Targets(conn)) {
         auto state = p->Lock();
         DrainCommitted(*p, *state, *log_);
-        Keep(first, state->assembler.WriteDirty());
+        Keep(first, Noted(*state, state->assembler.WriteDirty()));
       }
       break;
     case v1::Request::kGoodbye:

@@ -20,7 +20,8 @@
 //   Shutdown  replies, then the daemon drains and writes everything, removes
 //             every segment and exits 0.
 // Start, Stop, Step and Flush on a connection that did not register (the
-// CLI) apply to every producer.
+// CLI) apply to every producer; a live Start or Stop (the CLI's) becomes a
+// capture directive instead (live_directive.h).
 //
 // Thread safety: called from the control (Asio) thread only. It takes each
 // producer's lock, so the drain thread may run meanwhile.

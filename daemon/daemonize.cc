@@ -77,10 +77,14 @@ void StartupReport::Failed(std::string_view reason) {
 Result<StartupReport> Daemonize(const std::string& log_path) {
   if (Status s = MakePrivateDirs(DirName(log_path)); !s.ok()) return s;
   int log_fd =
-      ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      ::open(log_path.c_str(),
+             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (log_fd < 0) {
     return Status::Error("cannot open log file " + log_path + ": " +
-                         std::strerror(errno));
+                         (errno == ELOOP ? std::string("it is a symbolic link, "
+                                                       "which tprobed never "
+                                                       "follows")
+                                         : std::string(std::strerror(errno))));
   }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {

@@ -37,8 +37,9 @@ class StartupReport {
 // Forks. The parent waits for the child's StartupReport and exits (0 on
 // Ready, 1 otherwise, including when the child dies first); it never returns.
 // The child starts a new session (setsid), moves to "/", reads stdin from
-// /dev/null, appends stdout and stderr to `log_path` (mode 0600; its
-// directory is created with mode 0700), and returns the report to fill in.
+// /dev/null, appends stdout and stderr to `log_path` (mode 0600, opened
+// with O_NOFOLLOW; its directory is made and checked by MakePrivateDirs), and
+// returns the report to fill in.
 //
 // REQUIRES: no thread has been started yet (fork copies only the caller).
 // Returns an error when the log file cannot be opened or fork fails.

@@ -370,11 +370,17 @@ void Drainer::WriteTensorFiles(uint32_t step, const RingState& ring,
                                const std::vector<TensorFile>& files) {
   TensorStore* store = state_.assembler.Tensors(step);
   Status s;
-  for (size_t i = 0; store != nullptr && s.ok() && i < files.size(); ++i) {
-    const TensorInfo& t = ring.tensors.at(files[i].ref);
-    s = store->Put(files[i].file_name, t.dtype, t.shape, t.bytes, t.crc);
+  size_t written = 0;
+  for (; store != nullptr && s.ok() && written < files.size(); ++written) {
+    const TensorInfo& t = ring.tensors.at(files[written].ref);
+    s = store->Put(files[written].file_name, t.dtype, t.shape, t.bytes, t.crc);
   }
   if (!s.ok()) {
+    // The failed file and the ones after it: their bytes are gone.
+    if (dump::StepTree* tree = state_.assembler.Tree(step)) {
+      tree->accounting().tensor_files_lost += files.size() - written + 1;
+      tree->accounting().last_write_error = s.message();
+    }
     state_.last_error = s.message();
     log_.error("producer {} (pid {}, rank {}): {}", producer_.client_id(),
                producer_.pid(), producer_.rank(), s.message());

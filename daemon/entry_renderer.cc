@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/fs/safe_path.h"
+
 namespace tprobe::daemon {
 namespace {
 
@@ -112,6 +114,9 @@ class Renderer {
       file += path_[i];
     }
     file += ".npy";
+    // The name comes from the trainer: '/' or ".." must not leave the
+    // folder (common/fs/safe_path.h).
+    file = fs::SafeComponent(file);
     result_.files.push_back(TensorFile{ref, file});
     return RenderTensor(*tensor, options_, &file);
   }

@@ -24,12 +24,13 @@ std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<int64_t> ParseSeconds(std::string_view text) {
+std::optional<int64_t> ParseSeconds(std::string_view text, int64_t min = 0,
+                                    int64_t max = kMaxIdleExitSeconds) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 0 ||
-      value > kMaxIdleExitSeconds) {
+  if (text.empty() || ec != std::errc() || ptr != end || value < min ||
+      value > max) {
     return std::nullopt;
   }
   return value;
@@ -49,7 +50,9 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       arg = arg.substr(0, eq);
     }
     const bool takes_value =
-        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit";
+        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
+        arg == "--group" || arg == "--max-connections" ||
+        arg == "--request-timeout" || arg == "--expect-ranks";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }
@@ -83,6 +86,31 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
                              std::to_string(kMaxIdleExitSeconds));
       }
       flags.idle_exit = std::chrono::seconds(*seconds);
+    } else if (arg == "--group") {
+      if (value.empty()) return Status::Error("--group needs a group name");
+      flags.group = value;
+    } else if (arg == "--max-connections") {
+      auto n = ParseSeconds(value, 1, 1 << 20);
+      if (!n) {
+        return Status::Error("bad --max-connections '" + std::string(value) +
+                             "': use a whole number from 1 to 1048576");
+      }
+      flags.max_connections = static_cast<int>(*n);
+    } else if (arg == "--request-timeout") {
+      auto seconds = ParseSeconds(value, 1, 3600);
+      if (!seconds) {
+        return Status::Error("bad --request-timeout '" + std::string(value) +
+                             "': use a whole number of seconds from 1 to "
+                             "3600");
+      }
+      flags.request_timeout = std::chrono::seconds(*seconds);
+    } else if (arg == "--expect-ranks") {
+      auto n = ParseSeconds(value, 0, 4096);
+      if (!n) {
+        return Status::Error("bad --expect-ranks '" + std::string(value) +
+                             "': use a whole number from 0 to 4096");
+      }
+      flags.expect_ranks = static_cast<int>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else {
@@ -105,7 +133,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
 std::string Usage() {
   std::string text =
       R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
-               [--idle-exit SECONDS] [--help]
+               [--idle-exit SECONDS] [--group NAME] [--max-connections N]
+               [--request-timeout SECONDS] [--expect-ranks N] [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its
 control socket and get a shared-memory segment of rings, into which they push
@@ -119,7 +148,9 @@ Options:
   --socket PATH        the control socket to listen on. Default: $TPROBE_SOCKET,
                        else $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
                        /tmp/tprobe-<uid>/tprobed.sock (here: @DEFAULT@).
-                       Its directory is created with mode 0700.
+                       Its directory is created with mode 0700; an existing
+                       one must belong to tprobed's user and be writable by
+                       nobody else, or tprobed refuses to start.
   --foreground         stay attached and log to stderr. Without it tprobed
                        detaches into the background and logs to tprobed.log
                        beside the socket; the command returns once the socket
@@ -129,6 +160,24 @@ Options:
                        counted from start-up and from when the last client
                        left. 0, the default, means never. The private daemon
                        a trainer starts for itself uses this.
+  --group NAME         let members of group NAME use this daemon too (a
+                       node's shared daemon). The socket becomes 0660 and
+                       its directory 0750, both of group NAME. Without it
+                       only tprobed's own user and root may connect; anyone
+                       else is refused with a message and a log line.
+  --max-connections N  serve at most N control connections at once (default
+                       256, lowered to fit the open-file limit); the excess
+                       is refused with a message.
+  --request-timeout SECONDS
+                       close a connection that has not registered and sends
+                       nothing for SECONDS, or that stalls in the middle of a
+                       request that long (default 30). Requests are at most
+                       1 MiB.
+  --expect-ranks N     refuse to start unless N ranks' rings (the default
+                       tprobe.ring_count x ring_bytes each) fit in the free
+                       space of /dev/shm. Each registration is checked
+                       anyway; this makes a too small /dev/shm (a container's
+                       64 MiB default) fail at start-up, clearly.
   --help               print this text and exit.
 
 SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write

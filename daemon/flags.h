@@ -26,6 +26,17 @@ struct Flags {
   // (counted from start-up and from each moment the last client leaves).
   // Zero means never.
   std::chrono::seconds idle_exit{0};
+  // --group: members of this group may use the daemon too (empty: only the
+  // daemon's own user and root).
+  std::string group;
+  // --max-connections: control connections served at once.
+  int max_connections = 256;
+  // --request-timeout: how long an unregistered connection may stay silent,
+  // or any connection may take to finish a frame it began.
+  std::chrono::seconds request_timeout{30};
+  // --expect-ranks: refuse to start unless this many ranks' default rings
+  // fit in /dev/shm (0: no check).
+  int expect_ranks = 0;
   // --help: print Usage() and exit 0; nothing else is done.
   bool help = false;
 };

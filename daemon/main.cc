@@ -8,14 +8,19 @@
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdio>
+#include <string>
 
+#include "daemon/connection_policy.h"
 #include "daemon/control_server.h"
 #include "daemon/control_service.h"
+#include "daemon/crash_cleanup.h"
 #include "daemon/daemonize.h"
 #include "daemon/drain_worker.h"
 #include "daemon/flags.h"
 #include "daemon/logger.h"
 #include "daemon/registry.h"
+#include "daemon/sd_notify.h"
+#include "daemon/shm_space.h"
 
 int main(int argc, char** argv) {
   using namespace tprobe::daemon;
@@ -26,6 +31,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags->help) return std::fputs(Usage().c_str(), stdout) < 0 ? 1 : 0;
+
+  if (tprobe::Status s = CheckExpectedRanks(flags->expect_ranks); !s.ok()) {
+    std::fprintf(stderr, "tprobed: %s\n", s.message().c_str());
+    return 1;
+  }
+  auto policy = MakeConnectionPolicy(flags->group, flags->max_connections,
+                                     flags->request_timeout);
+  if (!policy.ok()) {
+    std::fprintf(stderr, "tprobed: %s\n", policy.status().message().c_str());
+    return 2;
+  }
 
   StartupReport startup;  // --foreground: reports go nowhere
   if (!flags->foreground) {
@@ -44,11 +60,15 @@ int main(int argc, char** argv) {
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   Registry registry;
   ControlService service(registry, log);
-  ControlServer server(io, flags->socket, service, log, flags->idle_exit);
+  ControlServer server(io, flags->socket, service, log, flags->idle_exit,
+                       std::move(policy).value());
   if (tprobe::Status s = server.Listen(); !s.ok()) {
     log->error("{}", s.message());
     startup.Failed(s.message());
     return 1;
+  }
+  if (size_t n = RemoveOrphanSegments(); n > 0) {
+    log->info("removed {} shared-memory segments of a daemon that died", n);
   }
   DrainWorker drain(registry, log);
   drain.Start();
@@ -59,6 +79,11 @@ int main(int argc, char** argv) {
   server.Run([&io](std::string_view) { io.stop(); });
   log->info("tprobed (pid {}) listening on {}", ::getpid(), flags->socket);
   startup.Ready();
+  if (tprobe::Status s =
+          NotifyService("READY=1\nMAINPID=" + std::to_string(::getpid()));
+      !s.ok()) {
+    log->warn("{}", s.message());
+  }
 
   io.run();
   server.Close();

@@ -12,8 +12,11 @@
 namespace tprobe::daemon {
 
 // Creates `dir` and any missing parents with mode 0700. Directories that
-// already exist are left as they are. Returns an error naming the directory
-// that could not be created, or `dir` when it exists but is not a directory.
+// already exist are left as they are. Then `dir` itself must be a real
+// directory (not a symlink) owned by this process's effective uid that
+// neither its group nor others can write: a directory another user created
+// in advance (in /tmp, say) would let that user swap the socket or the log.
+// Returns an error naming the directory and what is wrong with it.
 Status MakePrivateDirs(const std::string& dir);
 
 // The directory part of `path` ("." when it has none).

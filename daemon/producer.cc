@@ -4,6 +4,10 @@
 
 #include <filesystem>
 
+#include "daemon/crash_cleanup.h"
+#include "daemon/dump_path_check.h"
+#include "daemon/shm_space.h"
+
 namespace tprobe::daemon {
 namespace {
 
@@ -62,10 +66,20 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
   auto write_path =
       AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
+  if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid); !s.ok()) {
+    return s;
+  }
+  RemoveStaleTempFiles(*write_path, reg.rank());
 
-  const std::string name = "tprobe." + std::to_string(peer.uid) + "." +
-                           std::to_string(reg.pid()) + "." +
-                           std::to_string(client_id);
+  if (Status s =
+          CheckShmSpace(shm::SegmentBytes(ring_count, ring_bytes),
+                        "the " + std::to_string(ring_count) + " rings of " +
+                            std::to_string(ring_bytes >> 10) + " KiB of rank " +
+                            std::to_string(reg.rank()));
+      !s.ok()) {
+    return s;
+  }
+  const std::string name = SegmentName(peer.uid, reg.pid(), client_id);
   auto segment = shm::Segment::Create(name, ring_count, ring_bytes, reg.pid(),
                                       reg.start_time(),
                                       shm::SegmentOwner{peer.uid, peer.gid});

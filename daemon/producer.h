@@ -106,8 +106,9 @@ struct PeerCredentials {
 
 class Producer {
  public:
-  // Registers a client: parses its config, creates its segment
-  // "tprobe.<uid>.<pid>.<client_id>" with the rings it asked for, gives it
+  // Registers a client: parses its config, checks and creates its dump_path
+  // (PrepareDumpPath), creates its segment (SegmentName) with the rings it
+  // asked for, gives it
   // to the peer's user and group (so that a daemon running as root serves
   // other users), and opens one RingReader per ring. `peer` holds the
   // connection's credentials; a relative dump_path is taken relative to the

@@ -9,6 +9,7 @@
 
 #include "common/dump/npy.h"
 #include "common/dump/tree_writer.h"
+#include "common/fs/safe_path.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -42,6 +43,10 @@ TensorStore::TensorStore(std::string dir) : dir_(std::move(dir)) {}
 Status TensorStore::Put(const std::string& file_name, DType dtype,
                         std::span<const int64_t> shape,
                         std::span<const std::byte> bytes, uint32_t crc) {
+  if (!fs::IsSafeComponent(file_name)) {
+    return Status::Error("refusing the tensor file name '" + file_name +
+                         "': it is not a single component of " + dir_);
+  }
   if (!dir_made_) {
     if (Status s = dump::MakeDirs(dir_); !s.ok()) return s;
     dir_made_ = true;

@@ -36,6 +36,8 @@ class TensorStore {
   // Stores the tensor (`bytes` as the producer sent them: C order,
   // little-endian; 2 bytes per element for bfloat16, which the file holds
   // as its float32 upcast) as dir/file_name. `crc` is stats::Crc32(bytes).
+  // A file_name that is not one safe path component (fs::IsSafeComponent)
+  // is refused, so nothing is written outside dir.
   // Returns an error naming the file when it cannot be created or linked.
   Status Put(const std::string& file_name, DType dtype,
              std::span<const int64_t> shape, std::span<const std::byte> bytes,

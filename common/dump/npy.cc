@@ -290,7 +290,7 @@ Status WriteNpy(const std::string& path, DType dtype,
     return Status::Error(path + ": .npy header too long for " +
                          std::to_string(shape.size()) + " dimensions");
   }
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   // Mode 0640 whatever the umask, as msprobe writes its data files.
   const int fd =
       ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);

@@ -99,6 +99,11 @@ Json StepTree::AccountingDocument() const {
                                  {"no_daemon", a.dropped_no_daemon}});
   doc["stream_corrupt"] = a.stream_corrupt;
   doc["producer_died"] = a.producer_died;
+  if (a.write_failures > 0 || a.tensor_files_lost > 0) {
+    doc["write_failures"] = a.write_failures;
+    doc["tensor_files_lost"] = a.tensor_files_lost;
+    doc["last_write_error"] = a.last_write_error;
+  }
   return doc;
 }
 

@@ -38,11 +38,18 @@ struct Accounting {
   // The producer's stream was corrupt: what followed was never read.
   bool stream_corrupt = false;
   bool producer_died = false;
+  // Attempts to write this step's files that failed (a full disk, say) and
+  // were retried, and the last failure's message. Shown in tprobe.json only
+  // when there were some; the data itself was kept and written later.
+  uint64_t write_failures = 0;
+  std::string last_write_error;
+  // Tensor files (.npy) that could not be written: their data is lost.
+  uint64_t tensor_files_lost = 0;
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
            records_skipped == 0 && calls_unclosed == 0 && !stream_corrupt &&
-           !producer_died;
+           !producer_died && tensor_files_lost == 0;
   }
 };
 

@@ -30,8 +30,16 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t ring_count;
   uint64_t ring_bytes;   // data bytes of each ring (power of two)
   int32_t producer_pid;  // the registered trainer process
-  uint32_t reserved;
+  // The producer's current step, stored by the producer (relaxed) at each
+  // step boundary; tprobed reads it only to tell an operator that a step
+  // already passed.
+  uint32_t producer_step;
   uint64_t producer_start_time;  // /proc/<pid>/stat starttime, clock ticks
+  // The operator's live capture directive (common/shm/directive.h), the one
+  // field the daemon changes after creation: stored by the daemon with
+  // release order, loaded by the producer with acquire order through
+  // std::atomic_ref at each step boundary. 0: follow the config.
+  uint64_t directive;
 };
 
 // Why a record was not written. Indexes RingHeader::dropped.

@@ -16,6 +16,7 @@ namespace tprobe::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the command ran and failed
 inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr int kExitNothing = 3;  // nothing to do (no rank registered)
 
 struct Command {
   std::string_view name;     // "import"

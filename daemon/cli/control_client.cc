@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
+#include "common/control/peer_check.h"
 #include "common/control/socket_path.h"
 
 namespace tprobe::cli {
@@ -16,15 +18,22 @@ namespace {
 
 std::string SystemError() { return std::strerror(errno); }
 
+std::string TimeoutText(std::chrono::milliseconds timeout) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", timeout.count() / 1000.0);
+  return text;
+}
+
 }  // namespace
 
-ControlClient::ControlClient(int fd, std::string socket_path)
-    : fd_(fd), socket_path_(std::move(socket_path)) {}
+ControlClient::ControlClient(int fd, std::string socket_path,
+                             std::chrono::milliseconds timeout)
+    : fd_(fd), socket_path_(std::move(socket_path)), timeout_(timeout) {}
 
 ControlClient::~ControlClient() { ::close(fd_); }
 
 Result<std::unique_ptr<ControlClient>> ControlClient::Connect(
-    const std::string& socket_path) {
+    const std::string& socket_path, std::chrono::milliseconds timeout) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof addr.sun_path) {
     return Status::Error("socket path " + socket_path + " is too long (" +
@@ -36,14 +45,34 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::Error("cannot create a socket: " + SystemError());
+  // Bounds connect (a full backlog), every send and every receive.
+  timeval tv{};
+  tv.tv_sec = timeout.count() / 1000;
+  tv.tv_usec = (timeout.count() % 1000) * 1000;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) !=
       0) {
-    const std::string why = SystemError();
+    const int err = errno;
     ::close(fd);
-    return Status::Error("no tprobed answers on " + socket_path + " (" + why +
+    if (err == EAGAIN || err == EINPROGRESS) {
+      return Status::Error("tprobed on " + socket_path +
+                           " did not accept the connection within " +
+                           TimeoutText(timeout) +
+                           " (it is overloaded or "
+                           "stuck; see its log)");
+    }
+    return Status::Error("no tprobed answers on " + socket_path + " (" +
+                         std::strerror(err) +
                          "); start one with 'tprobed' or pass --socket PATH");
   }
-  return std::unique_ptr<ControlClient>(new ControlClient(fd, socket_path));
+  // Nothing is sent to a listener that is not a trusted uid.
+  if (Status s = control::CheckDaemonPeer(fd, socket_path); !s.ok()) {
+    ::close(fd);
+    return s;
+  }
+  return std::unique_ptr<ControlClient>(
+      new ControlClient(fd, socket_path, timeout));
 }
 
 Result<v1::Response> ControlClient::Call(v1::Request request) {
@@ -59,16 +88,36 @@ Result<v1::Response> ControlClient::Call(v1::Request request) {
         ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const std::string why = SystemError();
+      // A daemon that refuses the connection says why before closing it.
+      auto refusal = ReadResponse();
+      if (refusal.ok()) return refusal;
       return Status::Error("cannot send to tprobed on " + socket_path_ + ": " +
-                           SystemError());
+                           why);
     }
     done += static_cast<size_t>(n);
   }
+  return ReadResponse();
+}
+
+Result<v1::Response> ControlClient::ReadResponse() {
   auto read_exact = [this](void* out, size_t size) -> Status {
     auto* p = static_cast<char*>(out);
     while (size > 0) {
       const ssize_t n = ::recv(fd_, p, size, 0);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return Status::Error("tprobed on " + socket_path_ +
+                             " did not answer within " + TimeoutText(timeout_) +
+                             " (raise --timeout for a long flush, or see its "
+                             "log)");
+      }
+      if (n < 0 && errno == ECONNRESET) {
+        return Status::Error(
+            "tprobed on " + socket_path_ +
+            " refused the connection and closed it without saying why (an "
+            "older tprobed, or one out of resources; see its log)");
+      }
       if (n < 0) {
         return Status::Error("cannot read from tprobed on " + socket_path_ +
                              ": " + SystemError());
@@ -101,23 +150,41 @@ Result<v1::Response> ControlClient::Call(v1::Request request) {
   return response;
 }
 
+Result<std::chrono::milliseconds> CliTimeout(
+    const std::optional<std::string>& flag) {
+  if (!flag) return kDefaultTimeout;
+  char* end = nullptr;
+  const double seconds = std::strtod(flag->c_str(), &end);
+  if (flag->empty() || end != flag->c_str() + flag->size() || !(seconds > 0) ||
+      seconds > 24 * 3600) {
+    return Status::Error("bad --timeout '" + *flag +
+                         "': use seconds, more than 0 and at most 86400");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+}
+
 std::string CliSocketPath(const std::string& flag) {
   return control::ResolveSocketPath(flag);
 }
 
 std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
-                                       const v1::Request& request) {
+                                       const v1::Request& request,
+                                       std::chrono::milliseconds timeout,
+                                       bool* nothing_done) {
   auto fail = [command](const std::string& why) {
     std::fprintf(stderr, "tprobe %.*s: %s\n", static_cast<int>(command.size()),
                  command.data(), why.c_str());
     return std::nullopt;
   };
-  auto client = ControlClient::Connect(socket_path);
+  auto client = ControlClient::Connect(socket_path, timeout);
   if (!client.ok()) return fail(client.status().message());
   auto response = (*client)->Call(request);
   if (!response.ok()) return fail(response.status().message());
-  if (!response->ok()) return fail("tprobed: " + response->error());
+  if (!response->ok()) {
+    if (nothing_done) *nothing_done = response->nothing_done();
+    return fail("tprobed: " + response->error());
+  }
   return std::move(response).value();
 }
 

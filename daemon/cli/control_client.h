@@ -9,6 +9,7 @@
 //
 // Thread safety: one thread per ControlClient.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,10 +22,13 @@ namespace tprobe::cli {
 
 class ControlClient {
  public:
-  // Connects to the socket at `socket_path`. The error names the path and
-  // says how to start a daemon or point at another socket.
+  // Connects to the socket at `socket_path` and checks that the listener is
+  // a trusted uid (common/control/peer_check.h) before anything is sent.
+  // `timeout` bounds the connect and, later, each send and receive. The
+  // error names the path and says how to start a daemon or point at another
+  // socket.
   static Result<std::unique_ptr<ControlClient>> Connect(
-      const std::string& socket_path);
+      const std::string& socket_path, std::chrono::milliseconds timeout);
   ~ControlClient();
   ControlClient(const ControlClient&) = delete;
   ControlClient& operator=(const ControlClient&) = delete;
@@ -32,15 +36,29 @@ class ControlClient {
   // Sends `request` with the protocol version and waits for the answer
   // (requests that drain, such as Flush, answer once the files are
   // written). Returns an error when the connection fails or the reply is
-  // not a Response; a Response with ok = false is returned as it is.
+  // not a Response; a Response with ok = false is returned as it is. A
+  // daemon that refuses the connection (another user, too many
+  // connections) answers with its reason, which comes back as such a
+  // Response even when the request could not be sent.
   Result<v1::Response> Call(v1::Request request);
 
  private:
-  ControlClient(int fd, std::string socket_path);
+  ControlClient(int fd, std::string socket_path,
+                std::chrono::milliseconds timeout);
+  Result<v1::Response> ReadResponse();
 
   int fd_;
   std::string socket_path_;
+  std::chrono::milliseconds timeout_;
 };
+
+// How long a command waits for tprobed unless --timeout says otherwise.
+inline constexpr std::chrono::milliseconds kDefaultTimeout{60000};
+
+// --timeout SECONDS (fractions allowed), or kDefaultTimeout when absent. The
+// error names the bad value.
+Result<std::chrono::milliseconds> CliTimeout(
+    const std::optional<std::string>& flag);
 
 // The socket the CLI talks to: --socket, else $TPROBE_SOCKET, else the
 // default path (common/control/socket_path.h).
@@ -49,9 +67,13 @@ std::string CliSocketPath(const std::string& flag);
 // Sends `request` to the daemon on `socket_path`. On failure (no daemon,
 // broken connection, or ok = false) prints "tprobe COMMAND: <why>" to
 // stderr and returns nullopt.
+// When the daemon answers that nothing was done (Response.nothing_done),
+// *nothing_done is set (when not null).
 std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
-                                       const v1::Request& request);
+                                       const v1::Request& request,
+                                       std::chrono::milliseconds timeout,
+                                       bool* nothing_done = nullptr);
 
 }  // namespace tprobe::cli
 

@@ -1,11 +1,16 @@
 // `tprobe start|stop|step|flush|shutdown`: one control request each, sent to
-// tprobed as an unregistered connection, so that Start, Stop, Step and Flush
-// apply to every registered rank.
+// tprobed as an unregistered connection, so that they apply to every
+// registered rank (start and stop: the ones --ranks names, live).
 
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "common/dump/json_writer.h"
+#include "common/shm/directive.h"
 #include "daemon/cli/args.h"
 #include "daemon/cli/command.h"
 #include "daemon/cli/control_client.h"
@@ -17,10 +22,17 @@ constexpr char kSocketHelp[] =
     R"(  --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
                  $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
                  /tmp/tprobe-<uid>/tprobed.sock)
+  --timeout SECONDS
+                 how long to wait for tprobed, the connection and its answer
+                 together (default 60)
+  --json         print the outcome as one JSON object:
+                 {"command", "ok", "ranks", "error"}
   -h, --help     show this help
 
-Exit status: 0 on success, 1 when tprobed cannot be reached or refuses, 2 for
-a bad command line.
+Exit status: 0 on success; 1 when tprobed cannot be reached, refuses the
+connection, does not answer within --timeout, or answers with an error; 2
+for a bad command line; 3 when nothing happened (no rank registered or
+matching, a step already passed).
 )";
 
 struct Spec {
@@ -28,11 +40,64 @@ struct Spec {
   std::string_view summary;
   std::string_view usage;  // the text before the options
   bool takes_step;
-  void (*fill)(v1::Request& request, uint32_t step);
+  bool needs_ranks;  // does nothing without a registered rank
+  std::span<const OptionSpec> options;  // besides --socket, --timeout, --json
+  // Fills the request from STEP and the options; an error is a usage error.
+  Status (*fill)(v1::Request& request, uint32_t step, const ParsedArgs& args);
 };
 
+constexpr OptionSpec kStartOptions[] = {{"steps", true}, {"ranks", true}};
+constexpr OptionSpec kStopOptions[] = {{"ranks", true}};
+
+// --steps N, A-B or A- (open-ended); absent: from step 0 on.
+Status ParseSteps(const std::optional<std::string>& text, v1::Start& start) {
+  start.set_first_step(0);
+  start.set_last_step(shm::kOpenEnded);
+  if (!text) return Status::Ok();
+  const std::string bad = "bad --steps '" + *text +
+                          "': use N, A-B or A- (from A on), steps from 0 to " +
+                          std::to_string(shm::kMaxDirectiveStep);
+  const size_t dash = text->find('-');
+  auto first =
+      ParseCount(text->substr(0, dash), "--steps", shm::kMaxDirectiveStep);
+  if (!first.ok()) return Status::Error(bad);
+  start.set_first_step(static_cast<uint32_t>(*first));
+  if (dash == std::string::npos) {
+    start.set_last_step(static_cast<uint32_t>(*first));
+    return Status::Ok();
+  }
+  if (dash + 1 == text->size()) return Status::Ok();
+  auto last =
+      ParseCount(text->substr(dash + 1), "--steps", shm::kMaxDirectiveStep);
+  if (!last.ok() || *last < *first) return Status::Error(bad);
+  start.set_last_step(static_cast<uint32_t>(*last));
+  return Status::Ok();
+}
+
+// --ranks R,R,...; absent: every rank.
+Status ParseRanks(const std::optional<std::string>& text,
+                  google::protobuf::RepeatedField<int32_t>* ranks) {
+  if (!text) return Status::Ok();
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = text->find(',', begin);
+    auto rank = ParseCount(text->substr(begin, comma - begin), "--ranks",
+                           std::numeric_limits<int32_t>::max());
+    if (!rank.ok()) {
+      return Status::Error("bad --ranks '" + *text +
+                           "': use rank numbers separated by commas, as 0,1");
+    }
+    ranks->Add(static_cast<int32_t>(*rank));
+    if (comma == std::string::npos) return Status::Ok();
+    begin = comma + 1;
+  }
+}
+
 int Run(const Spec& spec, std::span<const std::string_view> args) {
-  static constexpr OptionSpec kOptions[] = {{"socket", true}};
+  std::vector<OptionSpec> options = {
+      {"socket", true}, {"timeout", true}, {"json", false}};
+  options.insert(options.end(), spec.options.begin(), spec.options.end());
+  const std::span<const OptionSpec> kOptions = options;
   const std::string name(spec.name);
   auto usage_error = [&name](const std::string& message) {
     std::fprintf(stderr, "tprobe %s: %s\nRun 'tprobe %s --help' for usage.\n",
@@ -60,63 +125,142 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
     return usage_error("unexpected argument '" +
                        positionals[spec.takes_step ? 1 : 0] + "'");
   }
-  v1::Request request;
-  spec.fill(request, step);
+  auto timeout = CliTimeout(parsed->Get("timeout"));
+  if (!timeout.ok()) return usage_error(timeout.status().message());
   const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
-  if (!CallDaemon(spec.name, socket, request)) return kExitFailure;
-  std::printf("tprobe %s: done\n", name.c_str());
+  const bool json = parsed->Has("json");
+  auto report = [&](bool ok, int ranks, const std::string& error) {
+    if (json) {
+      dump::Json doc;
+      doc["command"] = name;
+      doc["ok"] = ok;
+      doc["ranks"] = ranks;
+      doc["error"] = error.empty() ? dump::Json() : dump::Json(error);
+      std::printf("%s\n", doc.dump().c_str());
+    } else if (ok) {
+      std::printf("tprobe %s: done (%d rank%s)\n", name.c_str(), ranks,
+                  ranks == 1 ? "" : "s");
+    } else {
+      std::fprintf(stderr, "tprobe %s: %s\n", name.c_str(), error.c_str());
+    }
+  };
+  // Which ranks the command reaches: none means nothing would happen.
+  v1::Request status;
+  status.mutable_status();
+  auto ranks = CallDaemon(spec.name, socket, status, *timeout);
+  if (!ranks) return kExitFailure;
+  const int count = ranks->status().ranks_size();
+  if (count == 0 && spec.needs_ranks) {
+    report(false, 0,
+           "no rank is registered with tprobed on " + socket + ": nothing to " +
+               name +
+               " (start the training first, or check its TPROBE_SOCKET)");
+    return kExitNothing;
+  }
+  v1::Request request;
+  if (Status s = spec.fill(request, step, *parsed); !s.ok()) {
+    return usage_error(s.message());
+  }
+  bool nothing_done = false;
+  if (!CallDaemon(spec.name, socket, request, *timeout, &nothing_done)) {
+    return nothing_done ? kExitNothing : kExitFailure;
+  }
+  report(true, count, "");
   return kExitOk;
 }
 
 constexpr Spec kStart{
-    "start", "tell tprobed that every rank starts collecting a step",
-    R"(Usage: tprobe start STEP [--socket PATH]
+    "start",
+    "make running ranks capture steps, live",
+    R"(Usage: tprobe start [--steps N|A-B|A-] [--ranks R,R,...] [--socket PATH]
+                   [--timeout SECONDS] [--json]
 
-Tells tprobed that every registered rank begins collecting step STEP: each
-rank's tree of that step is opened, and ring drops are charged to it. What
-the ranks capture, and when, they still decide themselves.
+Makes the running ranks capture the steps given (default: every step from
+now on), whatever their config's step and rank lists say. Each rank reads
+the order when its next step starts, so it takes effect within one step;
+nothing is sent into the trainer. --ranks limits it to those ranks (default:
+every registered rank). Exit status 3 when no rank is registered, none
+matches --ranks, or every matching rank is already past the last step.
 )",
+    false,
     true,
-    [](v1::Request& r, uint32_t step) { r.mutable_start()->set_step(step); }};
+    kStartOptions,
+    [](v1::Request& r, uint32_t, const ParsedArgs& args) -> Status {
+      v1::Start* start = r.mutable_start();
+      start->set_live(true);
+      if (Status s = ParseSteps(args.Get("steps"), *start); !s.ok()) return s;
+      return ParseRanks(args.Get("ranks"), start->mutable_ranks());
+    }};
 
-constexpr Spec kStop{"stop", "drain every rank and write its open steps",
-                     R"(Usage: tprobe stop [--socket PATH]
+constexpr Spec kStop{
+    "stop",
+    "make running ranks stop capturing, live",
+    R"(Usage: tprobe stop [--ranks R,R,...] [--socket PATH] [--timeout SECONDS]
+                  [--json]
 
-Drains what every registered rank has committed and writes its open steps.
-The steps stay open: entries that still arrive (API backward after stop())
-are written at the next flush.
+Makes the running ranks stop capturing (every registered rank, or those
+--ranks lists) from their next step boundary on, whatever their config
+says; what they captured so far is written. 'tprobe start' resumes. Exit
+status 3 when no rank is registered or none matches --ranks.
 )",
-                     false, [](v1::Request& r, uint32_t) { r.mutable_stop(); }};
+    false,
+    true,
+    kStopOptions,
+    [](v1::Request& r, uint32_t, const ParsedArgs& args) -> Status {
+      v1::Stop* stop = r.mutable_stop();
+      stop->set_live(true);
+      return ParseRanks(args.Get("ranks"), stop->mutable_ranks());
+    }};
 
 constexpr Spec kStep{
-    "step", "drain every rank and write and close its steps up to STEP",
-    R"(Usage: tprobe step STEP [--socket PATH]
+    "step",
+    "drain every rank and write and close its steps up to STEP",
+    R"(Usage: tprobe step STEP [--socket PATH] [--timeout SECONDS] [--json]
 
 Drains what every registered rank has committed, writes its steps up to and
 including STEP and closes them, as a rank's own step() does. Data arriving
 later for a closed step is skipped and counted (tprobe.json).
 )",
     true,
-    [](v1::Request& r, uint32_t step) { r.mutable_step()->set_step(step); }};
+    true,
+    {},
+    [](v1::Request& r, uint32_t step, const ParsedArgs&) -> Status {
+      r.mutable_step()->set_step(step);
+      return Status::Ok();
+    }};
 
-constexpr Spec kFlush{"flush", "drain every rank and write its open steps now",
-                      R"(Usage: tprobe flush [--socket PATH]
+constexpr Spec kFlush{
+    "flush",
+    "drain every rank and write its open steps now",
+    R"(Usage: tprobe flush [--socket PATH] [--timeout SECONDS] [--json]
 
 Drains what every registered rank has committed and writes every open step.
 Returns once the files are on disk.
 )",
-                      false,
-                      [](v1::Request& r, uint32_t) { r.mutable_flush(); }};
+    false,
+    true,
+    {},
+    [](v1::Request& r, uint32_t, const ParsedArgs&) -> Status {
+      r.mutable_flush();
+      return Status::Ok();
+    }};
 
 constexpr Spec kShutdown{
-    "shutdown", "make tprobed write everything and exit",
-    R"(Usage: tprobe shutdown [--socket PATH]
+    "shutdown",
+    "make tprobed write everything and exit",
+    R"(Usage: tprobe shutdown [--socket PATH] [--timeout SECONDS] [--json]
 
 Asks tprobed to exit. It answers first, then drains every rank, writes every
 open step, removes the shared-memory segments and exits 0. Ranks still
 running carry on without it (their records count as dropped_no_daemon).
 )",
-    false, [](v1::Request& r, uint32_t) { r.mutable_shutdown(); }};
+    false,
+    false,
+    {},
+    [](v1::Request& r, uint32_t, const ParsedArgs&) -> Status {
+      r.mutable_shutdown();
+      return Status::Ok();
+    }};
 
 int RunStart(std::span<const std::string_view> a) { return Run(kStart, a); }
 int RunStop(std::span<const std::string_view> a) { return Run(kStop, a); }

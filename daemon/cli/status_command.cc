@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dump/json_writer.h"
 #include "daemon/cli/args.h"
 #include "daemon/cli/command.h"
 #include "daemon/cli/control_client.h"
@@ -14,7 +15,7 @@ namespace tprobe::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(Usage: tprobe status [--socket PATH]
+    R"(Usage: tprobe status [--json] [--socket PATH] [--timeout SECONDS]
 
 Prints tprobed's pid, then one line per registered rank (trainer process):
   RANK        the distributed rank ("-" for none)
@@ -27,17 +28,27 @@ Prints tprobed's pid, then one line per registered rank (trainer process):
   NO_DAEMON   records dropped while no daemon listened
   LAST_ERROR  the last problem tprobed saw with it ("-" for none)
 
+With --json, prints one JSON object instead:
+  {"daemon_pid": N, "socket": PATH, "ranks": [{"rank": R or null, "pid",
+   "client_id", "step", "ring_fill_bytes", "records", "bytes",
+   "dropped": {"ring_full", "too_large", "no_daemon"},
+   "last_error": TEXT or null}, ...]}
+
 Options:
+  --json         print JSON (above) instead of the table
   --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
                  $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
                  /tmp/tprobe-<uid>/tprobed.sock)
+  --timeout SECONDS
+                 how long to wait for tprobed (default 60)
   -h, --help     show this help
 
-Exit status: 0 on success, 1 when tprobed cannot be reached, 2 for a bad
-command line.
+Exit status: 0 on success, 1 when tprobed cannot be reached, refuses the
+connection or does not answer within --timeout, 2 for a bad command line.
 )";
 
-constexpr OptionSpec kOptions[] = {{"socket", true}};
+constexpr OptionSpec kOptions[] = {
+    {"socket", true}, {"timeout", true}, {"json", false}};
 
 int UsageError(const std::string& message) {
   std::fprintf(stderr,
@@ -61,6 +72,32 @@ Row RankRow(const v1::RankStatus& r) {
           r.last_error().empty() ? std::string("-") : r.last_error()};
 }
 
+dump::Json StatusJson(const v1::StatusReply& status,
+                      const std::string& socket) {
+  dump::Json ranks = dump::Json::array();
+  for (const v1::RankStatus& r : status.ranks()) {
+    dump::Json rank;
+    rank["rank"] = r.rank() < 0 ? dump::Json() : dump::Json(r.rank());
+    rank["pid"] = r.pid();
+    rank["client_id"] = r.client_id();
+    rank["step"] = r.step();
+    rank["ring_fill_bytes"] = r.ring_fill_bytes();
+    rank["records"] = r.records();
+    rank["bytes"] = r.bytes();
+    rank["dropped"] = {{"ring_full", r.dropped_ring_full()},
+                       {"too_large", r.dropped_too_large()},
+                       {"no_daemon", r.dropped_no_daemon()}};
+    rank["last_error"] =
+        r.last_error().empty() ? dump::Json() : dump::Json(r.last_error());
+    ranks.push_back(std::move(rank));
+  }
+  dump::Json doc;
+  doc["daemon_pid"] = status.daemon_pid();
+  doc["socket"] = socket;
+  doc["ranks"] = std::move(ranks);
+  return doc;
+}
+
 int RunStatus(std::span<const std::string_view> args) {
   Result<ParsedArgs> parsed = ParseArgs(args, kOptions);
   if (!parsed.ok()) return UsageError(parsed.status().message());
@@ -71,12 +108,18 @@ int RunStatus(std::span<const std::string_view> args) {
   if (!parsed->positionals.empty()) {
     return UsageError("unexpected argument '" + parsed->positionals[0] + "'");
   }
+  auto timeout = CliTimeout(parsed->Get("timeout"));
+  if (!timeout.ok()) return UsageError(timeout.status().message());
   const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
   v1::Request request;
   request.mutable_status();
-  const auto response = CallDaemon("status", socket, request);
+  const auto response = CallDaemon("status", socket, request, *timeout);
   if (!response) return kExitFailure;
   const v1::StatusReply& status = response->status();
+  if (parsed->Has("json")) {
+    std::printf("%s\n", StatusJson(status, socket).dump(1).c_str());
+    return kExitOk;
+  }
   std::printf("tprobed pid %d on %s: %d rank%s\n", status.daemon_pid(),
               socket.c_str(), status.ranks_size(),
               status.ranks_size() == 1 ? "" : "s");

@@ -58,10 +58,35 @@ TEST(FlagsTest, HelpExplainsEveryFlag) {
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(f->help);
   const std::string usage = Usage();
-  for (const char* flag : {"--socket", "--foreground", "--log-level",
-                           "--idle-exit", "--help", "msprobe"}) {
+  for (const char* flag :
+       {"--socket", "--foreground", "--log-level", "--idle-exit", "--group",
+        "--max-connections", "--request-timeout", "--expect-ranks", "--help",
+        "msprobe"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
+}
+
+TEST(FlagsTest, ConnectionLimitsAndGroupAreParsedAndChecked) {
+  auto f = Parse({"--group", "ml", "--max-connections=8", "--request-timeout",
+                  "5", "--expect-ranks", "4"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->group, "ml");
+  EXPECT_EQ(f->max_connections, 8);
+  EXPECT_EQ(f->request_timeout.count(), 5);
+  EXPECT_EQ(f->expect_ranks, 4);
+  auto d = Parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->group, "");
+  EXPECT_EQ(d->max_connections, 256);
+  EXPECT_EQ(d->request_timeout.count(), 30);
+  EXPECT_EQ(d->expect_ranks, 0);
+  EXPECT_EQ(Parse({"--max-connections", "0"}).status().message(),
+            "bad --max-connections '0': use a whole number from 1 to 1048576");
+  EXPECT_EQ(Parse({"--request-timeout", "0"}).status().message(),
+            "bad --request-timeout '0': use a whole number of seconds from 1 "
+            "to 3600");
+  EXPECT_EQ(Parse({"--group="}).status().message(),
+            "--group needs a group name");
 }
 
 TEST(FlagsTest, LogFileSitsBesideTheSocket) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,13 +17,15 @@ using testing::ConfigJson;
 using testing::MakeRegister;
 using testing::TempDir;
 
-TEST(ProducerTest, SegmentIsNamedAfterUidPidAndClientId) {
+TEST(ProducerTest, SegmentIsNamedAfterUidPidClientIdAndDaemonPid) {
   TempDir dir;
   auto p = Producer::Create(77, testing::Self(),
                             MakeRegister(ConfigJson(dir.path()), 3));
   ASSERT_TRUE(p.ok()) << p.status().message();
+  // The daemon here is this process (crash_cleanup.h).
   const std::string expected = "tprobe." + std::to_string(::getuid()) + "." +
-                               std::to_string(::getpid()) + ".77";
+                               std::to_string(::getpid()) + ".77." +
+                               std::to_string(::getpid());
   EXPECT_EQ((*p)->segment_name(), expected);
   EXPECT_EQ((*p)->segment().ring_count(), 3u);
   EXPECT_EQ((*p)->segment().header()->producer_pid, ::getpid());
@@ -33,11 +36,13 @@ TEST(ProducerTest, SegmentIsNamedAfterUidPidAndClientId) {
 TEST(ProducerTest, TheSegmentBelongsToThePeersUserAndGroup) {
   if (::geteuid() != 0) GTEST_SKIP() << "only root gives segments away";
   TempDir dir;
+  // A root daemon writes only where its client may: the peer's folder.
+  ASSERT_EQ(::chown(dir.path().c_str(), 65534, 65533), 0);
   const PeerCredentials peer{65534, 65533, ::getpid()};
   auto p = Producer::Create(79, peer, MakeRegister(ConfigJson(dir.path())));
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ((*p)->segment_name(),
-            "tprobe.65534." + std::to_string(::getpid()) + ".79");
+  EXPECT_EQ((*p)->segment_name(), "tprobe.65534." + std::to_string(::getpid()) +
+                                      ".79." + std::to_string(::getpid()));
   struct stat st;
   ASSERT_EQ(::stat(("/dev/shm/" + (*p)->segment_name()).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u);
@@ -82,6 +87,27 @@ TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
   EXPECT_EQ(state->assembler.options().dump_path, "./dump")
       << "dump_data_dir keeps the path as configured, as msprobe does";
   shm::Segment::Remove((*p)->segment_name());
+}
+
+TEST(ProducerTest, RingsThatDoNotFitInDevShmAreRefusedClearly) {
+  TempDir dir;
+  v1::Register reg = MakeRegister(ConfigJson(dir.path()), 64);
+  reg.set_ring_bytes(config::kMaxRingBytes);  // 64 GiB in all
+  struct statvfs vfs {};
+  ASSERT_EQ(::statvfs("/dev/shm", &vfs), 0);
+  if (static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize >= (65ull << 30)) {
+    GTEST_SKIP() << "/dev/shm holds 64 GiB here";
+  }
+  auto p = Producer::Create(80, testing::Self(), reg);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find(
+                "the 64 rings of 1048576 KiB of rank 0 need 6553"),
+            std::string::npos)
+      << p.status().message();
+  EXPECT_NE(p.status().message().find(" MiB of shared memory, but /dev/shm "
+                                      "has "),
+            std::string::npos)
+      << p.status().message();
 }
 
 }  // namespace

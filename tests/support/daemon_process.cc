@@ -43,11 +43,20 @@ bool SocketAnswers(const std::string& path) {
 }
 
 DaemonProcess::DaemonProcess(const std::string& binary,
+                             const std::string& socket)
+    : DaemonProcess(
+          {binary, "--socket", socket, "--foreground", "--log-level", "warn"},
+          socket) {}
+
+DaemonProcess::DaemonProcess(const std::vector<std::string>& argv,
                              const std::string& socket) {
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
-    ::execl(binary.c_str(), binary.c_str(), "--socket", socket.c_str(),
-            "--foreground", "--log-level", "warn", static_cast<char*>(nullptr));
+    ::execvp(args[0], args.data());
     ::_exit(127);
   }
   const auto deadline =

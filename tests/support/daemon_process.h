@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace tprobe::testing {
 
@@ -27,6 +28,10 @@ class DaemonProcess {
   // Starts `binary --socket socket --foreground` and waits until the socket
   // accepts connections (up to 10 s). started() tells whether it did.
   DaemonProcess(const std::string& binary, const std::string& socket);
+  // Runs `argv` as it is (argv[0] looked up in PATH), for a daemon with other
+  // flags or under another user, and waits the same way for `socket`.
+  DaemonProcess(const std::vector<std::string>& argv,
+                const std::string& socket);
   // Stops it with SIGTERM if still running.
   ~DaemonProcess();
 

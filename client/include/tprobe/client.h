@@ -581,8 +581,10 @@ enum class CallSite : uint8_t { kModule = 0, kCell = 1, kApi = 2 };
 class TPROBE_EXPORT_ Client {
  public:
   // Reads and validates the config. Returns nullptr and sets *error (when
-  // error is not null) for a bad config, or for a libtprobe whose ABI is not
-  // this header's TPROBE_ABI_VERSION; a missing daemon is not an error.
+  // error is not null) for a bad config, for a libtprobe whose ABI is not
+  // this header's TPROBE_ABI_VERSION, or when a daemon answered but refused
+  // the registration (an unwritable dump_path, say) or runs as an untrusted
+  // uid; a missing daemon is not an error.
   [[nodiscard]] static std::unique_ptr<Client> Create(
       const ClientOptions& options, std::string* error) noexcept {
     detail::OptionsView view{};

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <sstream>
 
+#include "common/dump/json_writer.h"
+#include "common/shm/directive.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
@@ -125,9 +128,57 @@ TEST_F(ControlCommandsTest, FlushWritesEveryRanksOpenStepBeforeReturning) {
   ASSERT_NE(segment, nullptr);
   std::string output;
   ASSERT_EQ(Tprobe("flush", &output), 0) << output;
-  EXPECT_EQ(output, "tprobe flush: done\n");
+  EXPECT_EQ(output, "tprobe flush: done (1 rank)\n");
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
             std::string::npos);
+}
+
+TEST_F(ControlCommandsTest, StatusJsonListsEveryRank) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  auto segment = Rank(client, 5);
+  ASSERT_NE(segment, nullptr);
+  std::string output;
+  ASSERT_EQ(Tprobe("status --json", &output), 0) << output;
+  const auto doc = dump::Json::parse(output);
+  EXPECT_EQ(doc["daemon_pid"], daemon.pid());
+  EXPECT_EQ(doc["socket"], Socket());
+  ASSERT_EQ(doc["ranks"].size(), 1u) << output;
+  const auto& rank = doc["ranks"][0];
+  EXPECT_EQ(rank["rank"], 5);
+  EXPECT_EQ(rank["pid"], ::getpid());
+  EXPECT_EQ(rank["records"], segment->ring_header(0)->records_written.load());
+  EXPECT_EQ(rank["bytes"], segment->ring_header(0)->bytes_written.load());
+  EXPECT_EQ(rank["dropped"]["ring_full"], 0);
+  EXPECT_TRUE(rank["last_error"].is_null());
+}
+
+TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  for (const char* command : {"flush", "stop", "step 2", "start --steps 1"}) {
+    std::string output;
+    EXPECT_EQ(Tprobe(command, &output), 3) << command;
+    EXPECT_NE(output.find("no rank is registered with tprobed on " + Socket() +
+                          ": nothing to "),
+              std::string::npos)
+        << output;
+  }
+  std::string output;
+  EXPECT_EQ(Tprobe("flush --json", &output), 3);
+  const auto doc = dump::Json::parse(output);
+  EXPECT_EQ(doc["command"], "flush");
+  EXPECT_EQ(doc["ok"], false);
+  EXPECT_EQ(doc["ranks"], 0);
+  EXPECT_NE(doc["error"].get<std::string>().find("nothing to flush"),
+            std::string::npos);
+  RawClient client(Socket());
+  auto segment = Rank(client, 0);
+  ASSERT_NE(segment, nullptr);
+  ASSERT_EQ(Tprobe("flush --json", &output), 0) << output;
+  EXPECT_EQ(output, R"({"command":"flush","ok":true,"ranks":1,"error":null})"
+                    "\n");
 }
 
 TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
@@ -136,17 +187,37 @@ TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
   RawClient client(Socket());
   auto segment = Rank(client, 0);
   ASSERT_NE(segment, nullptr);
+  // The directive word of the rank's segment, as the rank reads it.
+  auto directive = [&] {
+    return shm::DecodeDirective(
+        std::atomic_ref<uint64_t>(segment->header()->directive)
+            .load(std::memory_order_acquire));
+  };
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kConfig);
   ASSERT_EQ(Tprobe("stop"), 0);
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kPause);
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
-            std::string::npos);
+            std::string::npos)
+      << "stop also drains and writes what was captured";
   ASSERT_EQ(Tprobe("step 0"), 0);
-  ASSERT_EQ(Tprobe("start 3"), 0);
-  ASSERT_EQ(Tprobe("flush"), 0);
-  EXPECT_TRUE(std::filesystem::exists(DumpFile("dump.json", 3)))
-      << "start opens the step's tree (msprobe writes its empty files)";
+  ASSERT_EQ(Tprobe("start --steps 3-5 --ranks 0"), 0);
+  EXPECT_EQ(directive().mode, shm::CaptureMode::kCapture);
+  EXPECT_EQ(directive().first_step, 3u);
+  EXPECT_EQ(directive().last_step, 5u);
+  ASSERT_EQ(Tprobe("start --steps 7-"), 0);
+  EXPECT_EQ(directive().first_step, 7u);
+  EXPECT_EQ(directive().last_step, shm::kOpenEnded);
   std::string output;
-  ASSERT_EQ(Tprobe("status", &output), 0);
-  EXPECT_EQ(Fields(Lines(output).at(2)).at(2), "3") << output;
+  EXPECT_EQ(Tprobe("start --ranks 2", &output), 3);
+  EXPECT_NE(output.find("no registered rank matches --ranks 2 (registered "
+                        "ranks: 0): nothing to start"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(directive().first_step, 7u) << "a refused start changes nothing";
+  EXPECT_EQ(Tprobe("start --steps 5-3", &output), 2);
+  EXPECT_NE(output.find("bad --steps '5-3'"), std::string::npos) << output;
+  EXPECT_EQ(Tprobe("start 3", &output), 2);
+  EXPECT_NE(output.find("unexpected argument '3'"), std::string::npos);
 }
 
 TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {

@@ -794,13 +794,12 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
             "  import     turn MindSpore graph-mode raw dumps into an msprobe "
             "dump tree\n"
             "  shutdown   make tprobed write everything and exit\n"
-            "  start      tell tprobed that every rank starts collecting a "
-            "step\n"
+            "  start      make running ranks capture steps, live\n"
             "  status     show tprobed's ranks: step, ring fill, records, "
             "drops, last error\n"
             "  step       drain every rank and write and close its steps up "
             "to STEP\n"
-            "  stop       drain every rank and write its open steps\n"
+            "  stop       make running ranks stop capturing, live\n"
             "\nRun 'tprobe COMMAND --help' for a command's options.\n");
   const RunResult import = RunTprobe(root_, {"import", "--help"});
   EXPECT_EQ(import.code, 0);

@@ -1,0 +1,36 @@
+#ifndef TPROBE_DAEMON_LIVE_DIRECTIVE_H_
+#define TPROBE_DAEMON_LIVE_DIRECTIVE_H_
+
+// `tprobe start [--steps A-B] [--ranks R,...]` and `tprobe stop [--ranks
+// R,...]` for running ranks: the CLI's live Start or Stop becomes a capture
+// directive written into the segment header of every matching rank
+// (common/shm/directive.h), which each rank reads when its next step starts
+// or ends. Nothing is sent to the trainers.
+//
+// A request that would change nothing is refused with the reason: no rank
+// registered, no registered rank matching, or (Start) a last step every
+// matching rank has already passed.
+//
+// Thread safety: called from the control thread; takes each producer's lock
+// to read its step.
+
+#include <memory>
+#include <vector>
+
+#include "daemon/logger.h"
+#include "daemon/producer.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::daemon {
+
+v1::Response ApplyLiveStart(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Start& start, spdlog::logger& log);
+
+v1::Response ApplyLiveStop(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Stop& stop, spdlog::logger& log);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_LIVE_DIRECTIVE_H_

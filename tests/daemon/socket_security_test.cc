@@ -1,0 +1,521 @@
+// tprobed against a hostile neighbour, end to end with the real daemon, the
+// real CLI and real sockets: socket folders and logs someone else prepared,
+// other users, huge frames, idle and surplus connections, client-chosen
+// names and symlinked dump paths, and what a crashed daemon left behind.
+// Tests that need another user create a throwaway one when run as root and
+// are skipped, saying so, otherwise.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/daemon/raw_client.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe {
+namespace {
+
+using testing::ConfigJson;
+using testing::DaemonProcess;
+using testing::MakeRegister;
+using testing::RawClient;
+using testing::ReadFile;
+using testing::RunCommand;
+using testing::TempDir;
+using testing::WaitFor;
+namespace stdfs = std::filesystem;
+
+bool IsRoot() { return ::geteuid() == 0; }
+
+// A user (and, with `group`, a member of that group) that exists for the
+// test only. REQUIRES: root.
+class ThrowawayUser {
+ public:
+  explicit ThrowawayUser(const std::string& group = "") {
+    static std::atomic<int> n{0};
+    name_ = "tpt" + std::to_string(::getpid()) + "u" + std::to_string(n++);
+    std::string cmd = "useradd -M -N -s /usr/sbin/nologin ";
+    if (!group.empty()) cmd += "-G " + group + " ";
+    ok_ = RunCommand(cmd + name_, nullptr) == 0;
+    std::string out;
+    RunCommand("id -u " + name_, &out);
+    uid_ = static_cast<uid_t>(std::atoi(out.c_str()));
+    RunCommand("id -g " + name_, &out);
+    gid_ = static_cast<gid_t>(std::atoi(out.c_str()));
+  }
+  ~ThrowawayUser() {
+    if (ok_) RunCommand("userdel " + name_, nullptr);
+  }
+  bool ok() const { return ok_; }
+  uid_t uid() const { return uid_; }
+  gid_t gid() const { return gid_; }
+  // `command` run through /bin/sh as this user.
+  std::string Wrap(const std::string& command) const {
+    return "setpriv --reuid=" + name_ + " --regid=" + std::to_string(gid_) +
+           " --init-groups sh -c '" + command + "'";
+  }
+
+ private:
+  std::string name_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  bool ok_ = false;
+};
+
+class ThrowawayGroup {
+ public:
+  ThrowawayGroup() {
+    name_ = "tpt" + std::to_string(::getpid()) + "g";
+    ok_ = RunCommand("groupadd " + name_, nullptr) == 0;
+  }
+  ~ThrowawayGroup() {
+    if (ok_) RunCommand("groupdel " + name_, nullptr);
+  }
+  bool ok() const { return ok_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  bool ok_ = false;
+};
+
+// Resident memory of `pid` in KiB.
+long RssKiB(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+int ConnectRaw(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True once the daemon closed `fd` (a read returns end of file or an error).
+bool ClosedByPeer(int fd, std::chrono::milliseconds timeout) {
+  return WaitFor(
+      [fd] {
+        char c;
+        const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT);
+        return n == 0 || (n < 0 && errno != EAGAIN);
+      },
+      timeout);
+}
+
+class SocketSecurityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Other users must be able to reach what lies under it.
+    ::chmod(dir_.path().c_str(), 0755);
+  }
+  std::string Socket() const { return dir_.path() + "/run/tprobed.sock"; }
+  std::string Tprobe(const std::string& args) const {
+    return std::string(TPROBE_BIN) + " " + args;
+  }
+  std::vector<std::string> Daemon(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv = {TPROBED_PATH,   "--socket",    Socket(),
+                                     "--foreground", "--log-level", "warn"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(SocketSecurityTest, ASocketDirectoryOthersCanWriteIsRefused) {
+  const std::string run = dir_.path() + "/run";
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(run.c_str(), 0777), 0);
+  std::string output;
+  EXPECT_EQ(RunCommand(std::string(TPROBED_PATH) + " --foreground --socket " +
+                           Socket(),
+                       &output),
+            1);
+  EXPECT_NE(output.find("refusing the socket directory " + run +
+                        ": its mode 0777 lets other users write to it"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(stdfs::exists(Socket()));
+}
+
+TEST_F(SocketSecurityTest, ASocketDirectoryOfAnotherUserIsRefused) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to make a folder of another user";
+  const std::string run = dir_.path() + "/run";
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(run.c_str(), 65534, 65534), 0);
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(std::string(TPROBED_PATH) + " --socket " + Socket(), &output),
+      1);
+  EXPECT_NE(output.find("refusing the socket directory " + run +
+                        ": it belongs to uid 65534"),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(stdfs::exists(Socket()));
+  EXPECT_FALSE(stdfs::exists(run + "/tprobed.log"));
+}
+
+TEST_F(SocketSecurityTest, TheLogIsNeverWrittenThroughASymlink) {
+  const std::string run = dir_.path() + "/run";
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  const std::string victim = dir_.path() + "/victim";
+  { std::ofstream(victim) << "precious\n"; }
+  ASSERT_EQ(::symlink(victim.c_str(), (run + "/tprobed.log").c_str()), 0);
+  std::string output;
+  // Without --foreground tprobed detaches and opens its log.
+  EXPECT_EQ(
+      RunCommand(std::string(TPROBED_PATH) + " --socket " + Socket(), &output),
+      1);
+  EXPECT_NE(output.find("cannot open log file " + run +
+                        "/tprobed.log: it is a symbolic link"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_FALSE(testing::SocketAnswers(Socket()));
+}
+
+TEST_F(SocketSecurityTest, RingsThatCannotFitInDevShmStopTheStart) {
+  std::string output;
+  // 4096 ranks of 4 x 8 MiB: 128 GiB.
+  EXPECT_EQ(
+      RunCommand(std::string(TPROBED_PATH) +
+                     " --foreground --expect-ranks 4096 --socket " + Socket(),
+                 &output),
+      1);
+  EXPECT_NE(output.find("tprobed: --expect-ranks 4096: that many ranks with 4 "
+                        "rings of 8 MiB each need 131"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("MiB of shared memory, but /dev/shm has "),
+            std::string::npos)
+      << output;
+  EXPECT_FALSE(testing::SocketAnswers(Socket()));
+}
+
+TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  const long before = RssKiB(daemon.pid());
+  ASSERT_GT(before, 0);
+  // 4 GiB - 1 announced: the connection is closed at once.
+  std::vector<int> fds;
+  for (int i = 0; i < 10; ++i) {
+    const int fd = ConnectRaw(Socket());
+    ASSERT_GE(fd, 0);
+    const unsigned char huge[4] = {0xff, 0xff, 0xff, 0xff};
+    ASSERT_EQ(::send(fd, huge, 4, MSG_NOSIGNAL), 4);
+    EXPECT_TRUE(ClosedByPeer(fd, std::chrono::seconds(10)));
+    ::close(fd);
+  }
+  // 1 MiB announced (the limit) and never sent: nothing is allocated for it.
+  for (int i = 0; i < 30; ++i) {
+    const int fd = ConnectRaw(Socket());
+    ASSERT_GE(fd, 0);
+    const unsigned char mib[4] = {0x00, 0x00, 0x10, 0x00};
+    ASSERT_EQ(::send(fd, mib, 4, MSG_NOSIGNAL), 4);
+    fds.push_back(fd);
+  }
+  // The daemon has read every prefix once it answers a later request.
+  RawClient probe(Socket());
+  v1::Request status;
+  status.mutable_status();
+  v1::Response reply;
+  ASSERT_TRUE(probe.Call(status, &reply));
+  EXPECT_TRUE(reply.ok());
+  const long after = RssKiB(daemon.pid());
+  EXPECT_LT(after - before, 8 * 1024)
+      << "30 announced 1 MiB frames grew the daemon from " << before
+      << " KiB to " << after << " KiB";
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_F(SocketSecurityTest, ConnectionsBeyondTheCapAreRefusedWithAMessage) {
+  DaemonProcess daemon(Daemon({"--max-connections", "2"}), Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient a(Socket());
+  RawClient b(Socket());
+  v1::Request status;
+  status.mutable_status();
+  v1::Response reply;
+  ASSERT_TRUE(a.Call(status, &reply));
+  ASSERT_TRUE(b.Call(status, &reply));
+  std::string output;
+  EXPECT_EQ(RunCommand(Tprobe("status --socket " + Socket()), &output), 1);
+  EXPECT_NE(output.find("tprobe status: tprobed: tprobed on " + Socket() +
+                        " is busy: it already serves 2 connections"),
+            std::string::npos)
+      << output;
+}
+
+TEST_F(SocketSecurityTest, ASilentConnectionIsClosedAfterTheRequestTimeout) {
+  DaemonProcess daemon(Daemon({"--request-timeout", "1"}), Socket());
+  ASSERT_TRUE(daemon.started());
+  const int silent = ConnectRaw(Socket());
+  ASSERT_GE(silent, 0);
+  // Half a frame: the length, then nothing.
+  const int stalled = ConnectRaw(Socket());
+  const unsigned char len[4] = {16, 0, 0, 0};
+  ASSERT_EQ(::send(stalled, len, 4, MSG_NOSIGNAL), 4);
+  EXPECT_TRUE(ClosedByPeer(silent, std::chrono::seconds(20)));
+  EXPECT_TRUE(ClosedByPeer(stalled, std::chrono::seconds(20)));
+  ::close(silent);
+  ::close(stalled);
+  std::string output;
+  EXPECT_EQ(RunCommand(Tprobe("status --socket " + Socket()), &output), 0)
+      << output;
+}
+
+TEST_F(SocketSecurityTest, TheCliGivesUpOnASilentListenerAfterItsTimeout) {
+  const std::string run = dir_.path() + "/run";
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  // Listens and never answers: connect succeeds through the backlog.
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, Socket().c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(Tprobe("status --timeout 0.5 --socket " + Socket()), &output),
+      1);
+  EXPECT_NE(
+      output.find("tprobed on " + Socket() + " did not answer within 0.5 s"),
+      std::string::npos)
+      << output;
+  EXPECT_EQ(
+      RunCommand(Tprobe("flush --timeout 0 --socket " + Socket()), &output), 2);
+  EXPECT_NE(output.find("bad --timeout '0'"), std::string::npos) << output;
+  ::close(listener);
+}
+
+TEST_F(SocketSecurityTest, GroupMembersAreServedAndOtherUsersRefused) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
+  ThrowawayGroup group;
+  ASSERT_TRUE(group.ok());
+  ThrowawayUser member(group.name());
+  ThrowawayUser outsider;
+  ASSERT_TRUE(member.ok() && outsider.ok());
+  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
+  ASSERT_TRUE(daemon.started());
+  struct stat st;
+  ASSERT_EQ(::stat(Socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  ASSERT_EQ(::stat((dir_.path() + "/run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);
+
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(Tprobe("status --socket " + Socket())), &output),
+      0)
+      << output;
+  // Open the folder and the socket to everyone, as a careless operator
+  // might: SO_PEERCRED still refuses the outsider.
+  ::chmod((dir_.path() + "/run").c_str(), 0755);
+  ::chmod(Socket().c_str(), 0666);
+  EXPECT_EQ(
+      RunCommand(outsider.Wrap(Tprobe("status --socket " + Socket())), &output),
+      1);
+  EXPECT_NE(output.find("permission denied: tprobed on " + Socket() +
+                        " serves only uid 0, root and members of group '" +
+                        group.name() + "', not uid " +
+                        std::to_string(outsider.uid())),
+            std::string::npos)
+      << output;
+}
+
+TEST_F(SocketSecurityTest, ClientsSendNothingToADaemonOfAnotherUser) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to create a throwaway user";
+  ThrowawayUser other;
+  ASSERT_TRUE(other.ok());
+  const std::string run = dir_.path() + "/run";
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(run.c_str(), other.uid(), other.gid()), 0);
+  DaemonProcess daemon(
+      {"setpriv", "--reuid=" + std::to_string(other.uid()),
+       "--regid=" + std::to_string(other.gid()), "--clear-groups", TPROBED_PATH,
+       "--socket", Socket(), "--foreground", "--log-level", "warn"},
+      Socket());
+  ASSERT_TRUE(daemon.started());
+  ::chmod(Socket().c_str(), 0666);  // reachable, as a planted socket is
+  std::string output;
+  EXPECT_EQ(RunCommand(Tprobe("status --socket " + Socket()), &output), 1);
+  EXPECT_NE(output.find("refusing the daemon on " + Socket() +
+                        ": it runs as uid " + std::to_string(other.uid())),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(RunCommand("TPROBE_DAEMON_UID=" + std::to_string(other.uid()) +
+                           " " + Tprobe("status --socket " + Socket()),
+                       &output),
+            0)
+      << output;
+  EXPECT_NE(output.find(": 0 ranks"), std::string::npos) << output;
+}
+
+// Registration fails with `fragment` in the daemon's answer.
+void ExpectRefused(const std::string& socket, const std::string& dump_path,
+                   const std::string& fragment) {
+  RawClient client(socket);
+  std::string error;
+  auto segment = client.Register(MakeRegister(ConfigJson(dump_path)), &error);
+  EXPECT_EQ(segment, nullptr);
+  EXPECT_NE(error.find(fragment), std::string::npos) << error;
+}
+
+TEST_F(SocketSecurityTest, AnUnusableDumpPathIsRefusedAtRegistration) {
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  const std::string file = dir_.path() + "/a-file";
+  { std::ofstream(file) << "x"; }
+  ExpectRefused(Socket(), file + "/dump",
+                "dump_path " + file + "/dump cannot be used: " + file +
+                    "/dump: Not a directory");
+  const std::string ro = dir_.path() + "/ro";
+  ASSERT_EQ(::mkdir(ro.c_str(), 0755), 0);
+  if (IsRoot()) {
+    if (RunCommand("mount -t tmpfs -o ro,size=1m tmpfs " + ro, nullptr) != 0) {
+      GTEST_SKIP() << "root, but cannot mount a read-only tmpfs here";
+    }
+  } else {
+    ASSERT_EQ(::chmod(ro.c_str(), 0555), 0);
+  }
+  ExpectRefused(Socket(), ro,
+                "dump_path " + ro +
+                    " cannot be used: it is "
+                    "not writable");
+  if (IsRoot()) RunCommand("umount " + ro, nullptr);
+}
+
+TEST_F(SocketSecurityTest, ADumpPathThroughAnotherUsersSymlinkIsRefused) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to own a symlink as another user";
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  const std::string real = dir_.path() + "/real";
+  const std::string link = dir_.path() + "/link";
+  ASSERT_EQ(::mkdir(real.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  ExpectRefused(Socket(), link + "/dump",
+                "it passes through the symbolic link " + link +
+                    ", which belongs to uid 65534");
+  EXPECT_FALSE(stdfs::exists(real + "/dump"));
+  // The same link owned by the client is fine.
+  ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
+  RawClient client(Socket());
+  std::string error;
+  EXPECT_NE(client.Register(MakeRegister(ConfigJson(link + "/dump")), &error),
+            nullptr)
+      << error;
+}
+
+TEST_F(SocketSecurityTest, ANameWithSlashesAndDotsStaysInsideItsRankFolder) {
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  const std::string dump = dir_.path() + "/dump";
+  // The folder the name would climb into exists, as in the report.
+  ASSERT_EQ(::mkdir((dir_.path() + "/escape").c_str(), 0755), 0);
+  RawClient client(Socket());
+  v1::Register reg = MakeRegister(ConfigJson(dump, "tensor", "L0"));
+  std::string error;
+  auto segment = client.Register(reg, &error);
+  ASSERT_NE(segment, nullptr) << error;
+  testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  const std::string name = "Module.x/../../../../escape/evil.Conv2d.forward.0";
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, name));
+  const std::vector<float> values = {1, 2, 3, 4};
+  ASSERT_TRUE(w.Tensor(1, DType::kFloat32, {4}, false, sizeof(float) * 4));
+  ASSERT_TRUE(w.Chunk(1, 0, values.data(), sizeof(float) * 4));
+  ASSERT_TRUE(w.Entry(
+      1, 0, 1, 0,
+      testing::MakeEntry({{"input_args", testing::List({})},
+                          {"output", testing::List({testing::Ref(1)})}})));
+  v1::Response reply;
+  ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
+  ASSERT_TRUE(reply.ok()) << reply.error();
+  // Every file the daemon wrote lies under step0/rank0.
+  std::vector<std::string> files;
+  for (const auto& e : stdfs::recursive_directory_iterator(dir_.path())) {
+    if (!e.is_regular_file()) continue;
+    const std::string p = e.path().string();
+    if (p.starts_with(dir_.path() + "/run/")) continue;
+    files.push_back(p);
+    EXPECT_TRUE(p.starts_with(dump + "/step0/rank0/")) << p;
+  }
+  const std::string safe =
+      "Module.x_.._.._.._.._escape_evil.Conv2d.forward.0.output.0.npy";
+  EXPECT_TRUE(stdfs::exists(dump + "/step0/rank0/dump_tensor_data/" + safe))
+      << ::testing::PrintToString(files);
+  EXPECT_NE(ReadFile(dump + "/step0/rank0/dump.json")
+                .find("\"data_name\": \"" + safe + "\""),
+            std::string::npos);
+  EXPECT_TRUE(stdfs::is_empty(dir_.path() + "/escape"));
+}
+
+TEST_F(SocketSecurityTest, ARestartedDaemonRemovesWhatACrashedOneLeft) {
+  const std::string dump = dir_.path() + "/dump";
+  std::string segment_name;
+  pid_t crashed = 0;
+  {
+    DaemonProcess first(Daemon(), Socket());
+    ASSERT_TRUE(first.started());
+    crashed = first.pid();
+    RawClient client(Socket());
+    v1::Request req;
+    *req.mutable_register_() = MakeRegister(ConfigJson(dump));
+    v1::Response reply;
+    ASSERT_TRUE(client.Call(req, &reply));
+    ASSERT_TRUE(reply.ok()) << reply.error();
+    segment_name = reply.register_().segment_name();
+    ::kill(first.pid(), SIGKILL);
+    first.Terminate();  // reaps it
+  }
+  ASSERT_TRUE(stdfs::exists("/dev/shm/" + segment_name));
+  DaemonProcess second(Daemon(), Socket());
+  ASSERT_TRUE(second.started());
+  // A half-written file of the crashed daemon, and one of a running daemon
+  // (the new one stands in for another daemon on the machine).
+  const std::string rank_dir = dump + "/step3/rank0";
+  stdfs::create_directories(rank_dir + "/dump_tensor_data");
+  const std::string stale =
+      rank_dir + "/dump_tensor_data/x.npy.tmp" + std::to_string(crashed);
+  const std::string live =
+      rank_dir + "/dump.json.tmp" + std::to_string(second.pid());
+  { std::ofstream(stale) << "{"; }
+  { std::ofstream(live) << "{"; }
+  EXPECT_TRUE(
+      WaitFor([&] { return !stdfs::exists("/dev/shm/" + segment_name); },
+              std::chrono::seconds(10)))
+      << segment_name << " of the crashed daemon is still there";
+  RawClient client(Socket());
+  std::string error;
+  ASSERT_NE(client.Register(MakeRegister(ConfigJson(dump)), &error), nullptr)
+      << error;
+  EXPECT_FALSE(stdfs::exists(stale));
+  EXPECT_TRUE(stdfs::exists(live)) << "its daemon is running";
+}
+
+}  // namespace
+}  // namespace tprobe
