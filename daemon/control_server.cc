@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <boost/asio/post.hpp>
+#include <deque>
+#include <optional>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/read.hpp>
@@ -152,19 +155,37 @@ bool ControlServer::CheckPeer(Socket& socket, Connection& conn) {
   return true;
 }
 
-asio::awaitable<void> ControlServer::Serve(Socket socket) {
+// One connection's replies, written in request order by Write() while
+// Serve() goes on reading. Slots are filled on the io thread.
+struct ControlServer::Session {
+  explicit Session(Socket s)
+      : socket(std::move(s)), wake(socket.get_executor()) {
+    wake.expires_at(std::chrono::steady_clock::time_point::max());
+  }
+  Socket socket;
   Connection conn;
-  if (!CheckPeer(socket, conn)) co_return;
+  std::deque<std::shared_ptr<std::optional<v1::Response>>> replies;
+  asio::steady_timer wake;  // cancelled to wake Write()
+  bool reading = true;
+};
+
+asio::awaitable<void> ControlServer::Serve(Socket socket) {
+  auto session = std::make_shared<Session>(std::move(socket));
+  if (!CheckPeer(session->socket, session->conn)) co_return;
   ++connections_;
   idle_timer_.cancel();
-  log_->debug("connection from pid {}", conn.peer.pid);
+  log_->debug("connection from pid {}", session->conn.peer.pid);
+  asio::co_spawn(io_, Write(session), asio::detached);
   const auto token = [](boost::system::error_code& ec) {
     return asio::redirect_error(asio::use_awaitable, ec);
   };
+  // Every request is read and queued, whatever happens to the replies: a
+  // client that stopped reading still has its Goodbye honoured.
   for (;;) {
     boost::system::error_code ec;
     std::array<unsigned char, 4> header;
-    co_await asio::async_read(socket, asio::buffer(header), token(ec));
+    co_await asio::async_read(session->socket, asio::buffer(header),
+                              token(ec));
     if (ec) break;  // hang-up
     const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
                           (static_cast<uint32_t>(header[3]) << 24);
@@ -172,28 +193,58 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       log_->warn(
           "closed the connection of pid {}: a frame of {} bytes exceeds the "
           "limit of {}",
-          conn.peer.pid, size, control::kMaxFrameBytes);
+          session->conn.peer.pid, size, control::kMaxFrameBytes);
       break;
     }
     std::string body(size, '\0');
-    co_await asio::async_read(socket, asio::buffer(body), token(ec));
+    co_await asio::async_read(session->socket, asio::buffer(body), token(ec));
     if (ec) break;
+    auto slot = std::make_shared<std::optional<v1::Response>>();
+    session->replies.push_back(slot);
+    // Workers answer Flush and Goodbye: the slot is filled on this thread.
+    auto reply = [this, session, slot](v1::Response response) {
+      asio::post(io_, [session, slot, response = std::move(response)] {
+        *slot = std::move(response);
+        session->wake.cancel();
+      });
+    };
     v1::Request request;
-    v1::Response response;
     if (request.ParseFromString(body)) {
-      response = service_.Handle(conn, request);
+      service_.Handle(session->conn, request, std::move(reply));
     } else {
+      v1::Response response;
       response.set_ok(false);
       response.set_error(
-          "malformed request: the frame is not a "
-          "tprobe.v1.Request");
+          "malformed request: the frame is not a tprobe.v1.Request");
+      reply(std::move(response));
     }
-    const std::string reply = Frame(response);
-    co_await asio::async_write(socket, asio::buffer(reply), token(ec));
-    if (service_.AfterReply(conn)) Stop("a Shutdown request");
-    if (ec) break;
   }
-  service_.HangUp(conn);
+  session->reading = false;
+  service_.HangUp(session->conn);
+  session->wake.cancel();
+}
+
+asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
+  bool can_write = true;
+  for (;;) {
+    while (!session->replies.empty() && session->replies.front()->has_value()) {
+      const std::string reply = Frame(**session->replies.front());
+      session->replies.pop_front();
+      if (can_write) {
+        boost::system::error_code ec;
+        co_await asio::async_write(
+            session->socket, asio::buffer(reply),
+            asio::redirect_error(asio::use_awaitable, ec));
+        can_write = !ec;  // the client left: its requests still run
+      }
+      if (service_.AfterReply(session->conn)) Stop("a Shutdown request");
+    }
+    if (!session->reading && session->replies.empty()) break;
+    boost::system::error_code ec;
+    session->wake.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await session->wake.async_wait(
+        asio::redirect_error(asio::use_awaitable, ec));
+  }
   if (--connections_ == 0) ArmIdleTimer();
 }
 

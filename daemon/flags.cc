@@ -14,6 +14,9 @@ namespace {
 
 // One day: longer idle times are almost certainly a unit mistake.
 constexpr int64_t kMaxIdleExitSeconds = 24 * 3600;
+constexpr int64_t kMaxWorkers = 1024;
+constexpr int64_t kMinTensorBytes = 4096;
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
 std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   if (text == "trace") return spdlog::level::trace;
@@ -24,12 +27,14 @@ std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<int64_t> ParseSeconds(std::string_view text) {
+// A whole number in [min, max], or nullopt.
+std::optional<int64_t> ParseNumber(std::string_view text, int64_t min,
+                                   int64_t max) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < 0 ||
-      value > kMaxIdleExitSeconds) {
+  if (text.empty() || ec != std::errc() || ptr != end || value < min ||
+      value > max) {
     return std::nullopt;
   }
   return value;
@@ -49,7 +54,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       arg = arg.substr(0, eq);
     }
     const bool takes_value =
-        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit";
+        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
+        arg == "--workers" || arg == "--max-tensor-bytes";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }
@@ -76,13 +82,30 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       }
       flags.log_level = *level;
     } else if (arg == "--idle-exit") {
-      auto seconds = ParseSeconds(value);
+      auto seconds = ParseNumber(value, 0, kMaxIdleExitSeconds);
       if (!seconds) {
         return Status::Error("bad --idle-exit '" + std::string(value) +
                              "': use a whole number of seconds from 0 to " +
                              std::to_string(kMaxIdleExitSeconds));
       }
       flags.idle_exit = std::chrono::seconds(*seconds);
+    } else if (arg == "--workers") {
+      auto n = ParseNumber(value, 0, kMaxWorkers);
+      if (!n) {
+        return Status::Error("bad --workers '" + std::string(value) +
+                             "': use 0 (one per core) to " +
+                             std::to_string(kMaxWorkers));
+      }
+      flags.workers = static_cast<unsigned>(*n);
+    } else if (arg == "--max-tensor-bytes") {
+      auto n = ParseNumber(value, kMinTensorBytes, kMaxTensorBytes);
+      if (!n) {
+        return Status::Error("bad --max-tensor-bytes '" + std::string(value) +
+                             "': use a byte count from " +
+                             std::to_string(kMinTensorBytes) + " to " +
+                             std::to_string(kMaxTensorBytes));
+      }
+      flags.max_tensor_bytes = static_cast<uint64_t>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else {
@@ -105,7 +128,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
 std::string Usage() {
   std::string text =
       R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
-               [--idle-exit SECONDS] [--help]
+               [--idle-exit SECONDS] [--workers N] [--max-tensor-bytes BYTES]
+               [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its
 control socket and get a shared-memory segment of rings, into which they push
@@ -129,6 +153,14 @@ Options:
                        counted from start-up and from when the last client
                        left. 0, the default, means never. The private daemon
                        a trainer starts for itself uses this.
+  --workers N          drain worker threads (default 0: one per core). Each
+                       rank has its own pipeline; a worker serves one rank
+                       at a time, so a rank's records stay in order.
+  --max-tensor-bytes BYTES
+                       the largest tensor a client may declare (default
+                       4294967296). A larger one is never buffered: it is
+                       written with null statistics and the step is marked
+                       incomplete.
   --help               print this text and exit.
 
 SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write

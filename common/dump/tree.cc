@@ -89,6 +89,8 @@ Json StepTree::AccountingDocument() const {
                                  {"no_daemon", a.dropped_no_daemon}});
   doc["stream_corrupt"] = a.stream_corrupt;
   doc["producer_died"] = a.producer_died;
+  doc["step_open"] = a.step_open;
+  doc["recovered"] = a.recovered;
   return doc;
 }
 

@@ -36,10 +36,17 @@ struct Accounting {
   // The producer's stream was corrupt: what followed was never read.
   bool stream_corrupt = false;
   bool producer_died = false;
+  // Written before the step closed (an explicit flush): more may come.
+  bool step_open = false;
+  // Rebuilt from the journal after the daemon stopped without writing the
+  // step (tprobe recover, or a restarted daemon): what was captured after
+  // the last journalled entry is lost.
+  bool recovered = false;
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
-           records_skipped == 0 && !stream_corrupt && !producer_died;
+           records_skipped == 0 && !stream_corrupt && !producer_died &&
+           !step_open && !recovered;
   }
 };
 

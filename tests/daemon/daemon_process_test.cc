@@ -143,7 +143,20 @@ std::string ExpectedAccounting(bool producer_died) {
  },
  "stream_corrupt": false,
  "producer_died": )" +
-         (producer_died ? "true" : "false") + "\n}";
+         (producer_died ? "true" : "false") + R"(,
+ "step_open": false,
+ "recovered": false
+})";
+}
+
+// Flush is answered once every command queued before it has run: after it,
+// the files of the steps closed before are on disk.
+void Sync(RawClient& client) {
+  v1::Request req;
+  req.mutable_flush();
+  v1::Response resp;
+  ASSERT_TRUE(client.Call(req, &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
 }
 
 class DaemonProcessTest : public ::testing::Test {
@@ -172,7 +185,7 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   v1::Response resp;
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
-  // The reply to Step means the files are written.
+  Sync(client);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
   EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
@@ -294,6 +307,7 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   t1.join();
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  Sync(client);
 
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   EXPECT_EQ(doc["data"].size(), 2 * kPerRing);
@@ -304,7 +318,7 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
-TEST_F(DaemonProcessTest, StopWritesTheStepAndKeepsItOpenForLaterEntries) {
+TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
   RawClient client(Socket());
@@ -319,33 +333,28 @@ TEST_F(DaemonProcessTest, StopWritesTheStepAndKeepsItOpenForLaterEntries) {
   v1::Response resp;
   ASSERT_TRUE(client.Call(stop, &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  // A flush of the open step writes it, marked open: never complete.
+  Sync(client);
   EXPECT_EQ(dump::Json::parse(ReadFile(DumpFile("dump.json")))["data"].size(),
             1u);
+  dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["complete"], false);
+  EXPECT_EQ(acc["step_open"], true);
 
   // API backward hooks still fire after stop(); step() then writes them.
   ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Tensor.mul.0.backward"));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"input", List({})}})));
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  Sync(client);
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   std::vector<std::string> names;
   for (const auto& [name, body] : doc["data"].items()) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"Tensor.mul.0.forward",
                                              "Tensor.mul.0.backward"}));
-}
-
-TEST_F(DaemonProcessTest, PeriodicFlushWritesWhatWasCapturedWithoutARequest) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
-  ASSERT_TRUE(WriteModuleCall(*segment));
-  // Every 2 s the daemon rewrites the trees that changed.
-  EXPECT_TRUE(
-      WaitFor([&] { return ReadFile(DumpFile("dump.json")) == kExpectedDump; },
-              std::chrono::seconds(5)));
+  acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["complete"], true);
+  EXPECT_EQ(acc["step_open"], false);
 }
 
 // CPU time (user + system) process `pid` has used.
