@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Load {
   int steps = 0;
-  int calls_per_step = 0;      // module calls: one entry each
+  int calls_per_step = 0;        // module calls: one entry each
   size_t floats_per_tensor = 0;  // input and output of every call
 };
 

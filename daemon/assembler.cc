@@ -26,9 +26,9 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
                     options_.task, options_.level, options_.framework,
                     data_dir);
     it = trees_
-             .emplace(step, Open{std::move(tree),
-                                 TensorStore(TensorDataDir(step)),
-                                 std::move(journal)})
+             .emplace(step,
+                      Open{std::move(tree), TensorStore(TensorDataDir(step)),
+                           std::move(journal)})
              .first;
   }
   it->second.dirty = true;

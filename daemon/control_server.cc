@@ -6,17 +6,17 @@
 #include <unistd.h>
 
 #include <array>
-#include <boost/asio/post.hpp>
-#include <deque>
-#include <optional>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <optional>
 
 #include "common/control/socket_path.h"
 #include "daemon/private_dir.h"
@@ -184,8 +184,7 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   for (;;) {
     boost::system::error_code ec;
     std::array<unsigned char, 4> header;
-    co_await asio::async_read(session->socket, asio::buffer(header),
-                              token(ec));
+    co_await asio::async_read(session->socket, asio::buffer(header), token(ec));
     if (ec) break;  // hang-up
     const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
                           (static_cast<uint32_t>(header[3]) << 24);

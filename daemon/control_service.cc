@@ -69,8 +69,8 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
     if (--join->left != 0) return;
     const Status first = join->first;
     lock.unlock();
-    join->reply(first.ok() ? Ok()
-                           : Error("cannot write the dump: " + first.message()));
+    join->reply(
+        first.ok() ? Ok() : Error("cannot write the dump: " + first.message()));
   };
   for (const auto& p : targets) p->Enqueue(command);
   registry_.Wake();
@@ -79,11 +79,11 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
 void ControlService::Handle(Connection& conn, const v1::Request& request,
                             Reply reply) {
   if (request.version() != control::kProtocolVersion) {
-    return reply(Error(
-        "protocol version " + std::to_string(request.version()) +
-        " is not supported: this tprobed speaks version " +
-        std::to_string(control::kProtocolVersion) +
-        "; use a client and daemon from the same tprobe release"));
+    return reply(
+        Error("protocol version " + std::to_string(request.version()) +
+              " is not supported: this tprobed speaks version " +
+              std::to_string(control::kProtocolVersion) +
+              "; use a client and daemon from the same tprobe release"));
   }
   Command command;
   switch (request.body_case()) {
@@ -94,8 +94,11 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       command.step = request.start().step();
       return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
     case v1::Request::kStop:
+      // `tprobe stop` (no registration) writes the open steps and waits.
       command.kind = Command::Kind::kStop;
-      return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
+      command.write_open = conn.producer == nullptr;
+      return Queue(conn, std::move(command), /*wait=*/conn.producer == nullptr,
+                   std::move(reply));
     case v1::Request::kStep:
       command.kind = Command::Kind::kStep;
       command.step = request.step().step();
@@ -170,9 +173,10 @@ void ControlService::RecoverJournals(const Producer& producer) const {
     return;
   }
   for (const std::string& dir : *recovered) {
-    log_->warn("recovered {} from the journal a stopped daemon left (marked "
-               "incomplete)",
-               dir);
+    log_->warn(
+        "recovered {} from the journal a stopped daemon left (marked "
+        "incomplete)",
+        dir);
   }
 }
 

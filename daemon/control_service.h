@@ -9,7 +9,8 @@
 //   Register  creates the client's Producer and segment; the reply names it.
 //             The rank's journals left by a killed daemon are recovered.
 //   Start, Stop, Step
-//             queued; the reply (at once) means "queued in order".
+//             queued; the reply (at once) means "queued in order". A Stop
+//             from the CLI also writes the open steps and is answered then.
 //   Flush     queued; the reply comes once the files are written.
 //   Goodbye   queued; the reply comes once the producer is drained, written
 //             and finalised. A client that stops waiting loses nothing: the

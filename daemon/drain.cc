@@ -17,6 +17,10 @@ namespace {
 // lying) nbytes grows the buffer as chunks really arrive.
 constexpr size_t kMaxReserve = size_t{64} << 20;
 
+// More drops than this between two checks (milliseconds apart) is not a
+// count a producer wrote.
+constexpr uint64_t kMaxDropJump = uint64_t{1} << 40;
+
 class Drainer {
  public:
   Drainer(const Producer& producer, ProducerState& state, spdlog::logger& log)
@@ -437,12 +441,21 @@ void Drainer::CheckCounters() {
       now.dropped[r] = h->dropped[r].load(std::memory_order_relaxed);
     }
     SeenCounters& seen = state_.rings[i].seen;
-    bool monotonic = now.records >= seen.records && now.bytes >= seen.bytes;
+    // Counters only grow, and the producer cannot have written more than
+    // fits in front of what the daemon consumed: bytes_written equals head,
+    // and every record takes at least 8 bytes. A single check never sees
+    // more than kMaxDropJump new drops.
+    const uint64_t written_max =
+        state_.rings[i].reader.position() + producer_.segment().ring_bytes();
+    bool plausible = now.records >= seen.records && now.bytes >= seen.bytes &&
+                     now.bytes <= written_max &&
+                     now.records <= written_max / shm::kRecordAlign;
     for (size_t r = 0; r < std::size(now.dropped); ++r) {
-      monotonic = monotonic && now.dropped[r] >= seen.dropped[r];
+      plausible = plausible && now.dropped[r] >= seen.dropped[r] &&
+                  now.dropped[r] - seen.dropped[r] <= kMaxDropJump;
     }
-    if (!monotonic) {
-      Corrupt(i, "a ring counter went back (records, bytes or drops)");
+    if (!plausible) {
+      Corrupt(i, "implausible ring counters (records, bytes or drops)");
       return;
     }
     for (size_t r = 0; r < std::size(now.dropped); ++r) {

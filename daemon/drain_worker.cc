@@ -16,8 +16,7 @@ void DrainWorker::Start() {
   unsigned n = options_.threads;
   if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < n; ++i) {
-    threads_.emplace_back(
-        [this, i](std::stop_token stop) { Run(stop, i); });
+    threads_.emplace_back([this, i](std::stop_token stop) { Run(stop, i); });
   }
 }
 
@@ -50,8 +49,8 @@ void DrainWorker::Run(std::stop_token stop, unsigned index) {
     for (size_t k = 0; k < n; ++k) {
       Producer& producer = *producers[(first + k) % n];
       if (auto state = producer.TryLock()) {
-        work += RunPipeline(producer, **state, registry_, *log_,
-                            options_.batch);
+        work +=
+            RunPipeline(producer, **state, registry_, *log_, options_.batch);
       }
     }
     if (work != 0) {

@@ -53,9 +53,9 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       inline_value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    const bool takes_value =
-        arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
-        arg == "--workers" || arg == "--max-tensor-bytes";
+    const bool takes_value = arg == "--socket" || arg == "--log-level" ||
+                             arg == "--idle-exit" || arg == "--workers" ||
+                             arg == "--max-tensor-bytes";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }

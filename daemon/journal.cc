@@ -32,7 +32,8 @@ void PutU32(std::vector<uint8_t>& out, uint32_t v) {
 }
 
 uint32_t GetU32(const uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+  return p[0] | (p[1] << 8) | (p[2] << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
 }
 
 bool SameCounters(const dump::Accounting& a, const dump::Accounting& b) {
@@ -75,9 +76,9 @@ Journal::Journal(std::string dir, const std::string& task,
                  const std::string& level, const std::string& framework,
                  const std::optional<std::string>& dump_data_dir)
     : dir_(std::move(dir)), path_(dir_ + "/" + kJournalFileName) {
-  Append(kHeader, Json::array({task, level, framework,
-                               dump_data_dir ? Json(*dump_data_dir)
-                                             : Json(nullptr)}));
+  Append(kHeader,
+         Json::array({task, level, framework,
+                      dump_data_dir ? Json(*dump_data_dir) : Json(nullptr)}));
 }
 
 Journal::~Journal() {
@@ -141,9 +142,8 @@ Status Journal::Sync(const dump::Accounting& accounting,
   synced_accounting_ = accounting;
   if (fd_ < 0) {
     if (Status s = dump::MakeDirs(dir_); !s.ok()) return s;
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-                                    O_CLOEXEC,
-                 0640);
+    fd_ = ::open(path_.c_str(),
+                 O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
     if (fd_ < 0) {
       return Status::Error("cannot create the journal " + path_ + ": " +
                            std::strerror(errno));

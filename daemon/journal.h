@@ -13,9 +13,10 @@
 // applied to the tree up to the last journal write (at most kJournalPeriod
 // old, or kJournalBytes of changes), the accounting as of then, and the
 // tensor files written so far. A step that closes within kJournalPeriod of
-// opening never needs a journal file, so short steps cost no extra file. What does not: records still in the
-// rings or applied after the last Sync. A journal cut short by the death
-// (a partial last record) is read up to its last whole record.
+// opening never needs a journal file, so short steps cost no extra file. What
+// does not: records still in the rings or applied after the last Sync. A
+// journal cut short by the death (a partial last record) is read up to its last
+// whole record.
 //
 // Format: a sequence of records, each [u32 size][u32 crc32 of the body]
 // [body], little-endian. A body is one byte of kind, then CBOR (RFC 8949,
@@ -92,8 +93,7 @@ Result<bool> RecoverStep(const std::string& dir);
 Result<std::vector<std::string>> RecoverTree(const std::string& root);
 
 // The same, only for the directories of `rank` (dump::RankDirName).
-Result<std::vector<std::string>> RecoverRank(const std::string& root,
-                                             int rank);
+Result<std::vector<std::string>> RecoverRank(const std::string& root, int rank);
 
 }  // namespace tprobe::daemon
 

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     startup.Failed(s.message());
     return 1;
   }
-  DrainWorker drain(registry, log, DrainWorkerOptions{.threads = flags->workers});
+  DrainWorker drain(registry, log,
+                    DrainWorkerOptions{.threads = flags->workers});
   drain.Start();
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (!ec) log->info("stopping: signal {}", signo);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <utility>
 
 namespace tprobe::daemon {
 namespace {
@@ -146,8 +147,19 @@ void Producer::Enqueue(Command command) {
     command.targets.push_back(
         segment_->ring_header(i)->head.load(std::memory_order_acquire));
   }
+  std::unique_lock lock(queue_mu_);
+  if (!queue_closed_) {
+    queue_.push_back(std::move(command));
+    return;
+  }
+  lock.unlock();
+  if (command.done) command.done(Status::Ok());
+}
+
+std::deque<Command> Producer::CloseQueue() {
   std::lock_guard lock(queue_mu_);
-  queue_.push_back(std::move(command));
+  queue_closed_ = true;
+  return std::exchange(queue_, {});
 }
 
 std::optional<Command> Producer::TakeCommand() {

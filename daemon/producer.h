@@ -139,8 +139,9 @@ struct PeerCredentials {
 struct Command {
   enum class Kind { kStart, kStop, kStep, kFlush, kGoodbye, kHangUp };
   Kind kind = Kind::kFlush;
-  uint32_t step = 0;                // Start, Step
-  uint64_t dropped_no_daemon = 0;   // Goodbye: the client's final count
+  uint32_t step = 0;               // Start, Step
+  uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
+  bool write_open = false;         // Stop from the CLI: write open steps
   // Each ring's head when the request arrived: what it must drain first.
   std::vector<uint64_t> targets;
   // Called once the command has run (from a worker thread), with the first
@@ -187,7 +188,12 @@ class Producer {
   bool ProcessGone() const;
 
   // Queues a command after the ones before it, noting each ring's head.
+  // On a closed queue (the producer was finalised) the command has nothing
+  // to do: its done callback is called at once with Ok.
   void Enqueue(Command command);
+  // Closes the queue: later commands complete at once. Returns the commands
+  // still queued, for the caller to complete.
+  std::deque<Command> CloseQueue();
   // Takes the oldest queued command. Only the worker holding the state may
   // call it, so commands run in order.
   std::optional<Command> TakeCommand();
@@ -246,6 +252,7 @@ class Producer {
 
   mutable std::mutex queue_mu_;
   std::deque<Command> queue_;
+  bool queue_closed_ = false;
 
   mutable std::mutex published_mu_;
   PublishedStatus published_;

@@ -5,12 +5,12 @@
 namespace tprobe::daemon {
 namespace {
 
-void LogWriteError(const Producer& p, ProducerState& state,
-                   spdlog::logger& log, const Status& s) {
+void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
+                   const Status& s) {
   if (s.ok() || s.message() == state.last_error) return;  // logged once
   state.last_error = s.message();
-  log.error("client {} (pid {}, rank {}): {}", p.client_id(), p.pid(),
-            p.rank(), s.message());
+  log.error("client {} (pid {}, rank {}): {}", p.client_id(), p.pid(), p.rank(),
+            s.message());
 }
 
 // Drains everything committed, writes every tree, and forgets the producer.
@@ -25,6 +25,10 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   state.closed = true;
   registry.Remove(p.client_id());
   shm::Segment::Remove(p.segment_name());
+  // Commands queued after the end (a CLI flush) have nothing left to do.
+  for (Command& c : p.CloseQueue()) {
+    if (c.done) c.done(Status::Ok());
+  }
   return s;
 }
 
@@ -39,6 +43,7 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
       state.assembler.Tree(c.step);
       break;
     case Command::Kind::kStop:
+      if (c.write_open) s = state.assembler.WriteDirty();
       break;
     case Command::Kind::kStep:
       // The drain may already have read the next step's first records:
@@ -72,8 +77,8 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
 
 }  // namespace
 
-size_t RunPipeline(Producer& producer, ProducerState& state,
-                   Registry& registry, spdlog::logger& log, size_t batch) {
+size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
+                   spdlog::logger& log, size_t batch) {
   size_t work = 0;
   while (auto command = producer.TakeCommand()) {
     Status s = RunCommand(producer, state, registry, log, *command);

@@ -9,7 +9,8 @@
 //
 //   Start    notes the step and opens its tree.
 //   Stop     drains; the step stays open (API backward after stop() still
-//            belongs to it).
+//            belongs to it). From the CLI it also writes the open steps,
+//            as Flush does.
 //   Step     settles the construct nodes held back for steps up to N
 //            (drain.h) and writes and forgets the trees up to N.
 //   Flush    writes every open tree as it is now (tprobe.json says the step
@@ -38,8 +39,8 @@ namespace tprobe::daemon {
 // Runs one pass: the queued commands, then up to `batch` records (0: no
 // limit), then the death check of a hung-up producer; publishes the status.
 // Returns the work done (records and commands), 0 when there was none.
-size_t RunPipeline(Producer& producer, ProducerState& state,
-                   Registry& registry, spdlog::logger& log, size_t batch);
+size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
+                   spdlog::logger& log, size_t batch);
 
 // Daemon shutdown: runs every queued command, drains everything the
 // producer committed and finalises it (not as dead: it is the daemon that

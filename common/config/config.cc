@@ -31,8 +31,8 @@ constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
 constexpr std::string_view kOverflowCheckKeys[] = {
     "scope", "list", "data_mode", "overflow_nums", "check_mode"};
 constexpr std::string_view kTprobeKeys[] = {
-    "socket",           "ring_bytes",     "ring_count", "policy",
-    "block_timeout_ms", "exit_timeout_ms"};
+    "socket", "ring_bytes",       "ring_count",
+    "policy", "block_timeout_ms", "exit_timeout_ms"};
 
 // The keys of the task section that `task` reads.
 Keys SectionKeys(Task task) {
@@ -371,7 +371,8 @@ Status ParseTprobeSection(const Json& section, Config* config) {
   config->block_timeout_ms = static_cast<uint32_t>(n);
 
   n = config->exit_timeout_ms;
-  status = ParseBoundedInt(section, "exit_timeout_ms", 0, kMaxExitTimeoutMs, &n);
+  status =
+      ParseBoundedInt(section, "exit_timeout_ms", 0, kMaxExitTimeoutMs, &n);
   if (!status.ok()) return status;
   config->exit_timeout_ms = static_cast<uint32_t>(n);
   return Status::Ok();

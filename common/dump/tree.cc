@@ -10,23 +10,34 @@ StepTree::StepTree(std::string task, std::string level, std::string framework,
       stack_style_(stack_style) {}
 
 AddResult StepTree::AddEntry(const std::string& name, Json body) {
-  auto it = data_.find(name);
-  if (it == data_.end()) {
-    data_[name] = std::move(body);
+  // Json's ordered object finds a key by a linear scan; the index keeps
+  // adding an entry constant-time in the size of the step.
+  auto& entries = data_.get_ref<Json::object_t&>();
+  auto [slot, inserted] = entry_index_.try_emplace(name, entries.size());
+  if (inserted) {
+    entries.emplace_back(name, std::move(body));
     ++accounting_.entries;
     return AddResult::kNew;
   }
-  if (*it == body) {
+  Json& existing = entries[slot->second].second;
+  if (existing == body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
-  for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
+  for (auto& [key, value] : body.items()) existing[key] = std::move(value);
   return AddResult::kMerged;
 }
 
 void StepTree::SetParent(const std::string& node,
                          std::optional<std::string> parent) {
-  construct_[node] = parent ? Json(*parent) : Json(nullptr);
+  Json value = parent ? Json(std::move(*parent)) : Json(nullptr);
+  auto& nodes = construct_.get_ref<Json::object_t&>();
+  auto [slot, inserted] = construct_index_.try_emplace(node, nodes.size());
+  if (inserted) {
+    nodes.emplace_back(node, std::move(value));
+  } else {
+    nodes[slot->second].second = std::move(value);
+  }
 }
 
 void StepTree::AddStack(const std::string& name,

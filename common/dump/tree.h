@@ -110,6 +110,9 @@ class StepTree {
   std::optional<std::string> dump_data_dir_;
   Json data_ = Json::object();
   Json construct_ = Json::object();
+  // Positions of the names in data_ and construct_.
+  std::unordered_map<std::string, size_t> entry_index_;
+  std::unordered_map<std::string, size_t> construct_index_;
   // Grouped: one per distinct stack. Per entry: one per entry, names[0].
   struct StackGroup {
     std::vector<std::string> names;

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cassert>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <fstream>

@@ -87,8 +87,7 @@ TEST_F(AssemblerTest, AnOpenTreeIsNeverWrittenComplete) {
   EXPECT_EQ(open["complete"], false);
   EXPECT_EQ(open["step_open"], true);
   ASSERT_TRUE(a.Finish(0).ok());
-  const dump::Json closed =
-      dump::Json::parse(ReadFile(File(0, "tprobe.json")));
+  const dump::Json closed = dump::Json::parse(ReadFile(File(0, "tprobe.json")));
   EXPECT_EQ(closed["complete"], true);
   EXPECT_EQ(closed["step_open"], false);
 }

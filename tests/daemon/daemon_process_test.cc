@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -355,6 +357,74 @@ TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
   EXPECT_EQ(acc["complete"], true);
   EXPECT_EQ(acc["step_open"], false);
+}
+
+// tprobe.json of a step rebuilt from its journal: valid, not complete.
+void ExpectRecovered(const std::string& dir) {
+  EXPECT_FALSE(std::filesystem::exists(dir + "/tprobe.journal"));
+  EXPECT_EQ(ReadFile(dir + "/dump.json"), kExpectedDump);
+  EXPECT_EQ(ReadFile(dir + "/construct.json"), kExpectedConstruct);
+  EXPECT_EQ(ReadFile(dir + "/stack.json"), kExpectedStack);
+  const dump::Json acc = dump::Json::parse(ReadFile(dir + "/tprobe.json"));
+  EXPECT_EQ(acc["complete"], false);
+  EXPECT_EQ(acc["recovered"], true);
+  EXPECT_EQ(acc["entries"], 1);
+}
+
+TEST_F(DaemonProcessTest, ADaemonKilledMidStepIsRecoveredWhenTheRankReturns) {
+  auto daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon->started());
+  {
+    RawClient client(Socket());
+    std::string error;
+    auto segment = client.Register(Registration(), &error);
+    ASSERT_NE(segment, nullptr) << error;
+    ASSERT_TRUE(WriteModuleCall(*segment));
+    // The step stays open: its journal is all there is on disk.
+    ASSERT_TRUE(WaitFor(
+        [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+        std::chrono::seconds(10)));
+    EXPECT_FALSE(std::filesystem::exists(DumpFile("dump.json")));
+    ::kill(daemon->pid(), SIGKILL);
+    EXPECT_EQ(daemon->Terminate(), 128 + SIGKILL);
+  }
+  // The rank comes back to a restarted daemon: its journal becomes the
+  // step's files, marked recovered.
+  daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon->started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
+  EXPECT_EQ(daemon->Terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, TprobeRecoverTurnsJournalsIntoValidSteps) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(WriteModuleCall(*segment));
+  ASSERT_TRUE(WaitFor(
+      [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+      std::chrono::seconds(10)));
+  ::kill(daemon.pid(), SIGKILL);
+  EXPECT_EQ(daemon.Terminate(), 128 + SIGKILL);
+  // A journal cut short by the kill keeps its whole records.
+  {
+    std::ofstream(DumpFile("tprobe.journal"), std::ios::app) << "\x40\x00\x00";
+  }
+  std::string output;
+  ASSERT_EQ(testing::RunCommand(
+                std::string(TPROBE_BIN) + " recover " + dir_.path() + "/dump",
+                &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("1 step recovered"), std::string::npos) << output;
+  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
 }
 
 // CPU time (user + system) process `pid` has used.

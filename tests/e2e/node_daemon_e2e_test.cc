@@ -165,13 +165,14 @@ TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
   EXPECT_EQ(WaitRank(b), 0) << ReadFile(dir_.path() + "/b.log");
   // The trainers waited at most exit_timeout_ms at exit; the daemon finishes
   // what is still in their rings.
-  ASSERT_TRUE(WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
   for (const std::string rank : {"a", "b"}) {
     const auto steps = Accounting(rank);
     ASSERT_EQ(steps.size(), static_cast<size_t>(kSteps)) << rank;
     for (const auto& [step, acc] : steps) {
-      ASSERT_EQ(acc["complete"], true) << rank << " step " << step << ": "
-                                       << acc.dump();
+      ASSERT_EQ(acc["complete"], true)
+          << rank << " step " << step << ": " << acc.dump();
       ASSERT_EQ(acc["producer_died"], false);
     }
   }
@@ -198,7 +199,8 @@ TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedWithinOneSecond) {
       << "no step marked producer_died 1 s after the kill";
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(2));
   EXPECT_EQ(WaitRank(other), 0);
-  ASSERT_TRUE(WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
 
   int victim_died = 0;
   for (const auto& [step, acc] : Accounting("victim")) {
@@ -263,7 +265,8 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
       },
       std::chrono::seconds(10)));
   KillRank(victim);
-  ASSERT_TRUE(WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
   ASSERT_TRUE(Status().has_value()) << "the daemon still answers";
   const auto others = Accounting("other");
   EXPECT_EQ(others.size(), 400u);
