@@ -5,6 +5,8 @@
 namespace tprobe::daemon {
 namespace {
 
+constexpr size_t kCommandsPerPass = 64;
+
 void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
                    const Status& s) {
   if (s.ok() || s.message() == state.last_error) return;  // logged once
@@ -80,7 +82,11 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
 size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
                    spdlog::logger& log, size_t batch) {
   size_t work = 0;
-  while (auto command = producer.TakeCommand()) {
+  // A bounded number of commands per pass, so that the status stays current
+  // while a rank's commands arrive faster than its steps are written.
+  for (size_t n = 0; n < kCommandsPerPass || batch == 0; ++n) {
+    std::optional<Command> command = producer.TakeCommand();
+    if (!command) break;
     Status s = RunCommand(producer, state, registry, log, *command);
     if (command->done) command->done(std::move(s));
     ++work;

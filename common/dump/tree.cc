@@ -19,7 +19,7 @@ AddResult StepTree::AddEntry(const std::string& name, Json body) {
     ++accounting_.entries;
     return AddResult::kNew;
   }
-  Json& existing = entries[slot->second].second;
+  Json& existing = (entries.begin() + slot->second)->second;
   if (existing == body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
@@ -36,7 +36,7 @@ void StepTree::SetParent(const std::string& node,
   if (inserted) {
     nodes.emplace_back(node, std::move(value));
   } else {
-    nodes[slot->second].second = std::move(value);
+    (nodes.begin() + slot->second)->second = std::move(value);
   }
 }
 

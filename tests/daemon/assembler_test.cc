@@ -174,7 +174,7 @@ class AssemblyTest : public ::testing::Test {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
     ASSERT_FALSE(state->broken) << state->last_error;
-    ASSERT_TRUE(state->assembler.WriteDirty().ok());
+    ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   std::string File(const std::string& name) const {
     return dir_.path() + "/step0/rank0/" + name;
