@@ -464,7 +464,8 @@ TEST(ToJsonTest, DefaultConfigHasCanonicalText) {
   "ring_bytes": 8388608,
   "ring_count": 4,
   "policy": "block",
-  "block_timeout_ms": 100
+  "block_timeout_ms": 100,
+  "exit_timeout_ms": 1000
  }
 })");
 }

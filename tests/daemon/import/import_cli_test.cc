@@ -793,6 +793,7 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
             "  flush      drain every rank and write its open steps now\n"
             "  import     turn MindSpore graph-mode raw dumps into an msprobe "
             "dump tree\n"
+            "  recover    rebuild the steps a killed tprobed left as journals\n"
             "  shutdown   make tprobed write everything and exit\n"
             "  start      tell tprobed that every rank starts collecting a "
             "step\n"
