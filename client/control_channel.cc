@@ -19,6 +19,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long Close() spends sending requests still queued, and how long one
+// request may take to go out while connected. The daemon reads requests as
+// they come (it never answers slowly enough to fill the socket), so these
+// bounds are only reached when it hangs.
+constexpr auto kCloseWriteBound = std::chrono::milliseconds(200);
+constexpr auto kWriteBound = std::chrono::seconds(5);
+
 int ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) return -1;
@@ -236,12 +243,23 @@ void ControlChannel::Run() {
   auto next_attempt = Clock::now();
   for (;;) {
     std::deque<Outgoing> batch;
+    bool stopping = false;
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(20),
                    [&] { return stopping_ || !outgoing_.empty(); });
-      if (stopping_) return;
+      stopping = stopping_;
       batch.swap(outgoing_);
+    }
+    if (stopping) {
+      // Requests queued before Close (a Goodbye whose reply was not waited
+      // for) still go out, within a short bound: the daemon runs them after
+      // the socket closes.
+      const auto deadline = Clock::now() + kCloseWriteBound;
+      for (auto& out : batch) {
+        if (fd_ < 0 || !WriteFrame(fd_, out.request, deadline)) break;
+      }
+      return;
     }
     if (fd_ < 0) {
       for (auto& out : batch) {
@@ -262,7 +280,7 @@ void ControlChannel::Run() {
       }
       continue;
     }
-    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    const auto deadline = Clock::now() + kWriteBound;
     for (auto& out : batch) {
       if (!WriteFrame(fd_, out.request, deadline)) {
         if (out.reply) inflight_.push_back(out.reply);
@@ -274,7 +292,7 @@ void ControlChannel::Run() {
     // Replies (or a hang-up) waiting on the socket.
     while (fd_ >= 0 && WaitFd(fd_, POLLIN, Clock::now())) {
       v1::Response reply;
-      if (!ReadFrame(fd_, &reply, Clock::now() + std::chrono::seconds(5))) {
+      if (!ReadFrame(fd_, &reply, Clock::now() + kWriteBound)) {
         Disconnect();
         break;
       }

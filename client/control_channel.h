@@ -46,7 +46,9 @@ class ControlChannel {
   // daemon is connected or it does not answer in time.
   bool Call(v1::Request request, int timeout_ms, v1::Response* reply);
 
-  // Stops the background thread and closes the socket.
+  // Sends the requests still queued (within a short bound), stops the
+  // background thread and closes the socket. Replies not yet received are
+  // abandoned; the daemon still runs the requests.
   void Close();
 
   const std::string& socket_path() const { return socket_path_; }

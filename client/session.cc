@@ -80,7 +80,10 @@ Session::~Session() {
   v1::Request bye;
   bye.mutable_goodbye()->set_dropped_no_daemon(core_.dropped_no_daemon());
   v1::Response reply;
-  channel_->Call(std::move(bye), connect_timeout_ms_ + 30000, &reply);
+  // Waits at most exit_timeout_ms for the daemon to confirm the final
+  // drain; what is still in the rings after that is the daemon's to finish.
+  channel_->Call(std::move(bye), static_cast<int>(config_.exit_timeout_ms),
+                 &reply);
   channel_->Close();
 }
 

@@ -13,19 +13,24 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
   auto it = trees_.find(step);
   if (it == trees_.end()) {
     dump::StepTree tree(options_.task, options_.level, options_.framework);
+    std::optional<std::string> data_dir;
     if (options_.tensor_data) {
-      tree.set_dump_data_dir(
-          dump::StepRankDir(options_.dump_path, step, options_.rank) +
-          "/dump_tensor_data");
+      data_dir = dump::StepRankDir(options_.dump_path, step, options_.rank) +
+                 "/dump_tensor_data";
+      tree.set_dump_data_dir(data_dir);
     }
     tree.accounting().dropped_no_daemon += deferred_no_daemon_;
     tree.accounting().records_skipped += deferred_skipped_;
     tree.accounting().stream_corrupt = stream_corrupt_;
     deferred_no_daemon_ = 0;
     deferred_skipped_ = 0;
+    Journal journal(dump::StepRankDir(options_.write_path, step, options_.rank),
+                    options_.task, options_.level, options_.framework,
+                    data_dir);
     it = trees_
              .emplace(step,
-                      Open{std::move(tree), TensorStore(TensorDataDir(step))})
+                      Open{std::move(tree), TensorStore(TensorDataDir(step)),
+                           std::move(journal)})
              .first;
   }
   it->second.dirty = true;
@@ -34,17 +39,16 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
 
 void Assembler::NoteStep(uint32_t step) { current_step_ = step; }
 
-void Assembler::UpdateRingDrops(uint64_t ring_full_total,
-                                uint64_t too_large_total) {
-  const uint64_t ring_full = ring_full_total - ring_full_seen_;
-  const uint64_t too_large = too_large_total - too_large_seen_;
-  if (ring_full == 0 && too_large == 0) return;
+void Assembler::AddRingDrops(uint64_t ring_full, uint64_t too_large) {
+  ring_full_due_ += ring_full;
+  too_large_due_ += too_large;
+  if (ring_full_due_ == 0 && too_large_due_ == 0) return;
   dump::StepTree* tree = Tree(current_step_);
-  if (tree == nullptr) return;  // charged again on the next call
-  tree->accounting().dropped_ring_full += ring_full;
-  tree->accounting().dropped_too_large += too_large;
-  ring_full_seen_ = ring_full_total;
-  too_large_seen_ = too_large_total;
+  if (tree == nullptr) return;  // charged on a later call
+  tree->accounting().dropped_ring_full += ring_full_due_;
+  tree->accounting().dropped_too_large += too_large_due_;
+  ring_full_due_ = 0;
+  too_large_due_ = 0;
 }
 
 void Assembler::AddNoDaemonDrops(uint64_t count, bool defer) {
@@ -97,12 +101,17 @@ void Assembler::MarkProducerDied() {
   }
 }
 
-Status Assembler::Write(uint32_t step, Open& open) {
-  if (!open.dirty) return Status::Ok();
+Status Assembler::Write(uint32_t step, Open& open, bool closing) {
+  if (!open.dirty && open.tree.accounting().step_open != closing) {
+    if (closing) open.journal.Remove();
+    return Status::Ok();
+  }
+  open.tree.accounting().step_open = !closing;
   Status s = dump::WriteStepTree(
       dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
   if (s.ok()) {
     open.dirty = false;
+    if (closing) open.journal.Remove();
   } else {
     // Kept dirty: the next write tries again, and tprobe.json tells.
     ++open.tree.accounting().write_failures;
@@ -114,10 +123,10 @@ Status Assembler::Write(uint32_t step, Open& open) {
 Status Assembler::WriteDirty() {
   Status first;
   for (auto it = trees_.begin(); it != trees_.end();) {
-    Status s = Write(it->first, it->second);
-    if (first.ok() && !s.ok()) first = s;
-    // A finished step kept only for a failed write is done once written.
+    // A finished step kept only for a failed write is written closed.
     const bool finished = finished_through_ && it->first <= *finished_through_;
+    Status s = Write(it->first, it->second, /*closing=*/finished);
+    if (first.ok() && !s.ok()) first = s;
     it = s.ok() && finished ? trees_.erase(it) : std::next(it);
   }
   return first;
@@ -126,7 +135,7 @@ Status Assembler::WriteDirty() {
 Status Assembler::Finish(uint32_t step) {
   Status first;
   for (auto it = trees_.begin(); it != trees_.end() && it->first <= step;) {
-    Status s = Write(it->first, it->second);
+    Status s = Write(it->first, it->second, /*closing=*/true);
     if (first.ok() && !s.ok()) first = s;
     // A step that could not be written stays until WriteDirty succeeds.
     it = s.ok() ? trees_.erase(it) : std::next(it);
@@ -135,6 +144,21 @@ Status Assembler::Finish(uint32_t step) {
     finished_through_ = step;
   }
   if (current_step_ <= step) current_step_ = step + 1;
+  return first;
+}
+
+Journal* Assembler::JournalOf(uint32_t step) {
+  auto it = trees_.find(step);
+  return it == trees_.end() ? nullptr : &it->second.journal;
+}
+
+Status Assembler::SyncJournals() {
+  Status first;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [step, open] : trees_) {
+    Status s = open.journal.Sync(open.tree.accounting(), now);
+    if (first.ok() && !s.ok()) first = s;
+  }
   return first;
 }
 

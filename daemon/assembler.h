@@ -10,7 +10,12 @@
 // written. Finish(step) writes the trees up to that step and forgets them;
 // data that still arrives for such a step is late and gets no tree.
 //
-// Each open tree has a TensorStore for its dump_tensor_data/ files.
+// Each open tree has a TensorStore for its dump_tensor_data/ files, and a
+// Journal (journal.h): every change to the tree is also made to its journal,
+// which SyncJournals appends to disk, so a daemon killed mid-step leaves a
+// journal that RecoverStep turns into the step's files. A tree's files are
+// written once, when its step closes (Finish); WriteDirty (an explicit
+// flush) writes open trees marked step_open.
 //
 // Loss accounting: ring drops (from the ring headers) are charged to the
 // step being captured; drops the client counted while no daemon listened
@@ -28,6 +33,7 @@
 
 #include "common/dump/tree.h"
 #include "common/status.h"
+#include "daemon/journal.h"
 #include "daemon/tensor_store.h"
 
 namespace tprobe::daemon {
@@ -62,9 +68,9 @@ class Assembler {
   void NoteStep(uint32_t step);
   uint32_t current_step() const { return current_step_; }
 
-  // Charges the increase of the producer's ring drop totals (summed over its
-  // rings, monotonic) since the last call to the current step's tree.
-  void UpdateRingDrops(uint64_t ring_full_total, uint64_t too_large_total);
+  // Charges ring drops (the increase of the ring headers' counters, already
+  // checked to be monotonic) to the current step's tree.
+  void AddRingDrops(uint64_t ring_full, uint64_t too_large);
 
   // Charges `count` records the client dropped while no daemon listened.
   // With `defer` (the count came with Register) they go to the next tree
@@ -91,16 +97,26 @@ class Assembler {
   // the step. Storing files does not make the tree dirty.
   TensorStore* Tensors(uint32_t step);
 
-  // Writes every dirty tree. Returns the first error; the other trees are
-  // still written. A tree whose write fails stays dirty (its tprobe.json
-  // counts the failure) and is written again by the next call, so a full
-  // disk delays a step and never loses it.
+  // Writes every dirty tree, marked step_open (the step has not closed, so
+  // it is not complete). Returns the first error; the other trees are still
+  // written. A tree whose write fails stays dirty (its tprobe.json counts
+  // the failure) and is written again by the next call, so a full disk
+  // delays a step and never loses it.
   Status WriteDirty();
 
-  // Writes the dirty trees of steps <= `step`, then forgets every tree of
-  // those steps that was written; one whose write failed is kept for
-  // WriteDirty. Returns the first write error.
+  // Writes the trees of steps <= `step` as closed (unless already written
+  // closed and unchanged), then forgets every one that was written; one
+  // whose write failed is kept for WriteDirty. Returns the first write
+  // error.
   Status Finish(uint32_t step);
+
+  // The journal of `step`'s open tree, or nullptr when Finish() closed it.
+  // The caller makes the same change to the journal as to the tree.
+  Journal* JournalOf(uint32_t step);
+
+  // Appends every open tree's journalled changes that are due to disk
+  // (Journal::Sync). Returns the first error.
+  Status SyncJournals();
 
   // Absolute directory of step's tensor files (dump_tensor_data/).
   std::string TensorDataDir(uint32_t step) const;
@@ -111,17 +127,21 @@ class Assembler {
   struct Open {
     dump::StepTree tree;
     TensorStore tensors;
+    Journal journal;
     bool dirty = true;
   };
 
-  Status Write(uint32_t step, Open& open);
+  // Writes the tree if it changed since it was last written, or if it was
+  // last written open and now closes.
+  Status Write(uint32_t step, Open& open, bool closing);
 
   AssemblerOptions options_;
   std::map<uint32_t, Open> trees_;
   std::optional<uint32_t> finished_through_;
   uint32_t current_step_ = 0;
-  uint64_t ring_full_seen_ = 0;
-  uint64_t too_large_seen_ = 0;
+  // Drops not charged yet: the current step was already finished.
+  uint64_t ring_full_due_ = 0;
+  uint64_t too_large_due_ = 0;
   uint64_t deferred_no_daemon_ = 0;
   uint64_t deferred_skipped_ = 0;
   bool stream_corrupt_ = false;

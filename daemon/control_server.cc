@@ -9,12 +9,15 @@
 #include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <optional>
 
 #include "common/control/socket_path.h"
 #include "daemon/private_dir.h"
@@ -172,29 +175,48 @@ std::string ControlServer::CheckPeer(Socket& socket, Connection& conn) {
   return "";
 }
 
-asio::awaitable<void> ControlServer::Serve(Socket socket) {
+// One connection's replies, written in request order by Write() while
+// Serve() goes on reading. Slots are filled on the io thread.
+struct ControlServer::Session {
+  explicit Session(Socket s)
+      : socket(std::move(s)), wake(socket.get_executor()) {
+    wake.expires_at(std::chrono::steady_clock::time_point::max());
+  }
+  Socket socket;
   Connection conn;
+  std::deque<std::shared_ptr<std::optional<v1::Response>>> replies;
+  asio::steady_timer wake;  // cancelled to wake Write()
+  bool reading = true;
+};
+
+asio::awaitable<void> ControlServer::Serve(Socket socket) {
+  auto session = std::make_shared<Session>(std::move(socket));
   const auto token = [](boost::system::error_code& ec) {
     return asio::redirect_error(asio::use_awaitable, ec);
   };
-  if (std::string why = CheckPeer(socket, conn); !why.empty()) {
+  if (std::string why = CheckPeer(session->socket, session->conn);
+      !why.empty()) {
     v1::Response refusal;
     refusal.set_ok(false);
     refusal.set_error(why);
     boost::system::error_code ec;
-    co_await asio::async_write(socket, asio::buffer(Frame(refusal)), token(ec));
+    co_await asio::async_write(session->socket, asio::buffer(Frame(refusal)),
+                               token(ec));
     co_return;
   }
   ++connections_;
   idle_timer_.cancel();
-  log_->debug("connection from pid {}", conn.peer.pid);
-  RequestDeadline deadline(socket, policy_.request_timeout);
+  log_->debug("connection from pid {}", session->conn.peer.pid);
+  asio::co_spawn(io_, Write(session), asio::detached);
+  RequestDeadline deadline(session->socket, policy_.request_timeout);
+  // Every request is read and queued, whatever happens to the replies: a
+  // client that stopped reading still has its Goodbye honoured.
   for (;;) {
     boost::system::error_code ec;
     std::array<unsigned char, 4> header;
     // A registered trainer may stay quiet for as long as it trains.
-    if (!conn.producer) deadline.Arm();
-    co_await asio::async_read(socket, asio::buffer(header), token(ec));
+    if (!session->conn.producer) deadline.Arm();
+    co_await asio::async_read(session->socket, asio::buffer(header), token(ec));
     if (ec) break;  // hang-up
     const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
                           (static_cast<uint32_t>(header[3]) << 24);
@@ -202,7 +224,7 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       log_->warn(
           "closed the connection of pid {}: a frame of {} bytes exceeds the "
           "limit of {}",
-          conn.peer.pid, size, policy_.max_request_bytes);
+          session->conn.peer.pid, size, policy_.max_request_bytes);
       break;
     }
     // Read as the bytes arrive: the length alone allocates nothing.
@@ -212,7 +234,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       const size_t have = body.size();
       const size_t chunk = std::min<size_t>(size - have, 64 << 10);
       body.resize(have + chunk);
-      co_await asio::async_read(socket, asio::buffer(body.data() + have, chunk),
+      co_await asio::async_read(session->socket,
+                                asio::buffer(body.data() + have, chunk),
                                 token(ec));
     }
     deadline.Disarm();
@@ -221,26 +244,56 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
         log_->warn(
             "closed the connection of pid {}: no complete request "
             "within {} s",
-            conn.peer.pid, policy_.request_timeout.count());
+            session->conn.peer.pid, policy_.request_timeout.count());
       }
       break;
     }
+    auto slot = std::make_shared<std::optional<v1::Response>>();
+    session->replies.push_back(slot);
+    // Workers answer Flush and Goodbye: the slot is filled on this thread.
+    auto reply = [this, session, slot](v1::Response response) {
+      asio::post(io_, [session, slot, response = std::move(response)] {
+        *slot = std::move(response);
+        session->wake.cancel();
+      });
+    };
     v1::Request request;
-    v1::Response response;
     if (request.ParseFromString(body)) {
-      response = service_.Handle(conn, request);
+      service_.Handle(session->conn, request, std::move(reply));
     } else {
+      v1::Response response;
       response.set_ok(false);
       response.set_error(
-          "malformed request: the frame is not a "
-          "tprobe.v1.Request");
+          "malformed request: the frame is not a tprobe.v1.Request");
+      reply(std::move(response));
     }
-    const std::string reply = Frame(response);
-    co_await asio::async_write(socket, asio::buffer(reply), token(ec));
-    if (service_.AfterReply(conn)) Stop("a Shutdown request");
-    if (ec) break;
   }
-  service_.HangUp(conn);
+  session->reading = false;
+  service_.HangUp(session->conn);
+  session->wake.cancel();
+}
+
+asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
+  bool can_write = true;
+  for (;;) {
+    while (!session->replies.empty() && session->replies.front()->has_value()) {
+      const std::string reply = Frame(**session->replies.front());
+      session->replies.pop_front();
+      if (can_write) {
+        boost::system::error_code ec;
+        co_await asio::async_write(
+            session->socket, asio::buffer(reply),
+            asio::redirect_error(asio::use_awaitable, ec));
+        can_write = !ec;  // the client left: its requests still run
+      }
+      if (service_.AfterReply(session->conn)) Stop("a Shutdown request");
+    }
+    if (!session->reading && session->replies.empty()) break;
+    boost::system::error_code ec;
+    session->wake.expires_at(std::chrono::steady_clock::time_point::max());
+    co_await session->wake.async_wait(
+        asio::redirect_error(asio::use_awaitable, ec));
+  }
   if (--connections_ == 0) ArmIdleTimer();
 }
 

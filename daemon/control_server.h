@@ -7,8 +7,13 @@
 // why, a log line, and is closed. Then it reads frames (a 4-byte
 // little-endian length of at most max_request_bytes, then a serialized
 // tprobe.v1.Request, read as its bytes arrive) and
-// answers each with a framed tprobe.v1.Response from ControlService. A
-// connection that hangs up is handed to ControlService::HangUp.
+// answers each with a framed tprobe.v1.Response from ControlService.
+// Reading and answering are separate: every request is read and handed to
+// the service as soon as it arrives, and the replies (some come later, from
+// the drain workers) are written in request order. A reply that cannot be
+// sent never stops the reading, so no request the client sent is lost. A
+// connection that hangs up is handed to ControlService::HangUp after its
+// last request.
 //
 // Thread safety: everything runs on the io_context's thread.
 
@@ -25,6 +30,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -65,7 +71,9 @@ class ControlServer {
   using Socket = boost::asio::local::stream_protocol::socket;
 
   boost::asio::awaitable<void> Accept();
+  struct Session;
   boost::asio::awaitable<void> Serve(Socket socket);
+  boost::asio::awaitable<void> Write(std::shared_ptr<Session> session);
   // Fills the peer's uid and pid. Returns why it may not connect (logged),
   // or an empty string.
   std::string CheckPeer(Socket& socket, Connection& conn);

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <mutex>
+
 #include "common/control/socket_path.h"
-#include "daemon/drain.h"
+#include "daemon/journal.h"
 #include "daemon/live_directive.h"
+#include "daemon/rank_pipeline.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -27,17 +30,12 @@ void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
 }
 
-// A write's outcome, noted as the producer's last error when it failed
-// (tprobe status shows it).
-Status Noted(ProducerState& state, Status s) {
-  if (!s.ok()) state.last_error = "cannot write the dump: " + s.message();
-  return s;
-}
 
 }  // namespace
 
-ControlService::ControlService(Registry& registry, Logger log)
-    : registry_(registry), log_(std::move(log)) {}
+ControlService::ControlService(Registry& registry, Logger log,
+                               ProducerLimits limits)
+    : registry_(registry), log_(std::move(log)), limits_(limits) {}
 
 std::vector<std::shared_ptr<Producer>> ControlService::Targets(
     const Connection& conn) const {
@@ -48,89 +46,105 @@ std::vector<std::shared_ptr<Producer>> ControlService::Targets(
   return registry_.Snapshot();
 }
 
-v1::Response ControlService::Handle(Connection& conn,
-                                    const v1::Request& request) {
-  if (request.version() != control::kProtocolVersion) {
-    return Error("protocol version " + std::to_string(request.version()) +
-                 " is not supported: this tprobed speaks version " +
-                 std::to_string(control::kProtocolVersion) +
-                 "; use a client and daemon from the same tprobe release");
+void ControlService::Queue(const Connection& conn, Command command, bool wait,
+                           Reply reply) {
+  const auto targets = Targets(conn);
+  if (!wait || targets.empty()) {
+    for (const auto& p : targets) p->Enqueue(command);
+    registry_.Wake();
+    reply(Ok());
+    return;
   }
-  Status first;
+  // One reply once every target ran the command: the first error wins.
+  struct Join {
+    std::mutex mu;
+    size_t left;
+    Status first;
+    Reply reply;
+  };
+  auto join = std::make_shared<Join>();
+  join->left = targets.size();
+  join->reply = std::move(reply);
+  command.done = [join, log = log_](Status s) {
+    std::unique_lock lock(join->mu);
+    Keep(join->first, std::move(s));
+    if (--join->left != 0) return;
+    const Status first = join->first;
+    lock.unlock();
+    join->reply(
+        first.ok() ? Ok() : Error("cannot write the dump: " + first.message()));
+  };
+  for (const auto& p : targets) p->Enqueue(command);
+  registry_.Wake();
+}
+
+void ControlService::Handle(Connection& conn, const v1::Request& request,
+                            Reply reply) {
+  if (request.version() != control::kProtocolVersion) {
+    return reply(
+        Error("protocol version " + std::to_string(request.version()) +
+              " is not supported: this tprobed speaks version " +
+              std::to_string(control::kProtocolVersion) +
+              "; use a client and daemon from the same tprobe release"));
+  }
+  Command command;
   switch (request.body_case()) {
     case v1::Request::kRegister:
-      return Register(conn, request.register_());
+      return reply(Register(conn, request.register_()));
     case v1::Request::kStart:
       if (request.start().live()) {
-        return ApplyLiveStart(Targets(conn), request.start(), *log_);
+        // From the CLI: a capture directive, read by the ranks themselves.
+        return reply(ApplyLiveStart(Targets(conn), request.start(), *log_));
       }
-      for (const auto& p : Targets(conn)) {
-        auto state = p->Lock();
-        state->assembler.NoteStep(request.start().step());
-        // After overflow_nums overflows no later step gets a directory.
-        if (!state->overflow_limit_reached) {
-          state->assembler.Tree(request.start().step());
-        }
-      }
-      return Ok();
-    case v1::Request::kStop:
+      command.kind = Command::Kind::kStart;
+      command.step = request.start().step();
+      return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
+    case v1::Request::kStop: {
+      // `tprobe stop` (no registration) pauses the ranks it names (live),
+      // then writes the open steps and waits.
+      std::optional<v1::Response> live;
       if (request.stop().live()) {
-        // Then drains and writes, as every Stop does.
-        v1::Response live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
-        if (!live.ok()) return live;
+        live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
+        if (!live->ok()) return reply(std::move(*live));
       }
-      for (const auto& p : Targets(conn)) {
-        auto state = p->Lock();
-        DrainCommitted(*p, *state, *log_);
-        Keep(first, Noted(*state, state->assembler.WriteDirty()));
+      command.kind = Command::Kind::kStop;
+      command.write_open = conn.producer == nullptr;
+      if (live) {
+        // The live reply says which ranks it reached; a write error wins.
+        reply = [reply = std::move(reply),
+                 live = std::move(*live)](v1::Response written) {
+          reply(written.ok() ? live : std::move(written));
+        };
       }
-      break;
+      return Queue(conn, std::move(command), /*wait=*/conn.producer == nullptr,
+                   std::move(reply));
+    }
     case v1::Request::kStep:
-      for (const auto& p : Targets(conn)) {
-        auto state = p->Lock();
-        DrainCommitted(*p, *state, *log_);
-        // The drain may already have read the next step's first records:
-        // its held nodes wait for their own API or entry.
-        ReleaseHeldNodes(*p, *state, *log_, request.step().step());
-        CloseOpenCalls(*state, request.step().step());
-        state->assembler.NoteUnclosedCalls(request.step().step(),
-                                           request.step().unclosed_calls());
-        Keep(first,
-             Noted(*state, state->assembler.Finish(request.step().step())));
-      }
-      break;
+      command.kind = Command::Kind::kStep;
+      command.step = request.step().step();
+      command.unclosed_calls = request.step().unclosed_calls();
+      return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
     case v1::Request::kFlush:
-      for (const auto& p : Targets(conn)) {
-        auto state = p->Lock();
-        DrainCommitted(*p, *state, *log_);
-        Keep(first, Noted(*state, state->assembler.WriteDirty()));
-      }
-      break;
+      command.kind = Command::Kind::kFlush;
+      return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
     case v1::Request::kGoodbye:
-      if (!conn.producer) return Error("Goodbye without Register");
-      if (conn.goodbye) return Ok();
-      first = Finalise(*conn.producer, /*died=*/false,
-                       request.goodbye().dropped_no_daemon());
+      if (!conn.producer) return reply(Error("Goodbye without Register"));
+      if (conn.goodbye) return reply(Ok());
+      command.kind = Command::Kind::kGoodbye;
+      command.dropped_no_daemon = request.goodbye().dropped_no_daemon();
+      Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
       conn.goodbye = true;
-      conn.remove_segment = true;
-      log_->info("client {} (pid {}, rank {}) said goodbye",
-                 conn.producer->client_id(), conn.producer->pid(),
-                 conn.producer->rank());
-      break;
+      return;
     case v1::Request::kStatus:
-      return Report();
+      return reply(Report());
     case v1::Request::kShutdown:
       conn.stop_daemon = true;
       log_->info("shutdown requested by pid {}", conn.peer.pid);
-      return Ok();
+      return reply(Ok());
     case v1::Request::BODY_NOT_SET:
-      return Error("empty request: it carries no message");
+      return reply(Error("empty request: it carries no message"));
   }
-  if (!first.ok()) {
-    log_->error("cannot write the dump: {}", first.message());
-    return Error("cannot write the dump: " + first.message());
-  }
-  return Ok();
+  reply(Error("unknown request"));
 }
 
 v1::Response ControlService::Register(Connection& conn,
@@ -140,20 +154,21 @@ v1::Response ControlService::Register(Connection& conn,
                  std::to_string(conn.producer->client_id()));
   }
   const uint64_t id = registry_.NextClientId();
-  auto created = Producer::Create(id, conn.peer, reg);
+  auto created = Producer::Create(id, conn.peer, reg, limits_);
   if (!created.ok()) {
     log_->warn("refused registration of pid {} (rank {}): {}", reg.pid(),
                reg.rank(), created.status().message());
     return Error(created.status().message());
   }
   std::shared_ptr<Producer> producer = std::move(created).value();
+  RecoverJournals(*producer);
   registry_.Add(producer);
   conn.producer = producer;
   log_->info(
       "client {} registered: pid {}, rank {}, {} rings of {} bytes in {}, "
       "task {}, level {}, dump_path {}",
       id, reg.pid(), reg.rank(), producer->segment().ring_count(),
-      producer->segment().header()->ring_bytes, producer->segment_name(),
+      producer->segment().ring_bytes(), producer->segment_name(),
       config::TaskName(producer->config().task),
       config::LevelName(producer->config().level),
       producer->config().dump_path);
@@ -161,6 +176,29 @@ v1::Response ControlService::Register(Connection& conn,
   r.mutable_register_()->set_client_id(id);
   r.mutable_register_()->set_segment_name(producer->segment_name());
   return r;
+}
+
+void ControlService::RecoverJournals(const Producer& producer) const {
+  const AssemblerOptions& mine = producer.options();
+  for (const auto& p : registry_.Snapshot()) {
+    // A registered producer of the same directories is still writing them.
+    if (p->options().write_path == mine.write_path &&
+        p->options().rank == mine.rank) {
+      return;
+    }
+  }
+  auto recovered = RecoverRank(mine.write_path, mine.rank);
+  if (!recovered.ok()) {
+    log_->error("cannot recover the journals of rank {} under {}: {}",
+                mine.rank, mine.write_path, recovered.status().message());
+    return;
+  }
+  for (const std::string& dir : *recovered) {
+    log_->warn(
+        "recovered {} from the journal a stopped daemon left (marked "
+        "incomplete)",
+        dir);
+  }
 }
 
 v1::Response ControlService::Report() const {
@@ -178,66 +216,28 @@ v1::Response ControlService::Report() const {
     rank->set_bytes(c.bytes);
     rank->set_dropped_ring_full(c.dropped_ring_full);
     rank->set_dropped_too_large(c.dropped_too_large);
-    auto state = p->Lock();
-    rank->set_step(state->assembler.current_step());
-    rank->set_dropped_no_daemon(state->dropped_no_daemon);
-    rank->set_last_error(state->last_error);
-    rank->set_dump_ended(state->overflow_limit_reached);
+    const PublishedStatus published = p->Published();
+    rank->set_step(published.step);
+    rank->set_dropped_no_daemon(published.dropped_no_daemon);
+    rank->set_last_error(published.last_error);
+    rank->set_dump_ended(published.dump_ended);
   }
   return r;
 }
 
-Status ControlService::Finalise(Producer& producer, bool died,
-                                uint64_t dropped_no_daemon) {
-  Status s;
-  {
-    auto state = producer.Lock();
-    if (state->closed) return s;
-    DrainCommitted(producer, *state, *log_);
-    ReleaseHeldNodes(producer, *state, *log_);
-    CloseOpenCalls(*state);
-    if (dropped_no_daemon > state->dropped_no_daemon) {
-      state->assembler.AddNoDaemonDrops(
-          dropped_no_daemon - state->dropped_no_daemon, /*defer=*/false);
-      state->dropped_no_daemon = dropped_no_daemon;
-    }
-    if (died) state->assembler.MarkProducerDied();
-    s = state->assembler.WriteDirty();
-    if (!s.ok()) {
-      log_->error("client {} (pid {}, rank {}): {}", producer.client_id(),
-                  producer.pid(), producer.rank(), s.message());
-    }
-    state->closed = true;
-  }
-  registry_.Remove(producer.client_id());
-  return s;
-}
-
-bool ControlService::AfterReply(Connection& conn) {
-  if (conn.remove_segment) {
-    shm::Segment::Remove(conn.producer->segment_name());
-    conn.remove_segment = false;
-  }
-  return conn.stop_daemon;
-}
-
 void ControlService::HangUp(Connection& conn) {
-  AfterReply(conn);
   if (!conn.producer || conn.goodbye) return;
-  Producer& p = *conn.producer;
-  log_->warn(
-      "client {} (pid {}, rank {}) hung up without Goodbye: finalising its "
-      "open steps as incomplete (producer_died)",
-      p.client_id(), p.pid(), p.rank());
-  (void)Finalise(p, /*died=*/true, 0);
-  shm::Segment::Remove(p.segment_name());
+  Command command;
+  command.kind = Command::Kind::kHangUp;
+  conn.producer->Enqueue(std::move(command));
   conn.goodbye = true;
+  registry_.Wake();
 }
 
 void ControlService::FinishAll() {
   for (const auto& p : registry_.Snapshot()) {
-    (void)Finalise(*p, /*died=*/false, 0);
-    shm::Segment::Remove(p->segment_name());
+    auto state = p->Lock();
+    FinishPipeline(*p, *state, registry_, *log_);
   }
 }
 

@@ -2,32 +2,33 @@
 #define TPROBE_DAEMON_CONTROL_SERVICE_H_
 
 // What each control request means (proto/tprobe/v1/control.proto), apart
-// from how it travels (control_server.h):
+// from how it travels (control_server.h). The control thread only answers:
+// it never drains a ring or writes a file. Requests that concern the data
+// are queued into the producer's pipeline (rank_pipeline.h says what each
+// does there), behind the records sent before them:
 //   Register  creates the client's Producer and segment; the reply names it.
-//   Start     notes the step and opens its tree (msprobe writes the empty
-//             files at start()).
-//   Stop      drains the producer completely and writes its open trees,
-//             keeping them: later entries of the step (API backward after
-//             stop) are written at the next flush.
-//   Step      drains completely, settles the construct nodes still held
-//             back (drain.h), writes every tree up to that step and forgets
-//             them.
-//   Flush     drains completely and writes every open tree; the reply means
-//             the files are on disk.
-//   Goodbye   drains, writes everything and replies; the segment is removed
-//             after the reply.
-//   Status    one RankStatus per producer.
+//             The rank's journals left by a killed daemon are recovered.
+//   Start, Stop, Step
+//             queued; the reply (at once) means "queued in order". A Stop
+//             from the CLI also writes the open steps and is answered then.
+//   Flush     queued; the reply comes once the files are written.
+//   Goodbye   queued; the reply comes once the producer is drained, written
+//             and finalised. A client that stops waiting loses nothing: the
+//             data is in shared memory and the command is queued.
+//   Status    one RankStatus per producer, from what the workers published.
 //   Shutdown  replies, then the daemon drains and writes everything, removes
 //             every segment and exits 0.
 // Start, Stop, Step and Flush on a connection that did not register (the
 // CLI) apply to every producer; a live Start or Stop (the CLI's) becomes a
 // capture directive instead (live_directive.h).
 //
-// Thread safety: called from the control (Asio) thread only. It takes each
-// producer's lock, so the drain thread may run meanwhile.
+// Thread safety: Handle, HangUp and Register run on the control (Asio)
+// thread; the reply callbacks of Flush and Goodbye run on a worker thread.
+// FinishAll runs once the workers have stopped.
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,42 +42,51 @@ namespace tprobe::daemon {
 struct Connection {
   PeerCredentials peer;
   std::shared_ptr<Producer> producer;  // set by Register
-  bool goodbye = false;                // the producer was finalised
-  bool remove_segment = false;         // after the pending reply
+  bool goodbye = false;                // Goodbye (or hang-up) was queued
   bool stop_daemon = false;            // Shutdown was asked
 };
 
 class ControlService {
  public:
-  ControlService(Registry& registry, Logger log);
+  // Delivers the response to one request; it may be called on any thread,
+  // at once or later.
+  using Reply = std::function<void(v1::Response)>;
 
-  // Answers one request, draining synchronously where the request needs it.
-  v1::Response Handle(Connection& conn, const v1::Request& request);
+  ControlService(Registry& registry, Logger log, ProducerLimits limits = {});
 
-  // Does what follows the reply to the last request (Goodbye: removes the
-  // segment). Returns true when the daemon should now stop (Shutdown).
-  bool AfterReply(Connection& conn);
+  // Answers one request through `reply`, exactly once. Never blocks on a
+  // producer.
+  void Handle(Connection& conn, const v1::Request& request, Reply reply);
 
-  // The connection hung up. If its producer did not say Goodbye it is gone
-  // (rank death): drains what it committed, marks its open trees
-  // producer_died, writes them and removes its segment.
+  // After the reply to the last request was sent: true when the daemon
+  // should now stop (Shutdown).
+  bool AfterReply(const Connection& conn) const { return conn.stop_daemon; }
+
+  // The connection hung up. A producer that did not say Goodbye gets a
+  // HangUp command (finalised as dead once its process is gone).
   void HangUp(Connection& conn);
 
-  // Daemon shutdown: drains, writes and removes every producer.
+  // Daemon shutdown: runs what is queued, drains, writes and removes every
+  // producer. REQUIRES: the drain workers have stopped.
   void FinishAll();
 
  private:
+  // Registration also recovers the journals a stopped daemon left for the
+  // producer's rank (journal.h), unless a producer of the same rank and
+  // dump path is registered.
   v1::Response Register(Connection& conn, const v1::Register& reg);
+  void RecoverJournals(const Producer& producer) const;
   v1::Response Report() const;
   // The producers a request applies to: the connection's own, or every one
   // for a connection that did not register.
   std::vector<std::shared_ptr<Producer>> Targets(const Connection& conn) const;
-  // Drains the producer completely, writes its open trees, marks it closed
-  // and forgets it. `died` marks the trees producer_died first.
-  Status Finalise(Producer& producer, bool died, uint64_t dropped_no_daemon);
+  // Queues `command` for every target; `reply` gets Ok (or the first write
+  // error) once all of them ran it, or at once when `wait` is false.
+  void Queue(const Connection& conn, Command command, bool wait, Reply reply);
 
   Registry& registry_;
   Logger log_;
+  const ProducerLimits limits_;
 };
 
 }  // namespace tprobe::daemon

@@ -18,6 +18,10 @@ namespace {
 // lying) nbytes grows the buffer as chunks really arrive.
 constexpr size_t kMaxReserve = size_t{64} << 20;
 
+// More drops than this between two checks (milliseconds apart) is not a
+// count a producer wrote.
+constexpr uint64_t kMaxDropJump = uint64_t{1} << 40;
+
 class Drainer {
  public:
   Drainer(const Producer& producer, ProducerState& state, spdlog::logger& log)
@@ -26,6 +30,10 @@ class Drainer {
   // See DrainSome; `targets`, when set, holds one ring position per ring
   // beyond which nothing is consumed.
   size_t Run(size_t max_records, const std::vector<uint64_t>* targets);
+
+  // Checks the ring headers' counters (they may only grow) and charges the
+  // new drops to the assembler; a counter that went back is corruption.
+  void CheckCounters();
 
   // Puts the ring's held module nodes of steps up to `up_to_step` into
   // their trees, in order; later steps' nodes stay held.
@@ -81,10 +89,9 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
     std::optional<record::Decoded> best_record;
     for (uint32_t i = 0; i < state_.rings.size(); ++i) {
       RingState& ring = state_.rings[i];
-      const shm::RingHeader* header = producer_.segment().ring_header(i);
       for (;;) {
-        if (targets != nullptr &&
-            header->tail.load(std::memory_order_relaxed) >= (*targets)[i]) {
+        if (targets != nullptr && i < targets->size() &&
+            ring.reader.position() >= (*targets)[i]) {
           break;
         }
         auto peeked = ring.reader.Peek();
@@ -108,6 +115,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
           break;
         }
         ApplyLocal(ring, decoded.value());
+        if (state_.broken) return consumed;  // a bound was exceeded
         ring.reader.Release();
         ++consumed;
         if (done()) return consumed;
@@ -133,6 +141,13 @@ bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
     return true;
   }
   if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {
+    if (ring.tensors.size() >= producer_.limits().max_waiting_tensors) {
+      Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
+              "more than " +
+                  std::to_string(producer_.limits().max_waiting_tensors) +
+                  " tensors without an entry");
+      return true;
+    }
     OnTensor(ring, *tensor);
     return true;
   }
@@ -151,7 +166,22 @@ bool Drainer::ApplyOrdered(uint32_t ring_index,
 }
 
 void Drainer::OnIntern(const record::InternView& v) {
-  if (v.kind == record::InternKind::kName) {
+  const ProducerLimits& limits = producer_.limits();
+  const bool name = v.kind == record::InternKind::kName;
+  const bool known =
+      name ? state_.names.contains(v.id) : state_.stacks.contains(v.id);
+  if ((!known &&
+       state_.names.size() + state_.stacks.size() >= limits.max_interned) ||
+      state_.interned_bytes + v.text.size() > limits.max_interned_bytes) {
+    Corrupt(0, "more interned names and stacks than the limit of " +
+                   std::to_string(limits.max_interned) + " (or " +
+                   std::to_string(limits.max_interned_bytes) + " bytes)");
+    return;
+  }
+  // A repeated id replaces the text; the byte total only grows, so a
+  // stream of repeats still meets the bound.
+  state_.interned_bytes += v.text.size();
+  if (name) {
     state_.names[v.id] = std::string(v.text);
     return;
   }
@@ -173,7 +203,12 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   pending.info.dtype = v.dtype;
   pending.info.shape = std::move(v.shape);
   pending.info.requires_grad = v.tensor.requires_grad != 0;
-  pending.bytes.reserve(std::min<uint64_t>(v.tensor.nbytes, kMaxReserve));
+  if (v.tensor.nbytes > producer_.limits().max_tensor_bytes) {
+    // Never buffered: its chunks are skipped and it stays incomplete.
+    pending.broken = true;
+  } else {
+    pending.bytes.reserve(std::min<uint64_t>(v.tensor.nbytes, kMaxReserve));
+  }
   ring.pending = std::move(pending);
   if (v.tensor.nbytes == 0) CloseTensor(ring, /*complete=*/true);
 }
@@ -208,8 +243,17 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
     if (md5) info.md5 = stats::Crc32Hex(info.crc);
     if (keep) info.bytes = std::move(p.bytes);
   }
-  ring.tensors[p.meta.ref] = std::move(info);
+  auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
+  if (!added) ring.waiting_bytes -= it->second.bytes.size();
+  ring.waiting_bytes += info.bytes.size();
+  it->second = std::move(info);
   ring.pending.reset();
+  if (ring.waiting_bytes > producer_.limits().max_waiting_bytes) {
+    Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
+            "tensors waiting for their entry hold more than " +
+                std::to_string(producer_.limits().max_waiting_bytes) +
+                " bytes");
+  }
 }
 
 const std::string* Drainer::Name(uint32_t id, uint32_t step, const char* what) {
@@ -266,6 +310,7 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
           HeldNode{v.call.step, *name, std::move(parent)});
     } else {
       if (dump::StepTree* tree = Tree(v.call.step, *name)) {
+        state_.assembler.JournalOf(v.call.step)->Parent(*name, parent);
         tree->SetParent(*name, std::move(parent));
       }
       ReleaseHeld(ring);
@@ -278,6 +323,7 @@ void Drainer::ReleaseHeld(RingState& ring, uint32_t up_to_step) {
   auto held = ring.held_nodes.begin();
   for (; held != ring.held_nodes.end() && held->step <= up_to_step; ++held) {
     if (dump::StepTree* tree = Tree(held->step, held->name)) {
+      state_.assembler.JournalOf(held->step)->Parent(held->name, held->parent);
       tree->SetParent(held->name, std::move(held->parent));
     }
   }
@@ -322,6 +368,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
         producer_.config().task == config::Task::kOverflowCheck;
     if (!overflow_check ||
         (rendered.overflow && !state_.overflow_limit_reached)) {
+      state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.body);
       const dump::AddResult added =
           tree->AddEntry(*name, std::move(rendered.body));
       if (added != dump::AddResult::kDuplicate) {
@@ -336,6 +383,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
   }
   ring.tensors.clear();  // an Entry closes the tensors sent before it
+  ring.waiting_bytes = 0;
   return true;
 }
 
@@ -363,6 +411,7 @@ void Drainer::AddStack(dump::StepTree& tree, uint32_t step,
                       ") was never interned");
     return;
   }
+  state_.assembler.JournalOf(step)->Stack(name, stack->second);
   tree.AddStack(name, stack->second);
 }
 
@@ -411,20 +460,63 @@ void Drainer::Corrupt(uint32_t ring_index, const std::string& what) {
       state_.last_error);
 }
 
-void ChargeRingDrops(const Producer& producer, ProducerState& state) {
-  const Producer::RingCounters c = producer.Counters();
-  state.assembler.UpdateRingDrops(c.dropped_ring_full, c.dropped_too_large);
+void Drainer::CheckCounters() {
+  if (state_.broken) return;
+  constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
+  constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
+  uint64_t added[static_cast<size_t>(shm::DropReason::kCount)] = {};
+  for (uint32_t i = 0; i < state_.rings.size(); ++i) {
+    const shm::RingHeader* h = producer_.segment().ring_header(i);
+    SeenCounters now;
+    now.records = h->records_written.load(std::memory_order_relaxed);
+    now.bytes = h->bytes_written.load(std::memory_order_relaxed);
+    for (size_t r = 0; r < std::size(now.dropped); ++r) {
+      now.dropped[r] = h->dropped[r].load(std::memory_order_relaxed);
+    }
+    SeenCounters& seen = state_.rings[i].seen;
+    // Counters only grow, and the producer cannot have written more than
+    // fits in front of what the daemon consumed: bytes_written equals head,
+    // and every record takes at least 8 bytes. A single check never sees
+    // more than kMaxDropJump new drops.
+    const uint64_t written_max =
+        state_.rings[i].reader.position() + producer_.segment().ring_bytes();
+    bool plausible = now.records >= seen.records && now.bytes >= seen.bytes &&
+                     now.bytes <= written_max &&
+                     now.records <= written_max / shm::kRecordAlign;
+    for (size_t r = 0; r < std::size(now.dropped); ++r) {
+      plausible = plausible && now.dropped[r] >= seen.dropped[r] &&
+                  now.dropped[r] - seen.dropped[r] <= kMaxDropJump;
+    }
+    if (!plausible) {
+      Corrupt(i, "implausible ring counters (records, bytes or drops)");
+      return;
+    }
+    for (size_t r = 0; r < std::size(now.dropped); ++r) {
+      const uint64_t delta = now.dropped[r] - seen.dropped[r];
+      added[r] = delta > UINT64_MAX - added[r] ? UINT64_MAX : added[r] + delta;
+    }
+    seen = now;
+  }
+  state_.assembler.AddRingDrops(added[kFull], added[kLarge]);
 }
 
 }  // namespace
 
 size_t DrainSome(const Producer& producer, ProducerState& state,
                  size_t max_records, spdlog::logger& log) {
-  size_t n = 0;
-  if (!state.closed)
-    n = Drainer(producer, state, log).Run(max_records, nullptr);
-  ChargeRingDrops(producer, state);
+  if (state.closed) return 0;
+  Drainer drainer(producer, state, log);
+  const size_t n = drainer.Run(max_records, nullptr);
+  drainer.CheckCounters();
   return n;
+}
+
+void DrainTo(const Producer& producer, ProducerState& state,
+             const std::vector<uint64_t>& targets, spdlog::logger& log) {
+  if (state.closed) return;
+  Drainer drainer(producer, state, log);
+  drainer.Run(0, &targets);
+  drainer.CheckCounters();
 }
 
 void DrainCommitted(const Producer& producer, ProducerState& state,
@@ -434,8 +526,7 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
     targets.push_back(producer.segment().ring_header(i)->head.load(
         std::memory_order_acquire));
   }
-  if (!state.closed) Drainer(producer, state, log).Run(0, &targets);
-  ChargeRingDrops(producer, state);
+  DrainTo(producer, state, targets, log);
 }
 
 void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {

@@ -42,6 +42,11 @@
 // already finished) is skipped: counted in the tree's accounting, so the
 // step is not complete, and logged at a decreasing rate.
 //
+// Nothing read from shared memory is trusted (ProducerLimits): a tensor
+// larger than max_tensor_bytes is never buffered (it stays incomplete), the
+// intern tables and the tensors waiting for their Entry are bounded, ids are
+// interned once, and the ring headers' counters must only grow.
+//
 // A corrupt record (a ring or decode error, an Entry body that is not a
 // tprobe.v1.Entry) is logged once, naming the producer; the producer is then
 // marked broken, its trees are marked stream_corrupt (incomplete) and its
@@ -67,6 +72,13 @@ size_t DrainSome(const Producer& producer, ProducerState& state,
 // REQUIRES: as DrainSome.
 void DrainCommitted(const Producer& producer, ProducerState& state,
                     spdlog::logger& log);
+
+// Consumes each ring up to its position in `targets` (the heads noted when a
+// command arrived: Producer::Enqueue) or until it is empty, then charges new
+// ring drops.
+// REQUIRES: as DrainSome.
+void DrainTo(const Producer& producer, ProducerState& state,
+             const std::vector<uint64_t>& targets, spdlog::logger& log);
 
 // Puts the module nodes still held back for steps up to `up_to_step` (all,
 // by default) into their trees. Called before a step's trees are finished

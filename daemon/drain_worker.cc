@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "daemon/drain.h"
+#include "daemon/rank_pipeline.h"
 
 namespace tprobe::daemon {
 
@@ -13,20 +13,23 @@ DrainWorker::DrainWorker(Registry& registry, Logger log,
 DrainWorker::~DrainWorker() { Stop(); }
 
 void DrainWorker::Start() {
-  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  unsigned n = options_.threads;
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < n; ++i) {
+    threads_.emplace_back([this, i](std::stop_token stop) { Run(stop, i); });
+  }
 }
 
 void DrainWorker::Stop() {
-  thread_.request_stop();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.request_stop();
+  threads_.clear();  // joins
 }
 
-void DrainWorker::Run(std::stop_token stop) {
-  using Clock = std::chrono::steady_clock;
+void DrainWorker::Run(std::stop_token stop, unsigned index) {
   std::vector<std::shared_ptr<Producer>> producers;
   uint64_t version = ~uint64_t{0};
-  auto next_flush = Clock::now() + options_.flush_period;
   std::chrono::microseconds idle_sleep{0};
+  size_t round = 0;
   while (!stop.stop_requested()) {
     if (const uint64_t v = registry_.version(); v != version) {
       producers = registry_.Snapshot();
@@ -38,37 +41,25 @@ void DrainWorker::Run(std::stop_token stop) {
       idle_sleep = std::chrono::microseconds{0};
       continue;
     }
-    size_t consumed = 0;
-    for (const auto& producer : producers) {
-      if (auto state = producer->TryLock()) {
-        consumed += DrainSome(*producer, **state, options_.batch, *log_);
+    // Each worker starts its round at another producer, so that the
+    // workers spread over the producers instead of queueing on one.
+    size_t work = 0;
+    const size_t n = producers.size();
+    const size_t first = (index + round++) % n;
+    for (size_t k = 0; k < n; ++k) {
+      Producer& producer = *producers[(first + k) % n];
+      if (auto state = producer.TryLock()) {
+        work +=
+            RunPipeline(producer, **state, registry_, *log_, options_.batch);
       }
     }
-    if (Clock::now() >= next_flush) {
-      FlushDirty(producers);
-      next_flush = Clock::now() + options_.flush_period;
-    }
-    if (consumed != 0) {
+    if (work != 0) {
       idle_sleep = std::chrono::microseconds{0};
       continue;
     }
     idle_sleep = std::clamp(2 * idle_sleep, options_.min_idle_sleep,
                             options_.max_idle_sleep);
-    std::this_thread::sleep_for(idle_sleep);
-  }
-}
-
-void DrainWorker::FlushDirty(
-    const std::vector<std::shared_ptr<Producer>>& producers) {
-  for (const auto& producer : producers) {
-    auto state = producer->Lock();
-    if (state->closed) continue;
-    if (Status s = state->assembler.WriteDirty(); !s.ok()) {
-      state->last_error = s.message();
-      log_->error("producer {} (pid {}, rank {}): periodic flush: {}",
-                  producer->client_id(), producer->pid(), producer->rank(),
-                  s.message());
-    }
+    registry_.Sleep(stop, idle_sleep);
   }
 }
 

@@ -1,18 +1,21 @@
 #ifndef TPROBE_DAEMON_DRAIN_WORKER_H_
 #define TPROBE_DAEMON_DRAIN_WORKER_H_
 
-// The drain thread: it polls every producer's rings, applies what it finds
-// (drain.h), and every flush_period rewrites the dirty trees so that a job
-// killed mid-run keeps what was captured.
+// The drain workers: a pool of threads, sized to the cores, that run the
+// producers' pipelines (rank_pipeline.h). A worker claims a producer by
+// taking its state (Producer::TryLock), runs one pass, and moves on, so the
+// passes of one producer never overlap and its commands and records keep
+// their order, while different producers are served in parallel. A busy or
+// slow producer is skipped by the other workers, never waited for.
 //
-// Idle cost: while records flow it polls without pausing. When a pass finds
-// nothing it sleeps, first min_idle_sleep, doubling with every further
-// empty pass up to max_idle_sleep, and back to no pause as soon as a pass
-// finds a record. With no producer registered at all it blocks until one
-// registers (or Stop()).
+// Idle cost: while work flows a worker polls without pausing. When a round
+// over every producer finds nothing it sleeps, first min_idle_sleep,
+// doubling with every further empty round up to max_idle_sleep; a queued
+// command (Registry::Wake) ends the sleep at once. With no producer
+// registered at all it blocks until one registers (or Stop()).
 //
-// It never waits for the control thread: a producer the control thread is
-// working on (or waiting for) is skipped until the next pass.
+// Nothing is rewritten on a timer: a step's files are written when the step
+// closes (or on an explicit Flush).
 //
 // Thread safety: Start() and Stop() are called by one thread (main).
 
@@ -30,9 +33,10 @@ namespace tprobe::daemon {
 struct DrainWorkerOptions {
   std::chrono::microseconds min_idle_sleep{50};
   std::chrono::microseconds max_idle_sleep{2000};
-  std::chrono::milliseconds flush_period{2000};
-  // Records taken from one producer before moving on to the next.
+  // Records taken from one producer in one pass before moving on.
   size_t batch = 4096;
+  // Worker threads; 0: one per core.
+  unsigned threads = 0;
 };
 
 class DrainWorker {
@@ -43,18 +47,18 @@ class DrainWorker {
   DrainWorker& operator=(const DrainWorker&) = delete;
 
   void Start();
-  // Joins the thread. Records still in the rings stay there.
+  // Joins the threads. Records and commands still queued stay there.
   void Stop();
 
+  unsigned threads() const { return static_cast<unsigned>(threads_.size()); }
+
  private:
-  void Run(std::stop_token stop);
-  // Rewrites every producer's dirty trees.
-  void FlushDirty(const std::vector<std::shared_ptr<Producer>>& producers);
+  void Run(std::stop_token stop, unsigned index);
 
   Registry& registry_;
   Logger log_;
   const DrainWorkerOptions options_;
-  std::jthread thread_;
+  std::vector<std::jthread> threads_;
 };
 
 }  // namespace tprobe::daemon

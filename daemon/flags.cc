@@ -14,6 +14,9 @@ namespace {
 
 // One day: longer idle times are almost certainly a unit mistake.
 constexpr int64_t kMaxIdleExitSeconds = 24 * 3600;
+constexpr int64_t kMaxWorkers = 1024;
+constexpr int64_t kMinTensorBytes = 4096;
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
 std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   if (text == "trace") return spdlog::level::trace;
@@ -24,8 +27,9 @@ std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   return std::nullopt;
 }
 
-std::optional<int64_t> ParseSeconds(std::string_view text, int64_t min = 0,
-                                    int64_t max = kMaxIdleExitSeconds) {
+// A whole number in [min, max], or nullopt.
+std::optional<int64_t> ParseNumber(std::string_view text, int64_t min,
+                                   int64_t max) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -52,7 +56,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
     const bool takes_value =
         arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
         arg == "--group" || arg == "--max-connections" ||
-        arg == "--request-timeout" || arg == "--expect-ranks";
+        arg == "--request-timeout" || arg == "--expect-ranks" ||
+        arg == "--workers" || arg == "--max-tensor-bytes";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }
@@ -79,7 +84,7 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       }
       flags.log_level = *level;
     } else if (arg == "--idle-exit") {
-      auto seconds = ParseSeconds(value);
+      auto seconds = ParseNumber(value, 0, kMaxIdleExitSeconds);
       if (!seconds) {
         return Status::Error("bad --idle-exit '" + std::string(value) +
                              "': use a whole number of seconds from 0 to " +
@@ -90,14 +95,14 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       if (value.empty()) return Status::Error("--group needs a group name");
       flags.group = value;
     } else if (arg == "--max-connections") {
-      auto n = ParseSeconds(value, 1, 1 << 20);
+      auto n = ParseNumber(value, 1, 1 << 20);
       if (!n) {
         return Status::Error("bad --max-connections '" + std::string(value) +
                              "': use a whole number from 1 to 1048576");
       }
       flags.max_connections = static_cast<int>(*n);
     } else if (arg == "--request-timeout") {
-      auto seconds = ParseSeconds(value, 1, 3600);
+      auto seconds = ParseNumber(value, 1, 3600);
       if (!seconds) {
         return Status::Error("bad --request-timeout '" + std::string(value) +
                              "': use a whole number of seconds from 1 to "
@@ -105,12 +110,29 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       }
       flags.request_timeout = std::chrono::seconds(*seconds);
     } else if (arg == "--expect-ranks") {
-      auto n = ParseSeconds(value, 0, 4096);
+      auto n = ParseNumber(value, 0, 4096);
       if (!n) {
         return Status::Error("bad --expect-ranks '" + std::string(value) +
                              "': use a whole number from 0 to 4096");
       }
       flags.expect_ranks = static_cast<int>(*n);
+    } else if (arg == "--workers") {
+      auto n = ParseNumber(value, 0, kMaxWorkers);
+      if (!n) {
+        return Status::Error("bad --workers '" + std::string(value) +
+                             "': use 0 (one per core) to " +
+                             std::to_string(kMaxWorkers));
+      }
+      flags.workers = static_cast<unsigned>(*n);
+    } else if (arg == "--max-tensor-bytes") {
+      auto n = ParseNumber(value, kMinTensorBytes, kMaxTensorBytes);
+      if (!n) {
+        return Status::Error("bad --max-tensor-bytes '" + std::string(value) +
+                             "': use a byte count from " +
+                             std::to_string(kMinTensorBytes) + " to " +
+                             std::to_string(kMaxTensorBytes));
+      }
+      flags.max_tensor_bytes = static_cast<uint64_t>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else {
@@ -134,7 +156,8 @@ std::string Usage() {
   std::string text =
       R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
                [--idle-exit SECONDS] [--group NAME] [--max-connections N]
-               [--request-timeout SECONDS] [--expect-ranks N] [--help]
+               [--request-timeout SECONDS] [--expect-ranks N] [--workers N]
+               [--max-tensor-bytes BYTES] [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its
 control socket and get a shared-memory segment of rings, into which they push
@@ -178,6 +201,14 @@ Options:
                        space of /dev/shm. Each registration is checked
                        anyway; this makes a too small /dev/shm (a container's
                        64 MiB default) fail at start-up, clearly.
+  --workers N          drain worker threads (default 0: one per core). Each
+                       rank has its own pipeline; a worker serves one rank
+                       at a time, so a rank's records stay in order.
+  --max-tensor-bytes BYTES
+                       the largest tensor a client may declare (default
+                       4294967296). A larger one is never buffered: it is
+                       written with null statistics and the step is marked
+                       incomplete.
   --help               print this text and exit.
 
 SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write

@@ -8,6 +8,7 @@
 #include <spdlog/common.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "common/status.h"
@@ -37,6 +38,11 @@ struct Flags {
   // --expect-ranks: refuse to start unless this many ranks' default rings
   // fit in /dev/shm (0: no check).
   int expect_ranks = 0;
+  // --workers: drain worker threads; 0 (the default) means one per core.
+  unsigned workers = 0;
+  // --max-tensor-bytes: the largest tensor a client may declare; larger
+  // ones are never buffered and are written with null statistics.
+  uint64_t max_tensor_bytes = uint64_t{4} << 30;
   // --help: print Usage() and exit 0; nothing else is done.
   bool help = false;
 };

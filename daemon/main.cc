@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   Registry registry;
-  ControlService service(registry, log);
+  ProducerLimits limits;
+  limits.max_tensor_bytes = flags->max_tensor_bytes;
+  ControlService service(registry, log, limits);
   ControlServer server(io, flags->socket, service, log, flags->idle_exit,
                        std::move(policy).value());
   if (tprobe::Status s = server.Listen(); !s.ok()) {
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
   if (size_t n = RemoveOrphanSegments(); n > 0) {
     log->info("removed {} shared-memory segments of a daemon that died", n);
   }
-  DrainWorker drain(registry, log);
+  DrainWorker drain(registry, log,
+                    DrainWorkerOptions{.threads = flags->workers});
   drain.Start();
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (!ec) log->info("stopping: signal {}", signo);

@@ -1,8 +1,13 @@
 #include "daemon/producer.h"
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <utility>
 
 #include "daemon/crash_cleanup.h"
 #include "daemon/dump_path_check.h"
@@ -47,11 +52,20 @@ Result<std::string> AbsoluteDumpPath(const std::string& dump_path,
   return (cwd / dump_path).lexically_normal().string();
 }
 
+// A pidfd for `pid`, or -1 where the kernel has none (before Linux 5.3).
+int OpenPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  return -1;
+#endif
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
-                                                   const PeerCredentials& peer,
-                                                   const v1::Register& reg) {
+Result<std::unique_ptr<Producer>> Producer::Create(
+    uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
+    const ProducerLimits& limits) {
   auto parsed = config::ParseConfig(reg.config_json());
   if (!parsed.ok()) return parsed.status();
   config::Config config = std::move(parsed).value();
@@ -96,19 +110,25 @@ Result<std::unique_ptr<Producer>> Producer::Create(uint64_t client_id,
   // overflow_check only the overflowing calls are dumped.
   options.tensor_data = config.task == config::Task::kTensor ||
                         config.task == config::Task::kOverflowCheck;
-  return std::unique_ptr<Producer>(
-      new Producer(client_id, reg, std::move(config),
-                   std::move(segment).value(), std::move(options)));
+  return std::unique_ptr<Producer>(new Producer(
+      client_id, reg, std::move(config), std::move(segment).value(),
+      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid()));
 }
 
 Producer::Producer(uint64_t client_id, const v1::Register& reg,
                    config::Config config, std::unique_ptr<shm::Segment> segment,
-                   AssemblerOptions options)
+                   AssemblerOptions options, const ProducerLimits& limits,
+                   pid_t watched_pid)
     : client_id_(client_id),
       pid_(reg.pid()),
       rank_(reg.rank()),
       config_(std::move(config)),
       segment_(std::move(segment)),
+      limits_(limits),
+      options_(options),
+      watched_pid_(watched_pid),
+      watched_start_time_(shm::ProcessStartTime(watched_pid)),
+      pidfd_(OpenPidfd(watched_pid)),
       state_(std::move(options)) {
   for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
     state_.rings.emplace_back(
@@ -118,7 +138,77 @@ Producer::Producer(uint64_t client_id, const v1::Register& reg,
   state_.assembler.AddNoDaemonDrops(reg.dropped_no_daemon(), /*defer=*/true);
 }
 
-Producer::~Producer() = default;
+Producer::~Producer() {
+  if (pidfd_ >= 0) ::close(pidfd_);
+}
+
+bool Producer::ProcessGone() const {
+  if (pidfd_ >= 0) {
+    // A pidfd turns readable when the process exits (a zombie counts).
+    pollfd p{pidfd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+  if (::kill(watched_pid_, 0) != 0 && errno == ESRCH) return true;
+  // Another process under a reused pid, or the pid's zombie: both mean the
+  // registered process is gone. (ProcessStartTime is 0 for a missing pid.)
+  return shm::ProcessStartTime(watched_pid_) != watched_start_time_ ||
+         shm::ProcessIsZombie(watched_pid_);
+}
+
+void Producer::Enqueue(Command command) {
+  command.targets.clear();
+  for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
+    command.targets.push_back(
+        segment_->ring_header(i)->head.load(std::memory_order_acquire));
+  }
+  std::unique_lock lock(queue_mu_);
+  if (!queue_closed_) {
+    queue_.push_back(std::move(command));
+    return;
+  }
+  lock.unlock();
+  if (command.done) command.done(Status::Ok());
+}
+
+std::deque<Command> Producer::CloseQueue() {
+  std::lock_guard lock(queue_mu_);
+  queue_closed_ = true;
+  return std::exchange(queue_, {});
+}
+
+std::optional<Command> Producer::TakeCommand() {
+  std::lock_guard lock(queue_mu_);
+  if (queue_.empty()) return std::nullopt;
+  Command c = std::move(queue_.front());
+  queue_.pop_front();
+  return c;
+}
+
+bool Producer::HasCommands() const {
+  std::lock_guard lock(queue_mu_);
+  return !queue_.empty();
+}
+
+PublishedStatus Producer::Published() const {
+  std::lock_guard lock(published_mu_);
+  return published_;
+}
+
+void Producer::Publish(const ProducerState& state) {
+  const uint32_t step = state.assembler.current_step();
+  std::lock_guard lock(published_mu_);
+  if (published_.step == step &&
+      published_.dropped_no_daemon == state.dropped_no_daemon &&
+      published_.last_error.size() == state.last_error.size() &&
+      published_.last_error == state.last_error &&
+      published_.dump_ended == state.overflow_limit_reached) {
+    return;
+  }
+  published_.step = step;
+  published_.dropped_no_daemon = state.dropped_no_daemon;
+  published_.last_error = state.last_error;
+  published_.dump_ended = state.overflow_limit_reached;
+}
 
 Producer::RingCounters Producer::Counters() const {
   RingCounters c;

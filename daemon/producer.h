@@ -9,15 +9,23 @@
 // Nothing here lives in shared memory. The segment holds only the rings; the
 // mutex below is ordinary process memory.
 //
+// Control requests reach the state through the producer's command queue
+// (Enqueue), never directly: the worker that holds the state runs them in
+// order, each after draining what the producer had committed when the
+// request arrived (rank_pipeline.h). So the control thread never waits on
+// the data, and one rank's backlog never delays another rank.
+//
 // Thread safety: the identity accessors are immutable and may be called from
-// any thread. The state is reached only through a Locked handle. The control
-// thread takes it with Lock() (and the drain thread then steps aside); the
-// drain thread polls with TryLock().
+// any thread, as may Enqueue, Counters, Published and ProcessGone. The state
+// is reached only through a Locked handle: a worker takes it with TryLock()
+// (that is its claim on the producer), shutdown with Lock().
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,13 +60,39 @@ struct HeldNode {
   std::optional<std::string> parent;
 };
 
+// Bounds on what one producer can make the daemon hold or do: shared memory
+// is untrusted, so every size a client declares is capped here. Exceeding
+// one marks the producer's stream corrupt (a tensor over max_tensor_bytes is
+// only left incomplete).
+struct ProducerLimits {
+  // A tensor's declared nbytes; larger tensors get statistics null.
+  uint64_t max_tensor_bytes = uint64_t{4} << 30;
+  // Interned names and stacks of one producer: count and total text bytes.
+  size_t max_interned = size_t{1} << 20;
+  uint64_t max_interned_bytes = uint64_t{256} << 20;
+  // Closed tensors of one ring waiting for their Entry, and their kept
+  // bytes (task tensor).
+  size_t max_waiting_tensors = size_t{1} << 16;
+  uint64_t max_waiting_bytes = uint64_t{16} << 30;
+};
+
+// Ring header counters the daemon saw last, to check they only grow.
+struct SeenCounters {
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t dropped[static_cast<size_t>(shm::DropReason::kCount)] = {};
+};
+
 // What the daemon remembers about one ring between records.
 struct RingState {
   explicit RingState(shm::RingReader r) : reader(r) {}
   shm::RingReader reader;
   std::optional<PendingTensor> pending;
-  // Closed tensors by ref, until the Entry that refers to them.
+  // Closed tensors by ref, until the Entry that refers to them, and the
+  // bytes they keep.
   std::unordered_map<uint32_t, TensorInfo> tensors;
+  uint64_t waiting_bytes = 0;
+  SeenCounters seen;
   // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
   // last): the innermost one of its step is the parent of the next
   // construct node. Those still open when their step is finished are the
@@ -79,6 +113,7 @@ struct ProducerState {
   std::vector<RingState> rings;
   std::unordered_map<uint32_t, std::string> names;  // InternKind::kName
   std::unordered_map<uint32_t, std::vector<std::string>> stacks;
+  uint64_t interned_bytes = 0;  // text of names and stacks
   Assembler assembler;
   // Cumulative count the client reported (Register, then Goodbye).
   uint64_t dropped_no_daemon = 0;
@@ -92,7 +127,10 @@ struct ProducerState {
   // later goes into any file, and no later step gets a directory.
   uint64_t overflows_dumped = 0;
   bool overflow_limit_reached = false;
-  // Finalised (Goodbye, hang-up or shutdown): nothing more to do.
+  // The control connection hung up without Goodbye; the producer is
+  // finalised as dead once its process is gone.
+  bool hung_up = false;
+  // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
 };
@@ -102,6 +140,30 @@ struct PeerCredentials {
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t pid = 0;
+};
+
+// A control request for one producer, run by its pipeline in arrival order.
+struct Command {
+  enum class Kind { kStart, kStop, kStep, kFlush, kGoodbye, kHangUp };
+  Kind kind = Kind::kFlush;
+  uint32_t step = 0;               // Start, Step
+  uint64_t unclosed_calls = 0;     // Step: calls the client never ended
+  uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
+  bool write_open = false;         // Stop from the CLI: write open steps
+  // Each ring's head when the request arrived: what it must drain first.
+  std::vector<uint64_t> targets;
+  // Called once the command has run (from a worker thread), with the first
+  // write error; null when nobody waits.
+  std::function<void(Status)> done;
+};
+
+// What the control thread reports about a producer (Status) without
+// touching its state; the worker publishes it after each pass.
+struct PublishedStatus {
+  uint32_t step = 0;
+  uint64_t dropped_no_daemon = 0;
+  std::string last_error;
+  bool dump_ended = false;  // overflow_check: overflow_nums reached
 };
 
 class Producer {
@@ -115,9 +177,11 @@ class Producer {
   // working directory of the peer's pid, as msprobe would take it in the
   // trainer. Returns an error the client can act on (bad config, bad ring
   // geometry, no shared memory).
-  static Result<std::unique_ptr<Producer>> Create(uint64_t client_id,
-                                                  const PeerCredentials& peer,
-                                                  const v1::Register& reg);
+  // The process is watched through a pidfd of the peer's pid (SO_PEERCRED,
+  // else reg.pid) for ProcessGone().
+  static Result<std::unique_ptr<Producer>> Create(
+      uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
+      const ProducerLimits& limits = {});
   ~Producer();
 
   uint64_t client_id() const { return client_id_; }
@@ -126,8 +190,31 @@ class Producer {
   const config::Config& config() const { return config_; }
   const std::string& segment_name() const { return segment_->name(); }
   const shm::Segment& segment() const { return *segment_; }
+  const ProducerLimits& limits() const { return limits_; }
+  const AssemblerOptions& options() const { return options_; }
 
-  // Sums over the rings, read from their headers (any thread).
+  // True once the producer's process has exited (or cannot be watched and
+  // no longer exists). A process that merely closed its socket is alive.
+  bool ProcessGone() const;
+
+  // Queues a command after the ones before it, noting each ring's head.
+  // On a closed queue (the producer was finalised) the command has nothing
+  // to do: its done callback is called at once with Ok.
+  void Enqueue(Command command);
+  // Closes the queue: later commands complete at once. Returns the commands
+  // still queued, for the caller to complete.
+  std::deque<Command> CloseQueue();
+  // Takes the oldest queued command. Only the worker holding the state may
+  // call it, so commands run in order.
+  std::optional<Command> TakeCommand();
+  bool HasCommands() const;
+
+  // What Status reports; Publish is called by the worker holding the state.
+  PublishedStatus Published() const;
+  void Publish(const ProducerState& state);
+
+  // Sums over the rings, read from their headers (any thread). Values are
+  // whatever the client wrote: use them for display only.
   struct RingCounters {
     uint64_t fill_bytes = 0;
     uint64_t records = 0;
@@ -159,13 +246,26 @@ class Producer {
 
  private:
   Producer(uint64_t client_id, const v1::Register& reg, config::Config config,
-           std::unique_ptr<shm::Segment> segment, AssemblerOptions options);
+           std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
+           const ProducerLimits& limits, pid_t watched_pid);
 
   const uint64_t client_id_;
   const int32_t pid_;
   const int32_t rank_;
   const config::Config config_;
   const std::unique_ptr<shm::Segment> segment_;
+  const ProducerLimits limits_;
+  const AssemblerOptions options_;
+  const pid_t watched_pid_;
+  const uint64_t watched_start_time_;
+  int pidfd_ = -1;  // -1: watched through /proc instead
+
+  mutable std::mutex queue_mu_;
+  std::deque<Command> queue_;
+  bool queue_closed_ = false;
+
+  mutable std::mutex published_mu_;
+  PublishedStatus published_;
 
   std::mutex mu_;
   std::atomic<int> waiting_{0};  // Lock() calls in progress

@@ -36,6 +36,21 @@ bool Registry::WaitForProducers(std::stop_token stop) const {
   return added_.wait(lock, stop, [this] { return !producers_.empty(); });
 }
 
+void Registry::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    ++wakes_;
+  }
+  added_.notify_all();
+}
+
+void Registry::Sleep(std::stop_token stop,
+                     std::chrono::microseconds timeout) const {
+  std::unique_lock lock(mu_);
+  const uint64_t wakes = wakes_;
+  added_.wait_for(lock, stop, timeout, [&] { return wakes_ != wakes; });
+}
+
 uint64_t Registry::version() const {
   std::lock_guard lock(mu_);
   return version_;

@@ -1,11 +1,13 @@
 #ifndef TPROBE_DAEMON_REGISTRY_H_
 #define TPROBE_DAEMON_REGISTRY_H_
 
-// The registered producers, shared by the control thread (which adds and
-// removes them) and the drain thread (which polls them).
+// The registered producers, shared by the control thread (which adds them
+// and queues their commands) and the drain workers (which poll them and
+// remove the finalised ones).
 //
 // Thread safety: every method may be called from any thread.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -35,11 +37,17 @@ class Registry {
   // requested. Returns true when there is a producer.
   bool WaitForProducers(std::stop_token stop) const;
 
+  // Wakes the workers sleeping in Sleep(): a command was queued.
+  void Wake();
+  // Sleeps up to `timeout`, or until Wake() or `stop`.
+  void Sleep(std::stop_token stop, std::chrono::microseconds timeout) const;
+
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable_any added_;
   uint64_t next_id_ = 1;
   uint64_t version_ = 0;
+  uint64_t wakes_ = 0;
   std::vector<std::shared_ptr<Producer>> producers_;
 };
 

@@ -32,7 +32,8 @@ constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
 constexpr std::string_view kOverflowCheckKeys[] = {
     "scope", "list", "data_mode", "overflow_nums", "check_mode"};
 constexpr std::string_view kTprobeKeys[] = {
-    "socket", "ring_bytes", "ring_count", "policy", "block_timeout_ms"};
+    "socket", "ring_bytes",       "ring_count",
+    "policy", "block_timeout_ms", "exit_timeout_ms"};
 
 // The keys of the task section that `task` reads.
 Keys SectionKeys(Task task) {
@@ -369,6 +370,12 @@ Status ParseTprobeSection(const Json& section, Config* config) {
                            std::numeric_limits<uint32_t>::max(), &n);
   if (!status.ok()) return status;
   config->block_timeout_ms = static_cast<uint32_t>(n);
+
+  n = config->exit_timeout_ms;
+  status =
+      ParseBoundedInt(section, "exit_timeout_ms", 0, kMaxExitTimeoutMs, &n);
+  if (!status.ok()) return status;
+  config->exit_timeout_ms = static_cast<uint32_t>(n);
   return Status::Ok();
 }
 
@@ -607,6 +614,7 @@ std::string ToJson(const Config& config) {
   tprobe["ring_count"] = config.ring_count;
   tprobe["policy"] = PolicyName(config.policy);
   tprobe["block_timeout_ms"] = config.block_timeout_ms;
+  tprobe["exit_timeout_ms"] = config.exit_timeout_ms;
   // Strings in a valid Config are UTF-8; replacing bad bytes keeps dump()
   // from throwing for one that is not.
   return root.dump(1, ' ', false, Json::error_handler_t::replace);

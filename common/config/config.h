@@ -66,6 +66,7 @@ inline constexpr int64_t kStepRankMax = 1000000;
 inline constexpr uint64_t kMinRingBytes = uint64_t{1} << 16;
 inline constexpr uint64_t kMaxRingBytes = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxRingCount = 64;
+inline constexpr uint32_t kMaxExitTimeoutMs = 600000;
 // A Unix socket path holds at most 107 bytes (sun_path less its NUL).
 inline constexpr size_t kMaxSocketPathBytes = 107;
 
@@ -99,6 +100,10 @@ struct Config {
   FullRingPolicy policy = FullRingPolicy::kBlock;
   // How long kBlock waits for space before dropping.
   uint32_t block_timeout_ms = 100;
+  // How long a trainer waits at exit for the daemon to confirm its final
+  // drain, in [0, kMaxExitTimeoutMs]. Whatever is still in the rings then
+  // is the daemon's to finish: nothing is lost by not waiting longer.
+  uint32_t exit_timeout_ms = 1000;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

@@ -10,32 +10,46 @@ StepTree::StepTree(std::string task, std::string level, std::string framework,
       stack_style_(stack_style) {}
 
 AddResult StepTree::AddEntry(const std::string& name, Json body) {
-  auto it = data_.find(name);
-  if (it == data_.end()) {
-    data_[name] = std::move(body);
+  // Json's ordered object finds a key by a linear scan; the index keeps
+  // adding an entry constant-time in the size of the step.
+  auto& entries = data_.get_ref<Json::object_t&>();
+  auto [slot, inserted] = entry_index_.try_emplace(name, entries.size());
+  if (inserted) {
+    entries.emplace_back(name, std::move(body));
     ++accounting_.entries;
     return AddResult::kNew;
   }
-  if (*it == body) {
+  Json& existing = (entries.begin() + slot->second)->second;
+  if (existing == body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
+  for (auto& [key, value] : body.items()) existing[key] = std::move(value);
   if (name.starts_with("Module.") || name.starts_with("Cell.")) {
     // msprobe 26.x moves an updated module entry to the end (its outputs
-    // come after its children's entries).
-    Json merged = std::move(*it);
-    data_.erase(name);
-    for (auto& [key, value] : body.items()) merged[key] = std::move(value);
-    data_[name] = std::move(merged);
-    return AddResult::kMerged;
+    // come after its children's entries). Linear in the entries after it.
+    const size_t from = slot->second;
+    auto moved = std::move(*(entries.begin() + from));
+    entries.erase(entries.begin() + from);
+    for (size_t i = from; i < entries.size(); ++i) {
+      entry_index_[entries[i].first] = i;
+    }
+    slot->second = entries.size();
+    entries.push_back(std::move(moved));
   }
-  for (auto& [key, value] : body.items()) (*it)[key] = std::move(value);
   return AddResult::kMerged;
 }
 
 void StepTree::SetParent(const std::string& node,
                          std::optional<std::string> parent) {
-  construct_[node] = parent ? Json(*parent) : Json(nullptr);
+  Json value = parent ? Json(std::move(*parent)) : Json(nullptr);
+  auto& nodes = construct_.get_ref<Json::object_t&>();
+  auto [slot, inserted] = construct_index_.try_emplace(node, nodes.size());
+  if (inserted) {
+    nodes.emplace_back(node, std::move(value));
+  } else {
+    (nodes.begin() + slot->second)->second = std::move(value);
+  }
 }
 
 void StepTree::AddStack(const std::string& name,
@@ -104,6 +118,8 @@ Json StepTree::AccountingDocument() const {
     doc["tensor_files_lost"] = a.tensor_files_lost;
     doc["last_write_error"] = a.last_write_error;
   }
+  doc["step_open"] = a.step_open;
+  doc["recovered"] = a.recovered;
   return doc;
 }
 

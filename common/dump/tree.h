@@ -45,11 +45,18 @@ struct Accounting {
   std::string last_write_error;
   // Tensor files (.npy) that could not be written: their data is lost.
   uint64_t tensor_files_lost = 0;
+  // Written before the step closed (an explicit flush): more may come.
+  bool step_open = false;
+  // Rebuilt from the journal after the daemon stopped without writing the
+  // step (tprobe recover, or a restarted daemon): what was captured after
+  // the last journalled entry is lost.
+  bool recovered = false;
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
-           records_skipped == 0 && calls_unclosed == 0 && !stream_corrupt &&
-           !producer_died && tensor_files_lost == 0;
+           records_skipped == 0 && !stream_corrupt && !producer_died &&
+           !step_open && !recovered && calls_unclosed == 0 &&
+           tensor_files_lost == 0;
   }
 };
 
@@ -115,6 +122,9 @@ class StepTree {
   std::optional<std::string> dump_data_dir_;
   Json data_ = Json::object();
   Json construct_ = Json::object();
+  // Positions of the names in data_ and construct_.
+  std::unordered_map<std::string, size_t> entry_index_;
+  std::unordered_map<std::string, size_t> construct_index_;
   // Grouped: one per distinct stack. Per entry: one per entry, names[0].
   struct StackGroup {
     std::vector<std::string> names;

@@ -78,8 +78,13 @@ class RingReader {
   // Frees the record returned by the last Peek().
   void Release();
 
-  // Bytes committed but not yet released.
+  // Bytes committed but not yet released (as the header's head says: a
+  // corrupt head gives a meaningless value, never a crash).
   uint64_t Backlog() const;
+
+  // The reader's own position: bytes consumed since the ring was created.
+  // Kept in the reader, never re-read from the header.
+  uint64_t position() const { return tail_; }
 
  private:
   RingHeader* header_;

@@ -1,11 +1,14 @@
 #include "common/shm/segment.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/permissions.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,19 +28,22 @@ struct Segment::Mapping {
 Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
     : name_(std::move(name)), mapping_(std::move(mapping)) {
   header_ = static_cast<SegmentHeader*>(mapping_->region.get_address());
+  // Read once; Create wrote it and Open checked it before this copy.
+  ring_count_ = header_->ring_count;
+  ring_bytes_ = header_->ring_bytes;
 }
 
 Segment::~Segment() = default;
 
 RingHeader* Segment::ring_header(uint32_t i) const {
+  assert(i < ring_count_);
   auto* base = reinterpret_cast<std::byte*>(header_ + 1);
-  return reinterpret_cast<RingHeader*>(base +
-                                       i * RingStride(header_->ring_bytes));
+  return reinterpret_cast<RingHeader*>(base + i * RingStride(ring_bytes_));
 }
 
 std::span<std::byte> Segment::ring_data(uint32_t i) const {
   auto* data = reinterpret_cast<std::byte*>(ring_header(i) + 1);
-  return {data, header_->ring_bytes};
+  return {data, ring_bytes_};
 }
 
 namespace {
@@ -59,6 +65,16 @@ Status GiveTo(int fd, const std::string& name,
                        " (a daemon serving other users must run as root)");
 }
 
+// Populates the page tables of a mapping, so that the first write to each
+// page does not fault. Where the kernel lacks MADV_POPULATE_WRITE (before
+// Linux 5.14), one read per page maps the pages the creator allocated.
+void Prefault(void* address, size_t bytes) {
+  if (::madvise(address, bytes, MADV_POPULATE_WRITE) == 0) return;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const auto* p = static_cast<const volatile std::byte*>(address);
+  for (size_t at = 0; at < bytes; at += static_cast<size_t>(page)) (void)p[at];
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Segment>> Segment::Create(
@@ -78,7 +94,19 @@ Result<std::unique_ptr<Segment>> Segment::Create(
       return s;
     }
     m->object.truncate(static_cast<bip::offset_t>(bytes));
+    // Allocate every page now: the rings are warm from the first record,
+    // and a full /dev/shm fails here with a message instead of a SIGBUS in
+    // the trainer later.
+    if (int err = ::posix_fallocate(m->object.get_mapping_handle().handle, 0,
+                                    static_cast<off_t>(bytes));
+        err != 0) {
+      bip::shared_memory_object::remove(name.c_str());
+      return Status::Error("cannot allocate " + std::to_string(bytes) +
+                           " bytes of shared memory for segment '" + name +
+                           "': " + std::strerror(err));
+    }
     m->region = bip::mapped_region(m->object, bip::read_write);
+    Prefault(m->region.get_address(), bytes);
     auto* h = static_cast<SegmentHeader*>(m->region.get_address());
     std::memset(static_cast<void*>(h), 0, sizeof *h);
     h->layout_version = kLayoutVersion;
@@ -113,10 +141,19 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
       return Status::Error("shared memory segment '" + name +
                            "' is too small to hold a header");
     }
-    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
-    if (Status s = CheckHeader(*seg->header(), mapped); !s.ok()) {
+    // Check a private copy: the creator may still change the mapping.
+    SegmentHeader header;
+    std::memcpy(&header, m->region.get_address(), sizeof header);
+    if (Status s = CheckHeader(header, mapped); !s.ok()) {
       return Status::Error("shared memory segment '" + name +
                            "': " + s.message());
+    }
+    Prefault(m->region.get_address(), mapped);
+    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
+    if (seg->ring_count_ != header.ring_count ||
+        seg->ring_bytes_ != header.ring_bytes) {
+      return Status::Error("shared memory segment '" + name +
+                           "' changed while it was opened");
     }
     return seg;
   } catch (const bip::interprocess_exception& e) {
@@ -154,6 +191,15 @@ Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes) {
                          std::to_string(header.ring_count) + " rings need");
   }
   return Status::Ok();
+}
+
+bool ProcessIsZombie(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() &&
+         text[close + 2] == 'Z';
 }
 
 uint64_t ProcessStartTime(int pid) {

@@ -10,6 +10,12 @@
 // mode 0600: only its owner (and root) can map it, so a daemon running as
 // another user (root, for a node's shared daemon) gives it to the producer.
 //
+// The geometry (ring count and size) is copied out of the header once, when
+// the segment is created or opened, and never read from shared memory again:
+// the other side may overwrite the header at any time. Both sides prefault
+// the mapping (the creator allocates every page, the opener populates its
+// page tables), so the first records written cost what later ones do.
+//
 // Thread safety: a Segment is immutable after Create/Open; its accessors may
 // be called from any thread.
 
@@ -51,6 +57,7 @@ class Segment {
       std::optional<SegmentOwner> owner = std::nullopt);
 
   // Opens an existing segment and checks its magic, layout version and size.
+  // Returns an error naming the segment when it cannot be mapped or checked.
   static Result<std::unique_ptr<Segment>> Open(const std::string& name);
 
   // Removes the name; mappings stay valid until their Segment is destroyed.
@@ -58,7 +65,10 @@ class Segment {
 
   const std::string& name() const { return name_; }
   SegmentHeader* header() const { return header_; }
-  uint32_t ring_count() const { return header_->ring_count; }
+  // The geometry as it was at Create/Open (never re-read).
+  uint32_t ring_count() const { return ring_count_; }
+  uint64_t ring_bytes() const { return ring_bytes_; }
+  // REQUIRES: i < ring_count().
   RingHeader* ring_header(uint32_t i) const;
   std::span<std::byte> ring_data(uint32_t i) const;
 
@@ -69,6 +79,8 @@ class Segment {
   std::string name_;
   std::unique_ptr<Mapping> mapping_;
   SegmentHeader* header_ = nullptr;
+  uint32_t ring_count_ = 0;
+  uint64_t ring_bytes_ = 0;
 };
 
 // Checks a mapped header: magic, layout version, and that `mapped_bytes`
@@ -79,6 +91,10 @@ Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes);
 // /proc/<pid>/stat), or 0 when the process does not exist. With the pid it
 // identifies a process across pid reuse.
 uint64_t ProcessStartTime(int pid);
+
+// True when process `pid` exists as a zombie (it exited; its parent has not
+// reaped it yet).
+bool ProcessIsZombie(int pid);
 
 }  // namespace tprobe::shm
 

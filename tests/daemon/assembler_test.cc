@@ -37,14 +37,14 @@ class AssemblerTest : public ::testing::Test {
   TempDir dir_;
 };
 
-TEST_F(AssemblerTest, WriteDirtyWritesTheFourFilesOfATree) {
+TEST_F(AssemblerTest, FinishWritesTheFourFilesOfAClosedTree) {
   Assembler a(Options());
   dump::StepTree* tree = a.Tree(0);
   ASSERT_NE(tree, nullptr);
   tree->AddEntry("Functional.relu.0.forward",
                  dump::Json::object({{"output", dump::Json::array()}}));
   tree->SetParent("Functional.relu.0.forward", std::nullopt);
-  ASSERT_TRUE(a.WriteDirty().ok());
+  ASSERT_TRUE(a.Finish(0).ok());
 
   EXPECT_EQ(ReadFile(File(0, "dump.json")), R"({
  "task": "statistics",
@@ -74,8 +74,23 @@ TEST_F(AssemblerTest, WriteDirtyWritesTheFourFilesOfATree) {
   "no_daemon": 0
  },
  "stream_corrupt": false,
- "producer_died": false
+ "producer_died": false,
+ "step_open": false,
+ "recovered": false
 })");
+}
+
+TEST_F(AssemblerTest, AnOpenTreeIsNeverWrittenComplete) {
+  Assembler a(Options());
+  a.Tree(0)->AddEntry("Functional.relu.0.forward", dump::Json::object());
+  ASSERT_TRUE(a.WriteDirty().ok());
+  const dump::Json open = dump::Json::parse(ReadFile(File(0, "tprobe.json")));
+  EXPECT_EQ(open["complete"], false);
+  EXPECT_EQ(open["step_open"], true);
+  ASSERT_TRUE(a.Finish(0).ok());
+  const dump::Json closed = dump::Json::parse(ReadFile(File(0, "tprobe.json")));
+  EXPECT_EQ(closed["complete"], true);
+  EXPECT_EQ(closed["step_open"], false);
 }
 
 TEST_F(AssemblerTest, CleanTreesAreNotRewrittenUntilChanged) {
@@ -105,9 +120,9 @@ TEST_F(AssemblerTest, FinishWritesTheStepsUpToItAndForgetsThem) {
 TEST_F(AssemblerTest, RingDropsAreChargedOnceToTheCurrentStep) {
   Assembler a(Options());
   a.NoteStep(2);
-  a.UpdateRingDrops(3, 1);
-  a.UpdateRingDrops(3, 1);
-  a.UpdateRingDrops(5, 1);
+  a.AddRingDrops(3, 1);
+  a.AddRingDrops(0, 0);
+  a.AddRingDrops(2, 0);
   ASSERT_EQ(a.open_trees(), 1u);
   const dump::Accounting& acc = a.Tree(2)->accounting();
   EXPECT_EQ(acc.dropped_ring_full, 5u);
@@ -160,7 +175,7 @@ class AssemblyTest : public ::testing::Test {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
     ASSERT_FALSE(state->broken) << state->last_error;
-    ASSERT_TRUE(state->assembler.WriteDirty().ok());
+    ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   std::string File(const std::string& name) const {
     return dir_.path() + "/step0/rank0/" + name;

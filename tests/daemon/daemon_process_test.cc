@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -144,7 +146,20 @@ std::string ExpectedAccounting(bool producer_died) {
  },
  "stream_corrupt": false,
  "producer_died": )" +
-         (producer_died ? "true" : "false") + "\n}";
+         (producer_died ? "true" : "false") + R"(,
+ "step_open": false,
+ "recovered": false
+})";
+}
+
+// Flush is answered once every command queued before it has run: after it,
+// the files of the steps closed before are on disk.
+void Sync(RawClient& client) {
+  v1::Request req;
+  req.mutable_flush();
+  v1::Response resp;
+  ASSERT_TRUE(client.Call(req, &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
 }
 
 class DaemonProcessTest : public ::testing::Test {
@@ -173,7 +188,7 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   v1::Response resp;
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
-  // The reply to Step means the files are written.
+  Sync(client);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
   EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
@@ -295,6 +310,7 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   t1.join();
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  Sync(client);
 
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   EXPECT_EQ(doc["data"].size(), 2 * kPerRing);
@@ -305,7 +321,7 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
-TEST_F(DaemonProcessTest, StopWritesTheStepAndKeepsItOpenForLaterEntries) {
+TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
   RawClient client(Socket());
@@ -320,22 +336,72 @@ TEST_F(DaemonProcessTest, StopWritesTheStepAndKeepsItOpenForLaterEntries) {
   v1::Response resp;
   ASSERT_TRUE(client.Call(stop, &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  // A flush of the open step writes it, marked open: never complete.
+  Sync(client);
   EXPECT_EQ(dump::Json::parse(ReadFile(DumpFile("dump.json")))["data"].size(),
             1u);
+  dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["complete"], false);
+  EXPECT_EQ(acc["step_open"], true);
 
   // API backward hooks still fire after stop(); step() then writes them.
   ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Tensor.mul.0.backward"));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"input", List({})}})));
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
   ASSERT_TRUE(resp.ok()) << resp.error();
+  Sync(client);
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   std::vector<std::string> names;
   for (const auto& [name, body] : doc["data"].items()) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"Tensor.mul.0.forward",
                                              "Tensor.mul.0.backward"}));
+  acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["complete"], true);
+  EXPECT_EQ(acc["step_open"], false);
 }
 
-TEST_F(DaemonProcessTest, PeriodicFlushWritesWhatWasCapturedWithoutARequest) {
+// tprobe.json of a step rebuilt from its journal: valid, not complete.
+void ExpectRecovered(const std::string& dir) {
+  EXPECT_FALSE(std::filesystem::exists(dir + "/tprobe.journal"));
+  EXPECT_EQ(ReadFile(dir + "/dump.json"), kExpectedDump);
+  EXPECT_EQ(ReadFile(dir + "/construct.json"), kExpectedConstruct);
+  EXPECT_EQ(ReadFile(dir + "/stack.json"), kExpectedStack);
+  const dump::Json acc = dump::Json::parse(ReadFile(dir + "/tprobe.json"));
+  EXPECT_EQ(acc["complete"], false);
+  EXPECT_EQ(acc["recovered"], true);
+  EXPECT_EQ(acc["entries"], 1);
+}
+
+TEST_F(DaemonProcessTest, ADaemonKilledMidStepIsRecoveredWhenTheRankReturns) {
+  auto daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon->started());
+  {
+    RawClient client(Socket());
+    std::string error;
+    auto segment = client.Register(Registration(), &error);
+    ASSERT_NE(segment, nullptr) << error;
+    ASSERT_TRUE(WriteModuleCall(*segment));
+    // The step stays open: its journal is all there is on disk.
+    ASSERT_TRUE(WaitFor(
+        [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+        std::chrono::seconds(10)));
+    EXPECT_FALSE(std::filesystem::exists(DumpFile("dump.json")));
+    ::kill(daemon->pid(), SIGKILL);
+    EXPECT_EQ(daemon->Terminate(), 128 + SIGKILL);
+  }
+  // The rank comes back to a restarted daemon: its journal becomes the
+  // step's files, marked recovered.
+  daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon->started());
+  RawClient client(Socket());
+  std::string error;
+  auto segment = client.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
+  EXPECT_EQ(daemon->Terminate(), 0);
+}
+
+TEST_F(DaemonProcessTest, TprobeRecoverTurnsJournalsIntoValidSteps) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
   RawClient client(Socket());
@@ -343,10 +409,23 @@ TEST_F(DaemonProcessTest, PeriodicFlushWritesWhatWasCapturedWithoutARequest) {
   auto segment = client.Register(Registration(), &error);
   ASSERT_NE(segment, nullptr) << error;
   ASSERT_TRUE(WriteModuleCall(*segment));
-  // Every 2 s the daemon rewrites the trees that changed.
-  EXPECT_TRUE(
-      WaitFor([&] { return ReadFile(DumpFile("dump.json")) == kExpectedDump; },
-              std::chrono::seconds(5)));
+  ASSERT_TRUE(WaitFor(
+      [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+      std::chrono::seconds(10)));
+  ::kill(daemon.pid(), SIGKILL);
+  EXPECT_EQ(daemon.Terminate(), 128 + SIGKILL);
+  // A journal cut short by the kill keeps its whole records.
+  {
+    std::ofstream(DumpFile("tprobe.journal"), std::ios::app) << "\x40\x00\x00";
+  }
+  std::string output;
+  ASSERT_EQ(testing::RunCommand(
+                std::string(TPROBE_BIN) + " recover " + dir_.path() + "/dump",
+                &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("1 step recovered"), std::string::npos) << output;
+  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
 }
 
 // CPU time (user + system) process `pid` has used.

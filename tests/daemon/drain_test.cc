@@ -28,12 +28,11 @@ using testing::TestProducer;
 
 class DrainTest : public ::testing::Test {
  protected:
-  // Drains everything, writes the trees and returns the producer's state
-  // summary for the checks.
+  // Drains everything, then closes and writes every step.
   void DrainAndWrite(TestProducer& p) {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
-    ASSERT_TRUE(state->assembler.WriteDirty().ok());
+    ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   std::string File(const std::string& name, uint32_t step = 0) const {
     return dir_.path() + "/step" + std::to_string(step) + "/rank0/" + name;
@@ -351,6 +350,64 @@ TEST_F(DrainTest, RingDropsMarkTheStepIncomplete) {
   DrainAndWrite(p);
   EXPECT_EQ(Accounting()["dropped"]["ring_full"], 2);
   EXPECT_EQ(Accounting()["complete"], false);
+}
+
+TEST_F(DrainTest, RingCountersThatGoBackMarkOnlyThatProducerCorrupt) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto state = p->Lock();
+  p->segment().ring_header(0)->dropped[0].store(5);
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_FALSE(state->broken);
+  // A client that lowers its drop counter would make a subtraction wrap.
+  p->segment().ring_header(0)->dropped[0].store(3);
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->broken);
+  EXPECT_EQ(state->last_error,
+            "corrupt record on ring 0: implausible ring counters (records, "
+            "bytes or drops)");
+  EXPECT_TRUE(state->assembler.Tree(0)->accounting().stream_corrupt);
+}
+
+TEST_F(DrainTest, MoreBytesWrittenThanTheRingHoldsIsCorrupt) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  p->segment().ring_header(0)->bytes_written.store(uint64_t{1} << 60);
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->broken);
+}
+
+TEST_F(DrainTest, ATensorOverTheMaximumIsNeverBufferedAndStaysIncomplete) {
+  daemon::ProducerLimits limits;
+  limits.max_tensor_bytes = 4096;
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward"));
+  ASSERT_TRUE(w.Float32Tensor(1, {2048}, std::vector<float>(2048, 1.0f),
+                              /*chunk=*/512));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(1)})}})));
+  DrainAndWrite(p);
+  EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
+  EXPECT_EQ(Accounting()["stream_corrupt"], false);
+  EXPECT_TRUE(
+      Dump()["data"]["Tensor.add.0.forward"]["output"][0]["Max"].is_null());
+}
+
+TEST_F(DrainTest, InternTablesAreBoundedPerProducer) {
+  daemon::ProducerLimits limits;
+  limits.max_interned = 2;
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  for (uint32_t id = 1; id <= 3; ++id) {
+    ASSERT_TRUE(w.Intern(id, record::InternKind::kName, "N"));
+  }
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->broken);
+  EXPECT_EQ(state->names.size(), 2u);
 }
 
 TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {

@@ -117,9 +117,14 @@ class DumpTasksTest : public ::testing::Test {
     EXPECT_NE(segment, nullptr) << error;
     return segment;
   }
+  // Closes the step and waits until its files are written: Flush is
+  // answered once every command queued before it has run.
   bool Step(RawClient& client, uint32_t step) {
     v1::Response resp;
-    return client.Call(StepRequest(step), &resp) && resp.ok();
+    v1::Request flush;
+    flush.mutable_flush();
+    return client.Call(StepRequest(step), &resp) && resp.ok() &&
+           client.Call(flush, &resp) && resp.ok();
   }
 
   TempDir dir_;

@@ -51,9 +51,10 @@ inline v1::Register MakeRegister(const std::string& config_json,
 
 class TestProducer {
  public:
-  explicit TestProducer(const v1::Register& reg) {
+  explicit TestProducer(const v1::Register& reg,
+                        const daemon::ProducerLimits& limits = {}) {
     static std::atomic<uint64_t> next_id{1000};
-    auto created = daemon::Producer::Create(next_id++, Self(), reg);
+    auto created = daemon::Producer::Create(next_id++, Self(), reg, limits);
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) producer_ = std::move(created).value();
   }

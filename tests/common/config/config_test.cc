@@ -164,11 +164,13 @@ std::vector<ValidCase> ValidCases() {
        }},
       {"TprobeUpperBounds",
        R"({"tprobe": {"ring_bytes": 1073741824, "ring_count": 1,
-           "policy": "block", "block_timeout_ms": 4294967295}})",
+           "policy": "block", "block_timeout_ms": 4294967295,
+           "exit_timeout_ms": 600000}})",
        [](Config& c) {
          c.ring_bytes = uint64_t{1} << 30;
          c.ring_count = 1;
          c.block_timeout_ms = 4294967295u;
+         c.exit_timeout_ms = 600000;
        }},
       {"TprobeEmptySection", R"({"tprobe": {}})", [](Config&) {}},
   };
@@ -249,7 +251,8 @@ std::vector<InvalidCase> InvalidCases() {
        "allowed keys are [scope, list, data_mode, overflow_nums, check_mode]"},
       {"UnknownTprobeKey", R"({"tprobe": {"ring_size": 65536}})",
        "config: unknown key 'ring_size' in section 'tprobe'; allowed keys are "
-       "[socket, ring_bytes, ring_count, policy, block_timeout_ms]"},
+       "[socket, ring_bytes, ring_count, policy, block_timeout_ms, "
+       "exit_timeout_ms]"},
 
       // Top-level fields.
       {"TaskUnknown", R"({"task": "stats"})",
@@ -418,6 +421,9 @@ std::vector<InvalidCase> InvalidCases() {
        "config: tprobe.ring_count is invalid, it should be an integer"},
       {"PolicyUnknown", R"({"tprobe": {"policy": "wait"}})",
        "config: tprobe.policy is invalid, it should be one of [drop, block]"},
+      {"ExitTimeoutTooLong", R"({"tprobe": {"exit_timeout_ms": 600001}})",
+       "config: tprobe.exit_timeout_ms is invalid, it should be an integer "
+       "between 0 and 600000, currently it is 600001"},
       {"BlockTimeoutNegative", R"({"tprobe": {"block_timeout_ms": -1}})",
        "config: tprobe.block_timeout_ms is invalid, it should be an integer "
        "between 0 and 4294967295, currently it is -1"},
@@ -465,7 +471,8 @@ TEST(ToJsonTest, DefaultConfigHasCanonicalText) {
   "ring_bytes": 8388608,
   "ring_count": 4,
   "policy": "block",
-  "block_timeout_ms": 100
+  "block_timeout_ms": 100,
+  "exit_timeout_ms": 1000
  }
 })");
 }

@@ -129,7 +129,9 @@ TEST(StepTreeTest, SkippedRecordsAndACorruptStreamMakeAStepIncomplete) {
   "no_daemon": 0
  },
  "stream_corrupt": true,
- "producer_died": false
+ "producer_died": false,
+ "step_open": false,
+ "recovered": false
 })");
 }
 

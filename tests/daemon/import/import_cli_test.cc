@@ -793,6 +793,7 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
             "  flush      drain every rank and write its open steps now\n"
             "  import     turn MindSpore graph-mode raw dumps into an msprobe "
             "dump tree\n"
+            "  recover    rebuild the steps a killed tprobed left as journals\n"
             "  shutdown   make tprobed write everything and exit\n"
             "  start      make running ranks capture steps, live\n"
             "  status     show tprobed's ranks: step, ring fill, records, "

@@ -1,0 +1,100 @@
+#ifndef TPROBE_DAEMON_JOURNAL_H_
+#define TPROBE_DAEMON_JOURNAL_H_
+
+// The crash consistency of an open step. A step's files are written once,
+// when the step closes; until then every change the daemon makes to the
+// step's tree is appended to step{N}/rank{R}/tprobe.journal. If the daemon
+// dies (kill -9, a crash, the node's power), RecoverStep turns the journal
+// into the step's files, marked `recovered` (so not complete), and removes
+// it. A restarted daemon does this for a rank when the rank registers again;
+// `tprobe recover DIR` does it for a whole dump tree.
+//
+// What survives a daemon death: every entry, construct.json node and stack
+// applied to the tree up to the last journal write (at most kJournalPeriod
+// old, or kJournalBytes of changes), the accounting as of then, and the
+// tensor files written so far. A step that closes within kJournalPeriod of
+// opening never needs a journal file, so short steps cost no extra file. What
+// does not: records still in the rings or applied after the last Sync. A
+// journal cut short by the death (a partial last record) is read up to its last
+// whole record.
+//
+// Format: a sequence of records, each [u32 size][u32 crc32 of the body]
+// [body], little-endian. A body is one byte of kind, then CBOR (RFC 8949,
+// which keeps NaN and infinities exactly): kHeader {task, level, framework,
+// dump_data_dir}, kEntry [name, body], kParent [node, parent or null],
+// kStack [name, [lines]], kAccounting {counters}.
+//
+// Thread safety: none; a Journal belongs to one open tree (Assembler).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/dump/tree.h"
+#include "common/status.h"
+
+namespace tprobe::daemon {
+
+inline constexpr char kJournalFileName[] = "tprobe.journal";
+// Buffered changes are written once they are this old or this large.
+inline constexpr std::chrono::milliseconds kJournalPeriod{20};
+inline constexpr size_t kJournalBytes = size_t{1} << 20;
+
+class Journal {
+ public:
+  // The journal of the tree whose files go to `dir`; nothing is written
+  // until the first Sync with something to write.
+  Journal(std::string dir, const std::string& task, const std::string& level,
+          const std::string& framework,
+          const std::optional<std::string>& dump_data_dir);
+  ~Journal();
+  Journal(Journal&& other) noexcept;
+  Journal& operator=(Journal&&) = delete;
+  Journal(const Journal&) = delete;
+
+  // Buffer one change, in the order it was made to the tree.
+  void Entry(const std::string& name, const dump::Json& body);
+  void Parent(const std::string& node,
+              const std::optional<std::string>& parent);
+  void Stack(const std::string& name, const std::vector<std::string>& lines);
+
+  // Appends what was buffered, then the accounting when it changed, to the
+  // file (one write), if the oldest buffered change is kJournalPeriod old
+  // at `now` or kJournalBytes are buffered. Returns an error naming the
+  // file when it cannot be written.
+  Status Sync(const dump::Accounting& accounting,
+              std::chrono::steady_clock::time_point now);
+
+  // The step's files are written: the journal is no longer needed.
+  void Remove();
+
+ private:
+  void Append(uint8_t kind, const dump::Json& body);
+
+  std::string dir_;
+  std::string path_;
+  int fd_ = -1;
+  std::vector<uint8_t> pending_;
+  bool changed_ = false;  // something besides the header is pending
+  std::chrono::steady_clock::time_point oldest_;  // of the pending changes
+  dump::Accounting synced_accounting_;
+};
+
+// Rebuilds the tree of `dir` from its journal, writes its files marked
+// recovered and removes the journal. Returns false (and changes nothing)
+// when `dir` has no journal; an error when it cannot be read or written.
+Result<bool> RecoverStep(const std::string& dir);
+
+// Recovers every journal under `root` (its step*/rank*/ directories).
+// Returns the directories recovered; the first error stops nothing, it is
+// returned once the others were tried.
+Result<std::vector<std::string>> RecoverTree(const std::string& root);
+
+// The same, only for the directories of `rank` (dump::RankDirName).
+Result<std::vector<std::string>> RecoverRank(const std::string& root, int rank);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_JOURNAL_H_

@@ -1,0 +1,123 @@
+#include "daemon/rank_pipeline.h"
+
+#include "daemon/drain.h"
+
+namespace tprobe::daemon {
+namespace {
+
+constexpr size_t kCommandsPerPass = 64;
+
+void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
+                   const Status& s) {
+  if (s.ok()) return;
+  std::string error = "cannot write the dump: " + s.message();
+  if (error == state.last_error) return;  // logged once
+  state.last_error = std::move(error);
+  log.error("client {} (pid {}, rank {}): {}", p.client_id(), p.pid(), p.rank(),
+            s.message());
+}
+
+// Drains everything committed, writes every tree, and forgets the producer.
+Status Finalise(Producer& p, ProducerState& state, Registry& registry,
+                spdlog::logger& log, bool died) {
+  if (state.closed) return Status::Ok();
+  DrainCommitted(p, state, log);
+  ReleaseHeldNodes(p, state, log);
+  CloseOpenCalls(state);
+  if (died) state.assembler.MarkProducerDied();
+  Status s = state.assembler.Finish(UINT32_MAX);
+  LogWriteError(p, state, log, s);
+  state.closed = true;
+  registry.Remove(p.client_id());
+  shm::Segment::Remove(p.segment_name());
+  // Commands queued after the end (a CLI flush) have nothing left to do.
+  for (Command& c : p.CloseQueue()) {
+    if (c.done) c.done(Status::Ok());
+  }
+  return s;
+}
+
+Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
+                  spdlog::logger& log, const Command& c) {
+  if (state.closed) return Status::Ok();
+  DrainTo(p, state, c.targets, log);
+  Status s;
+  switch (c.kind) {
+    case Command::Kind::kStart:
+      state.assembler.NoteStep(c.step);
+      // After overflow_nums overflows no later step gets a directory.
+      if (!state.overflow_limit_reached) state.assembler.Tree(c.step);
+      break;
+    case Command::Kind::kStop:
+      if (c.write_open) s = state.assembler.WriteDirty();
+      break;
+    case Command::Kind::kStep:
+      // The drain may already have read the next step's first records:
+      // its held nodes wait for their own API or entry.
+      ReleaseHeldNodes(p, state, log, c.step);
+      CloseOpenCalls(state, c.step);
+      state.assembler.NoteUnclosedCalls(c.step, c.unclosed_calls);
+      s = state.assembler.Finish(c.step);
+      break;
+    case Command::Kind::kFlush:
+      s = state.assembler.WriteDirty();
+      break;
+    case Command::Kind::kGoodbye:
+      if (c.dropped_no_daemon > state.dropped_no_daemon) {
+        state.assembler.AddNoDaemonDrops(
+            c.dropped_no_daemon - state.dropped_no_daemon, /*defer=*/false);
+        state.dropped_no_daemon = c.dropped_no_daemon;
+      }
+      log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(),
+               p.pid(), p.rank());
+      return Finalise(p, state, registry, log, /*died=*/false);
+    case Command::Kind::kHangUp:
+      state.hung_up = true;
+      log.info(
+          "client {} (pid {}, rank {}) hung up without Goodbye; its steps "
+          "are finalised as producer_died once the process is gone",
+          p.client_id(), p.pid(), p.rank());
+      break;
+  }
+  LogWriteError(p, state, log, s);
+  return s;
+}
+
+}  // namespace
+
+size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
+                   spdlog::logger& log, size_t batch) {
+  size_t work = 0;
+  // A bounded number of commands per pass, so that the status stays current
+  // while a rank's commands arrive faster than its steps are written.
+  for (size_t n = 0; n < kCommandsPerPass || batch == 0; ++n) {
+    std::optional<Command> command = producer.TakeCommand();
+    if (!command) break;
+    Status s = RunCommand(producer, state, registry, log, *command);
+    if (command->done) command->done(std::move(s));
+    ++work;
+  }
+  if (!state.closed) work += DrainSome(producer, state, batch, log);
+  if (state.hung_up && !state.closed && producer.ProcessGone()) {
+    log.warn(
+        "client {} (pid {}, rank {}) died: its open steps are finalised as "
+        "incomplete (producer_died)",
+        producer.client_id(), producer.pid(), producer.rank());
+    (void)Finalise(producer, state, registry, log, /*died=*/true);
+    ++work;
+  }
+  if (!state.closed) {
+    LogWriteError(producer, state, log, state.assembler.SyncJournals());
+  }
+  producer.Publish(state);
+  return work;
+}
+
+void FinishPipeline(Producer& producer, ProducerState& state,
+                    Registry& registry, spdlog::logger& log) {
+  RunPipeline(producer, state, registry, log, /*batch=*/0);
+  (void)Finalise(producer, state, registry, log, /*died=*/false);
+  producer.Publish(state);
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,290 @@
+// A daemon that holds a whole node: the real tprobed serving several real
+// trainer processes (tprobe-example, each on its own dump path) through real
+// shared memory and sockets, under load and under faults: a rank killed in
+// mid-step, a segment overwritten with garbage, the daemon killed in
+// mid-step and restarted.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/dump/json_writer.h"
+#include "common/shm/segment.h"
+#include "gtest/gtest.h"
+#include "tests/daemon/raw_client.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe {
+namespace {
+
+using dump::Json;
+using testing::DaemonProcess;
+using testing::RawClient;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WaitFor;
+
+class NodeDaemonTest : public ::testing::Test {
+ protected:
+  ~NodeDaemonTest() override {
+    for (pid_t pid : ranks_) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
+  std::string DumpPath(const std::string& rank) const {
+    return dir_.path() + "/" + rank;
+  }
+
+  // A config of its own for trainer `rank`: its own dump path. Under policy
+  // block a trainer waits for the daemon as long as it takes (this VM
+  // writes fewer step directories per second than the example makes).
+  std::string Config(const std::string& rank, const std::string& policy,
+                     uint64_t ring_bytes) const {
+    const std::string path = dir_.path() + "/" + rank + ".json";
+    std::ofstream(path) << R"({"task": "statistics", "dump_path": ")"
+                        << DumpPath(rank)
+                        << R"(", "rank": [], "step": [], "level": "L0",
+                        "tprobe": {"policy": ")"
+                        << policy
+                        << R"(", "block_timeout_ms": 60000, "ring_bytes": )"
+                        << ring_bytes << "}}";
+    return path;
+  }
+
+  // Starts tprobe-example as a trainer process; output goes to a log file.
+  // `ring_bytes` bounds how far the trainer may run ahead of the daemon.
+  pid_t StartRank(const std::string& rank, int steps,
+                  const std::string& policy = "block",
+                  uint64_t ring_bytes = uint64_t{8} << 20) {
+    const std::string config = Config(rank, policy, ring_bytes);
+    const std::string log = dir_.path() + "/" + rank + ".log";
+    const std::string steps_arg = std::to_string(steps);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen(log.c_str(), "a", stderr);
+      ::execl(EXAMPLE_PATH, EXAMPLE_PATH, "--config", config.c_str(),
+              "--socket", Socket().c_str(), "--steps", steps_arg.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ranks_.push_back(pid);
+    return pid;
+  }
+
+  // Waits for a trainer to exit; returns its exit status (-1: signalled).
+  int WaitRank(pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::erase(ranks_, pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  void KillRank(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    WaitRank(pid);
+  }
+
+  std::optional<v1::StatusReply> Status() const {
+    RawClient cli(Socket());
+    v1::Request req;
+    req.mutable_status();
+    v1::Response resp;
+    if (!cli.connected() || !cli.Call(req, &resp) || !resp.ok()) {
+      return std::nullopt;
+    }
+    return resp.status();
+  }
+
+  // The daemon's status line of the trainer `pid`, once it registered.
+  std::optional<v1::RankStatus> RankOf(pid_t pid) const {
+    if (auto status = Status()) {
+      for (const auto& r : status->ranks()) {
+        if (r.pid() == pid) return r;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // True once the daemon serves no rank: every producer was finalised.
+  bool AllFinalised() const {
+    auto status = Status();
+    return status && status->ranks_size() == 0;
+  }
+
+  // tprobe.json of every step the trainer `rank` wrote, by step (a step
+  // whose files are not written yet is left out).
+  std::map<int, Json> Accounting(const std::string& rank) const {
+    std::map<int, Json> steps;
+    const std::string root = DumpPath(rank);
+    if (!std::filesystem::exists(root)) return steps;
+    for (const auto& e : std::filesystem::directory_iterator(root)) {
+      const std::string name = e.path().filename();
+      if (!name.starts_with("step")) continue;
+      const std::string text = ReadFile(e.path() / "rank" / "tprobe.json");
+      Json acc = Json::parse(text, nullptr, false);
+      if (acc.is_object()) steps[std::stoi(name.substr(4))] = std::move(acc);
+    }
+    return steps;
+  }
+
+  // Every file of the rank's tree is whole: it parses as the JSON Python
+  // writes (NaN and Infinity included), and no journal is left.
+  void ExpectValidFiles(const std::string& rank) const {
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(DumpPath(rank))) {
+      EXPECT_NE(e.path().filename(), "tprobe.journal") << e.path();
+      if (e.path().extension() != ".json") continue;
+      std::string text = ReadFile(e.path());
+      for (const std::string token : {"-Infinity", "Infinity", "NaN"}) {
+        for (size_t at; (at = text.find(": " + token)) != std::string::npos;) {
+          text.replace(at + 2, token.size(), "null");
+        }
+      }
+      EXPECT_FALSE(Json::parse(text, nullptr, false).is_discarded())
+          << e.path();
+    }
+  }
+
+  TempDir dir_;
+  std::vector<pid_t> ranks_;
+};
+
+TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  constexpr int kSteps = 3000;
+  const pid_t a = StartRank("a", kSteps);
+  EXPECT_EQ(WaitRank(a), 0) << ReadFile(dir_.path() + "/a.log");
+  // The trainer waited at most exit_timeout_ms at exit; the daemon finishes
+  // what is still in its rings.
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  const auto steps = Accounting("a");
+  ASSERT_EQ(steps.size(), static_cast<size_t>(kSteps));
+  for (const auto& [step, acc] : steps) {
+    ASSERT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
+    ASSERT_EQ(acc["producer_died"], false);
+  }
+  ExpectValidFiles("a");
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedWithinOneSecond) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  // Small rings: what the daemon still has to write when the rank dies is
+  // a few steps, so the second it has is spent on the open step.
+  const pid_t victim = StartRank("victim", 1000000, "block", 256 << 10);
+  const pid_t other = StartRank("other", 400);
+  // Kill the victim while it runs, some steps in.
+  ASSERT_TRUE(WaitFor([&] { return Accounting("victim").size() >= 20; },
+                      std::chrono::seconds(60)));
+  KillRank(victim);
+  const auto killed = std::chrono::steady_clock::now();
+  auto died = [&] {
+    for (const auto& [step, acc] : Accounting("victim")) {
+      if (acc["producer_died"] == true) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor(died, std::chrono::milliseconds(1000)))
+      << "no step marked producer_died 1 s after the kill";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(2));
+  EXPECT_EQ(WaitRank(other), 0);
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+
+  int victim_died = 0;
+  for (const auto& [step, acc] : Accounting("victim")) {
+    if (acc["producer_died"] == true) {
+      ++victim_died;
+      EXPECT_EQ(acc["complete"], false);
+    } else {
+      EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
+    }
+  }
+  EXPECT_GE(victim_died, 1);
+  EXPECT_LE(victim_died, 2) << "only the steps open at the kill";
+  const auto others = Accounting("other");
+  EXPECT_EQ(others.size(), 400u);
+  for (const auto& [step, acc] : others) {
+    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
+  }
+  ExpectValidFiles("victim");
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  // The victim drops instead of waiting: garbage in its ring headers makes
+  // its rings look full.
+  const pid_t victim = StartRank("victim", 1000000, "drop");
+  const pid_t other = StartRank("other", 400);
+  std::optional<v1::RankStatus> rank;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        rank = RankOf(victim);
+        return rank && Accounting("victim").size() >= 5;
+      },
+      std::chrono::seconds(60)));
+  const std::string name = "tprobe." + std::to_string(::getuid()) + "." +
+                           std::to_string(victim) + "." +
+                           std::to_string(rank->client_id());
+  auto segment = shm::Segment::Open(name);
+  ASSERT_TRUE(segment.ok()) << segment.status().message();
+  // Random bytes over the segment header and every ring header, as a stray
+  // write in the trainer would leave them.
+  std::mt19937_64 rng(20261130);
+  auto scribble = [&](void* at, size_t bytes) {
+    auto* p = static_cast<unsigned char*>(at);
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(rng());
+  };
+  std::vector<shm::RingHeader*> rings;
+  for (uint32_t i = 0; i < (*segment)->ring_count(); ++i) {
+    rings.push_back((*segment)->ring_header(i));
+  }
+  scribble((*segment)->header(), sizeof(shm::SegmentHeader));
+  for (shm::RingHeader* h : rings) scribble(h, sizeof(shm::RingHeader));
+
+  // The daemon goes on serving: the other rank finishes complete, the
+  // victim is reported corrupt.
+  EXPECT_EQ(WaitRank(other), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto r = RankOf(victim);
+        return r && r->last_error().find("corrupt") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  KillRank(victim);
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(Status().has_value()) << "the daemon still answers";
+  const auto others = Accounting("other");
+  EXPECT_EQ(others.size(), 400u);
+  for (const auto& [step, acc] : others) {
+    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
+  }
+  int corrupt = 0;
+  for (const auto& [step, acc] : Accounting("victim")) {
+    if (acc["stream_corrupt"] == true) ++corrupt;
+  }
+  EXPECT_GE(corrupt, 1);
+  ExpectValidFiles("victim");
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace tprobe
