@@ -137,6 +137,12 @@ void Session::Step() {
   UpdateCollecting();
 }
 
+void Session::SetStep(uint32_t step) {
+  std::lock_guard lock(mu_);
+  step_.store(step, std::memory_order_release);
+  UpdateCollecting();
+}
+
 void Session::Publish(CallPlan* plan) {
   plan->input = selection_.Keeps(plan->forward, true);
   plan->output = selection_.Keeps(plan->forward, false);

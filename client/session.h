@@ -82,6 +82,9 @@ class Session {
   // Ends the step: flush, then call indices, filter ranges and the
   // outermost-API state start again and the step number advances.
   void Step();
+  // Makes `step` the current step number, as msprobe's set_init_step does:
+  // the next Start() records into step{step} and Step() counts on from it.
+  void SetStep(uint32_t step);
 
   // Whether hooks should record now: started, this step and rank selected,
   // and the configured steps not yet over.

@@ -25,10 +25,14 @@ CONFIG = os.path.join(ROOT, "tests", "data", "golden", "L0", "config.json")
 
 
 def run(cmd, **kwargs) -> subprocess.CompletedProcess:
-    kwargs.setdefault("check", True)
-    kwargs.setdefault("timeout", 1800)
-    return subprocess.run(cmd, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, **kwargs)
+    """Runs cmd; raises with its output when it fails."""
+    done = subprocess.run(cmd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=1800,
+                          **kwargs)
+    if done.returncode != 0:
+        raise AssertionError(f"{cmd} exited {done.returncode}:\n"
+                             f"{done.stdout[-6000:]}")
+    return done
 
 
 def daemons_on(socket_path: str) -> list:
@@ -54,9 +58,11 @@ class WheelTest(unittest.TestCase):
         build_dir = os.environ.get("TPROBE_WHEEL_BUILD_DIR") or os.path.join(
             cls.tmp, "build")
         cmd = [sys.executable, "-m", "pip", "wheel", "--no-build-isolation",
-               "--no-deps", "-w", wheels, f"-Cbuild-dir={build_dir}", ROOT]
+               "--no-deps", "-w", wheels,
+               f"--config-settings=build-dir={build_dir}", ROOT]
         if shutil.which("ccache"):
-            cmd.append("-Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
+            cmd.append("--config-settings="
+                       "cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
         cls.build = run(cmd, cwd=cls.tmp)
         cls.wheel = glob.glob(os.path.join(wheels, "tprobe-*.whl"))[0]
         cls.env = os.path.join(cls.tmp, "env")

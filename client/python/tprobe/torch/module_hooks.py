@@ -97,7 +97,9 @@ class _Backward:
             values[slot] = grad
         self.grad_outputs = values
         if not self.waits_inputs:
-            self._emit([None] * self.arg_slots)
+            # No argument needs a gradient: as torch's BackwardHook (msprobe
+            # 26.x) reports it, the entry's output is empty.
+            self._emit([])
 
     def on_input_grads(self, slots: List[int],
                        grads: Sequence[Optional[_Tensor]]) -> None:
@@ -142,6 +144,10 @@ class ModuleHooks:
         self.rt = rt
         self.grad_hooks = grad_hooks
         self._models: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        # Every module with tprobe's hooks.
+        self._hooked: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        # module_dump(): whether its modules record now.
+        self.module_dump_on = False
 
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
@@ -154,15 +160,30 @@ class ModuleHooks:
                 if module is root:
                     continue  # msprobe skips the model itself
                 where = f"{i}.{path}" if many else path
-                base = Session.module_base(where, type(module).__name__)
-                module.register_forward_pre_hook(self._pre_hook(base))
-                module.register_forward_hook(self._post_hook())
+                self._hook(module, where, None)
 
-    def _pre_hook(self, base: str) -> Callable:
+    def register_one(self, module: torch.nn.Module, path: str) -> bool:
+        """Hooks ``module`` alone (not its children) as ``Module.{path}.
+        {Class}``, recording only while ``module_dump_on`` (msprobe's
+        module_dump). False when the module has tprobe's hooks already."""
+        if module in self._hooked:
+            return False
+        self._hook(module, path, lambda: self.module_dump_on)
+        return True
+
+    def _hook(self, module: torch.nn.Module, path: str,
+              gate: Optional[Callable[[], bool]]) -> None:
+        self._hooked.add(module)
+        base = Session.module_base(path, type(module).__name__)
+        module.register_forward_pre_hook(self._pre_hook(base, gate))
+        module.register_forward_hook(self._post_hook())
+
+    def _pre_hook(self, base: str,
+                  gate: Optional[Callable[[], bool]]) -> Callable:
         rt = self.rt
 
         def pre_hook(module: torch.nn.Module, args: tuple) -> Optional[tuple]:
-            if not rt.on:
+            if not rt.on or (gate is not None and not gate()):
                 return None
             local = rt.local
             if local.busy:
