@@ -619,7 +619,8 @@ class PySession {
   }
 
   void ModuleEnd(py::handle base, int64_t state, py::handle stack,
-                 py::handle args, py::handle output, py::handle parameters) {
+                 py::handle args, py::handle output, py::handle parameters,
+                 py::handle kwargs) {
     try {
       std::string_view text;
       if (!session_ || state == 0 || !Text(base, &text)) return;
@@ -630,7 +631,11 @@ class PySession {
         v1::Dict* body = entry.mutable_body();
         if (plan.input) {
           SafeEncode(core, args, Add(body, "input_args"));
-          Add(body, "input_kwargs")->mutable_dict();
+          if (PyDict_Check(kwargs.ptr())) {
+            SafeEncode(core, kwargs, Add(body, "input_kwargs"));
+          } else {
+            Add(body, "input_kwargs")->mutable_dict();
+          }
         }
         if (plan.output) EncodeOutput(core, output, Add(body, "output"));
         v1::Dict* params = Add(body, "parameters")->mutable_dict();
@@ -964,8 +969,9 @@ PYBIND11_MODULE(_C, m) {
       .def("module_end", &PySession::ModuleEnd, py::arg("base"),
            py::arg("state"), py::arg("stack"), py::arg("args"),
            py::arg("output"), py::arg("parameters"),
+           py::arg("kwargs") = py::none(),
            "Writes the module call's entry (if the state says so) and "
-           "closes it.")
+           "closes it; kwargs (a dict, PyTorch 2.x) becomes input_kwargs.")
       .def("module_backward", &PySession::ModuleBackward, py::arg("base"),
            py::arg("index"), py::arg("input"), py::arg("output"),
            "Records the backward of forward call `index` of a module.")

@@ -27,6 +27,22 @@ from tprobe.torch.runtime import Runtime, first_tensor
 _Tensor = torch.Tensor
 
 
+def _compiling() -> bool:
+    """Whether torch.compile's Dynamo is compiling a frame on this thread:
+    the calls it makes then (on fake tensors, to build the graph and its
+    guards) are not the model's, and are not recorded. msprobe 26.x refuses Dynamo outright on
+    PyTorch >= 2.7; tprobe records what runs eagerly (hooks make Dynamo
+    break the graph around every hooked call) and never stops training."""
+    return _compile_context is not None and _compile_context() is not None
+
+
+try:  # PyTorch 2.x
+    from torch._guards import CompileContext
+    _compile_context = CompileContext.try_get
+except (ImportError, AttributeError):
+    _compile_context = None
+
+
 def _owners() -> Dict[str, List[Any]]:
     """Where each group's functions live (the first owner is looked up; the
     wrapper replaces the function in every owner that holds it)."""
@@ -100,7 +116,7 @@ class ApiHooks:
         record = self._record
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if rt.on and not rt.local.busy:
+            if rt.on and not rt.local.busy and not _compiling():
                 return record(base, original, distributed, args, kwargs)
             return original(*args, **kwargs)
 

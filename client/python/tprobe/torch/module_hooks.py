@@ -5,8 +5,9 @@ Forward: a pre-hook opens the call in the client core (which names it
 opens its construct node) and a post-hook hands over input_args, output and
 parameters for the entry and closes the call. As in msprobe 8.3.3 the
 inputs are read in the post-hook, so an in-place module shows its inputs
-after the change. PyTorch 1.13 hands no kwargs to module hooks, so
-input_kwargs is always {}.
+after the change. On PyTorch 2.x the hooks take the keyword arguments too
+(``with_kwargs=True``) and they become input_kwargs; PyTorch 1.13 hands
+module hooks no kwargs, so input_kwargs is {} there, as in msprobe.
 
 Backward: ``Module.{path}.{Class}.backward.{N}`` (same N as the forward),
 with ``input`` = gradients w.r.t. the forward outputs and ``output`` =
@@ -20,6 +21,7 @@ working. Modules with ``inplace=True`` get no backward entry: their input
 would be changed through the alias (msprobe misses these too).
 """
 
+import inspect
 import weakref
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -31,6 +33,9 @@ from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.runtime import Runtime
 
 _Tensor = torch.Tensor
+# PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
+_WITH_KWARGS = "with_kwargs" in inspect.signature(
+    torch.nn.Module.register_forward_pre_hook).parameters
 
 
 class _Alias(torch.autograd.Function):
@@ -175,8 +180,24 @@ class ModuleHooks:
               gate: Optional[Callable[[], bool]]) -> None:
         self._hooked.add(module)
         base = Session.module_base(path, type(module).__name__)
-        module.register_forward_pre_hook(self._pre_hook(base, gate))
-        module.register_forward_hook(self._post_hook())
+        pre_hook = self._pre_hook(base, gate)
+        post_hook = self._post_hook()
+        if not _WITH_KWARGS:
+            module.register_forward_pre_hook(pre_hook)
+            module.register_forward_hook(post_hook)
+            return
+
+        def pre_hook_kwargs(module: torch.nn.Module, args: tuple,
+                            kwargs: dict) -> Optional[tuple]:
+            new_args = pre_hook(module, args)
+            return None if new_args is None else (new_args, kwargs)
+
+        def post_hook_kwargs(module: torch.nn.Module, args: tuple,
+                             kwargs: dict, output: Any) -> Any:
+            return post_hook(module, args, output, kwargs)
+
+        module.register_forward_pre_hook(pre_hook_kwargs, with_kwargs=True)
+        module.register_forward_hook(post_hook_kwargs, with_kwargs=True)
 
     def _pre_hook(self, base: str,
                   gate: Optional[Callable[[], bool]]) -> Callable:
@@ -202,8 +223,8 @@ class ModuleHooks:
     def _post_hook(self) -> Callable:
         rt = self.rt
 
-        def post_hook(module: torch.nn.Module, args: tuple,
-                      output: Any) -> Any:
+        def post_hook(module: torch.nn.Module, args: tuple, output: Any,
+                      kwargs: Optional[dict] = None) -> Any:
             local = rt.local
             calls = local.modules
             if not calls or local.busy:
@@ -213,7 +234,7 @@ class ModuleHooks:
                 return None
             local.busy += 1
             try:
-                return self._close(call, module, args, output)
+                return self._close(call, module, args, output, kwargs)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a module forward hook", error)
                 return None
@@ -261,12 +282,12 @@ class ModuleHooks:
         return tuple(new_args)
 
     def _close(self, call: _Call, module: torch.nn.Module, args: tuple,
-               output: Any) -> Any:
+               output: Any, kwargs: Optional[dict]) -> Any:
         session = self.rt.session
         state = call.state
         if state & ENTRY:
             session.module_end(call.base, state, call_stack.capture(), args,
-                               output, module._parameters)
+                               output, module._parameters, kwargs)
         else:
             session.module_end(call.base, state, None, None, None, None)
         if state & BACKWARD:
