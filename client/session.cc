@@ -189,6 +189,12 @@ void Session::Step(uint64_t unclosed_calls) {
   UpdateCollecting();
 }
 
+void Session::SetStep(uint32_t step) {
+  std::lock_guard lock(mu_);
+  step_.store(step, std::memory_order_release);
+  UpdateCollecting();
+}
+
 void Session::Publish(CallPlan* plan) {
   // With scope or list, a module call is checked again when it ends: a
   // forward call's outputs and parameters, a backward call's everything.

@@ -96,6 +96,9 @@ class Session {
   // `unclosed_calls` is how many of the step's calls the adapter saw begin
   // and never end; the daemon marks such a step incomplete.
   void Step(uint64_t unclosed_calls = 0);
+  // Makes `step` the current step number, as msprobe's set_init_step does:
+  // the next Start() records into step{step} and Step() counts on from it.
+  void SetStep(uint32_t step);
 
   // Whether hooks should record now: started, this step and rank selected,
   // and the configured steps not yet over.

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what tprobe needs from Debian 12's archive (only what is missing),
-# then configures and builds it into ./build.
+# creates the project virtual environment .venv (deploy/venv.sh: pinned
+# torch 2.13.0, numpy, msprobe as a test reference), then configures and
+# builds tprobe into ./build and puts it into .venv.
 #
 #   deploy/setup.sh [--no-build]
 #
 # Safe to re-run: apt is only called for packages that are not installed,
-# and the build is incremental.
+# pip only when a pin of deploy/requirements.txt is not satisfied, and the
+# build is incremental. Nothing is written outside the repository but the
+# apt packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,26 +35,14 @@ else
   echo "[setup] all packages present"
 fi
 
-# --- MindSpore ------------------------------------------------------------
-# The virtual environment .venv holds MindSpore (CPU) and, as a test
-# reference, msprobe, pinned in deploy/requirements.txt. torch goes in
-# first, alone, so that nothing pulls another torch build.
-# TPROBE_SKIP_VENV=1 leaves it out.
-if [[ "${TPROBE_SKIP_VENV:-0}" != 1 ]]; then
-  [[ -x .venv/bin/python ]] || python3 -m venv .venv
-  pin() { grep -E "^$1==" deploy/requirements.txt; }
-  .venv/bin/pip install -q "$(pin torch)"
-  .venv/bin/pip install -q "$(pin mindspore)" "$(pin numpy)" "$(pin pandas)" \
-    "$(pin mindstudio-probe)"
-  echo "[setup] .venv: $(.venv/bin/python -c 'import mindspore; print("mindspore", mindspore.__version__)' 2>/dev/null)"
-fi
-
 [[ "${1:-}" == "--no-build" ]] && exit 0
+
+# The venv comes before the configure step: the tests that need it are
+# registered only when .venv/bin/python exists (TPROBE_VENV_PYTHON).
+deploy/venv.sh build
 
 echo "[setup] building into ./build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)"
-if [[ -x client/python/install.sh ]]; then
-  client/python/install.sh build
-fi
-echo "[setup] done: build/bin/tprobed, build/bin/tprobe, build/lib/libtprobe.so"
+echo "[setup] done: build/bin/tprobed, build/bin/tprobe, build/lib/libtprobe.so;" \
+     ".venv/bin/python has torch 2.13.0 and tprobe"

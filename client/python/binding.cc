@@ -655,6 +655,9 @@ class PySession {
   void Step() {
     Guard([&] { session_->Step(); });
   }
+  void SetStep(uint32_t step) {
+    Guard([&] { session_->SetStep(step); });
+  }
 
   bool collecting() const { return session_ && session_->collecting(); }
   bool connected() const { return session_ && session_->connected(); }
@@ -1112,6 +1115,8 @@ PYBIND11_MODULE(_C, m) {
       .def("start", &PySession::Start)
       .def("stop", &PySession::Stop)
       .def("step", &PySession::Step)
+      .def("set_step", &PySession::SetStep, py::arg("step"),
+           "Makes step the current step number (msprobe's set_init_step).")
       .def_property_readonly("collecting", &PySession::collecting)
       .def_property_readonly("connected", &PySession::connected)
       .def_property_readonly("current_step", &PySession::step)

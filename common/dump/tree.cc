@@ -29,13 +29,13 @@ AddResult StepTree::AddEntry(const std::string& name, Json body) {
     // msprobe 26.x moves an updated module entry to the end (its outputs
     // come after its children's entries). Linear in the entries after it.
     const size_t from = slot->second;
-    auto moved = std::move(*(entries.begin() + from));
+    Json moved = std::move(existing);
     entries.erase(entries.begin() + from);
     for (size_t i = from; i < entries.size(); ++i) {
-      entry_index_[entries[i].first] = i;
+      entry_index_[(entries.begin() + i)->first] = i;
     }
     slot->second = entries.size();
-    entries.push_back(std::move(moved));
+    entries.emplace_back(name, std::move(moved));
   }
   return AddResult::kMerged;
 }

@@ -136,7 +136,9 @@ class BindingTest(unittest.TestCase):
 
     def test_numpy(self) -> None:
         self.assertEqual(self.data["numpy"], {"input_args": [
-            typed("float32", 0.25), typed("bool_", True), typed("int64", 7),
+            # type(x).__name__: "bool_" in numpy 1.x, "bool" in numpy 2.
+            typed("float32", 0.25), typed(type(np.bool_(True)).__name__, True),
+            typed("int64", 7),
             {"type": "numpy.ndarray", "dtype": "float64", "shape": [2],
              "Max": 1.0, "Min": -3.0, "Mean": -1.0,
              "Norm": math.sqrt(10.0)}]})

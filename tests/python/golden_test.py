@@ -19,21 +19,25 @@ from tprobed_fixture import (  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
+# msprobe 8.3.3's API names: tprobe hooks what made the golden trees.
+API_LIST = os.path.join(GOLDEN, "support_wrap_ops.yaml")
 # The golden trees are PyTorch 1.13's: other versions run other kernels (the
 # last bits of Max/Min differ) and AdamW makes other calls (lerp_).
 TORCH_1_13 = importlib.metadata.version("torch").startswith("1.13")
 
 
-def run_tiny_gpt(level: str, tmp: str) -> str:
-    """Runs the golden script with tprobe for 2 steps; returns the dump
-    path once tprobed has written everything."""
+def run_tiny_gpt(level: str, tmp: str, golden: str = GOLDEN,
+                 **env: str) -> str:
+    """Runs the golden script with tprobe for 2 steps, with the config of
+    ``golden``/level; returns the dump path once tprobed has written
+    everything. ``env``: extra environment for the script."""
     out = os.path.join(tmp, "dump")
     with Tprobed(tprobed_binary(), tmp) as daemon:
         subprocess.run(
             [sys.executable, SCRIPT, "--tool", "tprobe", "--config",
-             os.path.join(GOLDEN, level, "config.json"), "--dump-path", out,
+             os.path.join(golden, level, "config.json"), "--dump-path", out,
              "--steps", "2"],
-            env=daemon.env(), check=True, timeout=600,
+            env=daemon.env(**env), check=True, timeout=600,
             stdout=subprocess.DEVNULL)
         if daemon.stop() != 0:
             raise AssertionError("tprobed failed: " + daemon.log())
@@ -48,7 +52,8 @@ class GoldenTest(unittest.TestCase):
     def tree(cls, level: str) -> str:
         if level not in cls.trees:
             tmp = fresh_dir("tp-golden-")
-            cls.trees[level] = run_tiny_gpt(level, tmp)
+            cls.trees[level] = run_tiny_gpt(level, tmp,
+                                            TPROBE_API_LIST=API_LIST)
         return cls.trees[level]
 
     def check_level(self, level: str) -> None:

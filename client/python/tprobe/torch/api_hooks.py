@@ -1,6 +1,6 @@
 """API hooks (levels L1 and mix): torch.nn.functional, torch.Tensor, torch,
 torch._VF and torch.distributed functions are replaced by wrappers
-(api_list.py says which).
+(api_list.py says which: the installed msprobe's list, else its copy).
 
 A wrapped call made while capture is on, and not from inside another hooked
 call or from tprobe itself, is reported to the client core, which names it
@@ -15,7 +15,7 @@ node and output = the gradients it passes on. As in msprobe it fires even
 after stop(), for backward passes of calls dumped before.
 """
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -27,21 +27,42 @@ from tprobe._common.runtime import Runtime, first_tensor
 _Tensor = torch.Tensor
 
 
-def _targets() -> List[Tuple[str, List[Any], List[str]]]:
-    groups = [
-        ("Functional", [torch.nn.functional], api_list.FUNCTIONAL),
-        ("Tensor", [torch.Tensor], api_list.TENSOR),
-        ("Torch", [torch], api_list.TORCH),
-        ("VF", [torch._VF], api_list.VF),
-    ]
+def _compiling() -> bool:
+    """Whether torch.compile's Dynamo is compiling a frame on this thread:
+    the calls it makes then (on fake tensors, to build the graph and its
+    guards) are not the model's, and are not recorded. msprobe 26.x refuses Dynamo outright on
+    PyTorch >= 2.7; tprobe records what runs eagerly (hooks make Dynamo
+    break the graph around every hooked call) and never stops training."""
+    return _compile_context is not None and _compile_context() is not None
+
+
+try:  # PyTorch 2.x
+    from torch._guards import CompileContext
+    _compile_context = CompileContext.try_get
+except (ImportError, AttributeError):
+    _compile_context = None
+
+
+def _owners() -> Dict[str, List[Any]]:
+    """Where each group's functions live (the first owner is looked up; the
+    wrapper replaces the function in every owner that holds it)."""
+    owners = {"Functional": [torch.nn.functional], "Tensor": [torch.Tensor],
+              "Torch": [torch], "VF": [torch._VF]}
     try:
         import torch.distributed as dist
         if dist.is_available():
-            groups.append(("Distributed", [dist, dist.distributed_c10d],
-                           api_list.DISTRIBUTED))
+            owners["Distributed"] = [dist, dist.distributed_c10d]
     except ImportError:  # pragma: no cover
         pass
-    return groups
+    return owners
+
+
+def _targets() -> List[Tuple[str, List[Any], List[str]]]:
+    owners = _owners()
+    return [(prefix, owners[prefix],
+             [n for n in names if f"{prefix}.{n}" not in api_list.SKIPPED])
+            for prefix, names in api_list.groups().items()
+            if prefix in owners]
 
 
 def _resolve(owner: Any, dotted: str) -> Tuple[Any, str]:
@@ -77,6 +98,10 @@ class ApiHooks:
                     self._replaced.append((target, attr, original, own))
                     setattr(target, attr, wrapper)
 
+    @property
+    def installed(self) -> bool:
+        return bool(self._replaced)
+
     def restore(self) -> None:
         for target, attr, original, own in reversed(self._replaced):
             if own:
@@ -91,7 +116,7 @@ class ApiHooks:
         record = self._record
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if rt.on and not rt.local.busy:
+            if rt.on and not rt.local.busy and not _compiling():
                 return record(base, original, distributed, args, kwargs)
             return original(*args, **kwargs)
 

@@ -20,6 +20,8 @@ import sys
 import threading
 from typing import Any, List, Optional
 
+import torch
+
 from tprobe import _C
 from tprobe._common.session import config_with_overrides, new_session
 from tprobe.torch import values
@@ -96,6 +98,11 @@ class PrecisionDebugger:
 
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None) -> None:
+        if token_range is not None:
+            raise NotImplementedError(
+                "PrecisionDebugger.start: token_range is not supported by "
+                "tprobe (msprobe dumps only the given token range of an "
+                "inference run); call start() without it")
         self = cls._get()
         if self is None:
             return
@@ -123,7 +130,64 @@ class PrecisionDebugger:
 
     @classmethod
     def forward_backward_dump_end(cls) -> None:
+        """msprobe's deprecated name for stop()."""
         cls.stop()
+
+    @classmethod
+    def set_init_step(cls, step: int) -> None:
+        """Numbers the steps from ``step``: the next start() records into
+        step{step}, and each step() counts on from there."""
+        self = cls._require("set_init_step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"set_init_step: step must be an integer >= 0, "
+                             f"got {step!r}")
+        self._rt.session.set_step(step)
+        self._rt.refresh()
+
+    @classmethod
+    def save(cls, variable: Any, name: str, save_backward: bool = True) -> None:
+        """msprobe's save() writes only at its level "debug" (debug.json),
+        which tprobe does not support (the config refuses it); at every
+        other level msprobe ignores the call, and so does tprobe. Bad
+        arguments raise ValueError."""
+        cls._require("save")
+        if not isinstance(name, str):
+            raise ValueError(f"save: name must be a str, got {name!r}")
+        if not isinstance(save_backward, bool):
+            raise ValueError(f"save: save_backward must be a bool, got "
+                             f"{save_backward!r}")
+
+    @classmethod
+    def _require(cls, what: str) -> "PrecisionDebugger":
+        self = cls._get()
+        if self is None:
+            raise RuntimeError(f"{what}: create the PrecisionDebugger first")
+        return self
+
+    def _module_dump(self, module: Any, name: str) -> None:
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(f"module_dump: module must be a torch.nn.Module, "
+                            f"got {type(module).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"module_dump: dump_name must be a str, got "
+                            f"{name!r}")
+        if self._rt.level == "L1":
+            raise NotImplementedError(
+                "module_dump: tprobe records modules at levels L0 and mix "
+                "only, not at L1; configure level mix")
+        if not self._modules.register_one(module, name):
+            sys.stderr.write("[tprobe] module_dump: the module is hooked "
+                             "already (start() with its model); it is "
+                             "dumped as part of that model\n")
+            return
+        # As in msprobe: inside the module no API is recorded.
+        self._apis.restore()
+        self._modules.module_dump_on = True
+
+    def _module_dump_end(self) -> None:
+        self._modules.module_dump_on = False
+        if self._rt.level in ("L1", "mix") and not self._apis.installed:
+            self._apis.install()
 
     @property
     def session(self) -> _C.Session:
@@ -164,3 +228,15 @@ class PrecisionDebugger:
         rt = self._rt
         rt.on = False
         rt.session.close()
+
+
+def module_dump(module: Any, dump_name: str) -> None:
+    """Dumps ``module`` alone as ``Module.{dump_name}.{Class}`` until
+    module_dump_end(); its children and the APIs it calls are not recorded
+    (msprobe's module_dump). REQUIRES: a PrecisionDebugger exists."""
+    PrecisionDebugger._require("module_dump")._module_dump(module, dump_name)
+
+
+def module_dump_end() -> None:
+    """Ends module_dump(); API hooks are back for levels L1 and mix."""
+    PrecisionDebugger._require("module_dump_end")._module_dump_end()

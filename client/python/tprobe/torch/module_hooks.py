@@ -6,8 +6,10 @@ opens its construct node) and hands over its stack and input_args; a
 post-hook hands over output and parameters and closes the call. As in
 msprobe 26.x the inputs are read in the pre-hook, so an in-place module
 shows its inputs before the change, and the entry, completed by the
-post-hook, ends up after its children's. PyTorch 1.13 hands no kwargs to
-module hooks, so input_kwargs is always {}.
+post-hook, ends up after its children's. On PyTorch 2.x the hooks take the
+keyword arguments too (``with_kwargs=True``) and they become input_kwargs;
+PyTorch 1.13 hands module hooks no kwargs, so input_kwargs is {} there, as
+in msprobe.
 
 Backward: ``Module.{path}.{Class}.backward.{N}`` (same N as the forward),
 begun when the gradients of its outputs arrive and ended when its own are
@@ -24,6 +26,7 @@ working. Modules with ``inplace=True`` get no backward entry: their input
 would be changed through the alias (msprobe misses these too).
 """
 
+import inspect
 import weakref
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -35,6 +38,9 @@ from tprobe.torch.grad_hooks import GradHooks
 from tprobe._common.runtime import Runtime
 
 _Tensor = torch.Tensor
+# PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
+_WITH_KWARGS = "with_kwargs" in inspect.signature(
+    torch.nn.Module.register_forward_pre_hook).parameters
 
 
 class _Alias(torch.autograd.Function):
@@ -105,7 +111,9 @@ class _Backward:
         # children's backward) are inside it.
         self._call(self._begin)
         if not self.waits_inputs:
-            self._emit([None] * self.arg_slots)
+            # No argument needs a gradient: as torch's BackwardHook (msprobe
+            # 26.x) reports it, the entry's output is empty.
+            self._emit([])
 
     def on_input_grads(self, slots: List[int],
                        grads: Sequence[Optional[_Tensor]]) -> None:
@@ -162,6 +170,10 @@ class ModuleHooks:
         self.rt = rt
         self.grad_hooks = grad_hooks
         self._models: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        # Every module with tprobe's hooks.
+        self._hooked: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        # module_dump(): whether its modules record now.
+        self.module_dump_on = False
 
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
@@ -174,22 +186,54 @@ class ModuleHooks:
                 if module is root:
                     continue  # msprobe skips the model itself
                 where = f"{i}.{path}" if many else path
-                base = Session.module_base(where, type(module).__name__)
-                module.register_forward_pre_hook(self._pre_hook(base))
-                module.register_forward_hook(self._post_hook())
+                self._hook(module, where, None)
 
-    def _pre_hook(self, base: str) -> Callable:
+    def register_one(self, module: torch.nn.Module, path: str) -> bool:
+        """Hooks ``module`` alone (not its children) as ``Module.{path}.
+        {Class}``, recording only while ``module_dump_on`` (msprobe's
+        module_dump). False when the module has tprobe's hooks already."""
+        if module in self._hooked:
+            return False
+        self._hook(module, path, lambda: self.module_dump_on)
+        return True
+
+    def _hook(self, module: torch.nn.Module, path: str,
+              gate: Optional[Callable[[], bool]]) -> None:
+        self._hooked.add(module)
+        base = Session.module_base(path, type(module).__name__)
+        pre_hook = self._pre_hook(base, gate)
+        post_hook = self._post_hook()
+        if not _WITH_KWARGS:
+            module.register_forward_pre_hook(pre_hook)
+            module.register_forward_hook(post_hook)
+            return
+
+        def pre_hook_kwargs(module: torch.nn.Module, args: tuple,
+                            kwargs: dict) -> Optional[tuple]:
+            new_args = pre_hook(module, args, kwargs)
+            return None if new_args is None else (new_args, kwargs)
+
+        def post_hook_kwargs(module: torch.nn.Module, args: tuple,
+                             kwargs: dict, output: Any) -> Any:
+            return post_hook(module, args, output)
+
+        module.register_forward_pre_hook(pre_hook_kwargs, with_kwargs=True)
+        module.register_forward_hook(post_hook_kwargs, with_kwargs=True)
+
+    def _pre_hook(self, base: str,
+                  gate: Optional[Callable[[], bool]]) -> Callable:
         rt = self.rt
 
-        def pre_hook(module: torch.nn.Module, args: tuple) -> Optional[tuple]:
-            if not rt.on:
+        def pre_hook(module: torch.nn.Module, args: tuple,
+                     kwargs: Optional[dict] = None) -> Optional[tuple]:
+            if not rt.on or (gate is not None and not gate()):
                 return None
             local = rt.local
             if local.busy:
                 return None
             local.busy += 1
             try:
-                return self._open(module, base, args)
+                return self._open(module, base, args, kwargs)
             except Exception as error:  # noqa: BLE001
                 rt.warn_once("a module forward pre-hook", error)
                 return None
@@ -221,8 +265,8 @@ class ModuleHooks:
 
         return post_hook
 
-    def _open(self, module: torch.nn.Module, base: str,
-              args: tuple) -> Optional[tuple]:
+    def _open(self, module: torch.nn.Module, base: str, args: tuple,
+              kwargs: Optional[dict]) -> Optional[tuple]:
         rt = self.rt
         session = rt.session
         state = session.module_begin(base)
@@ -232,7 +276,7 @@ class ModuleHooks:
             # As msprobe 26.x: the stack and the inputs are taken when the
             # module begins (an in-place module shows its inputs unchanged).
             session.module_inputs(base, state, call_stack.capture(), args,
-                                  {})
+                                  kwargs if kwargs is not None else {})
         call = _Call(module, base, state)
         rt.modules().append(call)
         if not (state & BACKWARD and torch.is_grad_enabled()
