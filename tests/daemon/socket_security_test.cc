@@ -455,6 +455,10 @@ TEST_F(SocketSecurityTest, ANameWithSlashesAndDotsStaysInsideItsRankFolder) {
   v1::Response reply;
   ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
   ASSERT_TRUE(reply.ok()) << reply.error();
+  v1::Request flush;  // waits for the step's files
+  flush.mutable_flush();
+  ASSERT_TRUE(client.Call(flush, &reply));
+  ASSERT_TRUE(reply.ok()) << reply.error();
   // Every file the daemon wrote lies under step0/rank0.
   std::vector<std::string> files;
   for (const auto& e : stdfs::recursive_directory_iterator(dir_.path())) {

@@ -242,7 +242,8 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
       std::chrono::seconds(60)));
   const std::string name = "tprobe." + std::to_string(::getuid()) + "." +
                            std::to_string(victim) + "." +
-                           std::to_string(rank->client_id());
+                           std::to_string(rank->client_id()) + "." +
+                           std::to_string(daemon.pid());
   auto segment = shm::Segment::Open(name);
   ASSERT_TRUE(segment.ok()) << segment.status().message();
   // Random bytes over the segment header and every ring header, as a stray
