@@ -50,9 +50,17 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
                            Reply reply) {
   const auto targets = Targets(conn);
   if (!wait || targets.empty()) {
+    // A Step is answered at once; a write error of an earlier step (a full
+    // disk, say) rides on its reply, so that the trainer hears of it.
+    std::string error;
+    if (command.kind == Command::Kind::kStep) {
+      for (const auto& p : targets) {
+        if (error.empty()) error = p->Published().last_error;
+      }
+    }
     for (const auto& p : targets) p->Enqueue(command);
     registry_.Wake();
-    reply(Ok());
+    reply(error.empty() ? Ok() : Error(error));
     return;
   }
   // One reply once every target ran the command: the first error wins.

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import unittest
-from typing import Any, List
+from typing import List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden_compare  # noqa: E402
@@ -29,10 +29,6 @@ TORCH_2_13 = importlib.metadata.version("torch").startswith("2.13")
 
 # (pattern of a difference message, levels where it occurs, cause).
 KNOWN_GAPS = [
-    (r"construct\.json: \S+\.backward(\.\d+)? -> None, golden -> "
-     r"'Module\.\S+\.backward\.\d+'", ("L0", "mix"),
-     "backward construct parents: the client core opens no module "
-     "backward node (msprobe 26.x opens one in the backward pre-hook)"),
     (r"construct\.json: (optimizer missing|\S+\.forward -> None, golden -> "
      r"'optimizer')", ("mix",),
      "the 'optimizer' construct node of APIs inside optimizer.step()"),
@@ -46,21 +42,11 @@ KNOWN_GAPS = [
 ]
 
 
-def _without(value: Any, key: str) -> Any:
-    if isinstance(value, dict):
-        return {k: _without(v, key) for k, v in value.items() if k != key}
-    if isinstance(value, list):
-        return [_without(v, key) for v in value]
-    return value
-
-
 def differences(golden_dir: str, mine_dir: str) -> List[str]:
-    """golden_compare's differences; is_recompute (which 26.x dropped and
-    tprobe still writes, see KNOWN_GAPS' README) is left out of tprobe's
-    entries first."""
+    """golden_compare's differences."""
     errors = golden_compare.compare_dump(
         golden_compare.load(golden_dir, "dump.json"),
-        _without(golden_compare.load(mine_dir, "dump.json"), "is_recompute"))
+        golden_compare.load(mine_dir, "dump.json"))
     construct_errors, _ = golden_compare.compare_construct(
         golden_compare.load(golden_dir, "construct.json"),
         golden_compare.load(mine_dir, "construct.json"))
