@@ -171,6 +171,13 @@ class DaemonProcessTest : public ::testing::Test {
   v1::Register Registration() const {
     return MakeRegister(ConfigJson(dir_.path() + "/dump"));
   }
+  // The step's journal exists and holds its first write (created and
+  // written are two calls: a kill between them leaves an empty file).
+  bool JournalWritten() const {
+    std::error_code ec;
+    return std::filesystem::file_size(DumpFile("tprobe.journal"), ec) > 0 &&
+           !ec;
+  }
 
   TempDir dir_;
 };
@@ -383,7 +390,7 @@ TEST_F(DaemonProcessTest, ADaemonKilledMidStepIsRecoveredWhenTheRankReturns) {
     ASSERT_TRUE(WriteModuleCall(*segment));
     // The step stays open: its journal is all there is on disk.
     ASSERT_TRUE(WaitFor(
-        [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+        [&] { return JournalWritten(); },
         std::chrono::seconds(10)));
     EXPECT_FALSE(std::filesystem::exists(DumpFile("dump.json")));
     ::kill(daemon->pid(), SIGKILL);
@@ -410,7 +417,7 @@ TEST_F(DaemonProcessTest, TprobeRecoverTurnsJournalsIntoValidSteps) {
   ASSERT_NE(segment, nullptr) << error;
   ASSERT_TRUE(WriteModuleCall(*segment));
   ASSERT_TRUE(WaitFor(
-      [&] { return std::filesystem::exists(DumpFile("tprobe.journal")); },
+      [&] { return JournalWritten(); },
       std::chrono::seconds(10)));
   ::kill(daemon.pid(), SIGKILL);
   EXPECT_EQ(daemon.Terminate(), 128 + SIGKILL);

@@ -123,7 +123,6 @@ class WheelTest(unittest.TestCase):
         tprobe = os.path.join(self.env, "bin", "tprobe")
         status = run([tprobe, "status", "--socket", sock], env=env)
         self.assertIn(f"tprobed pid {daemons[0][0]} on {sock}", status.stdout)
-        run([tprobe, "flush", "--socket", sock], env=env)
         run([tprobe, "shutdown", "--socket", sock], env=env)
         wait_until(lambda: not daemons_on(sock), 30, "tprobed to exit")
         with open(os.path.join(dump, "step0", "rank", "dump.json")) as f:
