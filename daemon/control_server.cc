@@ -234,9 +234,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
       const size_t have = body.size();
       const size_t chunk = std::min<size_t>(size - have, 64 << 10);
       body.resize(have + chunk);
-      co_await asio::async_read(session->socket,
-                                asio::buffer(body.data() + have, chunk),
-                                token(ec));
+      co_await asio::async_read(
+          session->socket, asio::buffer(body.data() + have, chunk), token(ec));
     }
     deadline.Disarm();
     if (ec) {

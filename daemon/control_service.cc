@@ -30,7 +30,6 @@ void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
 }
 
-
 }  // namespace
 
 ControlService::ControlService(Registry& registry, Logger log,

@@ -389,9 +389,8 @@ TEST_F(DaemonProcessTest, ADaemonKilledMidStepIsRecoveredWhenTheRankReturns) {
     ASSERT_NE(segment, nullptr) << error;
     ASSERT_TRUE(WriteModuleCall(*segment));
     // The step stays open: its journal is all there is on disk.
-    ASSERT_TRUE(WaitFor(
-        [&] { return JournalWritten(); },
-        std::chrono::seconds(10)));
+    ASSERT_TRUE(
+        WaitFor([&] { return JournalWritten(); }, std::chrono::seconds(10)));
     EXPECT_FALSE(std::filesystem::exists(DumpFile("dump.json")));
     ::kill(daemon->pid(), SIGKILL);
     EXPECT_EQ(daemon->Terminate(), 128 + SIGKILL);
@@ -416,9 +415,8 @@ TEST_F(DaemonProcessTest, TprobeRecoverTurnsJournalsIntoValidSteps) {
   auto segment = client.Register(Registration(), &error);
   ASSERT_NE(segment, nullptr) << error;
   ASSERT_TRUE(WriteModuleCall(*segment));
-  ASSERT_TRUE(WaitFor(
-      [&] { return JournalWritten(); },
-      std::chrono::seconds(10)));
+  ASSERT_TRUE(
+      WaitFor([&] { return JournalWritten(); }, std::chrono::seconds(10)));
   ::kill(daemon.pid(), SIGKILL);
   EXPECT_EQ(daemon.Terminate(), 128 + SIGKILL);
   // A journal cut short by the kill keeps its whole records.

@@ -76,7 +76,7 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
   v1::Response reply;
   ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
   ASSERT_TRUE(reply.ok()) << reply.error();  // Step is answered at once
-  v1::Request wait;  // Flush waits for the step's write
+  v1::Request wait;                          // Flush waits for the step's write
   wait.mutable_flush();
   ASSERT_TRUE(client.Call(wait, &reply));
   EXPECT_FALSE(reply.ok());
