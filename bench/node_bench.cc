@@ -9,7 +9,9 @@
 //      tensors: entries/s, tensor GB/s and the records dropped (from every
 //      step's tprobe.json; the target is 0).
 //   3. warm rings: one rank, the mean step time of the first three dumped
-//      steps over the median of the later ones (target <= 1.2).
+//      steps over the median of the later ones (target <= 1.2), with a
+//      pause between steps long enough for the daemon to drain each one,
+//      so that the ratio measures the rings' first touch, not the daemon.
 //
 // Usage: node_bench --tprobed PATH [--ranks N] [--quick]
 
@@ -40,6 +42,9 @@ struct Load {
   int steps = 0;
   int calls_per_step = 0;        // module calls: one entry each
   size_t floats_per_tensor = 0;  // input and output of every call
+  // Untimed pause after each step, so that the daemon has drained it and
+  // the next step's time is the trainer's own, not a wait for ring space.
+  std::chrono::milliseconds pause{0};
 };
 
 double CpuSeconds(pid_t pid) {
@@ -100,6 +105,7 @@ std::string WriteConfig(const std::string& dir, const std::string& name) {
     client->Step();
     step_times.push_back(
         std::chrono::duration<double>(Clock::now() - begin).count());
+    std::this_thread::sleep_for(load.pause);
   }
   client.reset();  // Goodbye
   if (!times.empty()) {
@@ -276,7 +282,7 @@ int main(int argc, char** argv) {
   {
     const std::string dir = root + "/warm";
     fs::create_directories(dir);
-    const Load load{30, 170, 1024};
+    const Load load{30, 170, 1024, std::chrono::milliseconds(100)};
     const Run run = RunRanks(tprobed, dir, 1, load, true);
     std::vector<double> t = ReadTimes(run.times[0]);
     if (t.size() >= 10) {
