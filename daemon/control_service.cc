@@ -54,7 +54,10 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
     std::string error;
     if (command.kind == Command::Kind::kStep) {
       for (const auto& p : targets) {
-        if (error.empty()) error = p->Published().last_error;
+        std::string last = p->Published().last_error;
+        if (error.empty() && last.starts_with(kWriteErrorPrefix)) {
+          error = std::move(last);
+        }
       }
     }
     for (const auto& p : targets) p->Enqueue(command);

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -156,6 +157,11 @@ struct Command {
   // write error; null when nobody waits.
   std::function<void(Status)> done;
 };
+
+// How last_error starts when the step files could not be written (as
+// opposed to a corrupt or skipped record): such an error also rides on the
+// rank's next Step reply.
+inline constexpr std::string_view kWriteErrorPrefix = "cannot write the dump: ";
 
 // What the control thread reports about a producer (Status) without
 // touching its state; the worker publishes it after each pass.

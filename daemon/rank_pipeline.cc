@@ -10,7 +10,7 @@ constexpr size_t kCommandsPerPass = 64;
 void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
                    const Status& s) {
   if (s.ok()) return;
-  std::string error = "cannot write the dump: " + s.message();
+  std::string error = std::string(kWriteErrorPrefix) + s.message();
   if (error == state.last_error) return;  // logged once
   state.last_error = std::move(error);
   log.error("client {} (pid {}, rank {}): {}", p.client_id(), p.pid(), p.rank(),
