@@ -109,6 +109,14 @@ void Session::UpdateCollecting() {
 }
 
 bool Session::DaemonEndedDump() {
+  // The daemon answers a Step at once and drains it later: a Flush waits
+  // until this rank's records so far are read, so the status is current.
+  v1::Request flush;
+  flush.mutable_flush();
+  v1::Response flushed;
+  if (!channel_->Call(std::move(flush), connect_timeout_ms_, &flushed)) {
+    return false;
+  }
   v1::Request req;
   req.mutable_status();
   v1::Response reply;
@@ -124,7 +132,7 @@ bool Session::DaemonEndedDump() {
 void Session::Start() {
   // Task overflow_check: the daemon ends the dump once overflow_nums
   // overflows were written (it sees the statistics; the trainer does not).
-  // It has read the previous step when it answers, since Step came first.
+  // DaemonEndedDump waits until it has read the previous step.
   bool ask = false;
   if (config_.task == config::Task::kOverflowCheck && core_.attached()) {
     std::lock_guard lock(mu_);

@@ -94,6 +94,9 @@ size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
     std::optional<Command> command = producer.TakeCommand();
     if (!command) break;
     Status s = RunCommand(producer, state, registry, log, *command);
+    // Published before the reply, so a Status sent after it sees the
+    // command's effect (overflow_check's end of the dump, say).
+    producer.Publish(state);
     if (command->done) command->done(std::move(s));
     ++work;
   }
