@@ -18,6 +18,7 @@ from mindspore import Tensor
 
 from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
 from tprobe._common import stack as call_stack
+from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import api_list, grad_gate
 from tprobe.mindspore.backward import Backward
@@ -102,12 +103,7 @@ class ApiHooks:
                 return record(base, original, distributed, args, kwargs)
             return original(*args, **kwargs)
 
-        wrapper.__name__ = getattr(original, "__name__", base)
-        wrapper.__qualname__ = getattr(original, "__qualname__",
-                                       wrapper.__name__)
-        wrapper.__doc__ = getattr(original, "__doc__", None)
-        wrapper.__wrapped__ = original
-        return wrapper
+        return stand_in(wrapper, original, base)
 
     def _record(self, base: str, original: Callable, distributed: bool,
                 args: tuple, kwargs: dict) -> Any:

@@ -22,6 +22,7 @@ import torch
 from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
 from tprobe.torch import api_list
 from tprobe._common import stack as call_stack
+from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime, first_tensor
 
 _Tensor = torch.Tensor
@@ -120,12 +121,7 @@ class ApiHooks:
                 return record(base, original, distributed, args, kwargs)
             return original(*args, **kwargs)
 
-        wrapper.__name__ = getattr(original, "__name__", base)
-        wrapper.__qualname__ = getattr(original, "__qualname__",
-                                       wrapper.__name__)
-        wrapper.__doc__ = getattr(original, "__doc__", None)
-        wrapper.__wrapped__ = original
-        return wrapper
+        return stand_in(wrapper, original, base)
 
     def _record(self, base: str, original: Callable, distributed: bool,
                 args: tuple, kwargs: dict) -> Any:
