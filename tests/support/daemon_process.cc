@@ -117,4 +117,30 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+ProcessCost CostOf(pid_t pid) {
+  ProcessCost cost;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string stat = ReadFile(proc + "/stat");
+  if (const auto close = stat.rfind(')'); close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    long ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14 || i == 15) ticks += std::stol(field);  // utime, stime
+    }
+    cost.cpu = std::chrono::milliseconds(ticks * 1000 / ::sysconf(_SC_CLK_TCK));
+  }
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator(proc + "/task", ec)) {
+    std::istringstream lines(ReadFile(task.path().string() + "/status"));
+    for (std::string line; std::getline(lines, line);) {
+      constexpr std::string_view kKey = "voluntary_ctxt_switches:";
+      if (line.starts_with(kKey))
+        cost.sleeps += std::stol(line.substr(kKey.size()));
+    }
+  }
+  return cost;
+}
+
 }  // namespace tprobe::testing

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,18 @@ bool SocketAnswers(const std::string& path);
 int RunCommand(const std::string& command, std::string* output);
 
 std::string ReadFile(const std::string& path);
+
+// What process `pid` has cost so far, for idle-cost tests. Neither figure is
+// a timing: `sleeps` counts voluntary context switches over every thread
+// (each idle poll is one), which load can only lower, since a loaded
+// machine lengthens sleeps; `cpu` is user + system time, which only a spin
+// could push near the elapsed time. Tests bound both loosely enough that a
+// busy machine cannot fail them while a poll or spin regression does.
+struct ProcessCost {
+  std::chrono::milliseconds cpu{0};
+  long sleeps = 0;
+};
+ProcessCost CostOf(pid_t pid);
 
 }  // namespace tprobe::testing
 
