@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 
+#include "common/control/frame.h"
 #include "common/control/peer_check.h"
 #include "common/control/socket_path.h"
 
@@ -40,71 +40,20 @@ int ConnectUnix(const std::string& path) {
   return fd;
 }
 
-bool WaitFd(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Clock::now());
-    pollfd p{fd, events, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
-    if (r > 0) return true;
-    if (r < 0 && errno != EINTR) return false;
-    if (r == 0) return false;
-  }
-}
-
-bool WriteAll(int fd, const std::string& bytes, Clock::time_point deadline) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done,
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!WaitFd(fd, POLLOUT, deadline)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool ReadExact(int fd, char* out, size_t size, Clock::time_point deadline) {
-  size_t done = 0;
-  while (done < size) {
-    if (!WaitFd(fd, POLLIN, deadline)) return false;
-    ssize_t n = ::recv(fd, out + done, size - done, MSG_DONTWAIT);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      continue;
-    } else {
-      return false;  // EOF or error
-    }
-  }
-  return true;
+// Whether a reply (or a hang-up) waits on `fd`.
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
 }
 
 bool WriteFrame(int fd, const google::protobuf::MessageLite& msg,
                 Clock::time_point deadline) {
-  std::string body = msg.SerializeAsString();
-  const auto n = static_cast<uint32_t>(body.size());
-  std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i)
-    frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  frame += body;
-  return WriteAll(fd, frame, deadline);
+  return control::WriteFrame(fd, msg, deadline).ok();
 }
 
 bool ReadFrame(int fd, google::protobuf::MessageLite* msg,
                Clock::time_point deadline) {
-  unsigned char len[4];
-  if (!ReadExact(fd, reinterpret_cast<char*>(len), 4, deadline)) return false;
-  const uint32_t n = len[0] | (len[1] << 8) | (len[2] << 16) |
-                     (static_cast<uint32_t>(len[3]) << 24);
-  if (n > control::kMaxFrameBytes) return false;
-  std::string body(n, '\0');
-  if (!ReadExact(fd, body.data(), n, deadline)) return false;
-  return msg->ParseFromString(body);
+  return control::ReadFrame(fd, msg, deadline, control::kMaxFrameBytes).ok();
 }
 
 }  // namespace
@@ -135,7 +84,10 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   }
   v1::Request req;
   req.set_version(control::kProtocolVersion);
-  *req.mutable_register_() = registration_;
+  {
+    std::lock_guard lock(mu_);
+    *req.mutable_register_() = registration_;
+  }
   req.mutable_register_()->set_dropped_no_daemon(core_->dropped_no_daemon());
   v1::Response reply;
   const auto deadline = Clock::now() + std::chrono::seconds(5);
@@ -197,6 +149,11 @@ bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
   }
   thread_ = std::thread([this] { Run(); });
   return fd_ >= 0;
+}
+
+void ControlChannel::UpdateConfig(const v1::Config& config) {
+  std::lock_guard lock(mu_);
+  *registration_.mutable_config() = config;
 }
 
 void ControlChannel::Send(v1::Request request) {
@@ -290,7 +247,7 @@ void ControlChannel::Run() {
       inflight_.push_back(out.reply ? out.reply : nullptr);
     }
     // Replies (or a hang-up) waiting on the socket.
-    while (fd_ >= 0 && WaitFd(fd_, POLLIN, Clock::now())) {
+    while (fd_ >= 0 && Readable(fd_)) {
       v1::Response reply;
       if (!ReadFrame(fd_, &reply, Clock::now() + kWriteBound)) {
         Disconnect();

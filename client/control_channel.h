@@ -39,6 +39,10 @@ class ControlChannel {
   // at once with its reason in *refusal and starts no thread.
   bool Open(int timeout_ms, std::string* refusal = nullptr);
 
+  // The config sent when the channel registers again (a live config the
+  // session took up replaces the one it started with).
+  void UpdateConfig(const v1::Config& config);
+
   // Queues a request; it is lost when no daemon is connected.
   void Send(v1::Request request);
 
@@ -65,7 +69,7 @@ class ControlChannel {
 
   Core* core_;
   const std::string socket_path_;
-  v1::Register registration_;
+  v1::Register registration_;  // guarded by mu_
   std::function<bool(std::string*)> launch_;
 
   std::mutex mu_;

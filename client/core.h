@@ -69,6 +69,15 @@ class Core {
     return std::atomic_ref<uint64_t>(c->segment->header()->directive)
         .load(std::memory_order_acquire);
   }
+  // The daemon's config generation (SegmentHeader::config_generation): it
+  // changes when `tprobe configure` offers a new config. 0 when no daemon is
+  // attached.
+  uint64_t config_generation() const {
+    Connection* c = connection_.load(std::memory_order_acquire);
+    if (c == nullptr) return 0;
+    return std::atomic_ref<uint64_t>(c->segment->header()->config_generation)
+        .load(std::memory_order_acquire);
+  }
 
   // Process-wide order of entries and calls across rings.
   uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }

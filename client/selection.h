@@ -98,10 +98,10 @@ class Selection {
 
   bool Listed(const std::string& name) const;
 
-  const config::Config config_;  // steps and ranks
-  const config::DataMode data_mode_;
-  const bool has_scope_;
-  const bool everything_;
+  config::Config config_;  // steps and ranks
+  config::DataMode data_mode_;
+  bool has_scope_;
+  bool everything_;
   Kind kind_ = Kind::kApi;
   std::string scope_start_, scope_end_;
   std::vector<std::string> list_;

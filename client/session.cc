@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "client/daemon_launcher.h"
+#include "common/config/config_proto.h"
 #include "common/control/socket_path.h"
 #include "common/shm/directive.h"
 #include "common/shm/segment.h"
@@ -44,7 +45,7 @@ Result<std::unique_ptr<Session>> Session::Create(
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
   reg.set_rank(options.rank);
-  reg.set_config_json(config::ToJson(cfg));
+  *reg.mutable_config() = config::ToProto(cfg);
   reg.set_ring_count(cfg.ring_count);
   reg.set_ring_bytes(cfg.ring_bytes);
   reg.set_framework(options.framework);
@@ -65,16 +66,20 @@ Result<std::unique_ptr<Session>> Session::Create(
   return session;
 }
 
+Session::Live::Live(config::Config c)
+    : config(std::move(c)),
+      keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
+                     config::DataModeSelected(config.data_mode, false, false)),
+      selection_everything(config.scope.empty() && config.list.empty()) {}
+
 Session::Session(config::Config config, int rank, int connect_timeout_ms)
-    : config_(std::move(config)),
-      rank_(rank),
+    : rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
-      keeps_backward_(
-          config::DataModeSelected(config_.data_mode, false, true) ||
-          config::DataModeSelected(config_.data_mode, false, false)),
-      selection_everything_(config_.scope.empty() && config_.list.empty()),
-      core_(ToCorePolicy(config_.policy), config_.block_timeout_ms),
-      selection_(config_) {}
+      core_(ToCorePolicy(config.policy), config.block_timeout_ms),
+      selection_(config) {
+  lives_.push_back(std::make_unique<const Live>(std::move(config)));
+  live_.store(lives_.back().get(), std::memory_order_release);
+}
 
 Session::~Session() {
   v1::Request bye;
@@ -82,7 +87,7 @@ Session::~Session() {
   v1::Response reply;
   // Waits at most exit_timeout_ms for the daemon to confirm the final
   // drain; what is still in the rings after that is the daemon's to finish.
-  channel_->Call(std::move(bye), static_cast<int>(config_.exit_timeout_ms),
+  channel_->Call(std::move(bye), static_cast<int>(config().exit_timeout_ms),
                  &reply);
   channel_->Close();
 }
@@ -134,7 +139,7 @@ void Session::Start() {
   // overflows were written (it sees the statistics; the trainer does not).
   // DaemonEndedDump waits until it has read the previous step.
   bool ask = false;
-  if (config_.task == config::Task::kOverflowCheck && core_.attached()) {
+  if (config().task == config::Task::kOverflowCheck && core_.attached()) {
     std::lock_guard lock(mu_);
     ask = !ended_ && step_.load(std::memory_order_relaxed) > 0;
   }
@@ -146,9 +151,9 @@ void Session::Start() {
     std::fprintf(stderr,
                  "[tprobe] overflow_nums (%lld) overflows were dumped; tprobe "
                  "ends successfully and training goes on.\n",
-                 static_cast<long long>(config_.overflow_nums));
+                 static_cast<long long>(config().overflow_nums));
   }
-  auto last = config::LastStep(config_);
+  auto last = config::LastStep(config());
   if (!ended_ && last && step > *last) {
     ended_ = true;
     std::fprintf(stderr,
@@ -190,11 +195,43 @@ void Session::Step(uint64_t unclosed_calls) {
   }
   indices_.Reset();
   selection_.ResetStep();
+  if (const uint64_t offered = core_.config_generation();
+      offered != config_generation_) {
+    config_generation_ = offered;
+    TakeUpOfferedConfig(step + 1);
+  }
   generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
   core_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
+}
+
+void Session::TakeUpOfferedConfig(uint32_t step) {
+  // Sent after this step's Step request, so the daemon switches this rank's
+  // pipeline behind the step's records.
+  v1::Request req;
+  req.mutable_fetch_config()->set_step(step);
+  v1::Response reply;
+  if (!channel_->Call(std::move(req), connect_timeout_ms_, &reply)) return;
+  auto offered = config::FromProto(reply.config());
+  if (!offered.ok()) {
+    std::fprintf(stderr,
+                 "[tprobe] the daemon offered a bad config (%s); the "
+                 "config stays as it was\n",
+                 offered.status().message().c_str());
+    return;
+  }
+  channel_->UpdateConfig(reply.config());
+  selection_ = Selection(*offered);
+  ended_ = false;
+  lives_.push_back(std::make_unique<const Live>(std::move(offered).value()));
+  live_.store(lives_.back().get(), std::memory_order_release);
+  std::fprintf(stderr,
+               "[tprobe] step %u on: the config from 'tprobe configure' "
+               "(task %s, level %s)\n",
+               step, std::string(config::TaskName(config().task)).c_str(),
+               std::string(config::LevelName(config().level)).c_str());
 }
 
 void Session::SetStep(uint32_t step) {
@@ -209,7 +246,7 @@ void Session::Publish(CallPlan* plan) {
   // Until then they may pass (a range opened by a child can take them in);
   // an API call has no children, so only what passed when it began can.
   const bool at_end =
-      !selection_everything_ && plan->kind == record::CallKind::kModule;
+      !live().selection_everything && plan->kind == record::CallKind::kModule;
   plan->input = selection_.Keeps(plan->forward, true) &&
                 (plan->dumped || (at_end && !plan->forward));
   plan->output =
@@ -233,7 +270,7 @@ bool Session::InApi() const {
 
 bool Session::BeginModule(std::string_view base, bool forward,
                           uint32_t forward_index, CallPlan* plan) {
-  if (config_.level == config::Level::kL1 || !collecting() || InApi()) {
+  if (config().level == config::Level::kL1 || !collecting() || InApi()) {
     return false;
   }
   plan->kind = record::CallKind::kModule;
@@ -245,7 +282,7 @@ bool Session::BeginModule(std::string_view base, bool forward,
     std::lock_guard lock(mu_);
     plan->index = forward ? indices_.NextModule(base) : forward_index;
     plan->name = ModuleCallName(base, forward, plan->index);
-    if (selection_everything_) {
+    if (live().selection_everything) {
       plan->dumped = true;
     } else {
       selection_.BeginModule(plan->name);
@@ -259,7 +296,7 @@ bool Session::BeginModule(std::string_view base, bool forward,
 
 bool Session::BeginApi(std::string_view base, bool forward,
                        uint32_t forward_index, CallPlan* plan) {
-  if (config_.level == config::Level::kL0) return false;
+  if (config().level == config::Level::kL0) return false;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (forward) {
     // Nested in an API call: neither recorded nor counted.
@@ -270,13 +307,13 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->kind = record::CallKind::kApi;
   plan->forward = forward;
   plan->step = step();
-  plan->construct = config_.level == config::Level::kMix;
+  plan->construct = config().level == config::Level::kMix;
   plan->name_id = 0;
   {
     std::lock_guard lock(mu_);
     plan->index = forward ? indices_.NextApi(base) : forward_index;
     plan->name = ApiCallName(base, forward, plan->index);
-    plan->dumped = selection_everything_ || selection_.Check(plan->name);
+    plan->dumped = live().selection_everything || selection_.Check(plan->name);
   }
   if (forward) t_open_api = OpenApi{this, generation};
   Publish(plan);
@@ -284,7 +321,7 @@ bool Session::BeginApi(std::string_view base, bool forward,
 }
 
 void Session::CheckEnd(CallPlan* plan) {
-  if (selection_everything_) return;
+  if (live().selection_everything) return;
   const bool named = plan->name_id != 0;
   if (plan->forward) {
     const bool keeps_output = selection_.Keeps(true, false);
@@ -307,7 +344,7 @@ void Session::EndCall(const CallPlan& plan) {
                                  : record::Direction::kBackward);
   }
   if (plan.kind == record::CallKind::kModule) {
-    if (!selection_everything_) {
+    if (!live().selection_everything) {
       std::lock_guard lock(mu_);
       selection_.EndModule(plan.name);
     }
@@ -318,7 +355,7 @@ void Session::EndCall(const CallPlan& plan) {
 
 bool Session::BeginParamGrad(std::string_view module_base,
                              std::string_view param, CallPlan* plan) {
-  if (config_.level == config::Level::kL1 || !keeps_backward_ ||
+  if (config().level == config::Level::kL1 || !live().keeps_backward ||
       !collecting()) {
     return false;
   }
@@ -330,8 +367,8 @@ bool Session::BeginParamGrad(std::string_view module_base,
     std::lock_guard lock(mu_);
     plan->index = indices_.ParamGrad(module_base, param);
     plan->name = ParamGradName(module_base, plan->index);
-    plan->dumped =
-        selection_everything_ || selection_.ParamGrad(std::string(module_base));
+    plan->dumped = live().selection_everything ||
+                   selection_.ParamGrad(std::string(module_base));
   }
   if (!plan->dumped) return false;
   plan->input = plan->output = true;

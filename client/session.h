@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/control_channel.h"
 #include "client/core.h"
@@ -92,7 +93,12 @@ class Session {
   void Start();
   void Stop();
   // Ends the step: flush, then call indices, filter ranges and the
-  // outermost-API state start again and the step number advances.
+  // outermost-API state start again and the step number advances. When the
+  // operator offered a new config (`tprobe configure`: the segment's
+  // config_generation changed), the session fetches it from the daemon and
+  // records the next step under it: its filters, level and task; ended
+  // steps and overflows start again. The fetch waits at most
+  // connect_timeout_ms; without an answer the config stays as it was.
   // `unclosed_calls` is how many of the step's calls the adapter saw begin
   // and never end; the daemon marks such a step incomplete.
   void Step(uint64_t unclosed_calls = 0);
@@ -112,7 +118,12 @@ class Session {
   }
   uint32_t step() const { return step_.load(std::memory_order_acquire); }
   int rank() const { return rank_; }
-  const config::Config& config() const { return config_; }
+  // The config in force: the one loaded at creation until a live config
+  // replaces it at a step boundary. The reference stays valid for the
+  // session's lifetime (replaced configs are kept).
+  const config::Config& config() const {
+    return live_.load(std::memory_order_acquire)->config;
+  }
   Core& core() { return core_; }
   bool connected() const { return core_.attached(); }
 
@@ -155,8 +166,9 @@ class Session {
   // data_mode keeps; at L1 only when data_mode keeps backward data.
   // False without a daemon.
   bool WantsBackward() const {
+    const Live& live = *live_.load(std::memory_order_acquire);
     return core_.attached() &&
-           (keeps_backward_ || config_.level != config::Level::kL1);
+           (live.keeps_backward || live.config.level != config::Level::kL1);
   }
 
   // Writes the entry of a planned call; stack_id 0 for none. An entry with
@@ -169,7 +181,19 @@ class Session {
   bool Flush(int timeout_ms);
 
  private:
+  // A config and what follows from it; never changed once published.
+  struct Live {
+    explicit Live(config::Config c);
+    const config::Config config;
+    const bool keeps_backward;
+    const bool selection_everything;
+  };
+
   Session(config::Config config, int rank, int connect_timeout_ms);
+  const Live& live() const { return *live_.load(std::memory_order_acquire); }
+  // Fetches the config the daemon offers and makes it the config from
+  // `step` on. REQUIRES: mu_ held.
+  void TakeUpOfferedConfig(uint32_t step);
   // Whether `step` is collected: the operator's live directive (tprobe
   // start/stop, read from the segment) when there is one, else the config's
   // step and rank lists. REQUIRES: mu_ held.
@@ -182,15 +206,20 @@ class Session {
   // Sends the name (and the CallBegin) the plan needs.
   void Publish(CallPlan* plan);
 
-  const config::Config config_;
   const int rank_;
   const int connect_timeout_ms_;
-  const bool keeps_backward_;
-  const bool selection_everything_;
+  // Every config this session ran under, the newest last (guarded by mu_);
+  // live_ points at the newest. Kept so that a reader holding an older one
+  // (a hook on another thread, a config() reference) is never left with a
+  // dangling one; a live config is rare and small.
+  std::vector<std::unique_ptr<const Live>> lives_;
+  std::atomic<const Live*> live_{nullptr};
+  uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
   Core core_;
   std::unique_ptr<ControlChannel> channel_;
 
-  std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_
+  std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_,
+                   // lives_, config_generation_
   bool running_ = false;
   bool started_ = false;  // Start() was called in this step
   bool ended_ = false;

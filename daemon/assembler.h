@@ -58,6 +58,13 @@ class Assembler {
   explicit Assembler(AssemblerOptions options);
 
   const AssemblerOptions& options() const { return options_; }
+  // A live config (`tprobe configure`): trees opened from now on take this
+  // task, level and tensor_data; open trees keep theirs.
+  void SetCapture(const AssemblerOptions& capture) {
+    options_.task = capture.task;
+    options_.level = capture.level;
+    options_.tensor_data = capture.tensor_data;
+  }
 
   // The tree of `step`, opened on first use and marked dirty. Returns nullptr
   // for a step that Finish() already closed (late data).

@@ -19,6 +19,7 @@
 #include <deque>
 #include <optional>
 
+#include "common/control/frame.h"
 #include "common/control/socket_path.h"
 #include "daemon/private_dir.h"
 #include "daemon/request_deadline.h"
@@ -40,14 +41,6 @@ bool SomethingAnswers(const std::string& path) {
       ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return answers;
-}
-
-std::string Frame(const v1::Response& response) {
-  std::string out(4, '\0');
-  const auto n = static_cast<uint32_t>(response.ByteSizeLong());
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  response.AppendToString(&out);
-  return out;
 }
 
 }  // namespace
@@ -200,7 +193,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
     refusal.set_ok(false);
     refusal.set_error(why);
     boost::system::error_code ec;
-    co_await asio::async_write(session->socket, asio::buffer(Frame(refusal)),
+    co_await asio::async_write(session->socket,
+                               asio::buffer(control::EncodeFrame(refusal)),
                                token(ec));
     co_return;
   }
@@ -213,13 +207,12 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   // client that stopped reading still has its Goodbye honoured.
   for (;;) {
     boost::system::error_code ec;
-    std::array<unsigned char, 4> header;
+    std::array<unsigned char, control::kFrameHeaderBytes> header;
     // A registered trainer may stay quiet for as long as it trains.
     if (!session->conn.producer) deadline.Arm();
     co_await asio::async_read(session->socket, asio::buffer(header), token(ec));
     if (ec) break;  // hang-up
-    const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
-                          (static_cast<uint32_t>(header[3]) << 24);
+    const uint32_t size = control::FrameBodySize(header.data());
     if (size > policy_.max_request_bytes) {
       log_->warn(
           "closed the connection of pid {}: a frame of {} bytes exceeds the "
@@ -276,7 +269,8 @@ asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
   bool can_write = true;
   for (;;) {
     while (!session->replies.empty() && session->replies.front()->has_value()) {
-      const std::string reply = Frame(**session->replies.front());
+      const std::string reply =
+          control::EncodeFrame(**session->replies.front());
       session->replies.pop_front();
       if (can_write) {
         boost::system::error_code ec;

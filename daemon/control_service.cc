@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "common/config/config_proto.h"
 #include "common/control/socket_path.h"
 #include "daemon/journal.h"
 #include "daemon/live_directive.h"
@@ -145,6 +146,20 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
       conn.goodbye = true;
       return;
+    case v1::Request::kConfigure: {
+      if (conn.producer) {
+        return reply(Error("Configure comes from the CLI, not from a rank"));
+      }
+      auto config = config::FromProto(request.configure().config());
+      if (!config.ok()) {
+        v1::Response r = Error(config.status().message());
+        r.set_invalid(true);
+        return reply(std::move(r));
+      }
+      return reply(ApplyLiveConfigure(Targets(conn), *config, *log_));
+    }
+    case v1::Request::kFetchConfig:
+      return reply(FetchConfig(conn, request.fetch_config()));
     case v1::Request::kStatus:
       return reply(Report());
     case v1::Request::kShutdown:
@@ -185,6 +200,27 @@ v1::Response ControlService::Register(Connection& conn,
   v1::Response r = Ok();
   r.mutable_register_()->set_client_id(id);
   r.mutable_register_()->set_segment_name(producer->segment_name());
+  return r;
+}
+
+v1::Response ControlService::FetchConfig(const Connection& conn,
+                                         const v1::FetchConfig& fetch) {
+  if (!conn.producer || conn.goodbye) {
+    return Error("FetchConfig needs a registered rank");
+  }
+  std::shared_ptr<const config::Config> offered =
+      conn.producer->OfferedConfig();
+  if (!offered) return Error("no config was offered to this rank");
+  // Behind the records the rank sent before it asked: they were made under
+  // the old config.
+  Command command;
+  command.kind = Command::Kind::kConfigure;
+  command.step = fetch.step();
+  command.config = offered;
+  conn.producer->Enqueue(std::move(command));
+  registry_.Wake();
+  v1::Response r = Ok();
+  *r.mutable_config() = config::ToProto(*offered);
   return r;
 }
 

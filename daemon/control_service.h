@@ -16,6 +16,12 @@
 //             and finalised. A client that stops waiting loses nothing: the
 //             data is in shared memory and the command is queued.
 //   Status    one RankStatus per producer, from what the workers published.
+//   Configure (the CLI) checked once (config::FromProto) and offered to
+//             every registered rank (live_directive.h); answered at once.
+//   FetchConfig
+//             (a rank that saw a new config generation) answered with the
+//             offered config; a Configure command is queued so that the
+//             rank's pipeline switches to it behind the records before.
 //   Shutdown  replies, then the daemon drains and writes everything, removes
 //             every segment and exits 0.
 // Start, Stop, Step and Flush on a connection that did not register (the
@@ -77,6 +83,8 @@ class ControlService {
   v1::Response Register(Connection& conn, const v1::Register& reg);
   void RecoverJournals(const Producer& producer) const;
   v1::Response Report() const;
+  v1::Response FetchConfig(const Connection& conn,
+                           const v1::FetchConfig& fetch);
   // The producers a request applies to: the connection's own, or every one
   // for a connection that did not register.
   std::vector<std::shared_ptr<Producer>> Targets(const Connection& conn) const;

@@ -237,7 +237,7 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   if (complete) {
     info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes);
     const bool md5 =
-        producer_.config().summary_mode == config::SummaryMode::kMd5;
+        state_.config.summary_mode == config::SummaryMode::kMd5;
     const bool keep = state_.assembler.options().tensor_data;
     if (md5 || keep) info.crc = stats::Crc32(p.bytes);
     if (md5) info.md5 = stats::Crc32Hex(info.crc);
@@ -299,7 +299,7 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
     }
     return;
   }
-  if (producer_.config().level != config::Level::kL1) {
+  if (state_.config.level != config::Level::kL1) {
     // A call's parent is of its own step: a call left open in an earlier
     // step is never the parent of a later one.
     std::optional<std::string> parent;
@@ -348,7 +348,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
   if (tree != nullptr) {
     RenderOptions options;
     options.data_name = state_.assembler.options().tensor_data;
-    options.md5 = producer_.config().summary_mode == config::SummaryMode::kMd5;
+    options.md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
     options.mindspore = state_.assembler.options().framework == "mindspore";
     auto lookup = [&ring](uint32_t ref) -> const TensorInfo* {
       auto it = ring.tensors.find(ref);
@@ -365,7 +365,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     // have held the overflow.
     tree->accounting().tensors_incomplete += rendered.tensors_incomplete;
     const bool overflow_check =
-        producer_.config().task == config::Task::kOverflowCheck;
+        state_.config.task == config::Task::kOverflowCheck;
     if (!overflow_check ||
         (rendered.overflow && !state_.overflow_limit_reached)) {
       state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.body);
@@ -388,7 +388,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
 }
 
 void Drainer::CountOverflow(const std::string& name) {
-  const int64_t limit = producer_.config().overflow_nums;
+  const int64_t limit = state_.config.overflow_nums;
   ++state_.overflows_dumped;
   log_.warn("producer {} (pid {}, rank {}): overflow (inf or nan) in {}",
             producer_.client_id(), producer_.pid(), producer_.rank(), name);

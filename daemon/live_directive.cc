@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "common/config/config.h"
 #include "common/shm/directive.h"
 
 namespace tprobe::daemon {
@@ -63,7 +64,74 @@ void Store(Producer& producer, const shm::Directive& directive) {
       .store(shm::EncodeDirective(directive), std::memory_order_release);
 }
 
+// The first key of `next` that differs from `running` and cannot change
+// live, or an empty string.
+std::string FixedKeyChanged(const config::Config& running,
+                            const config::Config& next, std::string* was,
+                            std::string* now) {
+  auto differs = [&](const auto& a, const auto& b) {
+    if (a == b) return false;
+    *was = fmt::format("{}", a);
+    *now = fmt::format("{}", b);
+    return true;
+  };
+  if (differs(running.dump_path, next.dump_path)) {
+    return "dump_path";
+  }
+  if (differs(running.socket, next.socket)) {
+    return "tprobe.socket";
+  }
+  if (differs(running.ring_bytes, next.ring_bytes)) {
+    return "tprobe.ring_bytes";
+  }
+  if (differs(running.ring_count, next.ring_count)) {
+    return "tprobe.ring_count";
+  }
+  if (running.policy != next.policy) {
+    *was = running.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
+    *now = next.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
+    return "tprobe.policy";
+  }
+  if (differs(running.block_timeout_ms, next.block_timeout_ms)) {
+    return "tprobe.block_timeout_ms";
+  }
+  if (differs(running.exit_timeout_ms, next.exit_timeout_ms)) {
+    return "tprobe.exit_timeout_ms";
+  }
+  return "";
+}
+
 }  // namespace
+
+v1::Response ApplyLiveConfigure(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const config::Config& config, spdlog::logger& log) {
+  if (producers.empty()) {
+    return Reply("no rank is registered: nothing to configure");
+  }
+  // Checked for every rank before any is offered the config: a refusal
+  // changes nothing.
+  for (const auto& p : producers) {
+    std::string was, now;
+    const std::string key = FixedKeyChanged(p->config(), config, &was, &now);
+    if (key.empty()) continue;
+    v1::Response r = Reply(
+        "config: " + key + " cannot change while the training runs (rank " +
+            (p->rank() < 0 ? std::string("(none)")
+                           : std::to_string(p->rank())) +
+            " registered with '" + was + "', the new config says '" + now +
+            "'): set it back to '" + was +
+            "'; a live config may change task, level, step, rank, scope, "
+            "list, data_mode, summary_mode and overflow_nums",
+        /*nothing=*/false);
+    r.set_invalid(true);
+    return r;
+  }
+  for (const auto& p : producers) p->OfferConfig(config);
+  log.info("live configure of ranks {}: {}", RankList(producers),
+           config::ToJson(config));
+  return Reply("");
+}
 
 v1::Response ApplyLiveStart(
     const std::vector<std::shared_ptr<Producer>>& producers,

@@ -11,6 +11,19 @@
 // registered, no registered rank matching, or (Start) a last step every
 // matching rank has already passed.
 //
+// `tprobe configure FILE` goes the same way: the new config is offered to
+// every registered rank (Producer::OfferConfig bumps the segment's
+// config_generation and clears the directive), and each rank fetches it
+// when its next step starts, so that step is the first recorded under it.
+// A live config may change what a rank decides per call or per step: task,
+// level, step, rank, scope, list, data_mode, summary_mode and
+// overflow_nums. It may not change what was fixed when the rank registered:
+// dump_path (the daemon checked and created it, and recovers journals under
+// it; one run writes one tree) and the "tprobe" section (the socket the
+// rank talks to, its rings' geometry, full-ring policy and timeouts live in
+// the trainer's process). Such a config is refused as a whole, naming the
+// key and both values (Response.invalid), and nothing changes.
+//
 // Thread safety: called from the control thread; takes each producer's lock
 // to read its step.
 
@@ -26,6 +39,10 @@ namespace tprobe::daemon {
 v1::Response ApplyLiveStart(
     const std::vector<std::shared_ptr<Producer>>& producers,
     const v1::Start& start, spdlog::logger& log);
+
+v1::Response ApplyLiveConfigure(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const config::Config& config, spdlog::logger& log);
 
 v1::Response ApplyLiveStop(
     const std::vector<std::shared_ptr<Producer>>& producers,

@@ -5,10 +5,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <utility>
 
+#include "common/config/config_proto.h"
 #include "daemon/crash_cleanup.h"
 #include "daemon/dump_path_check.h"
 #include "daemon/shm_space.h"
@@ -63,10 +65,21 @@ int OpenPidfd(pid_t pid) {
 
 }  // namespace
 
+void SetCaptureOptions(const config::Config& config,
+                       AssemblerOptions* options) {
+  options->task = config::TaskName(config.task);
+  options->level = config::LevelName(config.level);
+  // msprobe keeps the tensors of the calls it dumps in both tasks; with
+  // overflow_check only the overflowing calls are dumped.
+  options->tensor_data = config.task == config::Task::kTensor ||
+                         config.task == config::Task::kOverflowCheck;
+}
+
 Result<std::unique_ptr<Producer>> Producer::Create(
     uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
     const ProducerLimits& limits) {
-  auto parsed = config::ParseConfig(reg.config_json());
+  if (!reg.has_config()) return Status::Error("Register carries no config");
+  auto parsed = config::FromProto(reg.config());
   if (!parsed.ok()) return parsed.status();
   config::Config config = std::move(parsed).value();
   if (reg.pid() <= 0) {
@@ -100,16 +113,11 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   if (!segment.ok()) return segment.status();
 
   AssemblerOptions options;
-  options.task = config::TaskName(config.task);
-  options.level = config::LevelName(config.level);
+  SetCaptureOptions(config, &options);
   options.framework = reg.framework().empty() ? "pytorch" : reg.framework();
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();
-  // msprobe keeps the tensors of the calls it dumps in both tasks; with
-  // overflow_check only the overflowing calls are dumped.
-  options.tensor_data = config.task == config::Task::kTensor ||
-                        config.task == config::Task::kOverflowCheck;
   return std::unique_ptr<Producer>(new Producer(
       client_id, reg, std::move(config), std::move(segment).value(),
       std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid()));
@@ -129,7 +137,7 @@ Producer::Producer(uint64_t client_id, const v1::Register& reg,
       watched_pid_(watched_pid),
       watched_start_time_(shm::ProcessStartTime(watched_pid)),
       pidfd_(OpenPidfd(watched_pid)),
-      state_(std::move(options)) {
+      state_(std::move(options), config_) {
   for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
     state_.rings.emplace_back(
         shm::RingReader(segment_->ring_header(i), segment_->ring_data(i)));
@@ -187,6 +195,23 @@ std::optional<Command> Producer::TakeCommand() {
 bool Producer::HasCommands() const {
   std::lock_guard lock(queue_mu_);
   return !queue_.empty();
+}
+
+void Producer::OfferConfig(config::Config config) {
+  std::lock_guard lock(offered_mu_);
+  offered_ = std::make_shared<const config::Config>(std::move(config));
+  shm::SegmentHeader* header = segment_->header();
+  // The new config replaces a live start/stop: the client reads the cleared
+  // directive once it sees the new generation.
+  std::atomic_ref<uint64_t>(header->directive)
+      .store(0, std::memory_order_release);
+  std::atomic_ref<uint64_t>(header->config_generation)
+      .store(++offered_generation_, std::memory_order_release);
+}
+
+std::shared_ptr<const config::Config> Producer::OfferedConfig() const {
+  std::lock_guard lock(offered_mu_);
+  return offered_;
 }
 
 PublishedStatus Producer::Published() const {

@@ -109,13 +109,16 @@ struct RingState {
 
 // The producer's daemon-side state, guarded by the producer's mutex.
 struct ProducerState {
-  explicit ProducerState(AssemblerOptions options)
-      : assembler(std::move(options)) {}
+  ProducerState(AssemblerOptions options, config::Config registered)
+      : assembler(std::move(options)), config(std::move(registered)) {}
   std::vector<RingState> rings;
   std::unordered_map<uint32_t, std::string> names;  // InternKind::kName
   std::unordered_map<uint32_t, std::vector<std::string>> stacks;
   uint64_t interned_bytes = 0;  // text of names and stacks
   Assembler assembler;
+  // The config the records being drained were made under: the registered
+  // one until a Configure command switches it (`tprobe configure`).
+  config::Config config;
   // Cumulative count the client reported (Register, then Goodbye).
   uint64_t dropped_no_daemon = 0;
   // Entries and calls that were dropped: late for a finished step, or naming
@@ -145,9 +148,18 @@ struct PeerCredentials {
 
 // A control request for one producer, run by its pipeline in arrival order.
 struct Command {
-  enum class Kind { kStart, kStop, kStep, kFlush, kGoodbye, kHangUp };
+  enum class Kind {
+    kStart,
+    kStop,
+    kStep,
+    kFlush,
+    kGoodbye,
+    kHangUp,
+    kConfigure
+  };
   Kind kind = Kind::kFlush;
-  uint32_t step = 0;               // Start, Step
+  uint32_t step = 0;  // Start, Step; Configure: the first step under config
+  std::shared_ptr<const config::Config> config;  // Configure
   uint64_t unclosed_calls = 0;     // Step: calls the client never ended
   uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
   bool write_open = false;         // Stop from the CLI: write open steps
@@ -172,6 +184,9 @@ struct PublishedStatus {
   bool dump_ended = false;  // overflow_check: overflow_nums reached
 };
 
+// Sets the task, level and tensor_data of `options` from `config`.
+void SetCaptureOptions(const config::Config& config, AssemblerOptions* options);
+
 class Producer {
  public:
   // Registers a client: parses its config, checks and creates its dump_path
@@ -193,6 +208,9 @@ class Producer {
   uint64_t client_id() const { return client_id_; }
   int32_t pid() const { return pid_; }
   int32_t rank() const { return rank_; }
+  // The config the client registered with. What a live `tprobe configure`
+  // may change is in ProducerState::config; the rest (dump_path, the
+  // "tprobe" section) stays as registered.
   const config::Config& config() const { return config_; }
   const std::string& segment_name() const { return segment_->name(); }
   const shm::Segment& segment() const { return *segment_; }
@@ -214,6 +232,14 @@ class Producer {
   // call it, so commands run in order.
   std::optional<Command> TakeCommand();
   bool HasCommands() const;
+
+  // `tprobe configure`: offers `config` to the client. The directive
+  // (tprobe start/stop) is cleared and the segment's config_generation
+  // bumped; the client fetches the config (OfferedConfig) at its next step
+  // boundary. Thread safety: any thread.
+  void OfferConfig(config::Config config);
+  // The config offered last, or nullptr when none was.
+  std::shared_ptr<const config::Config> OfferedConfig() const;
 
   // What Status reports; Publish is called by the worker holding the state.
   PublishedStatus Published() const;
@@ -269,6 +295,10 @@ class Producer {
   mutable std::mutex queue_mu_;
   std::deque<Command> queue_;
   bool queue_closed_ = false;
+
+  mutable std::mutex offered_mu_;
+  std::shared_ptr<const config::Config> offered_;
+  uint64_t offered_generation_ = 0;
 
   mutable std::mutex published_mu_;
   PublishedStatus published_;

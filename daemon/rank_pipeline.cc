@@ -71,6 +71,23 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
       log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(),
                p.pid(), p.rank());
       return Finalise(p, state, registry, log, /*died=*/false);
+    case Command::Kind::kConfigure: {
+      // The client records step c.step on under the new config; what was
+      // drained before it was made under the old one.
+      state.config = *c.config;
+      AssemblerOptions capture;
+      SetCaptureOptions(state.config, &capture);
+      state.assembler.SetCapture(capture);
+      // A new config starts the dump afresh, overflow_nums included.
+      state.overflows_dumped = 0;
+      state.overflow_limit_reached = false;
+      log.info(
+          "client {} (pid {}, rank {}) records step {} on under a new "
+          "config: task {}, level {}",
+          p.client_id(), p.pid(), p.rank(), c.step, capture.task,
+          capture.level);
+      break;
+    }
     case Command::Kind::kHangUp:
       state.hung_up = true;
       log.info(

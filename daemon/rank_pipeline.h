@@ -15,6 +15,10 @@
 //            (drain.h) and writes and forgets the trees up to N.
 //   Flush    writes every open tree as it is now (tprobe.json says the step
 //            is still open, so it is not complete).
+//   Configure  switches the rank to the config it fetched (tprobe
+//            configure): trees opened from then on (the step it names
+//            first) take its task and level, the drain its summary_mode
+//            and overflow_nums, and the overflow count starts again.
 //   Goodbye  drains everything, writes every tree and finalises: the client
 //            exited cleanly.
 //   HangUp   the connection closed without Goodbye. The producer is dead

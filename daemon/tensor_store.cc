@@ -9,6 +9,7 @@
 
 #include "common/dump/npy.h"
 #include "common/dump/tree_writer.h"
+#include "common/fs/atomic_file.h"
 #include "common/fs/safe_path.h"
 
 namespace tprobe::daemon {
@@ -83,14 +84,13 @@ bool TensorStore::LinkIfSame(const std::string& source,
   auto read = dump::ReadNpy(from);
   if (!read.ok() || !SameData(*read, dtype, bytes)) return false;
   const std::string to = dir_ + "/" + file_name;
-  const std::string tmp = to + ".link" + std::to_string(::getpid());
-  ::unlink(tmp.c_str());
-  if (::link(from.c_str(), tmp.c_str()) != 0) return false;
-  if (::rename(tmp.c_str(), to.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  return fs::ReplaceFile(to, fs::TempPath(to, ".link"),
+                         [&from](const std::string& tmp) {
+                           return ::link(from.c_str(), tmp.c_str()) == 0
+                                      ? Status::Ok()
+                                      : Status::Error("no link");
+                         })
+      .ok();
 }
 
 void TensorStore::Remember(const Key& key, const std::string& file_name) {

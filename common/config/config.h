@@ -5,9 +5,10 @@
 // see reference/msprobe-format.md section 6) plus a "tprobe" section of its
 // own settings.
 //
-// The client reads and validates the file once, then pushes the validated
-// Config to the daemon as ToJson(config), which the daemon reads back with
-// ParseConfig. Both sides therefore agree on one Config value.
+// The client reads and validates the file once, then sends the validated
+// Config to the daemon as a tprobe.v1.Config message (config_proto.h), which
+// the daemon checks with FromProto without parsing JSON again. Both sides
+// therefore agree on one Config value.
 //
 // Parsing is strict where msprobe is lax: an unknown key anywhere that is
 // parsed is an error naming the key and the allowed keys, and a value of the

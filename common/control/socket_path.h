@@ -17,8 +17,6 @@ std::string DefaultSocketPath();
 // set, else DefaultSocketPath().
 std::string ResolveSocketPath(const std::string& explicit_path);
 
-// Frames are a 4-byte little-endian length then that many bytes.
-inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
 inline constexpr uint32_t kProtocolVersion = 1;
 
 }  // namespace tprobe::control

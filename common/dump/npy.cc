@@ -14,6 +14,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/fs/atomic_file.h"
 #include "common/stats/half.h"
 
 namespace tprobe::dump {
@@ -290,29 +291,24 @@ Status WriteNpy(const std::string& path, DType dtype,
     return Status::Error(path + ": .npy header too long for " +
                          std::to_string(shape.size()) + " dimensions");
   }
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  // Mode 0640 whatever the umask, as msprobe writes its data files.
-  const int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd >= 0) ::fchmod(fd, 0640);
-  File f(fd >= 0 ? ::fdopen(fd, "wb") : nullptr);
-  if (fd >= 0 && !f) ::close(fd);
-  if (!f) {
-    return Status::Error(path + ": cannot create " + tmp + ": " +
-                         SystemError(errno));
-  }
-  Status s = WriteBody(f.get(), *preamble, dtype, data, tmp);
-  if (std::fclose(f.release()) != 0 && s.ok()) {
-    s = Status::Error("cannot write " + tmp + ": " + SystemError(errno));
-  }
-  if (s.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = Status::Error("cannot rename " + tmp +
-                      " over it: " + SystemError(errno));
-  }
-  if (!s.ok()) {
-    std::remove(tmp.c_str());
-    return Status::Error(path + ": " + s.message());
-  }
+  Status s = fs::ReplaceFile(
+      path, fs::TempPath(path), [&](const std::string& tmp) -> Status {
+        auto fd = fs::CreateFile(tmp);
+        if (!fd.ok()) return fd.status();
+        File f(::fdopen(*fd, "wb"));
+        if (!f) {
+          ::close(*fd);
+          return Status::Error("cannot write " + tmp + ": " +
+                               SystemError(errno));
+        }
+        Status written = WriteBody(f.get(), *preamble, dtype, data, tmp);
+        if (std::fclose(f.release()) != 0 && written.ok()) {
+          written =
+              Status::Error("cannot write " + tmp + ": " + SystemError(errno));
+        }
+        return written;
+      });
+  if (!s.ok()) return Status::Error(path + ": " + s.message());
   return Status::Ok();
 }
 

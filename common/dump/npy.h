@@ -25,9 +25,9 @@
 
 namespace tprobe::dump {
 
-// Writes the tensor to `path` as a .npy file. The bytes go to
-// `path + ".tmp"` first, which is then renamed over `path`, so a reader sees
-// either the old file or the complete new one.
+// Writes the tensor to `path` as a .npy file, through a temporary file and
+// a rename (common/fs/atomic_file.h, mode 0640), so a reader sees either the
+// old file or the complete new one.
 //
 // `data` holds the elements in C order and little-endian byte order, as the
 // tensor had them (2 bytes per element for bfloat16).

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/fs/atomic_file.h"
+
 namespace tprobe::dump {
 
 std::string RankDirName(int rank) {
@@ -39,35 +41,6 @@ Status MakeDirs(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    return Status::Error("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s =
-          Status::Error("cannot write " + tmp + ": " + std::strerror(errno));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, 0640);
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s =
-        Status::Error("cannot replace " + path + ": " + std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
-}
-
 Status WriteStepTree(const std::string& dir, const StepTree& tree) {
   if (Status s = MakeDirs(dir); !s.ok()) return s;
   const std::pair<const char*, Json> files[] = {
@@ -77,7 +50,7 @@ Status WriteStepTree(const std::string& dir, const StepTree& tree) {
       {"tprobe.json", tree.AccountingDocument()},
   };
   for (const auto& [name, doc] : files) {
-    Status s = WriteFileAtomic(dir + "/" + name, PythonJsonDumps(doc));
+    Status s = fs::WriteFileAtomic(dir + "/" + name, PythonJsonDumps(doc));
     if (!s.ok()) return s;
   }
   return Status::Ok();

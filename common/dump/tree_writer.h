@@ -4,7 +4,8 @@
 // Writes a StepTree as dump_path/step{N}/rank{R}/ the way msprobe does:
 // dump.json, stack.json and construct.json in Python json.dump(indent=1)
 // bytes, plus tprobe.json with the loss accounting. Every file is written to
-// a temporary name and renamed, so a reader never sees half a file.
+// a temporary name and renamed (common/fs/atomic_file.h), so a reader never
+// sees half a file.
 
 #include <string>
 #include <string_view>
@@ -22,9 +23,6 @@ std::string StepRankDir(const std::string& dump_path, uint32_t step, int rank);
 
 // Creates `dir` and its parents (mode 0750).
 Status MakeDirs(const std::string& dir);
-
-// Writes `bytes` to `path` through `path.tmp<pid>` and a rename (mode 0640).
-Status WriteFileAtomic(const std::string& path, std::string_view bytes);
 
 // Writes the four files of `tree` into `dir`, creating it.
 Status WriteStepTree(const std::string& dir, const StepTree& tree);

@@ -35,11 +35,16 @@ struct alignas(kCacheLine) SegmentHeader {
   // already passed.
   uint32_t producer_step;
   uint64_t producer_start_time;  // /proc/<pid>/stat starttime, clock ticks
-  // The operator's live capture directive (common/shm/directive.h), the one
-  // field the daemon changes after creation: stored by the daemon with
-  // release order, loaded by the producer with acquire order through
+  // The operator's live capture directive (common/shm/directive.h), one of
+  // the two fields the daemon changes after creation: stored by the daemon
+  // with release order, loaded by the producer with acquire order through
   // std::atomic_ref at each step boundary. 0: follow the config.
   uint64_t directive;
+  // Bumped by the daemon (release) when `tprobe configure` offers the
+  // producer a new config; the producer loads it (acquire) at each step
+  // boundary and, when it changed, fetches the config over its control
+  // connection (FetchConfig). 0: the config it registered with.
+  uint64_t config_generation;
 };
 
 // Why a record was not written. Indexes RingHeader::dropped.

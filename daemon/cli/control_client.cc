@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/control/frame.h"
 #include "common/control/peer_check.h"
 #include "common/control/socket_path.h"
 
@@ -77,77 +78,55 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(
 
 Result<v1::Response> ControlClient::Call(v1::Request request) {
   request.set_version(control::kProtocolVersion);
-  const std::string body = request.SerializeAsString();
-  std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i) {
-    frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+  const control::Deadline deadline =
+      std::chrono::steady_clock::now() + timeout_;
+  const control::FrameResult sent = control::WriteFrame(fd_, request, deadline);
+  if (!sent.ok()) {
+    // A daemon that refuses the connection says why before closing it.
+    auto refusal = ReadResponse(deadline);
+    if (refusal.ok()) return refusal;
+    return Status::Error(
+        "cannot send to tprobed on " + socket_path_ + ": " +
+        (sent.error == control::FrameError::kTimeout
+             ? "it did not take the request within " + TimeoutText(timeout_)
+             : std::string(std::strerror(sent.sys_errno))));
   }
-  frame += body;
-  for (size_t done = 0; done < frame.size();) {
-    const ssize_t n =
-        ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = SystemError();
-      // A daemon that refuses the connection says why before closing it.
-      auto refusal = ReadResponse();
-      if (refusal.ok()) return refusal;
-      return Status::Error("cannot send to tprobed on " + socket_path_ + ": " +
-                           why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  return ReadResponse();
+  return ReadResponse(deadline);
 }
 
-Result<v1::Response> ControlClient::ReadResponse() {
-  auto read_exact = [this](void* out, size_t size) -> Status {
-    auto* p = static_cast<char*>(out);
-    while (size > 0) {
-      const ssize_t n = ::recv(fd_, p, size, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        return Status::Error("tprobed on " + socket_path_ +
-                             " did not answer within " + TimeoutText(timeout_) +
-                             " (raise --timeout for a long flush, or see its "
-                             "log)");
-      }
-      if (n < 0 && errno == ECONNRESET) {
-        return Status::Error(
-            "tprobed on " + socket_path_ +
-            " refused the connection and closed it without saying why (an "
-            "older tprobed, or one out of resources; see its log)");
-      }
-      if (n < 0) {
-        return Status::Error("cannot read from tprobed on " + socket_path_ +
-                             ": " + SystemError());
-      }
-      if (n == 0) {
-        return Status::Error("tprobed on " + socket_path_ +
-                             " closed the connection without an answer");
-      }
-      p += n;
-      size -= static_cast<size_t>(n);
-    }
-    return Status::Ok();
-  };
-  unsigned char len[4];
-  if (Status s = read_exact(len, sizeof len); !s.ok()) return s;
-  const uint32_t size =
-      len[0] | len[1] << 8 | len[2] << 16 | static_cast<uint32_t>(len[3]) << 24;
-  if (size > control::kMaxFrameBytes) {
-    return Status::Error("tprobed on " + socket_path_ + " sent a frame of " +
-                         std::to_string(size) + " bytes, over the limit");
-  }
-  std::string reply(size, '\0');
-  if (Status s = read_exact(reply.data(), reply.size()); !s.ok()) return s;
+Result<v1::Response> ControlClient::ReadResponse(control::Deadline deadline) {
   v1::Response response;
-  if (!response.ParseFromString(reply)) {
-    return Status::Error("tprobed on " + socket_path_ +
-                         " answered with something that is not a "
-                         "tprobe.v1.Response");
+  const control::FrameResult r =
+      control::ReadFrame(fd_, &response, deadline, control::kMaxFrameBytes);
+  const std::string daemon = "tprobed on " + socket_path_;
+  switch (r.error) {
+    case control::FrameError::kNone:
+      return response;
+    case control::FrameError::kTimeout:
+      return Status::Error(daemon + " did not answer within " +
+                           TimeoutText(timeout_) +
+                           " (raise --timeout for a long flush, or see its "
+                           "log)");
+    case control::FrameError::kReset:
+      return Status::Error(
+          daemon +
+          " refused the connection and closed it without saying why (an "
+          "older tprobed, or one out of resources; see its log)");
+    case control::FrameError::kClosed:
+      return Status::Error(daemon + " closed the connection without an answer");
+    case control::FrameError::kTooLarge:
+      return Status::Error(daemon + " sent a frame of " +
+                           std::to_string(r.body_size) +
+                           " bytes, over the limit");
+    case control::FrameError::kMalformed:
+      return Status::Error(daemon +
+                           " answered with something that is not a "
+                           "tprobe.v1.Response");
+    case control::FrameError::kSystem:
+      break;
   }
-  return response;
+  return Status::Error("cannot read from " + daemon + ": " +
+                       std::strerror(r.sys_errno));
 }
 
 Result<std::chrono::milliseconds> CliTimeout(
@@ -171,7 +150,7 @@ std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
                                        const v1::Request& request,
                                        std::chrono::milliseconds timeout,
-                                       bool* nothing_done) {
+                                       v1::Response* refusal) {
   auto fail = [command](const std::string& why) {
     std::fprintf(stderr, "tprobe %.*s: %s\n", static_cast<int>(command.size()),
                  command.data(), why.c_str());
@@ -182,7 +161,7 @@ std::optional<v1::Response> CallDaemon(std::string_view command,
   auto response = (*client)->Call(request);
   if (!response.ok()) return fail(response.status().message());
   if (!response->ok()) {
-    if (nothing_done) *nothing_done = response->nothing_done();
+    if (refusal) *refusal = *response;
     return fail("tprobed: " + response->error());
   }
   return std::move(response).value();

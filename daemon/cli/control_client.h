@@ -2,9 +2,9 @@
 #define TPROBE_DAEMON_CLI_CONTROL_CLIENT_H_
 
 // The CLI's side of the control protocol (proto/tprobe/v1/control.proto):
-// one Unix stream connection to tprobed; each request is framed as a 4-byte
-// little-endian length and the serialized tprobe.v1.Request, and answered
-// by a framed tprobe.v1.Response. A connection that never registers is the
+// one Unix stream connection to tprobed; each request is a framed
+// tprobe.v1.Request (common/control/frame.h), answered by a framed
+// tprobe.v1.Response. A connection that never registers is the
 // CLI's: Start, Stop, Step and Flush then apply to every registered rank.
 //
 // Thread safety: one thread per ControlClient.
@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/control/frame.h"
 #include "common/status.h"
 #include "tprobe/v1/control.pb.h"
 
@@ -24,7 +25,8 @@ class ControlClient {
  public:
   // Connects to the socket at `socket_path` and checks that the listener is
   // a trusted uid (common/control/peer_check.h) before anything is sent.
-  // `timeout` bounds the connect and, later, each send and receive. The
+  // `timeout` bounds the connect and, later, each Call (its send and
+  // receive together). The
   // error names the path and says how to start a daemon or point at another
   // socket.
   static Result<std::unique_ptr<ControlClient>> Connect(
@@ -45,7 +47,7 @@ class ControlClient {
  private:
   ControlClient(int fd, std::string socket_path,
                 std::chrono::milliseconds timeout);
-  Result<v1::Response> ReadResponse();
+  Result<v1::Response> ReadResponse(control::Deadline deadline);
 
   int fd_;
   std::string socket_path_;
@@ -67,13 +69,13 @@ std::string CliSocketPath(const std::string& flag);
 // Sends `request` to the daemon on `socket_path`. On failure (no daemon,
 // broken connection, or ok = false) prints "tprobe COMMAND: <why>" to
 // stderr and returns nullopt.
-// When the daemon answers that nothing was done (Response.nothing_done),
-// *nothing_done is set (when not null).
+// When the daemon answers with ok = false, *refusal (when not null) gets
+// its Response (nothing_done, invalid).
 std::optional<v1::Response> CallDaemon(std::string_view command,
                                        const std::string& socket_path,
                                        const v1::Request& request,
                                        std::chrono::milliseconds timeout,
-                                       bool* nothing_done = nullptr);
+                                       v1::Response* refusal = nullptr);
 
 }  // namespace tprobe::cli
 

@@ -1,6 +1,7 @@
-// `tprobe start|stop|step|flush|shutdown`: one control request each, sent to
-// tprobed as an unregistered connection, so that they apply to every
-// registered rank (start and stop: the ones --ranks names, live).
+// `tprobe start|stop|configure|step|flush|shutdown`: one control request
+// each, sent to tprobed as an unregistered connection, so that they apply to
+// every registered rank (start and stop: the ones --ranks names, live;
+// configure: every rank, live).
 
 #include <cstdio>
 #include <limits>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.h"
+#include "common/config/config_proto.h"
 #include "common/dump/json_writer.h"
 #include "common/shm/directive.h"
 #include "daemon/cli/args.h"
@@ -31,19 +34,25 @@ constexpr char kSocketHelp[] =
 
 Exit status: 0 on success; 1 when tprobed cannot be reached, refuses the
 connection, does not answer within --timeout, or answers with an error; 2
-for a bad command line; 3 when nothing happened (no rank registered or
-matching, a step already passed).
+for bad input: a bad command line, or (configure) a config that is invalid
+or changes a key that cannot change live; 3 when nothing happened (no rank
+registered or matching, a step already passed).
 )";
+
+// The one positional argument a command takes, if any.
+enum class Operand { kNone, kStep, kFile };
 
 struct Spec {
   std::string_view name;
   std::string_view summary;
   std::string_view usage;  // the text before the options
-  bool takes_step;
+  Operand operand;
   bool needs_ranks;  // does nothing without a registered rank
   std::span<const OptionSpec> options;  // besides --socket, --timeout, --json
-  // Fills the request from STEP and the options; an error is a usage error.
-  Status (*fill)(v1::Request& request, uint32_t step, const ParsedArgs& args);
+  // Fills the request from the operand (STEP as a number, FILE as given)
+  // and the options; an error is bad input (exit status 2).
+  Status (*fill)(v1::Request& request, uint32_t step, const std::string& file,
+                 const ParsedArgs& args);
 };
 
 constexpr OptionSpec kStartOptions[] = {{"steps", true}, {"ranks", true}};
@@ -113,17 +122,21 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
     return kExitOk;
   }
   const std::vector<std::string>& positionals = parsed->positionals;
+  const size_t operands = spec.operand == Operand::kNone ? 0 : 1;
   uint32_t step = 0;
-  if (spec.takes_step) {
+  std::string file;
+  if (spec.operand == Operand::kStep) {
     if (positionals.empty()) return usage_error("STEP is missing");
     Result<int64_t> s = ParseCount(positionals[0], "STEP",
                                    std::numeric_limits<uint32_t>::max());
     if (!s.ok()) return usage_error(s.status().message());
     step = static_cast<uint32_t>(*s);
+  } else if (spec.operand == Operand::kFile) {
+    if (positionals.empty()) return usage_error("FILE is missing");
+    file = positionals[0];
   }
-  if (positionals.size() > (spec.takes_step ? 1u : 0u)) {
-    return usage_error("unexpected argument '" +
-                       positionals[spec.takes_step ? 1 : 0] + "'");
+  if (positionals.size() > operands) {
+    return usage_error("unexpected argument '" + positionals[operands] + "'");
   }
   auto timeout = CliTimeout(parsed->Get("timeout"));
   if (!timeout.ok()) return usage_error(timeout.status().message());
@@ -144,6 +157,12 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
       std::fprintf(stderr, "tprobe %s: %s\n", name.c_str(), error.c_str());
     }
   };
+  // Bad input is refused before tprobed is asked anything.
+  v1::Request request;
+  if (Status s = spec.fill(request, step, file, *parsed); !s.ok()) {
+    if (json) report(false, 0, s.message());
+    return usage_error(s.message());
+  }
   // Which ranks the command reaches: none means nothing would happen.
   v1::Request status;
   status.mutable_status();
@@ -157,13 +176,11 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
                " (start the training first, or check its TPROBE_SOCKET)");
     return kExitNothing;
   }
-  v1::Request request;
-  if (Status s = spec.fill(request, step, *parsed); !s.ok()) {
-    return usage_error(s.message());
-  }
-  bool nothing_done = false;
-  if (!CallDaemon(spec.name, socket, request, *timeout, &nothing_done)) {
-    return nothing_done ? kExitNothing : kExitFailure;
+  v1::Response refusal;
+  if (!CallDaemon(spec.name, socket, request, *timeout, &refusal)) {
+    if (json) report(false, count, refusal.error());
+    if (refusal.invalid()) return kExitUsage;
+    return refusal.nothing_done() ? kExitNothing : kExitFailure;
   }
   report(true, count, "");
   return kExitOk;
@@ -182,10 +199,11 @@ nothing is sent into the trainer. --ranks limits it to those ranks (default:
 every registered rank). Exit status 3 when no rank is registered, none
 matches --ranks, or every matching rank is already past the last step.
 )",
-    false,
+    Operand::kNone,
     true,
     kStartOptions,
-    [](v1::Request& r, uint32_t, const ParsedArgs& args) -> Status {
+    [](v1::Request& r, uint32_t, const std::string&,
+       const ParsedArgs& args) -> Status {
       v1::Start* start = r.mutable_start();
       start->set_live(true);
       if (Status s = ParseSteps(args.Get("steps"), *start); !s.ok()) return s;
@@ -203,13 +221,43 @@ Makes the running ranks stop capturing (every registered rank, or those
 says; what they captured so far is written. 'tprobe start' resumes. Exit
 status 3 when no rank is registered or none matches --ranks.
 )",
-    false,
+    Operand::kNone,
     true,
     kStopOptions,
-    [](v1::Request& r, uint32_t, const ParsedArgs& args) -> Status {
+    [](v1::Request& r, uint32_t, const std::string&,
+       const ParsedArgs& args) -> Status {
       v1::Stop* stop = r.mutable_stop();
       stop->set_live(true);
       return ParseRanks(args.Get("ranks"), stop->mutable_ranks());
+    }};
+
+constexpr Spec kConfigure{
+    "configure",
+    "give running ranks a new config.json, live",
+    R"(Usage: tprobe configure FILE [--socket PATH] [--timeout SECONDS] [--json]
+
+Checks FILE (an msprobe config.json, as PrecisionDebugger reads it) and
+gives it to every registered rank, which records from its next step on under
+it: the step that starts after the one running now. It replaces a live
+'tprobe start' or 'tprobe stop'.
+
+A live config may change task, level, step, rank, scope, list, data_mode,
+summary_mode and overflow_nums. It may not change dump_path or the "tprobe"
+section (socket, ring_bytes, ring_count, policy, block_timeout_ms,
+exit_timeout_ms): they were fixed when each rank registered, so keep the
+values the training started with. A FILE that is not a valid config, or that
+changes one of those keys, is refused naming the key, and no rank changes
+(exit status 2). Exit status 3 when no rank is registered.
+)",
+    Operand::kFile,
+    true,
+    {},
+    [](v1::Request& r, uint32_t, const std::string& file,
+       const ParsedArgs&) -> Status {
+      auto config = config::LoadConfigFile(file);
+      if (!config.ok()) return config.status();
+      *r.mutable_configure()->mutable_config() = config::ToProto(*config);
+      return Status::Ok();
     }};
 
 constexpr Spec kStep{
@@ -221,10 +269,11 @@ Drains what every registered rank has committed, writes its steps up to and
 including STEP and closes them, as a rank's own step() does. Data arriving
 later for a closed step is skipped and counted (tprobe.json).
 )",
-    true,
+    Operand::kStep,
     true,
     {},
-    [](v1::Request& r, uint32_t step, const ParsedArgs&) -> Status {
+    [](v1::Request& r, uint32_t step, const std::string&,
+       const ParsedArgs&) -> Status {
       r.mutable_step()->set_step(step);
       return Status::Ok();
     }};
@@ -237,10 +286,11 @@ constexpr Spec kFlush{
 Drains what every registered rank has committed and writes every open step.
 Returns once the files are on disk.
 )",
-    false,
+    Operand::kNone,
     true,
     {},
-    [](v1::Request& r, uint32_t, const ParsedArgs&) -> Status {
+    [](v1::Request& r, uint32_t, const std::string&,
+       const ParsedArgs&) -> Status {
       r.mutable_flush();
       return Status::Ok();
     }};
@@ -254,16 +304,20 @@ Asks tprobed to exit. It answers first, then drains every rank, writes every
 open step, removes the shared-memory segments and exits 0. Ranks still
 running carry on without it (their records count as dropped_no_daemon).
 )",
-    false,
+    Operand::kNone,
     false,
     {},
-    [](v1::Request& r, uint32_t, const ParsedArgs&) -> Status {
+    [](v1::Request& r, uint32_t, const std::string&,
+       const ParsedArgs&) -> Status {
       r.mutable_shutdown();
       return Status::Ok();
     }};
 
 int RunStart(std::span<const std::string_view> a) { return Run(kStart, a); }
 int RunStop(std::span<const std::string_view> a) { return Run(kStop, a); }
+int RunConfigure(std::span<const std::string_view> a) {
+  return Run(kConfigure, a);
+}
 int RunStep(std::span<const std::string_view> a) { return Run(kStep, a); }
 int RunFlush(std::span<const std::string_view> a) { return Run(kFlush, a); }
 int RunShutdown(std::span<const std::string_view> a) {
@@ -273,6 +327,7 @@ int RunShutdown(std::span<const std::string_view> a) {
 const Command kCommands[] = {
     {kStart.name, kStart.summary, RunStart},
     {kStop.name, kStop.summary, RunStop},
+    {kConfigure.name, kConfigure.summary, RunConfigure},
     {kStep.name, kStep.summary, RunStep},
     {kFlush.name, kFlush.summary, RunFlush},
     {kShutdown.name, kShutdown.summary, RunShutdown},
@@ -280,7 +335,7 @@ const Command kCommands[] = {
 const CommandRegistration kRegistrations[] = {
     CommandRegistration(kCommands[0]), CommandRegistration(kCommands[1]),
     CommandRegistration(kCommands[2]), CommandRegistration(kCommands[3]),
-    CommandRegistration(kCommands[4]),
+    CommandRegistration(kCommands[4]), CommandRegistration(kCommands[5]),
 };
 
 }  // namespace

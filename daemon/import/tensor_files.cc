@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "common/dump/npy.h"
+#include "common/fs/atomic_file.h"
 #include "common/stats/crc32.h"
 #include "common/stats/tensor_stats.h"
 #include "daemon/import/mindspore_dtype.h"
@@ -63,36 +64,29 @@ Status PlaceTensorFile(const std::string& src, const std::string& dst) {
       (dst_path.parent_path() / ("." + dst_path.filename().string() + ".tmp" +
                                  std::to_string(::getpid())))
           .string();
-  ::unlink(tmp.c_str());  // left over from an interrupted run
-  if (::link(src.c_str(), tmp.c_str()) != 0) {
+  return fs::ReplaceFile(dst, tmp, [&src](const std::string& temp) -> Status {
+    if (::link(src.c_str(), temp.c_str()) == 0) return Status::Ok();
     const int link_error = errno;
     if (link_error != EXDEV && link_error != EPERM && link_error != EMLINK &&
         link_error != EOPNOTSUPP) {
-      return Status::Error("cannot link " + src + " to " + tmp + ": " +
+      return Status::Error("cannot link " + src + " to " + temp + ": " +
                            std::strerror(link_error));
     }
     std::error_code ec;
-    std::filesystem::copy_file(src, tmp, ec);
+    std::filesystem::copy_file(src, temp, ec);
     if (!ec) {
-      std::filesystem::permissions(tmp,
+      std::filesystem::permissions(temp,
                                    std::filesystem::perms::owner_read |
                                        std::filesystem::perms::owner_write |
                                        std::filesystem::perms::group_read,
                                    ec);
     }
     if (ec) {
-      ::unlink(tmp.c_str());
-      return Status::Error("cannot copy " + src + " to " + tmp + ": " +
+      return Status::Error("cannot copy " + src + " to " + temp + ": " +
                            ec.message());
     }
-  }
-  if (::rename(tmp.c_str(), dst.c_str()) != 0) {
-    const int rename_error = errno;
-    ::unlink(tmp.c_str());
-    return Status::Error("cannot rename " + tmp + " to " + dst + ": " +
-                         std::strerror(rename_error));
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 }  // namespace tprobe::import

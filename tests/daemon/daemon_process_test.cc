@@ -494,7 +494,9 @@ TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
   ASSERT_TRUE(daemon.started());
   RawClient client(Socket());
   v1::Request req;
-  *req.mutable_register_() = MakeRegister(R"({"task": "bogus"})");
+  *req.mutable_register_() = MakeRegister("{}");
+  req.mutable_register_()->mutable_config()->set_task(
+      static_cast<v1::Config::Task>(9));
   v1::Response resp;
   ASSERT_TRUE(client.Call(req, &resp));
   EXPECT_FALSE(resp.ok());

@@ -50,12 +50,17 @@ TEST(ProducerTest, TheSegmentBelongsToThePeersUserAndGroup) {
   shm::Segment::Remove((*p)->segment_name());
 }
 
-TEST(ProducerTest, ABadConfigIsRefusedWithTheParsersMessage) {
-  auto p =
-      Producer::Create(1, testing::Self(), MakeRegister(R"({"level": "L7"})"));
+TEST(ProducerTest, ABadConfigIsRefusedNamingTheKey) {
+  v1::Register reg = MakeRegister("{}");
+  reg.mutable_config()->set_level(static_cast<v1::Config::Level>(7));
+  auto p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
-  EXPECT_TRUE(p.status().message().starts_with("config: "))
-      << p.status().message();
+  EXPECT_EQ(p.status().message(),
+            "config: level is invalid, it should be one of [L0, L1, mix]");
+  reg.clear_config();
+  p = Producer::Create(1, testing::Self(), reg);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "Register carries no config");
 }
 
 TEST(ProducerTest, ABadRingGeometryIsRefused) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "common/config/config_proto.h"
 #include "common/shm/segment.h"
 #include "daemon/producer.h"
 #include "tests/daemon/ring_records.h"
@@ -36,13 +37,17 @@ inline daemon::PeerCredentials Self() {
   return daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
 }
 
+// A Register for this process, with the config `config_json` parses to
+// (as the client sends it).
 inline v1::Register MakeRegister(const std::string& config_json,
                                  uint32_t ring_count = 1, int rank = 0) {
   v1::Register reg;
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
   reg.set_rank(rank);
-  reg.set_config_json(config_json);
+  auto config = config::ParseConfig(config_json);
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  if (config.ok()) *reg.mutable_config() = config::ToProto(*config);
   reg.set_ring_count(ring_count);
   reg.set_ring_bytes(uint64_t{1} << 16);
   reg.set_framework("pytorch");

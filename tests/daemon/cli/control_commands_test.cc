@@ -281,7 +281,8 @@ TEST_F(ControlCommandsTest, EveryCommandHasHelpAndIsListed) {
   ASSERT_EQ(testing::RunCommand(std::string(TPROBE_BIN) + " --help", &overview),
             0);
   for (const char* command :
-       {"status", "start", "stop", "step", "flush", "shutdown", "import"}) {
+       {"status", "start", "stop", "configure", "step", "flush", "shutdown",
+        "import"}) {
     EXPECT_NE(overview.find(std::string("\n  ") + command + " "),
               std::string::npos)
         << command << " is not listed:\n"

@@ -127,6 +127,8 @@ class PrecisionDebugger:
         rt = self._rt
         rt.session.step()
         rt.refresh()
+        if rt.session.level != rt.level:
+            self._follow_level(rt.session.level)
 
     @classmethod
     def forward_backward_dump_end(cls) -> None:
@@ -183,6 +185,17 @@ class PrecisionDebugger:
         # As in msprobe: inside the module no API is recorded.
         self._apis.restore()
         self._modules.module_dump_on = True
+
+    def _follow_level(self, level: str) -> None:
+        """A live config (``tprobe configure``) changed the level at this
+        step boundary: API hooks go in for L1 and mix; module hooks go in
+        at the next start() with a model. Hooks the new level does not use
+        stay in place and record nothing (the session refuses their
+        calls)."""
+        self._rt.level = level
+        if (level in ("L1", "mix") and not self._apis.installed
+                and not self._modules.module_dump_on):
+            self._apis.install()
 
     def _module_dump_end(self) -> None:
         self._modules.module_dump_on = False

@@ -1,0 +1,111 @@
+#include "common/control/frame.h"
+
+#include <google/protobuf/message_lite.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace tprobe::control {
+namespace {
+
+FrameResult Fail(FrameError error, int sys_errno = 0) {
+  FrameResult r;
+  r.error = error;
+  r.sys_errno = sys_errno;
+  return r;
+}
+
+// Waits until `fd` is ready for `events` or the deadline passes.
+FrameResult Wait(int fd, short events, Deadline deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, events, 0};
+    const int r =
+        ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (r > 0) return {};
+    if (r == 0) return Fail(FrameError::kTimeout);
+    if (errno != EINTR) return Fail(FrameError::kSystem, errno);
+  }
+}
+
+FrameResult FromErrno(int e) {
+  return Fail(
+      e == ECONNRESET || e == EPIPE ? FrameError::kReset : FrameError::kSystem,
+      e);
+}
+
+FrameResult ReadExact(int fd, char* out, size_t size, Deadline deadline) {
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::recv(fd, out + done, size - done, MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n == 0) {
+      return Fail(FrameError::kClosed);
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (FrameResult w = Wait(fd, POLLIN, deadline); !w.ok()) return w;
+    } else if (errno != EINTR) {
+      return FromErrno(errno);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string EncodeFrame(const google::protobuf::MessageLite& message) {
+  const auto n = static_cast<uint32_t>(message.ByteSizeLong());
+  std::string frame(kFrameHeaderBytes, '\0');
+  for (size_t i = 0; i < kFrameHeaderBytes; ++i) {
+    frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  }
+  message.AppendToString(&frame);
+  return frame;
+}
+
+uint32_t FrameBodySize(const unsigned char* header) {
+  return header[0] | (header[1] << 8) | (header[2] << 16) |
+         (static_cast<uint32_t>(header[3]) << 24);
+}
+
+FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
+                       Deadline deadline) {
+  const std::string frame = EncodeFrame(message);
+  for (size_t done = 0; done < frame.size();) {
+    const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (FrameResult w = Wait(fd, POLLOUT, deadline); !w.ok()) return w;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return FromErrno(n < 0 ? errno : EPIPE);
+    }
+  }
+  return {};
+}
+
+FrameResult ReadFrame(int fd, google::protobuf::MessageLite* message,
+                      Deadline deadline, uint32_t max_body_bytes) {
+  unsigned char header[kFrameHeaderBytes];
+  FrameResult r =
+      ReadExact(fd, reinterpret_cast<char*>(header), sizeof header, deadline);
+  if (!r.ok()) return r;
+  const uint32_t size = FrameBodySize(header);
+  if (size > max_body_bytes) {
+    r.error = FrameError::kTooLarge;
+    r.body_size = size;
+    return r;
+  }
+  std::string body(size, '\0');
+  r = ReadExact(fd, body.data(), size, deadline);
+  if (!r.ok()) return r;
+  if (!message->ParseFromString(body)) return Fail(FrameError::kMalformed);
+  return {};
+}
+
+}  // namespace tprobe::control

@@ -1,0 +1,70 @@
+#ifndef TPROBE_COMMON_CONTROL_FRAME_H_
+#define TPROBE_COMMON_CONTROL_FRAME_H_
+
+// The control protocol's framing, written once for the client, the daemon
+// and the CLI: a message is its serialized size as 4 little-endian bytes,
+// then its bytes (proto/tprobe/v1/control.proto). A reader checks the size
+// against its cap before it allocates anything for the body.
+//
+// EncodeFrame and FrameBodySize are the codec (the daemon reads with Asio).
+// WriteFrame and ReadFrame do blocking I/O on a stream socket's descriptor,
+// bounded by a deadline (the client's control channel and the CLI); they
+// never raise SIGPIPE.
+//
+// Thread safety: pure functions; one thread at a time per descriptor.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace google::protobuf {
+class MessageLite;
+}
+
+namespace tprobe::control {
+
+inline constexpr size_t kFrameHeaderBytes = 4;
+// The largest body a client or the CLI reads (a daemon's reply). The daemon
+// caps requests lower (ConnectionPolicy::max_request_bytes).
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+
+// The frame of `message`: header and serialized bytes.
+std::string EncodeFrame(const google::protobuf::MessageLite& message);
+
+// The body size announced by the kFrameHeaderBytes bytes at `header`.
+uint32_t FrameBodySize(const unsigned char* header);
+
+// Why a frame could not be written or read.
+enum class FrameError {
+  kNone,
+  kTimeout,    // the deadline passed
+  kClosed,     // the peer closed the connection (end of file)
+  kReset,      // the peer reset the connection (ECONNRESET, EPIPE)
+  kTooLarge,   // the header announced more than the cap
+  kMalformed,  // the body is not the expected message
+  kSystem,     // another system error: see sys_errno
+};
+
+struct FrameResult {
+  FrameError error = FrameError::kNone;
+  int sys_errno = 0;       // kSystem, kReset
+  uint32_t body_size = 0;  // kTooLarge: the size announced
+  bool ok() const { return error == FrameError::kNone; }
+};
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// Sends the frame of `message` by `deadline`.
+FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
+                       Deadline deadline);
+
+// Reads one frame by `deadline` and parses it into `*message`. A header
+// announcing more than `max_body_bytes` is refused before the body is
+// allocated or read.
+FrameResult ReadFrame(int fd, google::protobuf::MessageLite* message,
+                      Deadline deadline, uint32_t max_body_bytes);
+
+}  // namespace tprobe::control
+
+#endif  // TPROBE_COMMON_CONTROL_FRAME_H_
