@@ -196,9 +196,8 @@ void Session::Step(uint64_t unclosed_calls) {
   indices_.Reset();
   selection_.ResetStep();
   if (const uint64_t offered = core_.config_generation();
-      offered != config_generation_) {
+      offered != config_generation_ && TakeUpOfferedConfig(step + 1)) {
     config_generation_ = offered;
-    TakeUpOfferedConfig(step + 1);
   }
   generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
@@ -207,20 +206,24 @@ void Session::Step(uint64_t unclosed_calls) {
   UpdateCollecting();
 }
 
-void Session::TakeUpOfferedConfig(uint32_t step) {
+bool Session::TakeUpOfferedConfig(uint32_t step) {
   // Sent after this step's Step request, so the daemon switches this rank's
   // pipeline behind the step's records.
   v1::Request req;
   req.mutable_fetch_config()->set_step(step);
   v1::Response reply;
-  if (!channel_->Call(std::move(req), connect_timeout_ms_, &reply)) return;
+  if (!channel_->Call(std::move(req), connect_timeout_ms_, &reply)) {
+    // No answer: asked again at the next step boundary. An answer without
+    // a config (a restarted daemon offered none) is final.
+    return !reply.error().empty();
+  }
   auto offered = config::FromProto(reply.config());
   if (!offered.ok()) {
     std::fprintf(stderr,
                  "[tprobe] the daemon offered a bad config (%s); the "
                  "config stays as it was\n",
                  offered.status().message().c_str());
-    return;
+    return true;
   }
   channel_->UpdateConfig(reply.config());
   selection_ = Selection(*offered);
@@ -232,6 +235,7 @@ void Session::TakeUpOfferedConfig(uint32_t step) {
                "(task %s, level %s)\n",
                step, std::string(config::TaskName(config().task)).c_str(),
                std::string(config::LevelName(config().level)).c_str());
+  return true;
 }
 
 void Session::SetStep(uint32_t step) {

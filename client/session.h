@@ -192,8 +192,9 @@ class Session {
   Session(config::Config config, int rank, int connect_timeout_ms);
   const Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Fetches the config the daemon offers and makes it the config from
-  // `step` on. REQUIRES: mu_ held.
-  void TakeUpOfferedConfig(uint32_t step);
+  // `step` on. Returns false when the daemon did not answer (the session
+  // asks again at the next step boundary). REQUIRES: mu_ held.
+  bool TakeUpOfferedConfig(uint32_t step);
   // Whether `step` is collected: the operator's live directive (tprobe
   // start/stop, read from the segment) when there is one, else the config's
   // step and rank lists. REQUIRES: mu_ held.
