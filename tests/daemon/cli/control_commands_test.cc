@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "common/dump/json_writer.h"
@@ -220,6 +221,30 @@ TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
   EXPECT_NE(output.find("unexpected argument '3'"), std::string::npos);
 }
 
+TEST_F(ControlCommandsTest, EveryControlCommandPrintsOneJsonLine) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient client(Socket());
+  auto segment = Rank(client, 0);
+  ASSERT_NE(segment, nullptr);
+  const std::string config = dir_.path() + "/live.json";
+  std::ofstream(config) << ConfigJson(dir_.path() + "/dump", "tensor", "L0");
+  const std::pair<std::string, std::string> commands[] = {
+      {"start", "start --steps 1-"},
+      {"stop", "stop"},
+      {"configure", "configure " + config},
+      {"step", "step 0"},
+      {"flush", "flush"},
+      {"shutdown", "shutdown"}};
+  for (const auto& [name, args] : commands) {
+    std::string output;
+    ASSERT_EQ(Tprobe(args + " --json", &output), 0) << args << ": " << output;
+    EXPECT_EQ(output, R"({"command":")" + name +
+                          R"(","ok":true,"ranks":1,"error":null})"
+                          "\n");
+  }
+}
+
 TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
@@ -280,9 +305,8 @@ TEST_F(ControlCommandsTest, EveryCommandHasHelpAndIsListed) {
   std::string overview;
   ASSERT_EQ(testing::RunCommand(std::string(TPROBE_BIN) + " --help", &overview),
             0);
-  for (const char* command :
-       {"status", "start", "stop", "configure", "step", "flush", "shutdown",
-        "import"}) {
+  for (const char* command : {"status", "start", "stop", "configure", "step",
+                              "flush", "shutdown", "import"}) {
     EXPECT_NE(overview.find(std::string("\n  ") + command + " "),
               std::string::npos)
         << command << " is not listed:\n"

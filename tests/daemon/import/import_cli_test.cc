@@ -790,6 +790,7 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
   EXPECT_EQ(tool.code, 0);
   EXPECT_EQ(tool.out,
             "Usage: tprobe COMMAND [ARGS...]\n\nCommands:\n"
+            "  configure  give running ranks a new config.json, live\n"
             "  flush      drain every rank and write its open steps now\n"
             "  import     turn MindSpore graph-mode raw dumps into an msprobe "
             "dump tree\n"
