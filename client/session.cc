@@ -38,8 +38,8 @@ Result<std::unique_ptr<Session>> Session::Create(
   const std::string socket = control::ResolveSocketPath(
       options.socket_path.empty() ? cfg.socket : options.socket_path);
 
-  std::unique_ptr<Session> session(
-      new Session(cfg, options.rank, options.connect_timeout_ms));
+  std::unique_ptr<Session> session(new Session(
+      cfg, options.rank, options.connect_timeout_ms, options.framework));
   v1::Register reg;
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
@@ -65,16 +65,17 @@ Result<std::unique_ptr<Session>> Session::Create(
   return session;
 }
 
-Session::Session(config::Config config, int rank, int connect_timeout_ms)
+Session::Session(config::Config config, int rank, int connect_timeout_ms,
+                 const std::string& framework)
     : config_(std::move(config)),
       rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
       keeps_backward_(
           config::DataModeSelected(config_.data_mode, false, true) ||
           config::DataModeSelected(config_.data_mode, false, false)),
-      selection_everything_(config_.scope.empty() && config_.list.empty()),
+      selection_everything_(Selection::Everything(config_, framework)),
       core_(ToCorePolicy(config_.policy), config_.block_timeout_ms),
-      selection_(config_) {}
+      selection_(config_, framework) {}
 
 Session::~Session() {
   v1::Request bye;

@@ -169,7 +169,8 @@ class Session {
   bool Flush(int timeout_ms);
 
  private:
-  Session(config::Config config, int rank, int connect_timeout_ms);
+  Session(config::Config config, int rank, int connect_timeout_ms,
+          const std::string& framework);
   // Whether `step` is collected: the operator's live directive (tprobe
   // start/stop, read from the segment) when there is one, else the config's
   // step and rank lists. REQUIRES: mu_ held.

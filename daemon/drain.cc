@@ -235,7 +235,11 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   TensorInfo info = std::move(p.info);
   info.complete = complete;
   if (complete) {
-    info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes);
+    info.stats =
+        stats::ComputeStats(info.dtype, info.shape, p.bytes,
+                            state_.assembler.options().framework == "mindspore"
+                                ? stats::StatRules::kMindSpore
+                                : stats::StatRules::kPyTorch);
     const bool md5 =
         producer_.config().summary_mode == config::SummaryMode::kMd5;
     const bool keep = state_.assembler.options().tensor_data;

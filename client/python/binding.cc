@@ -34,6 +34,7 @@
 
 #include "client/core.h"
 #include "client/naming.h"
+#include "client/risk_level.h"
 #include "client/session.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
@@ -1102,6 +1103,23 @@ PYBIND11_MODULE(_C, m) {
       py::arg("fn"),
       "Sets the callable that encodes values of types the binding does not "
       "know: it returns None, ('raw', json_like) or ('value', python_value).");
+
+  m.def(
+      "api_risk",
+      [](const std::string& api) {
+        switch (tprobe::client::RiskOfApi(api)) {
+          case tprobe::client::ApiRisk::kCore:
+            return "CORE";
+          case tprobe::client::ApiRisk::kLow:
+            return "LOW";
+          case tprobe::client::ApiRisk::kFocus:
+            break;
+        }
+        return "FOCUS";
+      },
+      py::arg("api"),
+      "msprobe 26.x's risk of an API name without its group prefix: "
+      "\"CORE\", \"FOCUS\" or \"LOW\" (risk_level).");
 
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string&, const std::string&, const std::string&,

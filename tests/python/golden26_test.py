@@ -32,13 +32,6 @@ KNOWN_GAPS = [
     (r"construct\.json: (optimizer missing|\S+\.forward -> None, golden -> "
      r"'optimizer')", ("mix",),
      "the 'optimizer' construct node of APIs inside optimizer.step()"),
-    (r"input_args\[\d+\]\.(Mean|Norm): .* golden None$", ("L0", "L1", "mix"),
-     "integer tensors: 26.x writes Max/Min as ints and Mean/Norm as null "
-     "(tprobed's statistics follow 8.3.3: float32 values)"),
-    (r"^(entry #\d+: Torch\.arange\.0\.forward != golden|entries not in "
-     r"golden: \['Tensor\.(reshape|split|transpose|view))", ("L1", "mix"),
-     "risk_level FOCUS (26.x default): low-risk APIs (arange, reshape, "
-     "split, transpose, view, ...) are counted but not dumped"),
 ]
 
 
