@@ -219,12 +219,50 @@ void Session::Publish(CallPlan* plan) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
   }
   if (plan->construct) {
+    if (in_group_.load(std::memory_order_acquire)) OpenGroup(plan->step);
     const auto direction = plan->forward ? record::Direction::kForward
                                          : record::Direction::kBackward;
     plan->construct =
         plan->name_id != 0 &&
         core_.WriteCall(true, plan->step, plan->name_id, plan->kind, direction);
   }
+}
+
+void Session::BeginGroup(std::string_view name) {
+  if (config_.level != config::Level::kMix) return;
+  std::lock_guard lock(mu_);
+  CloseGroup();
+  group_ = name;
+  in_group_.store(true, std::memory_order_release);
+}
+
+void Session::EndGroup() {
+  if (config_.level != config::Level::kMix) return;
+  std::lock_guard lock(mu_);
+  CloseGroup();
+}
+
+void Session::OpenGroup(uint32_t step) {
+  std::lock_guard lock(mu_);
+  if (!in_group_.load(std::memory_order_relaxed) || group_name_id_ != 0) {
+    return;
+  }
+  const uint32_t id = core_.Intern(record::InternKind::kName, group_);
+  if (id != 0 && core_.WriteCall(true, step, id, record::CallKind::kGroup,
+                                 record::Direction::kForward)) {
+    group_name_id_ = id;
+    group_step_ = step;
+  }
+}
+
+void Session::CloseGroup() {
+  if (group_name_id_ != 0) {
+    core_.WriteCall(false, group_step_, group_name_id_,
+                    record::CallKind::kGroup, record::Direction::kForward);
+  }
+  group_name_id_ = 0;
+  group_.clear();
+  in_group_.store(false, std::memory_order_release);
 }
 
 bool Session::InApi() const {

@@ -659,6 +659,12 @@ class PySession {
   void SetStep(uint32_t step) {
     Guard([&] { session_->SetStep(step); });
   }
+  void BeginGroup(const std::string& name) {
+    Guard([&] { session_->BeginGroup(name); });
+  }
+  void EndGroup() {
+    Guard([&] { session_->EndGroup(); });
+  }
 
   bool collecting() const { return session_ && session_->collecting(); }
   bool connected() const { return session_ && session_->connected(); }
@@ -1135,6 +1141,10 @@ PYBIND11_MODULE(_C, m) {
       .def("step", &PySession::Step)
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
+      .def("begin_group", &PySession::BeginGroup, py::arg("name"),
+           "Level mix: the calls until end_group() are inside the construct "
+           "node `name` (msprobe's \"optimizer\", \"clip_grad\").")
+      .def("end_group", &PySession::EndGroup)
       .def_property_readonly("collecting", &PySession::collecting)
       .def_property_readonly("connected", &PySession::connected)
       .def_property_readonly("current_step", &PySession::step)

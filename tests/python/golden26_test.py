@@ -29,9 +29,6 @@ TORCH_2_13 = importlib.metadata.version("torch").startswith("2.13")
 
 # (pattern of a difference message, levels where it occurs, cause).
 KNOWN_GAPS = [
-    (r"construct\.json: (optimizer missing|\S+\.forward -> None, golden -> "
-     r"'optimizer')", ("mix",),
-     "the 'optimizer' construct node of APIs inside optimizer.step()"),
 ]
 
 
