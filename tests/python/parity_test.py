@@ -54,8 +54,28 @@ def overflow(level: str, nums: int) -> dict:
             "overflow_check": {"overflow_nums": nums}}
 
 
-# name -> (config, steps, overflow_from, reference, float16)
+# msprobe 26.x's risk_level default ("FOCUS") and its "CORE".
+def risk(level: str, risk_level: Optional[str]) -> dict:
+    config = statistics(level)
+    if risk_level is None:
+        del config["risk_level"]
+    else:
+        config["risk_level"] = risk_level
+    return config
+
+
+# Integer, bool and float64 tensors, whose statistics 26.x takes in the
+# dtype (Max/Min only).
+NOT_FLOAT32 = {"torch.int64", "torch.bool", "torch.float64"}
+
+# name -> (config, steps, overflow_from, reference, float16[, whole_step])
 CASES: Dict[str, tuple] = {
+    # The default risk_level, clip_grad_norm_ and optimizer.step() dumped.
+    "risk_focus_whole_step_mix": (risk("mix", None), 2, -1, "26", False,
+                                  True),
+    "risk_core_whole_step_mix": (risk("mix", "CORE"), 1, -1, "26", False,
+                                 True),
+    "risk_focus_L1": (risk("L1", "FOCUS"), 1, -1, "26", False, True),
     "scope_modules_L0": (statistics("L0", scope=[BLOCK0_FC, BLOCK1_FC]),
                          2, -1, "26", False),
     "scope_modules_mix": (statistics("mix", scope=[BLOCK0_FC, BLOCK1_FC]),
@@ -105,7 +125,7 @@ class ParityTest(unittest.TestCase):
     @classmethod
     def _run_case(cls, name: str, case: tuple, env_tprobe: dict,
                   env_msprobe: dict) -> dict:
-        config, steps, overflow_from, reference, half = case
+        config, steps, overflow_from, reference, half, *whole_step = case
         if reference == "833" and not os.path.isdir(MSPROBE_833):
             return {"skip": "TPROBE_MSPROBE_833 is not set"}
         work = os.path.join(cls.tmp, name)
@@ -115,7 +135,7 @@ class ParityTest(unittest.TestCase):
         for tool in ("msprobe", "tprobe"):
             dump = os.path.join(work, tool)
             args = model_args(tool, config_path, dump, steps, overflow_from,
-                              half)
+                              half, bool(whole_step))
             env = env_tprobe if tool == "tprobe" else env_msprobe
             if tool == "msprobe" and reference == "833":
                 env = dict(env, PYTHONPATH=MSPROBE_833)
@@ -123,8 +143,9 @@ class ParityTest(unittest.TestCase):
             proc = run([PYTHON] + args, env)
             out[tool] = {"rc": proc.returncode, "log": proc.stdout,
                          "tree": summarize(dump), "modes": modes(dump),
-                         "statistics": (statistics_of(dump) if half
-                                        else None)}
+                         "statistics": (statistics_of(dump) if half else
+                                        statistics_of(dump, NOT_FLOAT32)
+                                        if whole_step else None)}
         return out
 
     # What the tree comparison does not cover.
@@ -136,6 +157,22 @@ class ParityTest(unittest.TestCase):
         ref = result["msprobe"]["statistics"]
         self.assertGreater(len(ref), 50)
         self.assertEqual(result["tprobe"]["statistics"], ref)
+
+    def test_integer_bool_and_float64_statistics_are_26x(self) -> None:
+        # Max/Min in the dtype (JSON integers for integer dtypes, booleans
+        # for bool), Mean/Norm null; a 0-d tensor's value four times.
+        result = self._assert_same_tree("risk_focus_whole_step_mix")
+        ref = result["msprobe"]["statistics"]
+        self.assertEqual(result["tprobe"]["statistics"], ref)
+        self.assertEqual({v[0] for v in ref.values()}, NOT_FLOAT32)
+        self.assertIn(None, [v[3] for v in ref.values()])
+
+    def test_whole_step_has_the_optimizer_and_clip_grad_nodes(self) -> None:
+        result = self._assert_same_tree("risk_focus_whole_step_mix")
+        construct = dict(result["tprobe"]["tree"]["step1"]["construct"])
+        for group in ("clip_grad", "optimizer"):
+            self.assertIsNone(construct[group])
+            self.assertIn(group, construct.values())
 
     def test_overflow_check_ends_the_dump_and_says_so(self) -> None:
         for name in ("overflow_nums_1", "overflow_nums_2"):
