@@ -227,7 +227,7 @@ class Encoder {
         EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
       }
     } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
+      EncodeTensor(obj, out, depth);
     } else if (IsInstance(o, Types().ms_tensor)) {
       EncodeMsTensor(obj, out);
     } else {
@@ -242,7 +242,7 @@ class Encoder {
     if (mindspore_) {
       EncodeMsLeaf(obj, out, depth, key);
     } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
+      EncodeTensor(obj, out, depth);
     } else if (key == "dtype" || key == "device") {
       EncodeKeyed(obj, out, key);
     } else if (IsBuiltin(o)) {
@@ -436,11 +436,13 @@ class Encoder {
     return dt;
   }
 
-  void EncodeTensor(py::handle t, v1::Value* out) {
+  // A tensor whose dtype the ring lacks (float8), or without data of its
+  // own (meta, FakeTensor, DTensor), goes to the Python fallback.
+  void EncodeTensor(py::handle t, v1::Value* out, int depth) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
     if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
-      out->set_null(true);  // a dtype the ring lacks, or no data at all
+      EncodeOther(t, out, depth);
       return;
     }
     int64_t dims[record::kMaxDims];
@@ -469,7 +471,7 @@ class Encoder {
     const auto numel = py::cast<uint64_t>(src.attr(n.numel)());
     const size_t nbytes = numel * ElementSize(*dtype);
     if (ptr == 0 && nbytes != 0) {
-      out->set_null(true);
+      EncodeOther(t, out, depth);
       return;
     }
     const uint32_t ref = NextRef();

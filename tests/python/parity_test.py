@@ -22,6 +22,7 @@ import unittest
 from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden_compare  # noqa: E402
 from parity import (  # noqa: E402
     model_args, modes, run, summarize, write_config)
 from parity import statistics as statistics_of  # noqa: E402
@@ -36,6 +37,8 @@ _SHIM_833 = ("import numpy, runpy, sys; numpy.unicode_ = numpy.str_; "
              "sys.argv = sys.argv[1:]; "
              "runpy.run_path(sys.argv[0], run_name='__main__')")
 
+KINDS_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "tensor_kinds_model.py")
 BLOCK0_FC = "Module.blocks.0.fc.Linear.forward.0"
 BLOCK1_FC = "Module.blocks.1.fc.Linear.forward.0"
 
@@ -173,6 +176,53 @@ class ParityTest(unittest.TestCase):
         for group in ("clip_grad", "optimizer"):
             self.assertIsNone(construct[group])
             self.assertIn(group, construct.values())
+
+    def test_float8_fake_meta_and_dtensor_values_are_26x(self) -> None:
+        """tensor_kinds_model.py: float8, meta and FakeTensor values exactly
+        as msprobe 26.x writes them; a DTensor's local shard (dtype, shape,
+        statistics) too, where msprobe also writes type DTensor,
+        device_mesh and placements (README)."""
+        work = os.path.join(self.tmp, "tensor_kinds")
+        os.makedirs(work)
+        config = write_config(os.path.join(work, "config.json"),
+                              statistics("L1"))
+        entries = {}
+        with Tprobed(tprobed_binary(), work) as daemon:
+            for tool in ("msprobe", "tprobe"):
+                dump = os.path.join(work, tool)
+                env = (daemon.env() if tool == "tprobe"
+                       else {k: v for k, v in os.environ.items()
+                             if k != "PYTHONPATH"})
+                proc = run([PYTHON, KINDS_MODEL, "--tool", tool, "--config",
+                            config, "--dump-path", dump], env)
+                self.assertEqual(proc.returncode, 0, proc.stdout[-3000:])
+                if tool == "tprobe":
+                    self.assertEqual(daemon.stop(), 0, daemon.log())
+                [rank] = os.listdir(os.path.join(dump, "step0"))
+                with open(os.path.join(dump, "step0", rank,
+                                       "dump.json")) as f:
+                    entries[tool] = json.load(f)["data"]
+        names = ["Torch.flatten.0.forward", "Torch.flatten.1.forward",
+                 "Torch.flatten.2.forward", "Torch.abs.0.forward",
+                 "Torch.abs.1.forward"]
+        for name in names:
+            self.assertEqual(entries["tprobe"][name], entries["msprobe"][name],
+                             name)
+        self.assertEqual(entries["tprobe"]["Torch.abs.1.forward"]["output"][0]
+                         ["type"], "torch._subclasses.fake_tensor.FakeTensor")
+        for name in ("Torch.abs.2.forward", "Torch.neg.0.forward"):
+            ref = json.loads(json.dumps(entries["msprobe"][name]).replace(
+                "torch.distributed.tensor.DTensor", "torch.Tensor"))
+            for tensor in ref["input_args"] + ref["output"]:
+                self.assertEqual(tensor.pop("device_mesh"), [0])
+                self.assertIn(tensor.pop("placements"),
+                              ([{"Shard": {"dim": 0}}], [{"Replicate": {}}]))
+            # Keys, dtypes, shapes and Max/Min equal, Mean/Norm within
+            # float32 rounding, as in the golden tests.
+            errors = []
+            golden_compare.compare_value(ref, entries["tprobe"][name], name,
+                                         errors)
+            self.assertEqual(errors, [])
 
     def test_overflow_check_ends_the_dump_and_says_so(self) -> None:
         for name in ("overflow_nums_1", "overflow_nums_2"):
