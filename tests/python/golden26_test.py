@@ -8,8 +8,9 @@ construct.json parents, stack.json groups; here the module backward entries
 are in the golden trees too, so they are compared like every other entry.
 
 KNOWN_GAPS lists what tprobe does not match yet, each with its cause (see
-tests/data/golden26/README.md). A difference outside these patterns fails,
-and so does a gap that no longer occurs (remove it from the list).
+tests/data/golden26/README.md); it is empty now. A difference outside these
+patterns fails, and so does a gap that no longer occurs (remove it from the
+list).
 """
 
 import importlib.metadata
