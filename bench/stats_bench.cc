@@ -74,7 +74,8 @@ void BM_StatsFloat32(benchmark::State& state) {
   const std::vector<int64_t> shape = {
       static_cast<int64_t>(kBytes / sizeof(float))};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(stats::ComputeStats(DType::kFloat32, shape, src));
+    benchmark::DoNotOptimize(stats::ComputeStats(DType::kFloat32, shape, src,
+                                                 stats::StatRules::kPyTorch));
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kBytes));
 }

@@ -2,13 +2,37 @@
 
 #include <algorithm>
 
+#include "client/risk_level.h"
+
 namespace tprobe::client {
 
-Selection::Selection(const config::Config& config)
+namespace {
+
+// Whether risk_level filters anything (msprobe applies it to PyTorch API
+// calls at L1 and mix only).
+bool RiskLevelFilters(const config::Config& config,
+                      std::string_view framework) {
+  return framework == "pytorch" && config.level != config::Level::kL0 &&
+         config.risk_level != config::RiskLevel::kAll;
+}
+
+}  // namespace
+
+bool Selection::Everything(const config::Config& config,
+                           std::string_view framework) {
+  return config.scope.empty() && config.list.empty() &&
+         !RiskLevelFilters(config, framework);
+}
+
+Selection::Selection(const config::Config& config, std::string_view framework)
     : config_(config),
       data_mode_(config.data_mode),
       has_scope_(config.scope.size() == 2),
-      everything_(!has_scope_ && config.list.empty()),
+      by_risk_level_(!has_scope_ && config.list.empty()),
+      risk_level_(RiskLevelFilters(config, framework)
+                      ? config.risk_level
+                      : config::RiskLevel::kAll),
+      everything_(Everything(config, framework)),
       list_(config.list) {
   if (has_scope_) {
     scope_start_ = config.scope[0];
@@ -55,6 +79,7 @@ void Selection::EndModule(const std::string& name) {
 }
 
 bool Selection::Check(const std::string& name) {
+  if (by_risk_level_) return PassesRiskLevel(risk_level_, name);
   if (kind_ == Kind::kModule) return in_scope_ && Listed(name);
   if (has_scope_ && name == scope_start_) in_scope_ = true;
   bool passes = false;

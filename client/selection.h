@@ -34,6 +34,10 @@
 // it is itself named or runs inside an open range; the forward call being
 // selected does not select its backward.
 //
+// - risk_level (PyTorch, levels L1 and mix, neither scope nor list given):
+//   an API call passes when its risk passes the level (risk_level.h), at
+//   every check; module calls always pass.
+//
 // - data_mode: which keys an entry keeps (Keeps); the filters above decide
 //   nothing about it.
 //
@@ -55,12 +59,15 @@ namespace tprobe::client {
 
 class Selection {
  public:
-  // Takes the filters of a validated config (scope empty or of size 2).
-  explicit Selection(const config::Config& config);
+  // Takes the filters of a validated config (scope empty or of size 2) for
+  // a session of `framework` ("pytorch", "mindspore").
+  Selection(const config::Config& config, std::string_view framework);
 
-  // True when neither scope nor list is configured: every check passes and
-  // the methods below need not be called.
+  // True when every check passes (neither scope, list nor risk_level
+  // filters), so the methods below need not be called.
   bool everything() const { return everything_; }
+  static bool Everything(const config::Config& config,
+                         std::string_view framework);
 
   bool StepSelected(int64_t step) const;
   bool RankSelected(int64_t rank) const;
@@ -101,6 +108,9 @@ class Selection {
   config::Config config_;  // steps and ranks
   config::DataMode data_mode_;
   bool has_scope_;
+  // Neither scope nor list: the risk level alone decides.
+  bool by_risk_level_;
+  config::RiskLevel risk_level_;
   bool everything_;
   Kind kind_ = Kind::kApi;
   std::string scope_start_, scope_end_;

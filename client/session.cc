@@ -39,8 +39,8 @@ Result<std::unique_ptr<Session>> Session::Create(
   const std::string socket = control::ResolveSocketPath(
       options.socket_path.empty() ? cfg.socket : options.socket_path);
 
-  std::unique_ptr<Session> session(
-      new Session(cfg, options.rank, options.connect_timeout_ms));
+  std::unique_ptr<Session> session(new Session(
+      cfg, options.rank, options.connect_timeout_ms, options.framework));
   v1::Register reg;
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
@@ -66,18 +66,20 @@ Result<std::unique_ptr<Session>> Session::Create(
   return session;
 }
 
-Session::Live::Live(config::Config c)
+Session::Live::Live(config::Config c, std::string_view framework)
     : config(std::move(c)),
       keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
                      config::DataModeSelected(config.data_mode, false, false)),
-      selection_everything(config.scope.empty() && config.list.empty()) {}
+      selection_everything(Selection::Everything(config, framework)) {}
 
-Session::Session(config::Config config, int rank, int connect_timeout_ms)
+Session::Session(config::Config config, int rank, int connect_timeout_ms,
+                 std::string framework)
     : rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
+      framework_(std::move(framework)),
       core_(ToCorePolicy(config.policy), config.block_timeout_ms),
-      selection_(config) {
-  lives_.push_back(std::make_unique<const Live>(std::move(config)));
+      selection_(config, framework_) {
+  lives_.push_back(std::make_unique<const Live>(std::move(config), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
 }
 
@@ -226,9 +228,9 @@ bool Session::TakeUpOfferedConfig(uint32_t step) {
     return true;
   }
   channel_->UpdateConfig(reply.config());
-  selection_ = Selection(*offered);
+  selection_ = Selection(*offered, framework_);
   ended_ = false;
-  lives_.push_back(std::make_unique<const Live>(std::move(offered).value()));
+  lives_.push_back(std::make_unique<const Live>(std::move(offered).value(), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
   std::fprintf(stderr,
                "[tprobe] step %u on: the config from 'tprobe configure' "
@@ -259,12 +261,50 @@ void Session::Publish(CallPlan* plan) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
   }
   if (plan->construct) {
+    if (in_group_.load(std::memory_order_acquire)) OpenGroup(plan->step);
     const auto direction = plan->forward ? record::Direction::kForward
                                          : record::Direction::kBackward;
     plan->construct =
         plan->name_id != 0 &&
         core_.WriteCall(true, plan->step, plan->name_id, plan->kind, direction);
   }
+}
+
+void Session::BeginGroup(std::string_view name) {
+  if (config_.level != config::Level::kMix) return;
+  std::lock_guard lock(mu_);
+  CloseGroup();
+  group_ = name;
+  in_group_.store(true, std::memory_order_release);
+}
+
+void Session::EndGroup() {
+  if (config_.level != config::Level::kMix) return;
+  std::lock_guard lock(mu_);
+  CloseGroup();
+}
+
+void Session::OpenGroup(uint32_t step) {
+  std::lock_guard lock(mu_);
+  if (!in_group_.load(std::memory_order_relaxed) || group_name_id_ != 0) {
+    return;
+  }
+  const uint32_t id = core_.Intern(record::InternKind::kName, group_);
+  if (id != 0 && core_.WriteCall(true, step, id, record::CallKind::kGroup,
+                                 record::Direction::kForward)) {
+    group_name_id_ = id;
+    group_step_ = step;
+  }
+}
+
+void Session::CloseGroup() {
+  if (group_name_id_ != 0) {
+    core_.WriteCall(false, group_step_, group_name_id_,
+                    record::CallKind::kGroup, record::Direction::kForward);
+  }
+  group_name_id_ = 0;
+  group_.clear();
+  in_group_.store(false, std::memory_order_release);
 }
 
 bool Session::InApi() const {

@@ -180,16 +180,27 @@ class Session {
   // daemon answered within timeout_ms.
   bool Flush(int timeout_ms);
 
+  // msprobe's "optimizer" and "clip_grad" construct nodes (level mix only):
+  // between BeginGroup(name) and EndGroup(), every call that writes a
+  // construct node has the group as parent, and the group's node (parent
+  // null) goes in just before the first of them. A group without calls
+  // writes nothing. The group's CallBegin and CallEnd go to the rings of
+  // the threads that write them, so the group is seen by the thread that
+  // runs it (the optimizer's step runs on the training thread).
+  void BeginGroup(std::string_view name);
+  void EndGroup();
+
  private:
   // A config and what follows from it; never changed once published.
   struct Live {
-    explicit Live(config::Config c);
+    Live(config::Config c, std::string_view framework);
     const config::Config config;
     const bool keeps_backward;
     const bool selection_everything;
   };
 
-  Session(config::Config config, int rank, int connect_timeout_ms);
+  Session(config::Config config, int rank, int connect_timeout_ms,
+          std::string framework);
   const Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Fetches the config the daemon offers and makes it the config from
   // `step` on. Returns false when the daemon did not answer (the session
@@ -206,9 +217,14 @@ class Session {
   bool InApi() const;
   // Sends the name (and the CallBegin) the plan needs.
   void Publish(CallPlan* plan);
+  // Writes the CallBegin of the running group if it has none yet.
+  void OpenGroup(uint32_t step);
+  // Writes the group's CallEnd if it has a CallBegin. REQUIRES: mu_ held.
+  void CloseGroup();
 
   const int rank_;
   const int connect_timeout_ms_;
+  const std::string framework_;  // "pytorch", "mindspore", ...
   // Every config this session ran under, the newest last (guarded by mu_);
   // live_ points at the newest. Kept so that a reader holding an older one
   // (a hook on another thread, a config() reference) is never left with a
@@ -220,12 +236,18 @@ class Session {
   std::unique_ptr<ControlChannel> channel_;
 
   std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_,
-                   // lives_, config_generation_
+                   // lives_, config_generation_, group_*
   bool running_ = false;
   bool started_ = false;  // Start() was called in this step
   bool ended_ = false;
   CallIndices indices_;
   Selection selection_;
+  // The running group (BeginGroup), its interned name and step once its
+  // CallBegin is written (name id 0 until then).
+  std::atomic<bool> in_group_{false};
+  std::string group_;
+  uint32_t group_name_id_ = 0;
+  uint32_t group_step_ = 0;
   std::atomic<uint32_t> step_{0};
   // Bumped by Step(); an open outermost API call of an older generation is
   // forgotten, so a call whose end never came cannot mute a thread forever.

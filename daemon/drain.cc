@@ -235,7 +235,11 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   TensorInfo info = std::move(p.info);
   info.complete = complete;
   if (complete) {
-    info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes);
+    info.stats =
+        stats::ComputeStats(info.dtype, info.shape, p.bytes,
+                            state_.assembler.options().framework == "mindspore"
+                                ? stats::StatRules::kMindSpore
+                                : stats::StatRules::kPyTorch);
     const bool md5 =
         state_.config.summary_mode == config::SummaryMode::kMd5;
     const bool keep = state_.assembler.options().tensor_data;
@@ -281,6 +285,8 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
   if (name == nullptr) return;
   const bool module =
       v.call.call_kind == static_cast<uint8_t>(record::CallKind::kModule);
+  const bool group =
+      v.call.call_kind == static_cast<uint8_t>(record::CallKind::kGroup);
   auto& open = ring.open_modules;
   const uint32_t step = v.call.step;
   auto same_step = [step](const RingState::OpenModule& m) {
@@ -304,7 +310,7 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
     // step is never the parent of a later one.
     std::optional<std::string> parent;
     auto it = std::find_if(open.rbegin(), open.rend(), same_step);
-    if (it != open.rend()) parent = it->name;
+    if (it != open.rend() && !group) parent = it->name;
     if (module) {
       ring.held_nodes.push_back(
           HeldNode{v.call.step, *name, std::move(parent)});
@@ -313,10 +319,10 @@ void Drainer::OnCall(RingState& ring, const record::CallView& v) {
         state_.assembler.JournalOf(v.call.step)->Parent(*name, parent);
         tree->SetParent(*name, std::move(parent));
       }
-      ReleaseHeld(ring);
+      if (!group) ReleaseHeld(ring);
     }
   }
-  if (module) open.push_back(RingState::OpenModule{step, *name});
+  if (module || group) open.push_back(RingState::OpenModule{step, *name});
 }
 
 void Drainer::ReleaseHeld(RingState& ring, uint32_t up_to_step) {

@@ -35,6 +35,9 @@
 //            releases nothing (msprobe 26.x writes a module's inputs, and a
 //            stack, before touching construct.json).
 //            Without API nodes (L0) the order is the CallBegin order.
+//            A group node (CallKind::kGroup, msprobe's "optimizer") goes in
+//            at once with a null parent, and is the parent of the calls
+//            that begin before its CallEnd, as a module is.
 // Across rings, Entry and Call records are applied in the order of their
 // `seq` among the records visible.
 //

@@ -34,6 +34,7 @@
 
 #include "client/core.h"
 #include "client/naming.h"
+#include "client/risk_level.h"
 #include "client/session.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
@@ -226,7 +227,7 @@ class Encoder {
         EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
       }
     } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
+      EncodeTensor(obj, out, depth);
     } else if (IsInstance(o, Types().ms_tensor)) {
       EncodeMsTensor(obj, out);
     } else {
@@ -241,7 +242,7 @@ class Encoder {
     if (mindspore_) {
       EncodeMsLeaf(obj, out, depth, key);
     } else if (IsInstance(o, Types().tensor)) {
-      EncodeTensor(obj, out);
+      EncodeTensor(obj, out, depth);
     } else if (key == "dtype" || key == "device") {
       EncodeKeyed(obj, out, key);
     } else if (IsBuiltin(o)) {
@@ -435,11 +436,13 @@ class Encoder {
     return dt;
   }
 
-  void EncodeTensor(py::handle t, v1::Value* out) {
+  // A tensor whose dtype the ring lacks (float8), or without data of its
+  // own (meta, FakeTensor, DTensor), goes to the Python fallback.
+  void EncodeTensor(py::handle t, v1::Value* out, int depth) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
     if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
-      out->set_null(true);  // a dtype the ring lacks, or no data at all
+      EncodeOther(t, out, depth);
       return;
     }
     int64_t dims[record::kMaxDims];
@@ -468,7 +471,7 @@ class Encoder {
     const auto numel = py::cast<uint64_t>(src.attr(n.numel)());
     const size_t nbytes = numel * ElementSize(*dtype);
     if (ptr == 0 && nbytes != 0) {
-      out->set_null(true);
+      EncodeOther(t, out, depth);
       return;
     }
     const uint32_t ref = NextRef();
@@ -657,6 +660,12 @@ class PySession {
   }
   void SetStep(uint32_t step) {
     Guard([&] { session_->SetStep(step); });
+  }
+  void BeginGroup(const std::string& name) {
+    Guard([&] { session_->BeginGroup(name); });
+  }
+  void EndGroup() {
+    Guard([&] { session_->EndGroup(); });
   }
 
   bool collecting() const { return session_ && session_->collecting(); }
@@ -1103,6 +1112,23 @@ PYBIND11_MODULE(_C, m) {
       "Sets the callable that encodes values of types the binding does not "
       "know: it returns None, ('raw', json_like) or ('value', python_value).");
 
+  m.def(
+      "api_risk",
+      [](const std::string& api) {
+        switch (tprobe::client::RiskOfApi(api)) {
+          case tprobe::client::ApiRisk::kCore:
+            return "CORE";
+          case tprobe::client::ApiRisk::kLow:
+            return "LOW";
+          case tprobe::client::ApiRisk::kFocus:
+            break;
+        }
+        return "FOCUS";
+      },
+      py::arg("api"),
+      "msprobe 26.x's risk of an API name without its group prefix: "
+      "\"CORE\", \"FOCUS\" or \"LOW\" (risk_level).");
+
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string&, const std::string&, const std::string&,
                     int, bool, const std::string&, int, const std::string&>(),
@@ -1117,6 +1143,10 @@ PYBIND11_MODULE(_C, m) {
       .def("step", &PySession::Step)
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
+      .def("begin_group", &PySession::BeginGroup, py::arg("name"),
+           "Level mix: the calls until end_group() are inside the construct "
+           "node `name` (msprobe's \"optimizer\", \"clip_grad\").")
+      .def("end_group", &PySession::EndGroup)
       .def_property_readonly("collecting", &PySession::collecting)
       .def_property_readonly("connected", &PySession::connected)
       .def_property_readonly("current_step", &PySession::step)

@@ -458,18 +458,20 @@ Status ParseRoot(const Json& root, Config* config) {
           "already copies data off the training thread)");
     }
   }
-  // msprobe 26.x leaves out low-risk APIs unless risk_level is "ALL" (its
-  // default is "FOCUS"); tprobe dumps every API, which is "ALL".
-  if (const Json* v = Find(root, "risk_level")) {
-    if (!v->is_string() || (*v != "ALL" && *v != "FOCUS" && *v != "CORE")) {
+  // msprobe 26.x reads a missing risk_level as "FOCUS", and null or "" as
+  // "ALL".
+  // (Find would read null as missing.)
+  if (auto v = root.find("risk_level"); v != root.end()) {
+    if (v->is_null() || *v == "" || *v == "ALL") {
+      config->risk_level = RiskLevel::kAll;
+    } else if (*v == "FOCUS") {
+      config->risk_level = RiskLevel::kFocus;
+    } else if (*v == "CORE") {
+      config->risk_level = RiskLevel::kCore;
+    } else {
       return Invalid(
-          "risk_level is invalid, it should be one of ['ALL', 'FOCUS', "
-          "'CORE']");
-    }
-    if (*v != "ALL") {
-      return Invalid("risk_level " + v->get<std::string>() +
-                     " is not supported by tprobe, set it to \"ALL\" (tprobe "
-                     "dumps every API)");
+          "risk_level is invalid, it should be one of ['CORE', 'FOCUS', "
+          "'ALL']");
     }
   }
   if (const Json* v = Find(root, "precision")) {
@@ -596,6 +598,7 @@ std::string ToJson(const Config& config) {
   root["rank"] = RangesJson(config.ranks);
   root["step"] = RangesJson(config.steps);
   root["level"] = LevelName(config.level);
+  root["risk_level"] = RiskLevelName(config.risk_level);
 
   Ordered section;
   section["scope"] = config.scope;
@@ -662,6 +665,18 @@ std::string_view LevelName(Level level) {
       return "mix";
   }
   return "L1";
+}
+
+std::string_view RiskLevelName(RiskLevel risk_level) {
+  switch (risk_level) {
+    case RiskLevel::kCore:
+      return "CORE";
+    case RiskLevel::kFocus:
+      return "FOCUS";
+    case RiskLevel::kAll:
+      return "ALL";
+  }
+  return "FOCUS";
 }
 
 }  // namespace tprobe::config

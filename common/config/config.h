@@ -41,6 +41,11 @@ enum class Task {
 // What is hooked: L0 = modules, L1 = APIs, mix = both.
 enum class Level { kL0, kL1, kMix };
 
+// msprobe 26.x's risk_level: which APIs levels L1 and mix dump when neither
+// scope nor list is given (client/risk_level.h). kFocus is msprobe's
+// default: everything but the low-risk APIs (views, casts, factories...).
+enum class RiskLevel { kCore, kFocus, kAll };
+
 // The per-tensor summary in statistics mode: Max/Min/Mean/Norm, or those
 // plus a checksum (msprobe's "md5", which is actually a CRC-32).
 enum class SummaryMode { kStatistics, kMd5 };
@@ -81,6 +86,7 @@ struct Config {
   std::vector<int64_t> ranks;
   std::vector<int64_t> steps;
   Level level = Level::kL1;
+  RiskLevel risk_level = RiskLevel::kFocus;
   // Empty, or exactly the full names [start, end] of the dump range.
   std::vector<std::string> scope;
   // Substrings of full names to dump; empty dumps every name.
@@ -147,10 +153,11 @@ std::optional<int64_t> LastStep(const Config& config);
 // inputs (else outputs).
 bool DataModeSelected(const DataMode& mode, bool forward, bool input);
 
-// msprobe's spelling: "statistics", "tensor", "overflow_check"; and "L0",
-// "L1", "mix".
+// msprobe's spelling: "statistics", "tensor", "overflow_check"; "L0",
+// "L1", "mix"; and "CORE", "FOCUS", "ALL".
 std::string_view TaskName(Task task);
 std::string_view LevelName(Level level);
+std::string_view RiskLevelName(RiskLevel risk_level);
 
 }  // namespace tprobe::config
 

@@ -63,6 +63,17 @@ v1::Config ToProto(const Config& config) {
   }
   for (const std::string& s : config.scope) m.add_scope(s);
   for (const std::string& s : config.list) m.add_list(s);
+  switch (config.risk_level) {
+    case RiskLevel::kFocus:
+      m.set_risk_level(v1::Config::FOCUS);
+      break;
+    case RiskLevel::kCore:
+      m.set_risk_level(v1::Config::CORE);
+      break;
+    case RiskLevel::kAll:
+      m.set_risk_level(v1::Config::ALL);
+      break;
+  }
   v1::Config::DataMode* mode = m.mutable_data_mode();
   mode->set_forward(config.data_mode.forward);
   mode->set_backward(config.data_mode.backward);
@@ -119,6 +130,19 @@ Result<Config> FromProto(const v1::Config& m) {
       break;
     default:
       return Bad("level", "it should be one of [L0, L1, mix]");
+  }
+  switch (m.risk_level()) {
+    case v1::Config::FOCUS:
+      c.risk_level = RiskLevel::kFocus;
+      break;
+    case v1::Config::CORE:
+      c.risk_level = RiskLevel::kCore;
+      break;
+    case v1::Config::ALL:
+      c.risk_level = RiskLevel::kAll;
+      break;
+    default:
+      return Bad("risk_level", "it should be one of ['CORE', 'FOCUS', 'ALL']");
   }
   if (m.scope_size() != 0 && m.scope_size() != 2) {
     return Bad("scope", "it should be empty or hold exactly 2 names");

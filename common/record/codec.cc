@@ -38,7 +38,8 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
     case RecordType::kCallEnd: {
       CallRecord r;
       if (!ReadFixed(payload, &r)) return Malformed("call", "too short");
-      if (r.call_kind > 1 || r.direction > 1) {
+      if (r.call_kind > static_cast<uint8_t>(CallKind::kGroup) ||
+          r.direction > 1) {
         return Malformed("call", "bad kind or direction");
       }
       return Decoded(

@@ -37,7 +37,9 @@ struct InternRecord {
   uint8_t reserved[3];
 };
 
-enum class CallKind : uint8_t { kModule = 0, kApi = 1 };
+// kGroup: msprobe's "optimizer" and "clip_grad" nodes, which are the parent
+// of the calls made inside them (daemon/drain.h).
+enum class CallKind : uint8_t { kModule = 0, kApi = 1, kGroup = 2 };
 enum class Direction : uint8_t { kForward = 0, kBackward = 1 };
 
 // A node of construct.json opens (kCallBegin) or closes (kCallEnd).

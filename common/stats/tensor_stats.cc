@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <type_traits>
 
 #include "common/stats/half.h"
 
@@ -257,10 +259,51 @@ Json ComplexStats(const std::byte* p, size_t n) {
                static_cast<double>(mean), nullptr);
 }
 
+// msprobe 26.x's PyTorch statistics of an integer or float64 tensor: Max
+// and Min as torch.max/min give them (exact, in the dtype; a NaN makes both
+// NaN), no Mean or Norm. `Out` is the JSON number type: int64_t or double.
+template <typename T, typename Out>
+Json MaxMinStats(const std::byte* p, size_t n) {
+  T min = Load<T>(p);
+  T max = min;
+  bool nan = false;
+  for (size_t i = 0; i < n; ++i) {
+    const T v = Load<T>(p + i * sizeof(T));
+    if constexpr (std::is_floating_point_v<T>) nan |= std::isnan(v);
+    min = v < min ? v : min;
+    max = v > max ? v : max;
+  }
+  if (nan) return Stats(kNaN, kNaN, nullptr, nullptr);
+  return Stats(static_cast<Out>(max), static_cast<Out>(min), nullptr, nullptr);
+}
+
+// The PyTorch statistics of a tensor that is neither empty, 0-d, bool nor
+// complex, or nullopt for a float32/16 or bf16 one (the same for both
+// rules).
+std::optional<Json> PyTorchMaxMinStats(DType dtype, const std::byte* p,
+                                       size_t n) {
+  switch (dtype) {
+    case DType::kFloat64:
+      return MaxMinStats<double, double>(p, n);
+    case DType::kInt8:
+      return MaxMinStats<int8_t, int64_t>(p, n);
+    case DType::kUInt8:
+      return MaxMinStats<uint8_t, int64_t>(p, n);
+    case DType::kInt16:
+      return MaxMinStats<int16_t, int64_t>(p, n);
+    case DType::kInt32:
+      return MaxMinStats<int32_t, int64_t>(p, n);
+    case DType::kInt64:
+      return MaxMinStats<int64_t, int64_t>(p, n);
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Json ComputeStats(DType dtype, std::span<const int64_t> shape,
-                  std::span<const std::byte> data) {
+                  std::span<const std::byte> data, StatRules rules) {
   size_t n = 1;
   for (int64_t d : shape) {
     assert(d >= 0 && "ComputeStats: negative dimension");
@@ -277,6 +320,11 @@ Json ComputeStats(DType dtype, std::span<const int64_t> shape,
   if (shape.empty()) {
     Json v = ScalarValue(dtype, p);
     return Stats(v, v, v, v);
+  }
+  if (rules == StatRules::kPyTorch) {
+    if (std::optional<Json> stats = PyTorchMaxMinStats(dtype, p, n)) {
+      return *std::move(stats);
+    }
   }
 
   switch (dtype) {

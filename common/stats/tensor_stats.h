@@ -2,8 +2,10 @@
 #define TPROBE_COMMON_STATS_TENSOR_STATS_H_
 
 // Tensor summary statistics ("Max", "Min", "Mean", "Norm") computed from the
-// exact bytes a client pushed, following msprobe 8.3.3's get_stat_info with
-// precision "low" (../shared/reference/msprobe-format.md, section 2.4):
+// exact bytes a client pushed, following msprobe 26.x's get_stat_info with
+// precision "low" (../shared/reference/msprobe-format.md, section 2.4). Its
+// PyTorch and MindSpore processors differ for integer and float64 tensors
+// (StatRules):
 //
 //   numel == 0          all four null
 //   bool                Max = any, Min = all (JSON booleans); Mean, Norm null
@@ -17,11 +19,16 @@
 //                       overflow to Infinity). As torch sums in float32, a
 //                       sum or sum of squares beyond the float32 range gives
 //                       an infinite Mean or Norm.
-//   int*, uint8, fp64   each element cast to float32 first (as .float()
-//                       does), then as float32
+//   int*, uint8, fp64   kPyTorch: Max/Min exact in the dtype (JSON integers
+//                       for integer dtypes, floats for fp64), Mean and Norm
+//                       null (torch.mean/norm are only taken of float32/16
+//                       and bf16 tensors). kMindSpore (and msprobe 8.3.3's
+//                       PyTorch processor): each element cast to float32
+//                       first (as .float() does), then as float32.
 //
 // A NaN anywhere in a floating tensor makes all four statistics NaN, as
-// torch's max/min/mean/norm do. Infinities propagate (inf + -inf gives a NaN
+// torch's max/min/mean/norm do (with kPyTorch an fp64 tensor's Max and Min;
+// its Mean and Norm stay null). Infinities propagate (inf + -inf gives a NaN
 // Mean).
 //
 // Max and Min match torch exactly. Mean and Norm are accumulated in double,
@@ -39,6 +46,10 @@
 
 namespace tprobe::stats {
 
+// Whose get_stat_info to follow (see above): the daemon picks it from the
+// framework a producer registered.
+enum class StatRules { kPyTorch, kMindSpore };
+
 // Returns {"Max": .., "Min": .., "Mean": .., "Norm": ..} in that key order.
 //
 // `data` holds the tensor's elements contiguously, in row-major order and
@@ -50,7 +61,7 @@ namespace tprobe::stats {
 //
 // Thread safety: pure; any number of threads may call it concurrently.
 dump::Json ComputeStats(DType dtype, std::span<const int64_t> shape,
-                        std::span<const std::byte> data);
+                        std::span<const std::byte> data, StatRules rules);
 
 }  // namespace tprobe::stats
 

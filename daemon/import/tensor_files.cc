@@ -27,8 +27,8 @@ Result<TensorFileSummary> SummarizeTensorFile(const std::string& path,
   summary.tensor["type"] = "mindspore.Tensor";
   summary.tensor["dtype"] = MindSporeDTypeName(dtype);
   summary.tensor["shape"] = array->shape;
-  const Json stats =
-      stats::ComputeStats(array->dtype, array->shape, array->data);
+  const Json stats = stats::ComputeStats(
+      array->dtype, array->shape, array->data, stats::StatRules::kMindSpore);
   for (const auto& [key, value] : stats.items()) summary.tensor[key] = value;
   summary.data_crc = stats::Crc32(array->data);
   return summary;

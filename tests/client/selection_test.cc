@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "client/risk_level.h"
 #include "common/config/config.h"
 
 namespace tprobe::client {
@@ -43,7 +44,7 @@ struct Case {
 
 void Replay(const Case& c) {
   SCOPED_TRACE(c.title);
-  Selection selection(Parse(c.config));
+  Selection selection(Parse(c.config), "pytorch");
   for (size_t i = 0; i < c.events.size(); ++i) {
     const Event& e = c.events[i];
     bool passes = false;
@@ -77,10 +78,63 @@ void Replay(const Case& c) {
   }
 }
 
-TEST(SelectionTest, NoScopeAndNoListIsEverything) {
-  EXPECT_TRUE(Selection(Parse(R"({"level": "mix"})")).everything());
-  EXPECT_FALSE(
-      Selection(Parse(R"({"statistics": {"list": ["x"]}})")).everything());
+TEST(SelectionTest, NoScopeListOrRiskLevelIsEverything) {
+  EXPECT_TRUE(
+      Selection(Parse(R"({"level": "mix", "risk_level": "ALL"})"), "pytorch")
+          .everything());
+  // msprobe applies risk_level to PyTorch APIs only.
+  EXPECT_TRUE(Selection(Parse(R"({"level": "L0"})"), "pytorch").everything());
+  EXPECT_TRUE(
+      Selection(Parse(R"({"level": "mix"})"), "mindspore").everything());
+  EXPECT_FALSE(Selection(Parse(R"({"level": "mix"})"), "pytorch").everything());
+  EXPECT_FALSE(Selection(Parse(R"({"statistics": {"list": ["x"]}})"), "pytorch")
+                   .everything());
+}
+
+TEST(SelectionTest, RiskLevelLeavesOutApisWhenNeitherScopeNorList) {
+  const Case cases[] = {
+      {"FOCUS, msprobe's default: every API but the low-risk ones",
+       R"({"level": "mix"})",
+       {{kFwd, "Module.fc.Linear.forward.0", true},
+        {kApi, "Functional.linear.0.forward", true},
+        {kApi, "Tensor.view.3.forward", false},
+        {kApi, "Tensor.view.3.backward", false},
+        {kApi, "Torch.arange.0.forward", false},
+        {kApi, "Tensor.stride.12.forward", false},
+        {kApi, "Tensor.__add__.1.forward", true},
+        {kApi, "Torch.matmul.0.forward", true},
+        {kEnd, "Module.fc.Linear.forward.0", true},
+        {kGrad, "Module.fc.Linear", true}}},
+      {"CORE: only the core APIs",
+       R"({"level": "L1", "risk_level": "CORE"})",
+       {{kApi, "Torch.matmul.0.forward", true},
+        {kApi, "Torch.linalg.matmul.1.forward", true},
+        {kApi, "Functional.layer_norm.0.backward", true},
+        {kApi, "Distributed.all_reduce.0.forward", true},
+        {kApi, "Tensor.scatter.2.forward", true},      // a collective's name
+        {kApi, "Functional.linear.0.forward", false},  // msprobe 26.2.0
+        {kApi, "Tensor.__add__.1.forward", false},
+        {kApi, "Tensor.view.3.forward", false}}},
+      {"ALL: every API",
+       R"({"level": "L1", "risk_level": "ALL"})",
+       {{kApi, "Tensor.view.3.forward", true}}},
+      {"a list decides instead of the risk level",
+       R"({"level": "L1", "risk_level": "CORE",
+           "statistics": {"list": ["view"]}})",
+       {{kApi, "Tensor.view.3.forward", true},
+        {kApi, "Torch.matmul.0.forward", false}}},
+  };
+  for (const Case& c : cases) Replay(c);
+}
+
+TEST(SelectionTest, RiskOfApiIsMsprobes) {
+  EXPECT_EQ(RiskOfApi("matmul"), ApiRisk::kCore);
+  EXPECT_EQ(RiskOfApi("reshape"), ApiRisk::kLow);
+  EXPECT_EQ(RiskOfApi("relu"), ApiRisk::kFocus);
+  EXPECT_EQ(RiskOfApi("chain_matmullinear"), ApiRisk::kCore);
+  EXPECT_FALSE(PassesRiskLevel(config::RiskLevel::kFocus, "Tensor.view"));
+  EXPECT_TRUE(PassesRiskLevel(config::RiskLevel::kFocus, "add"));
+  EXPECT_FALSE(PassesRiskLevel(config::RiskLevel::kFocus, "view"));
 }
 
 TEST(SelectionTest, ListMatchesSubstringsOfFullNames) {
@@ -267,7 +321,8 @@ TEST(SelectionTest, DataModeKeepsDirectionsAndSides) {
   for (const Mode& m : modes) {
     SCOPED_TRACE(m.data_mode);
     Selection s(Parse(std::string(R"({"statistics": {"data_mode": )") +
-                      m.data_mode + "}}"));
+                      m.data_mode + "}}"),
+                "pytorch");
     EXPECT_EQ(s.Keeps(true, true), m.forward_input);
     EXPECT_EQ(s.Keeps(true, false), m.forward_output);
     EXPECT_EQ(s.Keeps(false, true), m.backward_input);
@@ -301,7 +356,7 @@ TEST(SelectionTest, StepAndRankFilters) {
       {R"({"rank": [0, "2-3"]})", false, 4, false},
   };
   for (const Check& c : checks) {
-    Selection s(Parse(c.config));
+    Selection s(Parse(c.config), "pytorch");
     const bool got = c.step ? s.StepSelected(c.value) : s.RankSelected(c.value);
     EXPECT_EQ(got, c.selected) << c.config << " " << c.value;
   }

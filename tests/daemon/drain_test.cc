@@ -130,6 +130,34 @@ TEST_F(DrainTest, AModuleLeftOpenIsNoParentLaterAndIsCountedUnclosed) {
   EXPECT_EQ(step1["complete"], true);
 }
 
+// msprobe 26.x's "optimizer" node: it goes in at once (not held like a
+// module's), with a null parent even inside a module, and is the parent of
+// the calls until its CallEnd.
+TEST_F(DrainTest, AGroupNodeGoesInAtOnceAndParentsTheCallsInside) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "optimizer"));
+  ASSERT_TRUE(w.Intern(3, record::InternKind::kName, "Tensor.mul_.0.forward"));
+  ASSERT_TRUE(w.Intern(4, record::InternKind::kName, "Tensor.add.0.forward"));
+  ASSERT_TRUE(w.Call(true, 1, 0, 1, record::CallKind::kModule));
+  ASSERT_TRUE(w.Call(true, 2, 0, 2, record::CallKind::kGroup));
+  ASSERT_TRUE(w.Call(true, 3, 0, 3, record::CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, 4, 0, 3, record::CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, 5, 0, 2, record::CallKind::kGroup));
+  ASSERT_TRUE(w.Call(true, 6, 0, 4, record::CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, 7, 0, 4, record::CallKind::kApi));
+  ASSERT_TRUE(w.Call(false, 8, 0, 1, record::CallKind::kModule));
+  DrainAndWrite(p);
+  EXPECT_EQ(ReadFile(File("construct.json")), R"({
+ "optimizer": null,
+ "Tensor.mul_.0.forward": "optimizer",
+ "Module.m.M.forward.0": null,
+ "Tensor.add.0.forward": "Module.m.M.forward.0"
+})");
+}
+
 TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);

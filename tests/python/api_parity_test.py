@@ -97,6 +97,29 @@ class ApiParityTest(unittest.TestCase):
         installed = api_list._from_yaml(api_list.installed_msprobe_yaml())
         self.assertEqual(api_list.groups(), installed)
 
+    @unittest.skipUnless(api_list.installed_msprobe_yaml(),
+                         "msprobe is not installed")
+    def test_risk_levels_are_the_installed_msprobes(self) -> None:
+        """risk_level: tprobe's risk of every name it hooks, and of every
+        name msprobe lists as core or low-risk, is msprobe's (the torch_npu
+        and MindSpeed names aside: tprobe hooks no such group)."""
+        from msprobe.pytorch.dump.api_dump import api_risk_level as msprobe
+        from tprobe import _C
+        yaml_groups = api_list._from_yaml(api_list.installed_msprobe_yaml())
+        import yaml
+        with open(api_list.installed_msprobe_yaml()) as f:
+            content = yaml.safe_load(f)
+        npu = {name.rsplit(".", 1)[-1]
+               for key in ("torch_npu", "mindspeed")
+               for name in content.get(key, [])}
+        names = {name for group in yaml_groups.values() for name in group}
+        names |= (msprobe.CORE_API_SET | msprobe.LOW_RISK_API_SET) - npu
+        wrong = {name: (_C.api_risk(name), msprobe.get_api_risk_level(name))
+                 for name in sorted(names)
+                 if _C.api_risk(name) != msprobe.get_api_risk_level(name)}
+        self.assertEqual(wrong, {})
+        self.assertEqual(_C.api_risk("view"), "LOW")
+
 
 if __name__ == "__main__":
     unittest.main()

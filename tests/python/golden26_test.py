@@ -8,8 +8,9 @@ construct.json parents, stack.json groups; here the module backward entries
 are in the golden trees too, so they are compared like every other entry.
 
 KNOWN_GAPS lists what tprobe does not match yet, each with its cause (see
-tests/data/golden26/README.md). A difference outside these patterns fails,
-and so does a gap that no longer occurs (remove it from the list).
+tests/data/golden26/README.md); it is empty now. A difference outside these
+patterns fails, and so does a gap that no longer occurs (remove it from the
+list).
 """
 
 import importlib.metadata
@@ -29,16 +30,6 @@ TORCH_2_13 = importlib.metadata.version("torch").startswith("2.13")
 
 # (pattern of a difference message, levels where it occurs, cause).
 KNOWN_GAPS = [
-    (r"construct\.json: (optimizer missing|\S+\.forward -> None, golden -> "
-     r"'optimizer')", ("mix",),
-     "the 'optimizer' construct node of APIs inside optimizer.step()"),
-    (r"input_args\[\d+\]\.(Mean|Norm): .* golden None$", ("L0", "L1", "mix"),
-     "integer tensors: 26.x writes Max/Min as ints and Mean/Norm as null "
-     "(tprobed's statistics follow 8.3.3: float32 values)"),
-    (r"^(entry #\d+: Torch\.arange\.0\.forward != golden|entries not in "
-     r"golden: \['Tensor\.(reshape|split|transpose|view))", ("L1", "mix"),
-     "risk_level FOCUS (26.x default): low-risk APIs (arange, reshape, "
-     "split, transpose, view, ...) are counted but not dumped"),
 ]
 
 

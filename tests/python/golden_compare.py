@@ -12,7 +12,10 @@ module backward parents of backward nodes that the golden tree has at the
 top,
 parameters_grad entries are matched by module (msprobe never resets K), and
 the golden entries' is_recompute key, which msprobe 26.x no longer writes
-(tprobe follows 26.x).
+(tprobe follows 26.x), and the statistics of integer and float64 tensors in
+an 8.3.3 tree (a tree whose entries have is_recompute): 8.3.3 casts them to
+float32 and writes all four, 26.x (and tprobe) writes Max/Min in the dtype
+and Mean/Norm null.
 
 Run as a script to print the differences of two step directories:
     golden_compare.py GOLDEN_STEP_RANK_DIR TPROBE_STEP_RANK_DIR
@@ -22,6 +25,7 @@ import json
 import math
 import os
 import re
+import struct
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -36,6 +40,9 @@ _TENSOR_EXACT = ("type", "dtype", "shape", "requires_grad", "Max", "Min")
 # a mean that cancels to almost nothing.
 _F32_EPS = 2.0 ** -23
 _ULPS = 64
+# Dtypes whose statistics msprobe 8.3.3 took of the float32 cast.
+_CAST_BY_833 = {"torch.int8", "torch.uint8", "torch.int16", "torch.int32",
+                "torch.int64", "torch.float64"}
 
 
 def load(directory: str, name: str) -> Any:
@@ -72,10 +79,38 @@ def _close(golden: Any, actual: Any, scale: float, numel: int) -> bool:
     return abs(g - a) <= ulps * _F32_EPS * max(abs(g), scale)
 
 
-def compare_value(golden: Any, actual: Any, path: str, out: List[str]) -> None:
+def _float32(v: float) -> float:
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _compare_833_cast(golden: Dict[str, Any], actual: Dict[str, Any],
+                      path: str, out: List[str]) -> None:
+    """An integer or float64 tensor of an 8.3.3 tree against 26.x's form."""
+    for key in ("Max", "Min"):
+        g, a = golden.get(key), actual.get(key)
+        if not (_finite_number(a) and _finite_number(g)
+                and _float32(float(a)) == g):
+            out.append(f"{path}.{key}: {a!r} is not golden {g!r} before "
+                       f"8.3.3's float32 cast")
+    for key in ("Mean", "Norm"):
+        if actual.get(key) is not None:
+            out.append(f"{path}.{key}: {actual.get(key)!r}, 26.x writes null")
+
+
+def compare_value(golden: Any, actual: Any, path: str, out: List[str],
+                  msprobe833: bool = False) -> None:
     if isinstance(golden, dict) and golden.get("type") == "torch.Tensor":
         if not isinstance(actual, dict):
             out.append(f"{path}: tensor expected, got {actual!r}")
+            return
+        if (msprobe833 and golden.get("dtype") in _CAST_BY_833
+                and golden.get("shape")):
+            exact = [k for k in _TENSOR_EXACT if k not in ("Max", "Min")]
+            for key in exact:
+                if actual.get(key) != golden.get(key):
+                    out.append(f"{path}.{key}: {actual.get(key)!r} != "
+                               f"golden {golden.get(key)!r}")
+            _compare_833_cast(golden, actual, path, out)
             return
         if list(actual) != list(golden):
             out.append(f"{path}: tensor keys {list(actual)} != {list(golden)}")
@@ -98,14 +133,15 @@ def compare_value(golden: Any, actual: Any, path: str, out: List[str]) -> None:
             out.append(f"{path}: keys {mine!r} != golden {list(golden)}")
             return
         for key in golden:
-            compare_value(golden[key], actual[key], f"{path}.{key}", out)
+            compare_value(golden[key], actual[key], f"{path}.{key}", out,
+                          msprobe833)
         return
     if isinstance(golden, list):
         if not isinstance(actual, list) or len(actual) != len(golden):
             out.append(f"{path}: {actual!r} != golden list of {len(golden)}")
             return
         for i, (g, a) in enumerate(zip(golden, actual)):
-            compare_value(g, a, f"{path}[{i}]", out)
+            compare_value(g, a, f"{path}[{i}]", out, msprobe833)
         return
     if isinstance(golden, float) and isinstance(actual, float):
         if not (golden == actual
@@ -145,11 +181,12 @@ def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
         if missing:
             out.append(f"golden entries missing: {missing[:10]}")
     by_norm = {normalize(n): v for n, v in a_data.items()}
+    msprobe833 = any("is_recompute" in entry for entry in g_data.values())
     for name, entry in g_data.items():
         mine = by_norm.get(normalize(name))
         if mine is not None:
             entry = {k: v for k, v in entry.items() if k != "is_recompute"}
-            compare_value(entry, mine, name, out)
+            compare_value(entry, mine, name, out, msprobe833)
     return out
 
 

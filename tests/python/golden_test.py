@@ -30,13 +30,22 @@ def run_tiny_gpt(level: str, tmp: str, golden: str = GOLDEN,
                  **env: str) -> str:
     """Runs the golden script with tprobe for 2 steps, with the config of
     ``golden``/level; returns the dump path once tprobed has written
-    everything. ``env``: extra environment for the script."""
+    everything. ``env``: extra environment for the script.
+
+    msprobe 8.3.3 had no risk_level and dumped every API: its trees are
+    compared with a run at risk_level "ALL" (26.x's default is "FOCUS")."""
     out = os.path.join(tmp, "dump")
+    config = os.path.join(golden, level, "config.json")
+    if golden == GOLDEN:
+        with open(config) as f:
+            settings = json.load(f)
+        config = os.path.join(tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump(dict(settings, risk_level="ALL"), f)
     with Tprobed(tprobed_binary(), tmp) as daemon:
         subprocess.run(
             [sys.executable, SCRIPT, "--tool", "tprobe", "--config",
-             os.path.join(golden, level, "config.json"), "--dump-path", out,
-             "--steps", "2"],
+             config, "--dump-path", out, "--steps", "2"],
             env=daemon.env(**env), check=True, timeout=600,
             stdout=subprocess.DEVNULL)
         if daemon.stop() != 0:

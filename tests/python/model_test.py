@@ -124,7 +124,9 @@ class ModelTest(unittest.TestCase):
         cls.tmp = fresh_dir("tp-model-")
         config = os.path.join(cls.tmp, "config.json")
         with open(config, "w") as f:
+            # risk_level ALL: the low-risk APIs (Torch.cat) are checked too.
             json.dump({"task": "statistics", "level": "mix",
+                       "risk_level": "ALL",
                        "dump_path": os.path.join(cls.tmp, "dump")}, f)
         _, cls.plain_losses, _ = train()
         with Tprobed(tprobed_binary(), cls.tmp) as daemon:

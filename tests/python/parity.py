@@ -17,7 +17,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(HERE, "parity_model.py")
@@ -30,10 +30,12 @@ def write_config(path: str, config: dict) -> str:
 
 
 def model_args(tool: str, config_path: str, dump_path: str, steps: int,
-               overflow_from: int, half: bool) -> List[str]:
+               overflow_from: int, half: bool,
+               whole_step: bool = False) -> List[str]:
     return ([MODEL, "--tool", tool, "--config", config_path, "--dump-path",
              dump_path, "--steps", str(steps), "--overflow-from",
-             str(overflow_from)] + (["--half"] if half else []))
+             str(overflow_from)] + (["--half"] if half else [])
+            + (["--whole-step"] if whole_step else []))
 
 
 def run(cmd: List[str], env: Dict[str, str]) -> subprocess.CompletedProcess:
@@ -76,15 +78,18 @@ def summarize(dump_path: str) -> Dict[str, dict]:
     return result
 
 
-def statistics(dump_path: str) -> Dict[str, list]:
-    """{"step0/Entry.key[i]...": [Max, Min, Mean, Norm]} for every tensor."""
+def statistics(dump_path: str,
+               dtypes: Optional[Set[str]] = None) -> Dict[str, list]:
+    """{"step0/Entry.key[i]...": [dtype, Max, Min, Mean, Norm]} for every
+    tensor (of ``dtypes`` only, when given)."""
     out: Dict[str, list] = {}
 
     def walk(value, path: str) -> None:
         if isinstance(value, dict):
             if "Max" in value and "dtype" in value:
-                out[path] = [value.get(k) for k in ("Max", "Min", "Mean",
-                                                     "Norm")]
+                if dtypes is None or value["dtype"] in dtypes:
+                    out[path] = [value.get(k) for k in ("dtype", "Max", "Min",
+                                                         "Mean", "Norm")]
                 return
             for key, item in value.items():
                 walk(item, f"{path}.{key}")

@@ -4,11 +4,14 @@ few steps on CPU under msprobe or tprobe:
 
     python parity_model.py --tool msprobe|tprobe --config CONFIG \
         --dump-path DIR [--steps N] [--overflow-from STEP] [--half]
+        [--whole-step]
 
 The two tools run exactly the same script; only the import differs. With
 --overflow-from, the input of every step from STEP on holds an inf, so each
 call downstream of it overflows (task overflow_check). With --half the
-model and its data are float16.
+model and its data are float16. With --whole-step the dump also covers
+integer, bool and float64 tensors, gradient clipping and the optimizer step
+(msprobe's "clip_grad" and "optimizer" construct nodes).
 """
 import argparse
 
@@ -49,6 +52,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--overflow-from", type=int, default=-1)
     ap.add_argument("--half", action="store_true")
+    ap.add_argument("--whole-step", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.tool == "msprobe":
@@ -72,13 +76,21 @@ def main() -> None:
         opt.zero_grad(set_to_none=True)
         debugger.start(model)
         loss = F.mse_loss(model(x), y)
+        if args.whole_step:
+            labels = torch.argmax(y, dim=1)  # int64
+            torch.sum(x > 0, dim=0)  # bool in, int64 out
+            torch.mul(x.double(), labels[0] + 2)  # float64, 0-d int64
         # An explicit gradient: without it autograd calls torch.ones_like,
         # which msprobe 8.3.3 hooks and 26.x does not.
         loss.backward(one)
+        if args.whole_step:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
         debugger.stop()
         debugger.step()
-        with torch.no_grad():
-            opt.step()
+        if not args.whole_step:
+            with torch.no_grad():
+                opt.step()
 
 
 if __name__ == "__main__":

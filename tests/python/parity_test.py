@@ -22,6 +22,7 @@ import unittest
 from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden_compare  # noqa: E402
 from parity import (  # noqa: E402
     model_args, modes, run, summarize, write_config)
 from parity import statistics as statistics_of  # noqa: E402
@@ -36,6 +37,8 @@ _SHIM_833 = ("import numpy, runpy, sys; numpy.unicode_ = numpy.str_; "
              "sys.argv = sys.argv[1:]; "
              "runpy.run_path(sys.argv[0], run_name='__main__')")
 
+KINDS_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "tensor_kinds_model.py")
 BLOCK0_FC = "Module.blocks.0.fc.Linear.forward.0"
 BLOCK1_FC = "Module.blocks.1.fc.Linear.forward.0"
 
@@ -54,8 +57,28 @@ def overflow(level: str, nums: int) -> dict:
             "overflow_check": {"overflow_nums": nums}}
 
 
-# name -> (config, steps, overflow_from, reference, float16)
+# msprobe 26.x's risk_level default ("FOCUS") and its "CORE".
+def risk(level: str, risk_level: Optional[str]) -> dict:
+    config = statistics(level)
+    if risk_level is None:
+        del config["risk_level"]
+    else:
+        config["risk_level"] = risk_level
+    return config
+
+
+# Integer, bool and float64 tensors, whose statistics 26.x takes in the
+# dtype (Max/Min only).
+NOT_FLOAT32 = {"torch.int64", "torch.bool", "torch.float64"}
+
+# name -> (config, steps, overflow_from, reference, float16[, whole_step])
 CASES: Dict[str, tuple] = {
+    # The default risk_level, clip_grad_norm_ and optimizer.step() dumped.
+    "risk_focus_whole_step_mix": (risk("mix", None), 2, -1, "26", False,
+                                  True),
+    "risk_core_whole_step_mix": (risk("mix", "CORE"), 1, -1, "26", False,
+                                 True),
+    "risk_focus_L1": (risk("L1", "FOCUS"), 1, -1, "26", False, True),
     "scope_modules_L0": (statistics("L0", scope=[BLOCK0_FC, BLOCK1_FC]),
                          2, -1, "26", False),
     "scope_modules_mix": (statistics("mix", scope=[BLOCK0_FC, BLOCK1_FC]),
@@ -105,7 +128,7 @@ class ParityTest(unittest.TestCase):
     @classmethod
     def _run_case(cls, name: str, case: tuple, env_tprobe: dict,
                   env_msprobe: dict) -> dict:
-        config, steps, overflow_from, reference, half = case
+        config, steps, overflow_from, reference, half, *whole_step = case
         if reference == "833" and not os.path.isdir(MSPROBE_833):
             return {"skip": "TPROBE_MSPROBE_833 is not set"}
         work = os.path.join(cls.tmp, name)
@@ -115,7 +138,7 @@ class ParityTest(unittest.TestCase):
         for tool in ("msprobe", "tprobe"):
             dump = os.path.join(work, tool)
             args = model_args(tool, config_path, dump, steps, overflow_from,
-                              half)
+                              half, bool(whole_step))
             env = env_tprobe if tool == "tprobe" else env_msprobe
             if tool == "msprobe" and reference == "833":
                 env = dict(env, PYTHONPATH=MSPROBE_833)
@@ -123,8 +146,9 @@ class ParityTest(unittest.TestCase):
             proc = run([PYTHON] + args, env)
             out[tool] = {"rc": proc.returncode, "log": proc.stdout,
                          "tree": summarize(dump), "modes": modes(dump),
-                         "statistics": (statistics_of(dump) if half
-                                        else None)}
+                         "statistics": (statistics_of(dump) if half else
+                                        statistics_of(dump, NOT_FLOAT32)
+                                        if whole_step else None)}
         return out
 
     # What the tree comparison does not cover.
@@ -136,6 +160,69 @@ class ParityTest(unittest.TestCase):
         ref = result["msprobe"]["statistics"]
         self.assertGreater(len(ref), 50)
         self.assertEqual(result["tprobe"]["statistics"], ref)
+
+    def test_integer_bool_and_float64_statistics_are_26x(self) -> None:
+        # Max/Min in the dtype (JSON integers for integer dtypes, booleans
+        # for bool), Mean/Norm null; a 0-d tensor's value four times.
+        result = self._assert_same_tree("risk_focus_whole_step_mix")
+        ref = result["msprobe"]["statistics"]
+        self.assertEqual(result["tprobe"]["statistics"], ref)
+        self.assertEqual({v[0] for v in ref.values()}, NOT_FLOAT32)
+        self.assertIn(None, [v[3] for v in ref.values()])
+
+    def test_whole_step_has_the_optimizer_and_clip_grad_nodes(self) -> None:
+        result = self._assert_same_tree("risk_focus_whole_step_mix")
+        construct = dict(result["tprobe"]["tree"]["step1"]["construct"])
+        for group in ("clip_grad", "optimizer"):
+            self.assertIsNone(construct[group])
+            self.assertIn(group, construct.values())
+
+    def test_float8_fake_meta_and_dtensor_values_are_26x(self) -> None:
+        """tensor_kinds_model.py: float8, meta and FakeTensor values exactly
+        as msprobe 26.x writes them; a DTensor's local shard (dtype, shape,
+        statistics) too, where msprobe also writes type DTensor,
+        device_mesh and placements (README)."""
+        work = os.path.join(self.tmp, "tensor_kinds")
+        os.makedirs(work)
+        config = write_config(os.path.join(work, "config.json"),
+                              statistics("L1"))
+        entries = {}
+        with Tprobed(tprobed_binary(), work) as daemon:
+            for tool in ("msprobe", "tprobe"):
+                dump = os.path.join(work, tool)
+                env = (daemon.env() if tool == "tprobe"
+                       else {k: v for k, v in os.environ.items()
+                             if k != "PYTHONPATH"})
+                proc = run([PYTHON, KINDS_MODEL, "--tool", tool, "--config",
+                            config, "--dump-path", dump], env)
+                self.assertEqual(proc.returncode, 0, proc.stdout[-3000:])
+                if tool == "tprobe":
+                    self.assertEqual(daemon.stop(), 0, daemon.log())
+                [rank] = os.listdir(os.path.join(dump, "step0"))
+                with open(os.path.join(dump, "step0", rank,
+                                       "dump.json")) as f:
+                    entries[tool] = json.load(f)["data"]
+        names = ["Torch.flatten.0.forward", "Torch.flatten.1.forward",
+                 "Torch.flatten.2.forward", "Torch.abs.0.forward",
+                 "Torch.abs.1.forward"]
+        for name in names:
+            self.assertEqual(entries["tprobe"][name], entries["msprobe"][name],
+                             name)
+        self.assertEqual(entries["tprobe"]["Torch.abs.1.forward"]["output"][0]
+                         ["type"], "torch._subclasses.fake_tensor.FakeTensor")
+        for name in ("Torch.abs.2.forward", "Torch.neg.0.forward"):
+            ref = json.loads(json.dumps(entries["msprobe"][name]).replace(
+                "torch.distributed.tensor.DTensor", "torch.Tensor"))
+            for tensor in ref["input_args"] + ref["output"]:
+                self.assertEqual(tensor.pop("device_mesh"), [0])
+                self.assertIn(tensor.pop("placements"),
+                              ([{"Shard": {"dim": 0}}], [{"Replicate": {}}]))
+            # Keys, dtypes, shapes and Max/Min equal, Mean/Norm within
+            # float32 rounding, as in the golden tests.
+            errors = []
+            golden_compare.compare_value(ref, entries["tprobe"][name], name,
+                                         errors)
+            self.assertEqual(errors, [])
 
     def test_overflow_check_ends_the_dump_and_says_so(self) -> None:
         for name in ("overflow_nums_1", "overflow_nums_2"):

@@ -14,10 +14,10 @@ TEST(ConfigProtoTest, EveryParsedConfigComesBackEqual) {
   for (const char* text : {
            "{}",
            R"({"task": "tensor", "dump_path": "/d", "rank": [0, "2-4"],
-               "step": [1, 7], "level": "mix",
+               "step": [1, 7], "level": "mix", "risk_level": "CORE",
                "tensor": {"scope": ["a", "b"], "list": ["x", "y"],
                           "data_mode": ["backward", "input"]}})",
-           R"({"task": "statistics", "level": "L0",
+           R"({"task": "statistics", "level": "L0", "risk_level": "ALL",
                "statistics": {"summary_mode": "md5"},
                "tprobe": {"socket": "/s", "ring_bytes": 65536,
                           "ring_count": 2, "policy": "drop",
@@ -40,6 +40,10 @@ TEST(ConfigProtoTest, ABrokenMessageIsRefusedNamingTheKey) {
        "config: task is invalid"},
       {[](v1::Config& m) { m.set_level(static_cast<v1::Config::Level>(9)); },
        "config: level is invalid"},
+      {[](v1::Config& m) {
+         m.set_risk_level(static_cast<v1::Config::RiskLevel>(3));
+       },
+       "config: risk_level"},
       {[](v1::Config& m) { m.clear_dump_path(); }, "config: dump_path"},
       {[](v1::Config& m) { m.add_steps(3), m.add_steps(2); },
        "config: step is invalid, its values must be sorted and distinct"},

@@ -86,7 +86,16 @@ std::vector<ValidCase> ValidCases() {
        R"({"enable_dataloader": true, "async_dump": false, "precision": "high"})",
        [](Config&) {}},
       {"PrecisionLow", R"({"precision": "low"})", [](Config&) {}},
-      {"RiskLevelAll", R"({"risk_level": "ALL"})", [](Config&) {}},
+      {"RiskLevelAll", R"({"risk_level": "ALL"})",
+       [](Config& c) { c.risk_level = RiskLevel::kAll; }},
+      {"RiskLevelFocus", R"({"risk_level": "FOCUS"})", [](Config&) {}},
+      {"RiskLevelCore", R"({"risk_level": "CORE"})",
+       [](Config& c) { c.risk_level = RiskLevel::kCore; }},
+      // msprobe 26.x: a null or empty risk_level means "ALL".
+      {"RiskLevelNull", R"({"risk_level": null})",
+       [](Config& c) { c.risk_level = RiskLevel::kAll; }},
+      {"RiskLevelEmpty", R"({"risk_level": ""})",
+       [](Config& c) { c.risk_level = RiskLevel::kAll; }},
       {"Scope",
        R"({"statistics": {"scope": ["Module.conv1.Conv2d.forward.0",
                                     "Module.fc.Linear.forward.0"]}})",
@@ -283,11 +292,11 @@ std::vector<InvalidCase> InvalidCases() {
       {"PrecisionUnknown", R"({"precision": "medium"})",
        "config: precision is invalid, it should be one of ['low', 'high']"},
       {"RiskLevelUnknown", R"({"risk_level": "all"})",
-       "config: risk_level is invalid, it should be one of ['ALL', 'FOCUS', "
-       "'CORE']"},
-      {"RiskLevelFocus", R"({"risk_level": "FOCUS"})",
-       "config: risk_level FOCUS is not supported by tprobe, set it to "
-       "\"ALL\""},
+       "config: risk_level is invalid, it should be one of ['CORE', 'FOCUS', "
+       "'ALL']"},
+      {"RiskLevelNotAString", R"({"risk_level": 1})",
+       "config: risk_level is invalid, it should be one of ['CORE', 'FOCUS', "
+       "'ALL']"},
 
       // step and rank.
       {"StepNotAList", R"({"step": 1})",
@@ -458,6 +467,7 @@ TEST(ToJsonTest, DefaultConfigHasCanonicalText) {
  "rank": [],
  "step": [],
  "level": "L1",
+ "risk_level": "FOCUS",
  "statistics": {
   "scope": [],
   "list": [],
@@ -484,6 +494,7 @@ TEST(ToJsonTest, RoundTripsEveryNonDefaultField) {
   config.ranks = {0, 4, 5, 6};
   config.steps = {2, 1000000};
   config.level = Level::kMix;
+  config.risk_level = RiskLevel::kCore;
   config.scope = {"Module.a.A.forward.0", "Tensor.add.3.backward"};
   config.list = {"conv", "\"quoted\"\n"};
   config.data_mode = {false, true, true, false};

@@ -49,8 +49,10 @@ size_t Numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// The independent reference, following msprobe 8.3.3's get_stat_info with
-// precision "low": Max/Min straight from torch (exact). Mean and Norm come
+// The independent reference, following msprobe 26.x's get_stat_info with
+// precision "low", for both StatRules: Max/Min straight from torch (exact).
+// kPyTorch: integer and float64 tensors get only Max and Min (as torch
+// gives them). kMindSpore: Mean and Norm come
 // from torch's float64 reductions of the same values (after the .float()
 // cast for integer and float64 tensors), rounded to the native dtype, with
 // torch's float32-accumulator overflow: a sum or sum of squares beyond the
@@ -60,7 +62,8 @@ size_t Numel(const std::vector<int64_t>& shape) {
 // from numpy, as in msprobe, with the mean taken in float64.
 //
 // Each case is one line "path dtype dims..." on stdin; each answer is one
-// line of four tokens: None, True/False, int:N, or float.hex().
+// line of eight tokens (kPyTorch's four, then kMindSpore's): None,
+// True/False, int:N, or float.hex().
 constexpr char kReferenceScript[] = R"py(
 import sys
 import numpy as np
@@ -89,7 +92,7 @@ def overflows_float32(v):
     return bool(torch.tensor(v, dtype=torch.float64).float().isinf())
 
 
-def stats(t):
+def stats(t, pytorch):
     if t.numel() == 0:
         return [None] * 4
     if t.dtype == torch.bool:
@@ -100,6 +103,9 @@ def stats(t):
         return [np.max(a).item(), np.min(a).item(), mean.item(), None]
     if t.dim() == 0:
         return [t.item()] * 4
+    if pytorch and t.dtype not in (torch.float16, torch.bfloat16,
+                                   torch.float32):
+        return [t.max().item(), t.min().item(), None, None]
     if t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
         t = t.float()
     d = t.double()
@@ -125,7 +131,7 @@ for line in sys.stdin:
     else:
         t = torch.empty(0, dtype=dtype)
     t = t.reshape([int(d) for d in dims])
-    print(' '.join(fmt(v) for v in stats(t)))
+    print(' '.join(fmt(v) for v in stats(t, True) + stats(t, False)))
 )py";
 
 std::string DTypeName(DType t) {
@@ -263,22 +269,25 @@ void ExpectMatchesReference(const std::vector<Case>& cases) {
   ASSERT_EQ(reference.size(), cases.size()) << "reference script failed";
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const Json ours = ComputeStats(c.dtype, c.shape, c.data);
-    ASSERT_TRUE(ours.is_object());
-    std::vector<std::string> keys;
-    for (const auto& [key, value] : ours.items()) keys.push_back(key);
-    EXPECT_EQ(keys, (std::vector<std::string>{"Max", "Min", "Mean", "Norm"}))
-        << c.name;
     std::istringstream tokens(reference[i]);
-    std::array<std::string, 4> want;
-    for (auto& w : want) tokens >> w;
-    const bool complex =
-        c.dtype == DType::kComplex64 || c.dtype == DType::kComplex128;
-    const bool scalar = c.shape.empty() && !complex;
-    ExpectStat(c, "Max", ours["Max"], want[0], scalar || !complex);
-    ExpectStat(c, "Min", ours["Min"], want[1], scalar || !complex);
-    ExpectStat(c, "Mean", ours["Mean"], want[2], scalar);
-    ExpectStat(c, "Norm", ours["Norm"], want[3], scalar);
+    for (StatRules rules : {StatRules::kPyTorch, StatRules::kMindSpore}) {
+      SCOPED_TRACE(rules == StatRules::kPyTorch ? "kPyTorch" : "kMindSpore");
+      const Json ours = ComputeStats(c.dtype, c.shape, c.data, rules);
+      ASSERT_TRUE(ours.is_object());
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : ours.items()) keys.push_back(key);
+      EXPECT_EQ(keys, (std::vector<std::string>{"Max", "Min", "Mean", "Norm"}))
+          << c.name;
+      std::array<std::string, 4> want;
+      for (auto& w : want) tokens >> w;
+      const bool complex =
+          c.dtype == DType::kComplex64 || c.dtype == DType::kComplex128;
+      const bool scalar = c.shape.empty() && !complex;
+      ExpectStat(c, "Max", ours["Max"], want[0], scalar || !complex);
+      ExpectStat(c, "Min", ours["Min"], want[1], scalar || !complex);
+      ExpectStat(c, "Mean", ours["Mean"], want[2], scalar);
+      ExpectStat(c, "Norm", ours["Norm"], want[3], scalar);
+    }
   }
 }
 
@@ -336,7 +345,7 @@ TEST_F(TensorStatsTest, FloatingDtypesMatchTorch) {
   ExpectMatchesReference(cases);
 }
 
-TEST_F(TensorStatsTest, IntegerDtypesAreCastToFloat32LikeTorch) {
+TEST_F(TensorStatsTest, IntegerDtypesGiveMaxMinOrAreCastToFloat32) {
   std::vector<Case> cases;
   for (const auto& shape : kShapes) {
     const size_t n = Numel(shape);
@@ -359,10 +368,17 @@ TEST_F(TensorStatsTest, IntegerDtypesAreCastToFloat32LikeTorch) {
   ExpectMatchesReference(cases);
 }
 
-TEST_F(TensorStatsTest, Int64MaxIsWrittenAsFloat) {
+TEST_F(TensorStatsTest, Int64MaxIsAnIntegerForPyTorchAFloatForMindSpore) {
   const std::vector<int64_t> v = {3, 999, -5};
-  const Json stats = ComputeStats(DType::kInt64, std::vector<int64_t>{3},
-                                  std::as_bytes(std::span(v)));
+  const std::vector<int64_t> shape = {3};
+  // What msprobe 26.x writes for torch.tensor([3, 999, -5]).
+  EXPECT_EQ(dump::PythonJsonDumps(ComputeStats(DType::kInt64, shape,
+                                               std::as_bytes(std::span(v)),
+                                               StatRules::kPyTorch)),
+            "{\n \"Max\": 999,\n \"Min\": -5,\n \"Mean\": null,\n "
+            "\"Norm\": null\n}");
+  const Json stats = ComputeStats(
+      DType::kInt64, shape, std::as_bytes(std::span(v)), StatRules::kMindSpore);
   EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "999.0");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Min"]), "-5.0");
 }
@@ -421,7 +437,8 @@ TEST_F(TensorStatsTest, ZeroDimTensorsGiveTheValueItself) {
   // The exact JSON an msprobe dump shows for torch.tensor(0).
   const std::vector<int64_t> zero = {0};
   EXPECT_EQ(dump::PythonJsonDumps(ComputeStats(DType::kInt64, {},
-                                               std::as_bytes(std::span(zero)))),
+                                               std::as_bytes(std::span(zero)),
+                                               StatRules::kPyTorch)),
             "{\n \"Max\": 0,\n \"Min\": 0,\n \"Mean\": 0,\n \"Norm\": 0\n}");
 }
 
@@ -467,8 +484,8 @@ TEST_F(TensorStatsTest, Fp16NormOverflowsToInfinity) {
   const std::vector<Case> cases = {
       MakeCase("fp16 big", DType::kFloat16, {16}, Halves(f))};
   ExpectMatchesReference(cases);
-  const Json stats =
-      ComputeStats(DType::kFloat16, cases[0].shape, cases[0].data);
+  const Json stats = ComputeStats(DType::kFloat16, cases[0].shape,
+                                  cases[0].data, StatRules::kPyTorch);
   EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "60000.0");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "60000.0");
@@ -481,8 +498,8 @@ TEST_F(TensorStatsTest, Float32AccumulatorOverflowGivesInfinityLikeTorch) {
       MakeCase("fp32 square overflow", DType::kFloat32, {2},
                std::vector<float>{2e19f, -1.0f})};
   ExpectMatchesReference(cases);
-  const Json stats =
-      ComputeStats(DType::kFloat32, cases[0].shape, cases[0].data);
+  const Json stats = ComputeStats(DType::kFloat32, cases[0].shape,
+                                  cases[0].data, StatRules::kPyTorch);
   EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "Infinity");
   EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
   EXPECT_EQ(stats["Max"].get<double>(), static_cast<double>(3e38f));

@@ -28,6 +28,7 @@ from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.module_hooks import ModuleHooks
+from tprobe.torch.optimizer_hooks import OptimizerHooks
 from tprobe._common.runtime import Runtime
 
 
@@ -85,6 +86,8 @@ class PrecisionDebugger:
         _C.set_fallback(values.fallback)
         if self._rt.level in ("L1", "mix"):
             self._apis.install()
+        if self._rt.level == "mix":
+            OptimizerHooks(self._rt).install()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._forked)
         atexit.register(self._close)

@@ -24,6 +24,10 @@ views created by a custom Function, these nodes return plain aliases, so
 code that later changes a module's output in place (``out += x``) keeps
 working. Modules with ``inplace=True`` get no backward entry: their input
 would be changed through the alias (msprobe misses these too).
+
+Under torch.compile the hooks run eagerly (``torch.compiler.disable``):
+Dynamo neither traces nor compiles them, so no compiled hook frame exists
+whose guards would call the hooked Tensor.stride at run time.
 """
 
 import inspect
@@ -41,6 +45,12 @@ _Tensor = torch.Tensor
 # PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
 _WITH_KWARGS = "with_kwargs" in inspect.signature(
     torch.nn.Module.register_forward_pre_hook).parameters
+# PyTorch >= 2.1: keeps Dynamo out of a function (None before).
+_DISABLE_DYNAMO = getattr(getattr(torch, "compiler", None), "disable", None)
+
+
+def _eager(hook: Callable) -> Callable:
+    return _DISABLE_DYNAMO(hook) if _DISABLE_DYNAMO is not None else hook
 
 
 class _Alias(torch.autograd.Function):
@@ -204,8 +214,8 @@ class ModuleHooks:
         pre_hook = self._pre_hook(base, gate)
         post_hook = self._post_hook()
         if not _WITH_KWARGS:
-            module.register_forward_pre_hook(pre_hook)
-            module.register_forward_hook(post_hook)
+            module.register_forward_pre_hook(_eager(pre_hook))
+            module.register_forward_hook(_eager(post_hook))
             return
 
         def pre_hook_kwargs(module: torch.nn.Module, args: tuple,
@@ -217,8 +227,10 @@ class ModuleHooks:
                              kwargs: dict, output: Any) -> Any:
             return post_hook(module, args, output)
 
-        module.register_forward_pre_hook(pre_hook_kwargs, with_kwargs=True)
-        module.register_forward_hook(post_hook_kwargs, with_kwargs=True)
+        module.register_forward_pre_hook(_eager(pre_hook_kwargs),
+                                         with_kwargs=True)
+        module.register_forward_hook(_eager(post_hook_kwargs),
+                                     with_kwargs=True)
 
     def _pre_hook(self, base: str,
                   gate: Optional[Callable[[], bool]]) -> Callable:

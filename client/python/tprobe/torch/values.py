@@ -6,11 +6,19 @@ The binding itself encodes None, bool, int, float, str, list, tuple,
 namedtuple, dict, slice, Ellipsis, torch.Tensor, torch.Size, torch.dtype,
 torch.device, torch.memory_format and numpy scalars. Anything this module
 does not know becomes null, as in msprobe.
+
+Tensors come here when the binding cannot read their data (msprobe 26.x's
+handling): a DTensor is its local shard (its statistics, dtype and shape;
+msprobe also writes type DTensor, device_mesh and placements, which need a
+field of the entry format: a difference the README lists); a FakeTensor,
+a meta tensor and a float8 tensor are written without statistics.
 """
 
 import dataclasses
 import zlib
 from typing import Any, Optional, Tuple
+
+import torch
 
 try:
     import numpy as np
@@ -42,6 +50,22 @@ def _ndarray(value: Any) -> Tuple[str, Any]:
     return "raw", info
 
 
+_FAKE_TENSOR = "torch._subclasses.fake_tensor.FakeTensor"
+
+
+def _tensor(value: Any) -> Tuple[str, Any]:
+    dist = _dist()
+    dtensor = getattr(getattr(dist, "tensor", None), "DTensor", None)
+    if dtensor is not None and isinstance(value, dtensor):
+        return "value", value.to_local()
+    cls = type(value)
+    fake = f"{cls.__module__}.{cls.__qualname__}" == _FAKE_TENSOR
+    return "raw", {"type": _FAKE_TENSOR if fake else "torch.Tensor",
+                   "dtype": str(value.dtype), "shape": list(value.shape),
+                   "Max": None, "Min": None, "Mean": None, "Norm": None,
+                   "requires_grad": bool(value.requires_grad)}
+
+
 def _group_id(ranks: list) -> str:
     return "%08x" % (zlib.crc32(str(ranks).encode()) & 0xFFFFFFFF)
 
@@ -55,6 +79,8 @@ def _process_group(dist: Any, group: Any) -> Tuple[str, Any]:
 def fallback(value: Any) -> Optional[Tuple[str, Any]]:
     """Returns ("raw", json_like), ("value", python_value) or None (null)."""
     try:
+        if isinstance(value, torch.Tensor):
+            return _tensor(value)
         if np is not None and isinstance(value, np.ndarray):
             return _ndarray(value)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
