@@ -20,6 +20,7 @@
 // API rule is per thread.
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,7 @@
 #include "client/core.h"
 #include "client/naming.h"
 #include "client/selection.h"
+#include "client/step_ledger.h"
 #include "common/config/config.h"
 #include "common/record/record.h"
 #include "common/status.h"
@@ -188,7 +190,11 @@ class Session {
   const bool keeps_backward_;
   const bool selection_everything_;
   Core core_;
+  StepLedger ledger_;
   std::unique_ptr<ControlChannel> channel_;
+  // Steps whose Step request went out and was not yet answered, oldest
+  // first (guarded by mu_): an outage may have begun with the first.
+  std::deque<uint32_t> unacknowledged_;
 
   std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_
   bool running_ = false;
