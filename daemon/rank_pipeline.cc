@@ -39,6 +39,19 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   if (died) state.assembler.MarkProducerDied();
   Status s = state.assembler.Finish(UINT32_MAX);
   LogWriteError(p, state, log, s);
+  if (!s.ok()) {
+    // Nothing retries them now: say which steps are not on disk.
+    std::string lost;
+    for (uint32_t step : state.assembler.OpenSteps()) {
+      lost += (lost.empty() ? "" : ", ") + std::to_string(step);
+    }
+    log.error(
+        "client {} (pid {}, rank {}): steps {} could not be written ({}); "
+        "what their journals hold comes back with 'tprobe recover {}' once "
+        "the dump path is writable, the rest is lost",
+        p.client_id(), p.pid(), p.rank(), lost, s.message(),
+        state.assembler.options().write_path);
+  }
   state.closed = true;
   registry.Remove(p.client_id());
   shm::Segment::Remove(p.segment_name());
