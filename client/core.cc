@@ -89,6 +89,19 @@ void Core::Detach(bool daemon_lost) {
 void Core::StepBoundary(uint64_t produced) {
   std::lock_guard lock(retired_mu_);
   produced_at_boundary_ = produced;
+  for (const auto& conn : connections_) {
+    if (!conn->daemon_lost.load(std::memory_order_acquire) || conn->orphaned) {
+      continue;
+    }
+    if (++conn->boundaries_since_lost >= 2) {
+      uint64_t unread = 0;
+      for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
+        unread += shm::UnreadRecords(*conn->segment->ring_header(i),
+                                     conn->segment->ring_data(i));
+      }
+      conn->orphaned = unread;
+    }
+  }
   if (held_connection_) {
     connection_.store(held_connection_.get(), std::memory_order_release);
     connections_.push_back(std::move(held_connection_));
@@ -294,9 +307,12 @@ RecordTotals Core::TotalsLocked() const {
       t.too_large +=
           h->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)].load(
               std::memory_order_relaxed);
-      if (lost) t.orphaned += shm::UnreadRecords(*h, seg.ring_data(i));
+      if (lost && !conn->orphaned) {
+        t.orphaned += shm::UnreadRecords(*h, seg.ring_data(i));
+      }
       if (conn.get() == active) t.active_rings.push_back(records);
     }
+    if (conn->orphaned) t.orphaned += *conn->orphaned;
   }
   return t;
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +44,11 @@ struct Connection {
   // Its daemon went away (the socket hung up): what it left unread in the
   // rings is lost (RecordTotals::orphaned).
   std::atomic<bool> daemon_lost{false};
+  // Step boundaries since the loss, and the unread records counted once no
+  // hook can still be writing into the rings (two boundaries later), so
+  // later steps do not walk them again. Guarded by Core::retired_mu_.
+  int boundaries_since_lost = 0;
+  std::optional<uint64_t> orphaned;
 };
 
 // Counts of this process's records since the Core was made, over every

@@ -20,8 +20,8 @@
 // API rule is per thread.
 
 #include <atomic>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>

@@ -28,8 +28,8 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
   const uint64_t no_daemon = now.no_daemon - last_.no_daemon;
   // Committed during the step to a connection that is gone now.
   const uint64_t elsewhere =
-      produced - std::min(produced, committed + ring_full + too_large +
-                                        no_daemon);
+      produced -
+      std::min(produced, committed + ring_full + too_large + no_daemon);
   orphaned_due_ += now.orphaned - last_.orphaned;
   const uint64_t gone = std::min(orphaned_due_, elsewhere);
   orphaned_due_ -= gone;
@@ -51,7 +51,8 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
   if (no_daemon + elsewhere > 0) {
     if (!outage_) {
       outage_.emplace();
-      outage_->set_first_step(std::min(step, first_unacknowledged.value_or(step)));
+      outage_->set_first_step(
+          std::min(step, first_unacknowledged.value_or(step)));
     }
     outage_->set_last_step(step);
     outage_->set_produced(outage_->produced() + produced);

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "common/fs/safe_path.h"
 #include "common/dump/tree.h"
+#include "common/fs/safe_path.h"
 
 namespace tprobe::daemon {
 namespace {

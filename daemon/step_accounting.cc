@@ -42,11 +42,10 @@ void SettleStep(ProducerState& state, uint32_t step,
     RingState& ring = state.rings[i];
     // A cut never goes back; a ring without one (no connection) is as it
     // was at the last.
-    const uint64_t cut =
-        std::max(ring.records_settled,
-                 i < static_cast<size_t>(ledger.ring_cuts_size())
-                     ? ledger.ring_cuts(static_cast<int>(i))
-                     : ring.records_settled);
+    const uint64_t cut = std::max(
+        ring.records_settled, i < static_cast<size_t>(ledger.ring_cuts_size())
+                                  ? ledger.ring_cuts(static_cast<int>(i))
+                                  : ring.records_settled);
     const uint64_t reached = std::min(ring.records_read, cut);
     read += reached - std::min(reached, ring.records_settled);
     unread += cut - reached;
@@ -88,8 +87,8 @@ void SettleOpenStep(ProducerState& state) {
   if (tree == nullptr) return;
   uint64_t read = 0;
   for (RingState& ring : state.rings) {
-    read += ring.records_read - std::min(ring.records_read,
-                                         ring.records_settled);
+    read +=
+        ring.records_read - std::min(ring.records_read, ring.records_settled);
     ring.records_settled = std::max(ring.records_settled, ring.records_read);
   }
   dump::RecordLedger r;

@@ -122,16 +122,16 @@ Json StepTree::AccountingDocument() const {
   doc["recovered"] = a.recovered;
   if (a.records) {
     const RecordLedger& r = *a.records;
-    doc["records"] = Json::object(
-        {{"counted_by", r.from_client ? "rank" : "daemon"},
-         {"produced", r.produced},
-         {"written", r.written},
-         {"dropped", Json::object({{"ring_full", r.ring_full},
-                                   {"too_large", r.too_large},
-                                   {"no_daemon", r.no_daemon},
-                                   {"daemon_gone", r.daemon_gone},
-                                   {"skipped", r.skipped},
-                                   {"unread", r.unread}})}});
+    doc["records"] =
+        Json::object({{"counted_by", r.from_client ? "rank" : "daemon"},
+                      {"produced", r.produced},
+                      {"written", r.written},
+                      {"dropped", Json::object({{"ring_full", r.ring_full},
+                                                {"too_large", r.too_large},
+                                                {"no_daemon", r.no_daemon},
+                                                {"daemon_gone", r.daemon_gone},
+                                                {"skipped", r.skipped},
+                                                {"unread", r.unread}})}});
     if (r.first_step) doc["records"]["since_step"] = *r.first_step;
   }
   if (a.entries_lost > 0 || !a.incomplete_entries.empty() ||

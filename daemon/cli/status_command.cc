@@ -93,12 +93,11 @@ dump::Json StatusJson(const v1::StatusReply& status,
     rank["dropped"] = {{"ring_full", r.dropped_ring_full()},
                        {"too_large", r.dropped_too_large()},
                        {"no_daemon", r.dropped_no_daemon()}};
-    rank["outage"] =
-        r.had_outage()
-            ? dump::Json{{"first_step", r.outage_first_step()},
-                         {"last_step", r.outage_last_step()},
-                         {"records_lost", r.outage_records_lost()}}
-            : dump::Json();
+    rank["outage"] = r.had_outage()
+                         ? dump::Json{{"first_step", r.outage_first_step()},
+                                      {"last_step", r.outage_last_step()},
+                                      {"records_lost", r.outage_records_lost()}}
+                         : dump::Json();
     rank["last_error"] =
         r.last_error().empty() ? dump::Json() : dump::Json(r.last_error());
     ranks.push_back(std::move(rank));

@@ -143,8 +143,9 @@ TEST_F(AssemblerTest, AnOutageGoesToTheNextTreeWrittenOnly) {
   a.Tree(7);
   ASSERT_TRUE(a.Finish(7).ok());
   const std::string first = ReadFile(File(6, "tprobe.json"));
-  EXPECT_NE(first.find("\"daemon_outage\": {\n  \"steps\": [\n   3,\n   5\n  ]"),
-            std::string::npos)
+  EXPECT_NE(
+      first.find("\"daemon_outage\": {\n  \"steps\": [\n   3,\n   5\n  ]"),
+      std::string::npos)
       << first;
   EXPECT_NE(first.find("\"complete\": true"), std::string::npos) << first;
   EXPECT_EQ(ReadFile(File(7, "tprobe.json")).find("daemon_outage"),

@@ -48,19 +48,32 @@ bool Parse(int argc, char** argv, Args* a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const char* v = argv[i + 1];
-    if (k == "--config") a->config = v;
-    else if (k == "--socket") a->socket = v;
-    else if (k == "--dump") a->dump = v;
-    else if (k == "--report") a->report = v;
-    else if (k == "--hold") a->hold = v;
-    else if (k == "--rank") a->rank = std::atoi(v);
-    else if (k == "--steps") a->steps = std::atoi(v);
-    else if (k == "--entries") a->entries = std::atoi(v);
-    else if (k == "--floats") a->floats = std::atoi(v);
-    else if (k == "--threads") a->threads = std::atoi(v);
-    else if (k == "--pause-ms") a->pause_ms = std::atoi(v);
-    else if (k == "--fork") a->fork_after = std::atoi(v);
-    else return false;
+    if (k == "--config")
+      a->config = v;
+    else if (k == "--socket")
+      a->socket = v;
+    else if (k == "--dump")
+      a->dump = v;
+    else if (k == "--report")
+      a->report = v;
+    else if (k == "--hold")
+      a->hold = v;
+    else if (k == "--rank")
+      a->rank = std::atoi(v);
+    else if (k == "--steps")
+      a->steps = std::atoi(v);
+    else if (k == "--entries")
+      a->entries = std::atoi(v);
+    else if (k == "--floats")
+      a->floats = std::atoi(v);
+    else if (k == "--threads")
+      a->threads = std::atoi(v);
+    else if (k == "--pause-ms")
+      a->pause_ms = std::atoi(v);
+    else if (k == "--fork")
+      a->fork_after = std::atoi(v);
+    else
+      return false;
   }
   return argc % 2 == 1;
 }
