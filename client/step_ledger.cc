@@ -58,6 +58,8 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
     outage_->set_produced(outage_->produced() + produced);
     outage_->set_dropped_no_daemon(outage_->dropped_no_daemon() + no_daemon);
     outage_->set_dropped_daemon_gone(outage_->dropped_daemon_gone() + gone);
+    outage_->set_dropped_ring_full(outage_->dropped_ring_full() + ring_full);
+    outage_->set_dropped_too_large(outage_->dropped_too_large() + too_large);
     outage_->set_read_by_lost_daemon(outage_->read_by_lost_daemon() +
                                      elsewhere - gone);
   }

@@ -233,9 +233,10 @@ v1::Response ControlService::Report() const {
       rank->set_had_outage(true);
       rank->set_outage_first_step(published.outage->first_step);
       rank->set_outage_last_step(published.outage->last_step);
-      rank->set_outage_records_lost(published.outage->no_daemon +
-                                    published.outage->daemon_gone +
-                                    published.outage->read_by_lost_daemon);
+      rank->set_outage_records_lost(
+          published.outage->no_daemon + published.outage->daemon_gone +
+          published.outage->ring_full + published.outage->too_large +
+          published.outage->read_by_lost_daemon);
     }
   }
   return r;

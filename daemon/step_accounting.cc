@@ -107,6 +107,8 @@ void NoteOutage(ProducerState& state, const v1::Outage& o) {
   outage.produced = o.produced();
   outage.no_daemon = o.dropped_no_daemon();
   outage.daemon_gone = o.dropped_daemon_gone();
+  outage.ring_full = o.dropped_ring_full();
+  outage.too_large = o.dropped_too_large();
   outage.read_by_lost_daemon = o.read_by_lost_daemon();
   state.outage = outage;
   state.assembler.NoteOutage(outage);

@@ -145,7 +145,9 @@ Json StepTree::AccountingDocument() const {
     doc["daemon_outage"] = Json::object(
         {{"steps", Json::array({o.first_step, o.last_step})},
          {"produced", o.produced},
-         {"dropped", Json::object({{"no_daemon", o.no_daemon},
+         {"dropped", Json::object({{"ring_full", o.ring_full},
+                                   {"too_large", o.too_large},
+                                   {"no_daemon", o.no_daemon},
                                    {"daemon_gone", o.daemon_gone}})},
          {"read_by_lost_daemon", o.read_by_lost_daemon}});
   }

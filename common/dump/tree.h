@@ -53,6 +53,8 @@ struct Outage {
   uint64_t produced = 0;
   uint64_t no_daemon = 0;
   uint64_t daemon_gone = 0;
+  uint64_t ring_full = 0;
+  uint64_t too_large = 0;
   uint64_t read_by_lost_daemon = 0;
 };
 

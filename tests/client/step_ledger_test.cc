@@ -79,6 +79,7 @@ TEST(StepLedgerTest, ADaemonLossBecomesAnOutageFromTheFirstUnansweredStep) {
   EXPECT_EQ(outage->dropped_no_daemon(), 10u);
   EXPECT_EQ(outage->dropped_daemon_gone(), 2u);
   EXPECT_EQ(outage->read_by_lost_daemon(), 3u);
+  EXPECT_EQ(outage->dropped_ring_full(), 0u);
   EXPECT_FALSE(ledger.TakeOutage()) << "reported once";
 }
 

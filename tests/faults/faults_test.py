@@ -47,8 +47,11 @@ STALL_BOUND_MS = 15000
 
 
 def write_config(path: str, **tprobe: object) -> str:
+    # A full ring waits up to 5 s for a live daemon, so that a loaded
+    # machine never drops where a test expects no drop; the faults that
+    # stall the daemon set their own timeouts.
     section = {"ring_bytes": 65536, "ring_count": 4, "policy": "block",
-               "block_timeout_ms": 100}
+               "block_timeout_ms": 5000}
     section.update(tprobe)
     task = section.pop("task", "statistics")
     with open(path, "w", encoding="utf-8") as f:
