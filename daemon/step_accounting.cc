@@ -57,7 +57,12 @@ void SettleStep(ProducerState& state, uint32_t step,
   const bool outage = ledger.dropped_no_daemon() > 0 ||
                       ledger.dropped_daemon_gone() > 0 ||
                       ledger.read_by_lost_daemon() > 0;
-  if (outage && ledger.committed() == 0) return;  // the outage's records
+  // A step of the outage gets no tree of its own; one this daemon opened
+  // (its Start came after the reconnection, its records before) is written
+  // with the count, so it says what it lost.
+  if (outage && ledger.committed() == 0 && !state.assembler.IsOpen(step)) {
+    return;
+  }
   if (!state.assembler.IsOpen(step) && ledger.produced() == 0) return;
   dump::StepTree* tree = state.assembler.Tree(step);
   if (tree == nullptr) return;  // finished already: late
