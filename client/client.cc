@@ -397,6 +397,13 @@ Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() {
   try {
+    if (client::InForkedChild()) {
+      // A child forked without exec: its parent's control thread does not
+      // exist here and the daemon never answers this process, so nothing
+      // is waited for or joined; the memory is left to the child's exit.
+      (void)impl_.release();
+      return;
+    }
     impl_.reset();
   } catch (...) {
   }

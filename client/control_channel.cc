@@ -113,8 +113,8 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   return true;
 }
 
-void ControlChannel::Disconnect() {
-  core_->Detach();
+void ControlChannel::Disconnect(bool daemon_lost) {
+  core_->Detach(daemon_lost);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   for (auto& waiter : inflight_) {
@@ -125,6 +125,7 @@ void ControlChannel::Disconnect() {
     waiter->set_value(lost);
   }
   inflight_.clear();
+  inflight_steps_.clear();
 }
 
 bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
@@ -166,7 +167,7 @@ void ControlChannel::Send(v1::Request request) {
 
 bool ControlChannel::Call(v1::Request request, int timeout_ms,
                           v1::Response* reply) {
-  if (!core_->attached()) return false;
+  if (!core_->connected()) return false;
   request.set_version(control::kProtocolVersion);
   auto promise = std::make_shared<std::promise<v1::Response>>();
   auto future = promise->get_future();
@@ -241,16 +242,18 @@ void ControlChannel::Run() {
     for (auto& out : batch) {
       if (!WriteFrame(fd_, out.request, deadline)) {
         if (out.reply) inflight_.push_back(out.reply);
-        Disconnect();
+        Disconnect(/*daemon_lost=*/true);
         break;
       }
       inflight_.push_back(out.reply ? out.reply : nullptr);
+      inflight_steps_.push_back(
+          out.request.has_step() ? int64_t{out.request.step().step()} : -1);
     }
     // Replies (or a hang-up) waiting on the socket.
     while (fd_ >= 0 && Readable(fd_)) {
       v1::Response reply;
       if (!ReadFrame(fd_, &reply, Clock::now() + kWriteBound)) {
-        Disconnect();
+        Disconnect(/*daemon_lost=*/true);
         break;
       }
       if (!inflight_.empty()) {
@@ -267,6 +270,13 @@ void ControlChannel::Run() {
                        reply.error().c_str());
         }
         inflight_.pop_front();
+        if (!inflight_steps_.empty()) {
+          if (inflight_steps_.front() >= 0 && reply.ok()) {
+            last_step_acknowledged_.store(inflight_steps_.front(),
+                                          std::memory_order_release);
+          }
+          inflight_steps_.pop_front();
+        }
       }
     }
   }

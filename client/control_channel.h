@@ -8,6 +8,7 @@
 //
 // Thread safety: all public methods may be called from any thread.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -57,6 +58,12 @@ class ControlChannel {
 
   const std::string& socket_path() const { return socket_path_; }
 
+  // The last step a daemon answered it had written (-1: none yet): a Step
+  // is answered once the step's files are written.
+  int64_t last_step_acknowledged() const {
+    return last_step_acknowledged_.load(std::memory_order_acquire);
+  }
+
  private:
   struct Outgoing {
     v1::Request request;
@@ -64,7 +71,9 @@ class ControlChannel {
   };
 
   bool ConnectAndRegister(std::string* error);
-  void Disconnect();
+  // Detaches the core and fails the requests in flight. `daemon_lost`: the
+  // daemon hung up or stopped answering (not a Close).
+  void Disconnect(bool daemon_lost = false);
   void Run();
 
   Core* core_;
@@ -82,6 +91,8 @@ class ControlChannel {
   bool refused_ = false;         // the last ConnectAndRegister was refused
   bool reported_error_ = false;  // a failed request was shown on stderr
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
+  std::deque<int64_t> inflight_steps_;  // a Step's step, -1 for the others
+  std::atomic<int64_t> last_step_acknowledged_{-1};
   std::thread thread_;
 };
 

@@ -45,6 +45,11 @@ struct Core::ThreadRing {
   uint64_t generation = 0;
   Connection* connection = nullptr;
   std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
+  // The ring's tail when a blocking wait last timed out: while the daemon
+  // has not moved it, the next full ring drops at once instead of waiting
+  // again, so a stopped daemon costs one block_timeout_ms, not one per
+  // record.
+  uint64_t stuck_tail = UINT64_MAX;
   std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>
       interned[2];
 };
@@ -62,11 +67,47 @@ void Core::Attach(std::unique_ptr<shm::Segment> segment) {
   conn->segment = std::move(segment);
   conn->generation = g_next_generation.fetch_add(1);
   std::lock_guard lock(retired_mu_);
+  if (TotalsLocked().produced() != produced_at_boundary_) {
+    held_connection_ = std::move(conn);
+    held_.store(true, std::memory_order_release);
+    return;
+  }
   connection_.store(conn.get(), std::memory_order_release);
   connections_.push_back(std::move(conn));
 }
 
-void Core::Detach() { connection_.store(nullptr, std::memory_order_release); }
+void Core::Detach(bool daemon_lost) {
+  std::lock_guard lock(retired_mu_);
+  if (Connection* c = connection_.load(std::memory_order_acquire)) {
+    if (daemon_lost) c->daemon_lost.store(true, std::memory_order_release);
+  }
+  connection_.store(nullptr, std::memory_order_release);
+  held_connection_.reset();
+  held_.store(false, std::memory_order_release);
+}
+
+void Core::StepBoundary(uint64_t produced) {
+  std::lock_guard lock(retired_mu_);
+  produced_at_boundary_ = produced;
+  for (const auto& conn : connections_) {
+    if (!conn->daemon_lost.load(std::memory_order_acquire) || conn->orphaned) {
+      continue;
+    }
+    if (++conn->boundaries_since_lost >= 2) {
+      uint64_t unread = 0;
+      for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
+        unread += shm::UnreadRecords(*conn->segment->ring_header(i),
+                                     conn->segment->ring_data(i));
+      }
+      conn->orphaned = unread;
+    }
+  }
+  if (held_connection_) {
+    connection_.store(held_connection_.get(), std::memory_order_release);
+    connections_.push_back(std::move(held_connection_));
+    held_.store(false, std::memory_order_release);
+  }
+}
 
 Core::ThreadRing* Core::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
@@ -78,6 +119,7 @@ Core::ThreadRing* Core::RingForThisThread() {
     ring.connection = conn;
     ring.generation = conn->generation;
     ring.writer.reset();
+    ring.stuck_tail = UINT64_MAX;
     ring.interned[0].clear();
     ring.interned[1].clear();
     const uint32_t index =
@@ -111,7 +153,9 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
   }
   auto type_raw = static_cast<uint16_t>(type);
   if (std::byte* p = w.Reserve(type_raw, size)) return p;
-  if (policy_ == FullRingPolicy::kBlock) {
+  const uint64_t tail = w.header()->tail.load(std::memory_order_acquire);
+  if (policy_ == FullRingPolicy::kBlock && tail != ring->stuck_tail) {
+    ring->stuck_tail = UINT64_MAX;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(block_timeout_ms_);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -119,6 +163,7 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
       if (std::byte* p = w.Reserve(type_raw, size)) return p;
       if (!attached()) break;  // the daemon went away while we waited
     }
+    ring->stuck_tail = w.header()->tail.load(std::memory_order_acquire);
   }
   w.header()
       ->dropped[static_cast<size_t>(shm::DropReason::kRingFull)]
@@ -243,27 +288,53 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   return true;
 }
 
-uint64_t Core::records_written() const {
-  Connection* conn = connection_.load(std::memory_order_acquire);
-  if (conn == nullptr) return 0;
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
-    n += conn->segment->ring_header(i)->records_written.load(
-        std::memory_order_relaxed);
+RecordTotals Core::TotalsLocked() const {
+  RecordTotals t;
+  t.no_daemon = dropped_no_daemon_.load(std::memory_order_relaxed);
+  Connection* active = connection_.load(std::memory_order_acquire);
+  for (const auto& conn : connections_) {
+    const shm::Segment& seg = *conn->segment;
+    const bool lost = conn->daemon_lost.load(std::memory_order_acquire);
+    if (conn.get() == active) t.active_generation = conn->generation;
+    for (uint32_t i = 0; i < seg.ring_count(); ++i) {
+      const shm::RingHeader* h = seg.ring_header(i);
+      const uint64_t records =
+          h->records_written.load(std::memory_order_acquire);
+      t.committed += records;
+      t.ring_full +=
+          h->dropped[static_cast<size_t>(shm::DropReason::kRingFull)].load(
+              std::memory_order_relaxed);
+      t.too_large +=
+          h->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)].load(
+              std::memory_order_relaxed);
+      if (lost && !conn->orphaned) {
+        t.orphaned += shm::UnreadRecords(*h, seg.ring_data(i));
+      }
+      if (conn.get() == active) t.active_rings.push_back(records);
+    }
+    if (conn->orphaned) t.orphaned += *conn->orphaned;
   }
-  return n;
+  return t;
+}
+
+RecordTotals Core::Totals() const {
+  std::lock_guard lock(retired_mu_);
+  return TotalsLocked();
+}
+
+uint64_t Core::records_written() const {
+  const RecordTotals t = Totals();
+  return t.committed - t.orphaned;
+}
+
+uint64_t Core::dropped_no_daemon() const {
+  const RecordTotals t = Totals();
+  return t.no_daemon + t.orphaned;
 }
 
 uint64_t Core::dropped(shm::DropReason reason) const {
-  Connection* conn = connection_.load(std::memory_order_acquire);
-  if (conn == nullptr) return 0;
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
-    n += conn->segment->ring_header(i)
-             ->dropped[static_cast<size_t>(reason)]
-             .load(std::memory_order_relaxed);
-  }
-  return n;
+  const RecordTotals t = Totals();
+  return reason == shm::DropReason::kRingFull ? t.ring_full : t.too_large;
 }
 
 }  // namespace tprobe::client

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,34 @@ struct Connection {
   std::unique_ptr<shm::Segment> segment;
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
+  // Its daemon went away (the socket hung up): what it left unread in the
+  // rings is lost (RecordTotals::orphaned).
+  std::atomic<bool> daemon_lost{false};
+  // Step boundaries since the loss, and the unread records counted once no
+  // hook can still be writing into the rings (two boundaries later), so
+  // later steps do not walk them again. Guarded by Core::retired_mu_.
+  int boundaries_since_lost = 0;
+  std::optional<uint64_t> orphaned;
+};
+
+// Counts of this process's records since the Core was made, over every
+// connection it had. Each record ends in exactly one place:
+//   produced() = committed + ring_full + too_large + no_daemon
+// and `orphaned` is the part of `committed` a daemon that went away never
+// read.
+struct RecordTotals {
+  uint64_t committed = 0;
+  uint64_t orphaned = 0;
+  uint64_t ring_full = 0;
+  uint64_t too_large = 0;
+  uint64_t no_daemon = 0;
+  // The connection the hot path writes to now (0: none), and what its rings
+  // received: their records_written, one per ring.
+  uint64_t active_generation = 0;
+  std::vector<uint64_t> active_rings;
+  uint64_t produced() const {
+    return committed + ring_full + too_large + no_daemon;
+  }
 };
 
 class Core {
@@ -47,11 +76,24 @@ class Core {
   Core(FullRingPolicy policy, uint32_t block_timeout_ms);
   ~Core();
 
-  // Called by the control channel.
+  // Called by the control channel. A segment attached while the current
+  // step has already produced records (a daemon came back mid-step) is held
+  // until StepBoundary, so that no step is written in part by a daemon that
+  // missed its beginning; until then records count as no_daemon. Detach
+  // with `daemon_lost` when the daemon went away (not when the client
+  // closes).
   void Attach(std::unique_ptr<shm::Segment> segment);
-  void Detach();
+  void Detach(bool daemon_lost = false);
+  // A step ended: `produced` is RecordTotals::produced() at its end. A held
+  // segment becomes the one records go to.
+  void StepBoundary(uint64_t produced);
+  // Whether records go to a daemon now.
   bool attached() const {
     return connection_.load(std::memory_order_acquire) != nullptr;
+  }
+  // Whether a daemon is connected, even if its segment is held.
+  bool connected() const {
+    return attached() || held_.load(std::memory_order_acquire);
   }
   // Publishes the trainer's current step in the segment (SegmentHeader::
   // producer_step), for the daemon's messages.
@@ -99,12 +141,13 @@ class Core {
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
                   const v1::Entry& entry);
 
-  // Counters (see ClientCounters).
-  uint64_t dropped_no_daemon() const {
-    return dropped_no_daemon_.load(std::memory_order_relaxed);
-  }
+  // Counters since the Core was made (see ClientCounters): records left
+  // unread by a daemon that went away count as dropped_no_daemon, not as
+  // written.
+  uint64_t dropped_no_daemon() const;
   uint64_t records_written() const;
   uint64_t dropped(shm::DropReason reason) const;
+  RecordTotals Totals() const;
 
  private:
   struct ThreadRing;
@@ -122,8 +165,15 @@ class Core {
   std::atomic<uint64_t> seq_{1};
   std::atomic<uint64_t> dropped_no_daemon_{0};
   std::atomic<uint32_t> next_intern_id_{1};
-  std::mutex retired_mu_;  // process memory only, never on the hot path
+  RecordTotals TotalsLocked() const;  // REQUIRES: retired_mu_ held
+
+  // Process memory only, never on the hot path; guards connections_,
+  // held_connection_ and produced_at_boundary_.
+  mutable std::mutex retired_mu_;
   std::vector<std::unique_ptr<Connection>> connections_;
+  std::unique_ptr<Connection> held_connection_;
+  std::atomic<bool> held_{false};
+  uint64_t produced_at_boundary_ = 0;
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

@@ -86,6 +86,16 @@ Session::Session(config::Config config, int rank, int connect_timeout_ms,
 Session::~Session() {
   v1::Request bye;
   bye.mutable_goodbye()->set_dropped_no_daemon(core_.dropped_no_daemon());
+  {
+    // The step in progress, if it produced records since the last Step.
+    std::lock_guard lock(mu_);
+    const uint32_t step = step_.load(std::memory_order_relaxed);
+    v1::StepLedger ledger = ledger_.Close(step, core_.Totals(), std::nullopt);
+    if (ledger.produced() > 0) {
+      bye.mutable_goodbye()->set_step(step);
+      *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
+    }
+  }
   v1::Response reply;
   // Waits at most exit_timeout_ms for the daemon to confirm the final
   // drain; what is still in the rings after that is the daemon's to finish.
@@ -188,13 +198,30 @@ void Session::Stop() {
 void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
+  const RecordTotals totals = core_.Totals();
+  const int64_t acknowledged = channel_->last_step_acknowledged();
+  while (!unacknowledged_.empty() &&
+         static_cast<int64_t>(unacknowledged_.front()) <= acknowledged) {
+    unacknowledged_.pop_front();
+  }
+  std::optional<uint32_t> first_unacknowledged;
+  if (!unacknowledged_.empty()) first_unacknowledged = unacknowledged_.front();
+  v1::StepLedger ledger = ledger_.Close(step, totals, first_unacknowledged);
+  std::optional<v1::Outage> outage;
+  if (core_.connected()) outage = ledger_.TakeOutage();
   // A step collected in part (a live stop came mid-step) still ends.
-  if (step_active_.load(std::memory_order_relaxed) || Selected(step)) {
+  if (step_active_.load(std::memory_order_relaxed) || Selected(step) ||
+      ledger.produced() > 0 || outage) {
     v1::Request req;
     req.mutable_step()->set_step(step);
     req.mutable_step()->set_unclosed_calls(unclosed_calls);
+    *req.mutable_step()->mutable_ledger() = std::move(ledger);
+    if (outage) *req.mutable_step()->mutable_outage() = std::move(*outage);
     channel_->Send(std::move(req));
+    unacknowledged_.push_back(step);
+    if (unacknowledged_.size() > 64) unacknowledged_.pop_front();
   }
+  core_.StepBoundary(totals.produced());
   indices_.Reset();
   selection_.ResetStep();
   if (const uint64_t offered = core_.config_generation();
@@ -259,6 +286,10 @@ void Session::Publish(CallPlan* plan) {
       selection_.Keeps(plan->forward, false) && (plan->dumped || at_end);
   if (plan->construct || plan->input || plan->output || plan->dumped) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+    if (plan->name_id == 0 && (plan->input || plan->output) &&
+        core_.attached()) {
+      ledger_.NoteLostEntry(plan->name);
+    }
   }
   if (plan->construct) {
     if (in_group_.load(std::memory_order_acquire)) OpenGroup(plan->step);
@@ -417,12 +448,17 @@ bool Session::BeginParamGrad(std::string_view module_base,
   if (!plan->dumped) return false;
   plan->input = plan->output = true;
   plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+  if (plan->name_id == 0 && core_.attached()) {
+    ledger_.NoteLostEntry(plan->name);
+  }
   return plan->name_id != 0;
 }
 
 bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
                          const v1::Entry& entry) {
-  return core_.WriteEntry(plan.step, plan.name_id, stack_id, entry);
+  if (core_.WriteEntry(plan.step, plan.name_id, stack_id, entry)) return true;
+  if (plan.name_id != 0 && core_.attached()) ledger_.NoteLostEntry(plan.name);
+  return false;
 }
 
 bool Session::Flush(int timeout_ms) {

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@
 #include "client/core.h"
 #include "client/naming.h"
 #include "client/selection.h"
+#include "client/step_ledger.h"
 #include "common/config/config.h"
 #include "common/record/record.h"
 #include "common/status.h"
@@ -233,7 +235,11 @@ class Session {
   std::atomic<const Live*> live_{nullptr};
   uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
   Core core_;
+  StepLedger ledger_;
   std::unique_ptr<ControlChannel> channel_;
+  // Steps whose Step request went out and was not yet answered, oldest
+  // first (guarded by mu_): an outage may have begun with the first.
+  std::deque<uint32_t> unacknowledged_;
 
   std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_,
                    // lives_, config_generation_, group_*

@@ -19,10 +19,8 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
                  "/dump_tensor_data";
       tree.set_dump_data_dir(data_dir);
     }
-    tree.accounting().dropped_no_daemon += deferred_no_daemon_;
     tree.accounting().records_skipped += deferred_skipped_;
     tree.accounting().stream_corrupt = stream_corrupt_;
-    deferred_no_daemon_ = 0;
     deferred_skipped_ = 0;
     Journal journal(dump::StepRankDir(options_.write_path, step, options_.rank),
                     options_.task, options_.level, options_.framework,
@@ -37,6 +35,12 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
   return &it->second.tree;
 }
 
+std::vector<uint32_t> Assembler::OpenSteps() const {
+  std::vector<uint32_t> steps;
+  for (const auto& [step, open] : trees_) steps.push_back(step);
+  return steps;
+}
+
 void Assembler::NoteStep(uint32_t step) { current_step_ = step; }
 
 void Assembler::AddRingDrops(uint64_t ring_full, uint64_t too_large) {
@@ -49,16 +53,6 @@ void Assembler::AddRingDrops(uint64_t ring_full, uint64_t too_large) {
   tree->accounting().dropped_too_large += too_large_due_;
   ring_full_due_ = 0;
   too_large_due_ = 0;
-}
-
-void Assembler::AddNoDaemonDrops(uint64_t count, bool defer) {
-  if (count == 0) return;
-  dump::StepTree* tree = defer ? nullptr : Tree(current_step_);
-  if (tree == nullptr) {
-    deferred_no_daemon_ += count;
-    return;
-  }
-  tree->accounting().dropped_no_daemon += count;
 }
 
 void Assembler::AddSkipped(uint32_t step) {
@@ -107,6 +101,10 @@ Status Assembler::Write(uint32_t step, Open& open, bool closing) {
     return Status::Ok();
   }
   open.tree.accounting().step_open = !closing;
+  if (outage_due_ && !open.tree.accounting().outage) {
+    open.tree.accounting().outage = std::move(outage_due_);
+    outage_due_.reset();
+  }
   Status s = dump::WriteStepTree(
       dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
   if (s.ok()) {

@@ -18,8 +18,9 @@
 // flush) writes open trees marked step_open.
 //
 // Loss accounting: ring drops (from the ring headers) are charged to the
-// step being captured; drops the client counted while no daemon listened
-// are charged to the first tree that opens after the registration. Skipped
+// step being captured until the rank's own count of the step settles them
+// (step_accounting.h); an outage the rank reports goes to the next tree
+// written. Skipped
 // records go to their step's tree, or to the step being captured when
 // theirs was finished. A corrupt stream marks every open tree and every
 // tree opened later.
@@ -30,6 +31,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/dump/tree.h"
 #include "common/status.h"
@@ -79,10 +81,12 @@ class Assembler {
   // checked to be monotonic) to the current step's tree.
   void AddRingDrops(uint64_t ring_full, uint64_t too_large);
 
-  // Charges `count` records the client dropped while no daemon listened.
-  // With `defer` (the count came with Register) they go to the next tree
-  // opened; otherwise to the current step's tree.
-  void AddNoDaemonDrops(uint64_t count, bool defer);
+  // An outage the rank reported: the next tree written carries it.
+  void NoteOutage(const dump::Outage& outage) { outage_due_ = outage; }
+
+  // Whether `step` has an open tree, and the open steps in order.
+  bool IsOpen(uint32_t step) const { return trees_.contains(step); }
+  std::vector<uint32_t> OpenSteps() const;
 
   // Charges one record that could not be applied to the tree of `step`,
   // or to the current step's when `step` was finished.
@@ -149,7 +153,7 @@ class Assembler {
   // Drops not charged yet: the current step was already finished.
   uint64_t ring_full_due_ = 0;
   uint64_t too_large_due_ = 0;
-  uint64_t deferred_no_daemon_ = 0;
+  std::optional<dump::Outage> outage_due_;
   uint64_t deferred_skipped_ = 0;
   bool stream_corrupt_ = false;
 };

@@ -50,20 +50,9 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
                            Reply reply) {
   const auto targets = Targets(conn);
   if (!wait || targets.empty()) {
-    // A Step is answered at once; a write error of an earlier step (a full
-    // disk, say) rides on its reply, so that the trainer hears of it.
-    std::string error;
-    if (command.kind == Command::Kind::kStep) {
-      for (const auto& p : targets) {
-        std::string last = p->Published().last_error;
-        if (error.empty() && last.starts_with(kWriteErrorPrefix)) {
-          error = std::move(last);
-        }
-      }
-    }
     for (const auto& p : targets) p->Enqueue(command);
     registry_.Wake();
-    reply(error.empty() ? Ok() : Error(error));
+    reply(Ok());
     return;
   }
   // One reply once every target ran the command: the first error wins.
@@ -134,7 +123,12 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       command.kind = Command::Kind::kStep;
       command.step = request.step().step();
       command.unclosed_calls = request.step().unclosed_calls();
-      return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
+      if (request.step().has_ledger()) command.ledger = request.step().ledger();
+      if (request.step().has_outage()) command.outage = request.step().outage();
+      // Answered once the step is written: the rank never waits for the
+      // reply, and an answered step is one a daemon death cannot lose
+      // (client/step_ledger.h, where an outage begins).
+      return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
     case v1::Request::kFlush:
       command.kind = Command::Kind::kFlush;
       return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
@@ -143,6 +137,10 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       if (conn.goodbye) return reply(Ok());
       command.kind = Command::Kind::kGoodbye;
       command.dropped_no_daemon = request.goodbye().dropped_no_daemon();
+      if (request.goodbye().has_ledger()) {
+        command.ledger = request.goodbye().ledger();
+        command.step = request.goodbye().step();
+      }
       Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
       conn.goodbye = true;
       return;
@@ -267,6 +265,15 @@ v1::Response ControlService::Report() const {
     rank->set_dropped_no_daemon(published.dropped_no_daemon);
     rank->set_last_error(published.last_error);
     rank->set_dump_ended(published.dump_ended);
+    if (published.outage) {
+      rank->set_had_outage(true);
+      rank->set_outage_first_step(published.outage->first_step);
+      rank->set_outage_last_step(published.outage->last_step);
+      rank->set_outage_records_lost(
+          published.outage->no_daemon + published.outage->daemon_gone +
+          published.outage->ring_full + published.outage->too_large +
+          published.outage->read_by_lost_daemon);
+    }
   }
   return r;
 }

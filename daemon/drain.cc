@@ -117,6 +117,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
         ApplyLocal(ring, decoded.value());
         if (state_.broken) return consumed;  // a bound was exceeded
         ring.reader.Release();
+        ++ring.records_read;
         ++consumed;
         if (done()) return consumed;
       }
@@ -124,6 +125,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
     if (!best) break;
     if (!ApplyOrdered(*best, *best_record)) return consumed;
     state_.rings[*best].reader.Release();
+    ++state_.rings[*best].records_read;
     ++consumed;
     if (done()) break;
   }
@@ -369,7 +371,12 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     RenderedEntry rendered = RenderEntry(*name, entry, lookup, options);
     // A lost chunk counts even in an entry that is not kept: it might
     // have held the overflow.
-    tree->accounting().tensors_incomplete += rendered.tensors_incomplete;
+    dump::Accounting& accounting = tree->accounting();
+    accounting.tensors_incomplete += rendered.tensors_incomplete;
+    if (rendered.tensors_incomplete > 0) accounting.NoteIncompleteEntry(*name);
+    for (const std::string& t : rendered.incomplete_tensors) {
+      accounting.NoteIncompleteTensor(t);
+    }
     const bool overflow_check =
         state_.config.task == config::Task::kOverflowCheck;
     if (!overflow_check ||

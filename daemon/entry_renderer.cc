@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/dump/tree.h"
 #include "common/fs/safe_path.h"
 
 namespace tprobe::daemon {
@@ -95,11 +96,8 @@ class Renderer {
 
   Json Tensor(uint32_t ref) {
     const TensorInfo* tensor = lookup_(ref);
-    if (tensor == nullptr) {
-      ++result_.tensors_incomplete;
-      return nullptr;
-    }
-    if (!tensor->complete) ++result_.tensors_incomplete;
+    if (tensor == nullptr || !tensor->complete) NoteIncomplete();
+    if (tensor == nullptr) return nullptr;
     if (tensor->complete && Overflows(tensor->stats)) result_.overflow = true;
     if (!options_.data_name || !tensor->complete) {
       return RenderTensor(*tensor, options_, nullptr);
@@ -119,6 +117,14 @@ class Renderer {
     file = fs::SafeComponent(file);
     result_.files.push_back(TensorFile{ref, file});
     return RenderTensor(*tensor, options_, &file);
+  }
+
+  void NoteIncomplete() {
+    ++result_.tensors_incomplete;
+    if (result_.incomplete_tensors.size() >= dump::kMaxIncompleteNames) return;
+    std::string name(name_);
+    for (const std::string& key : path_) name += "." + key;
+    result_.incomplete_tensors.push_back(std::move(name));
   }
 
   std::string_view name_;

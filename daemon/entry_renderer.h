@@ -69,6 +69,8 @@ struct TensorFile {
 struct RenderedEntry {
   dump::Json body;
   uint64_t tensors_incomplete = 0;
+  // The incomplete tensors, "{name}.{key path}" (the first few).
+  std::vector<std::string> incomplete_tensors;
   // A complete tensor of the entry has an infinite or NaN Max or Min.
   bool overflow = false;
   std::vector<TensorFile> files;

@@ -142,8 +142,8 @@ Producer::Producer(uint64_t client_id, const v1::Register& reg,
     state_.rings.emplace_back(
         shm::RingReader(segment_->ring_header(i), segment_->ring_data(i)));
   }
+  // Shown by status; the steps they belong to come as an outage (Step).
   state_.dropped_no_daemon = reg.dropped_no_daemon();
-  state_.assembler.AddNoDaemonDrops(reg.dropped_no_daemon(), /*defer=*/true);
 }
 
 Producer::~Producer() {
@@ -226,9 +226,11 @@ void Producer::Publish(const ProducerState& state) {
       published_.dropped_no_daemon == state.dropped_no_daemon &&
       published_.last_error.size() == state.last_error.size() &&
       published_.last_error == state.last_error &&
-      published_.dump_ended == state.overflow_limit_reached) {
+      published_.dump_ended == state.overflow_limit_reached &&
+      published_.outage.has_value() == state.outage.has_value()) {
     return;
   }
+  published_.outage = state.outage;
   published_.step = step;
   published_.dropped_no_daemon = state.dropped_no_daemon;
   published_.last_error = state.last_error;

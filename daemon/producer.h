@@ -94,6 +94,10 @@ struct RingState {
   std::unordered_map<uint32_t, TensorInfo> tensors;
   uint64_t waiting_bytes = 0;
   SeenCounters seen;
+  // Records read from this ring (padding not counted), and how many of
+  // them belonged to steps already settled (step_accounting.h).
+  uint64_t records_read = 0;
+  uint64_t records_settled = 0;
   // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
   // last): the innermost one of its step is the parent of the next
   // construct node. Those still open when their step is finished are the
@@ -126,6 +130,11 @@ struct ProducerState {
   uint64_t skipped_records = 0;
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
+  // The ring drops (sums of SeenCounters) charged to settled steps.
+  uint64_t ring_full_settled = 0;
+  uint64_t too_large_settled = 0;
+  // The last outage the rank reported (Step.outage).
+  std::optional<dump::Outage> outage;
   // Task overflow_check: calls kept so far, and whether overflow_nums was
   // reached. That ends the dump service, as in msprobe: nothing that comes
   // later goes into any file, and no later step gets a directory.
@@ -163,6 +172,10 @@ struct Command {
   uint64_t unclosed_calls = 0;     // Step: calls the client never ended
   uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
   bool write_open = false;         // Stop from the CLI: write open steps
+  // Step, Goodbye: the rank's count of the step's records; Step: an outage
+  // it reports.
+  std::optional<v1::StepLedger> ledger;
+  std::optional<v1::Outage> outage;
   // Each ring's head when the request arrived: what it must drain first.
   std::vector<uint64_t> targets;
   // Called once the command has run (from a worker thread), with the first
@@ -171,8 +184,8 @@ struct Command {
 };
 
 // How last_error starts when the step files could not be written (as
-// opposed to a corrupt or skipped record): such an error also rides on the
-// rank's next Step reply.
+// opposed to a corrupt or skipped record). A Step's reply carries the
+// error of writing that step.
 inline constexpr std::string_view kWriteErrorPrefix = "cannot write the dump: ";
 
 // What the control thread reports about a producer (Status) without
@@ -182,6 +195,7 @@ struct PublishedStatus {
   uint64_t dropped_no_daemon = 0;
   std::string last_error;
   bool dump_ended = false;  // overflow_check: overflow_nums reached
+  std::optional<dump::Outage> outage;
 };
 
 // Sets the task, level and tensor_data of `options` from `config`.

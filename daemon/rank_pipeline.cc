@@ -1,6 +1,9 @@
 #include "daemon/rank_pipeline.h"
 
+#include <algorithm>
+
 #include "daemon/drain.h"
+#include "daemon/step_accounting.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -18,15 +21,37 @@ void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
 }
 
 // Drains everything committed, writes every tree, and forgets the producer.
+// `ledger`: the rank's count of `ledger_step` (Goodbye); without it the
+// step in progress is settled from the daemon's count.
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
-                spdlog::logger& log, bool died) {
+                spdlog::logger& log, bool died,
+                const v1::StepLedger* ledger = nullptr,
+                uint32_t ledger_step = 0) {
   if (state.closed) return Status::Ok();
   DrainCommitted(p, state, log);
   ReleaseHeldNodes(p, state, log);
   CloseOpenCalls(state);
+  if (ledger) {
+    SettleStep(state, ledger_step, *ledger);
+  } else {
+    SettleOpenStep(state);
+  }
   if (died) state.assembler.MarkProducerDied();
   Status s = state.assembler.Finish(UINT32_MAX);
   LogWriteError(p, state, log, s);
+  if (!s.ok()) {
+    // Nothing retries them now: say which steps are not on disk.
+    std::string lost;
+    for (uint32_t step : state.assembler.OpenSteps()) {
+      lost += (lost.empty() ? "" : ", ") + std::to_string(step);
+    }
+    log.error(
+        "client {} (pid {}, rank {}): steps {} could not be written ({}); "
+        "what their journals hold comes back with 'tprobe recover {}' once "
+        "the dump path is writable, the rest is lost",
+        p.client_id(), p.pid(), p.rank(), lost, s.message(),
+        state.assembler.options().write_path);
+  }
   state.closed = true;
   registry.Remove(p.client_id());
   shm::Segment::Remove(p.segment_name());
@@ -57,20 +82,20 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
       ReleaseHeldNodes(p, state, log, c.step);
       CloseOpenCalls(state, c.step);
       state.assembler.NoteUnclosedCalls(c.step, c.unclosed_calls);
+      if (c.outage) NoteOutage(state, *c.outage);
+      if (c.ledger) SettleStep(state, c.step, *c.ledger);
       s = state.assembler.Finish(c.step);
       break;
     case Command::Kind::kFlush:
       s = state.assembler.WriteDirty();
       break;
     case Command::Kind::kGoodbye:
-      if (c.dropped_no_daemon > state.dropped_no_daemon) {
-        state.assembler.AddNoDaemonDrops(
-            c.dropped_no_daemon - state.dropped_no_daemon, /*defer=*/false);
-        state.dropped_no_daemon = c.dropped_no_daemon;
-      }
+      state.dropped_no_daemon =
+          std::max(state.dropped_no_daemon, c.dropped_no_daemon);
       log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(),
                p.pid(), p.rank());
-      return Finalise(p, state, registry, log, /*died=*/false);
+      return Finalise(p, state, registry, log, /*died=*/false,
+                      c.ledger ? &*c.ledger : nullptr, c.step);
     case Command::Kind::kConfigure: {
       // The client records step c.step on under the new config; what was
       // drained before it was made under the old one.

@@ -120,6 +120,37 @@ Json StepTree::AccountingDocument() const {
   }
   doc["step_open"] = a.step_open;
   doc["recovered"] = a.recovered;
+  if (a.records) {
+    const RecordLedger& r = *a.records;
+    doc["records"] =
+        Json::object({{"counted_by", r.from_client ? "rank" : "daemon"},
+                      {"produced", r.produced},
+                      {"written", r.written},
+                      {"dropped", Json::object({{"ring_full", r.ring_full},
+                                                {"too_large", r.too_large},
+                                                {"no_daemon", r.no_daemon},
+                                                {"daemon_gone", r.daemon_gone},
+                                                {"skipped", r.skipped},
+                                                {"unread", r.unread}})}});
+    if (r.first_step) doc["records"]["since_step"] = *r.first_step;
+  }
+  if (a.entries_lost > 0 || !a.incomplete_entries.empty() ||
+      !a.incomplete_tensors.empty()) {
+    doc["entries_lost"] = a.entries_lost;
+    doc["incomplete_entries"] = a.incomplete_entries;
+    doc["incomplete_tensors"] = a.incomplete_tensors;
+  }
+  if (a.outage) {
+    const Outage& o = *a.outage;
+    doc["daemon_outage"] = Json::object(
+        {{"steps", Json::array({o.first_step, o.last_step})},
+         {"produced", o.produced},
+         {"dropped", Json::object({{"ring_full", o.ring_full},
+                                   {"too_large", o.too_large},
+                                   {"no_daemon", o.no_daemon},
+                                   {"daemon_gone", o.daemon_gone}})},
+         {"read_by_lost_daemon", o.read_by_lost_daemon}});
+  }
   return doc;
 }
 

@@ -20,6 +20,47 @@
 
 namespace tprobe::dump {
 
+// Where every record of one step and rank went (tprobe.json "records"):
+//   produced = written + ring_full + too_large + no_daemon + daemon_gone
+//              + skipped + unread
+// `produced` and the client-side drops come from the rank's own count
+// (client/step_ledger.h); `written` is what the daemon read and applied.
+// `unread` is what the rank committed and the daemon never found (0 unless
+// the stream is corrupt). Without the rank's count (it died, or never ended
+// the step) the daemon's own count stands: produced = what it read plus the
+// drops the ring headers show.
+struct RecordLedger {
+  bool from_client = false;
+  // The daemon's own count covers the steps from first_step to this one
+  // when several were cut short together (their Step never came): it is
+  // written in the last of them, and the others carry none.
+  std::optional<uint32_t> first_step;
+  uint64_t produced = 0;
+  uint64_t written = 0;
+  uint64_t ring_full = 0;
+  uint64_t too_large = 0;
+  uint64_t no_daemon = 0;
+  uint64_t daemon_gone = 0;
+  uint64_t skipped = 0;
+  uint64_t unread = 0;
+};
+
+// Steps of a rank whose records no daemon received (it died, was stopped
+// or absent), as the rank reported them to the next daemon.
+struct Outage {
+  uint32_t first_step = 0;
+  uint32_t last_step = 0;
+  uint64_t produced = 0;
+  uint64_t no_daemon = 0;
+  uint64_t daemon_gone = 0;
+  uint64_t ring_full = 0;
+  uint64_t too_large = 0;
+  uint64_t read_by_lost_daemon = 0;
+};
+
+// At most this many names are listed per kind (all are counted).
+inline constexpr size_t kMaxIncompleteNames = 64;
+
 // Loss accounting written beside the tree (tprobe.json): a step with drops,
 // skipped records or a corrupt stream is marked incomplete, so partial data
 // never passes for clean data.
@@ -51,12 +92,33 @@ struct Accounting {
   // step (tprobe recover, or a restarted daemon): what was captured after
   // the last journalled entry is lost.
   bool recovered = false;
+  std::optional<RecordLedger> records;
+  // Entries that never reached the daemon (counted by the rank), and the
+  // names of those and of the entries written with an incomplete tensor;
+  // the incomplete tensors as "{entry}.{key path}".
+  uint64_t entries_lost = 0;
+  std::vector<std::string> incomplete_entries;
+  std::vector<std::string> incomplete_tensors;
+  // Reported with this step: the last outage before it.
+  std::optional<Outage> outage;
+  void NoteIncompleteEntry(const std::string& name) {
+    if (incomplete_entries.size() < kMaxIncompleteNames &&
+        (incomplete_entries.empty() || incomplete_entries.back() != name)) {
+      incomplete_entries.push_back(name);
+    }
+  }
+  void NoteIncompleteTensor(const std::string& name) {
+    if (incomplete_tensors.size() < kMaxIncompleteNames) {
+      incomplete_tensors.push_back(name);
+    }
+  }
   bool complete() const {
     return tensors_incomplete == 0 && dropped_ring_full == 0 &&
            dropped_too_large == 0 && dropped_no_daemon == 0 &&
            records_skipped == 0 && !stream_corrupt && !producer_died &&
            !step_open && !recovered && calls_unclosed == 0 &&
-           tensor_files_lost == 0;
+           tensor_files_lost == 0 && entries_lost == 0 &&
+           (!records || records->produced == records->written);
   }
 };
 

@@ -81,6 +81,25 @@ void RingWriter::Commit() {
       std::memory_order_relaxed);
 }
 
+uint64_t UnreadRecords(const RingHeader& header,
+                       std::span<const std::byte> data) {
+  const uint64_t capacity = data.size();
+  uint64_t at = header.tail.load(std::memory_order_acquire);
+  const uint64_t head = header.head.load(std::memory_order_acquire);
+  if (head - at > capacity) return 0;  // not a state this producer wrote
+  uint64_t records = 0;
+  while (at != head) {
+    const uint64_t pos = at & (capacity - 1);
+    RecordHeader h;
+    std::memcpy(&h, data.data() + pos, sizeof h);
+    const uint64_t footprint = AlignedRecordSize(h.size);
+    if (footprint > head - at || footprint > capacity - pos) break;
+    if (h.type != 0) ++records;
+    at += footprint;
+  }
+  return records;
+}
+
 RingReader::RingReader(RingHeader* header, std::span<std::byte> data)
     : header_(header),
       data_(data.data()),

@@ -96,6 +96,14 @@ class RingReader {
   bool broken_ = false;
 };
 
+// The records committed and not yet read: those between the header's tail
+// and head, padding not counted. Meant for the producer's view of a ring
+// whose reader is gone (a daemon that died): it reads only, and a header
+// or record that makes no sense ends the count (what was counted is
+// returned).
+uint64_t UnreadRecords(const RingHeader& header,
+                       std::span<const std::byte> data);
+
 // Initialises a ring header in place (all counters zero).
 void InitRing(RingHeader* header);
 

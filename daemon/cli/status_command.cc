@@ -26,12 +26,15 @@ Prints tprobed's pid, then one line per registered rank (trainer process):
   RING_FULL   records dropped because a ring was full
   TOO_LARGE   records dropped because they could never fit a ring
   NO_DAEMON   records dropped while no daemon listened
+  OUTAGE      the last daemon outage the rank reported: the steps whose
+              records no daemon received ("first-last"; "-" for none)
   LAST_ERROR  the last problem tprobed saw with it ("-" for none)
 
 With --json, prints one JSON object instead:
   {"daemon_pid": N, "socket": PATH, "ranks": [{"rank": R or null, "pid",
    "client_id", "step", "ring_fill_bytes", "records", "bytes",
    "dropped": {"ring_full", "too_large", "no_daemon"},
+   "outage": {"first_step", "last_step", "records_lost"} or null,
    "last_error": TEXT or null}, ...]}
 
 Options:
@@ -57,7 +60,7 @@ int UsageError(const std::string& message) {
   return kExitUsage;
 }
 
-using Row = std::array<std::string, 10>;
+using Row = std::array<std::string, 11>;
 
 Row RankRow(const v1::RankStatus& r) {
   return {r.rank() < 0 ? std::string("-") : std::to_string(r.rank()),
@@ -69,6 +72,9 @@ Row RankRow(const v1::RankStatus& r) {
           std::to_string(r.dropped_ring_full()),
           std::to_string(r.dropped_too_large()),
           std::to_string(r.dropped_no_daemon()),
+          r.had_outage() ? std::to_string(r.outage_first_step()) + "-" +
+                               std::to_string(r.outage_last_step())
+                         : std::string("-"),
           r.last_error().empty() ? std::string("-") : r.last_error()};
 }
 
@@ -87,6 +93,11 @@ dump::Json StatusJson(const v1::StatusReply& status,
     rank["dropped"] = {{"ring_full", r.dropped_ring_full()},
                        {"too_large", r.dropped_too_large()},
                        {"no_daemon", r.dropped_no_daemon()}};
+    rank["outage"] = r.had_outage()
+                         ? dump::Json{{"first_step", r.outage_first_step()},
+                                      {"last_step", r.outage_last_step()},
+                                      {"records_lost", r.outage_records_lost()}}
+                         : dump::Json();
     rank["last_error"] =
         r.last_error().empty() ? dump::Json() : dump::Json(r.last_error());
     ranks.push_back(std::move(rank));
@@ -127,11 +138,11 @@ int RunStatus(std::span<const std::string_view> args) {
 
   std::vector<Row> rows = {{"RANK", "PID", "STEP", "RING_FILL", "RECORDS",
                             "BYTES", "RING_FULL", "TOO_LARGE", "NO_DAEMON",
-                            "LAST_ERROR"}};
+                            "OUTAGE", "LAST_ERROR"}};
   for (const v1::RankStatus& rank : status.ranks()) {
     rows.push_back(RankRow(rank));
   }
-  std::array<size_t, 10> width{};
+  std::array<size_t, 11> width{};
   for (const Row& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
       width[i] = std::max(width[i], row[i].size());

@@ -130,12 +130,26 @@ TEST_F(AssemblerTest, RingDropsAreChargedOnceToTheCurrentStep) {
   EXPECT_FALSE(acc.complete());
 }
 
-TEST_F(AssemblerTest, NoDaemonDropsOfTheRegistrationGoToTheFirstTree) {
+TEST_F(AssemblerTest, AnOutageGoesToTheNextTreeWrittenOnly) {
   Assembler a(Options());
-  a.AddNoDaemonDrops(4, /*defer=*/true);
+  dump::Outage outage;
+  outage.first_step = 3;
+  outage.last_step = 5;
+  outage.produced = 40;
+  outage.no_daemon = 40;
+  a.NoteOutage(outage);
   EXPECT_EQ(a.open_trees(), 0u);
-  EXPECT_EQ(a.Tree(1)->accounting().dropped_no_daemon, 4u);
-  EXPECT_EQ(a.Tree(2)->accounting().dropped_no_daemon, 0u);
+  a.Tree(6);
+  a.Tree(7);
+  ASSERT_TRUE(a.Finish(7).ok());
+  const std::string first = ReadFile(File(6, "tprobe.json"));
+  EXPECT_NE(
+      first.find("\"daemon_outage\": {\n  \"steps\": [\n   3,\n   5\n  ]"),
+      std::string::npos)
+      << first;
+  EXPECT_NE(first.find("\"complete\": true"), std::string::npos) << first;
+  EXPECT_EQ(ReadFile(File(7, "tprobe.json")).find("daemon_outage"),
+            std::string::npos);
 }
 
 TEST_F(AssemblerTest, ProducerDeathMarksEveryOpenTreeIncomplete) {

@@ -130,7 +130,24 @@ constexpr char kExpectedStack[] = R"json({
  ]
 })json";
 
-std::string ExpectedAccounting(bool producer_died) {
+// `daemon_counted`: the records of a step no Step settled (the rank died or
+// the daemon stopped), counted by the daemon (0: a Step settled it).
+std::string ExpectedAccounting(bool producer_died, int daemon_counted = 0) {
+  const std::string n = std::to_string(daemon_counted);
+  const std::string records = daemon_counted == 0 ? std::string() : R"(,
+ "records": {
+  "counted_by": "daemon",
+  "produced": )" + n + R"(,
+  "written": )" + n + R"(,
+  "dropped": {
+   "ring_full": 0,
+   "too_large": 0,
+   "no_daemon": 0,
+   "daemon_gone": 0,
+   "skipped": 0,
+   "unread": 0
+  }
+ })";
   return std::string(R"({
  "complete": )") +
          (producer_died ? "false" : "true") + R"(,
@@ -148,7 +165,8 @@ std::string ExpectedAccounting(bool producer_died) {
  "producer_died": )" +
          (producer_died ? "true" : "false") + R"(,
  "step_open": false,
- "recovered": false
+ "recovered": false)" +
+         records + R"(
 })";
 }
 
@@ -222,7 +240,8 @@ TEST_F(DaemonProcessTest, SigtermWritesWhatWasCapturedAndExitsZero) {
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
-  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false));
+  // No Step came: the daemon's own count of the 13 records it read.
+  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false, 13));
   EXPECT_FALSE(std::filesystem::exists(Socket()));
   EXPECT_FALSE(shm::Segment::Open(segment->name()).ok());
 }
@@ -246,7 +265,8 @@ TEST_F(DaemonProcessTest,
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_TRUE(WaitFor(
       [&] {
-        return ReadFile(DumpFile("tprobe.json")) == ExpectedAccounting(true);
+        return ReadFile(DumpFile("tprobe.json")) ==
+               ExpectedAccounting(true, 13);
       },
       std::chrono::seconds(1)))
       << ReadFile(DumpFile("tprobe.json"));

@@ -422,7 +422,10 @@ struct ClientOptions {
   int connect_timeout_ms = 5000;
 };
 
-// Counts since Create. produced = records_written + every dropped_*.
+// Counts since Create, over every daemon connection the Client had.
+// produced = records_written + every dropped_*. Records committed into the
+// rings of a daemon that then went away and left them unread count as
+// dropped_no_daemon, not as written.
 struct ClientCounters {
   uint64_t records_written = 0;
   uint64_t dropped_no_daemon = 0;
@@ -601,7 +604,10 @@ class TPROBE_EXPORT_ Client {
   }
 
   // Flushes: tells the daemon goodbye and waits (bounded by the connect
-  // timeout) until it has written what this client sent.
+  // timeout) until it has written what this client sent. In a child forked
+  // (without exec) from the process that made the Client it returns at
+  // once: the child never wrote into the parent's rings and waits for
+  // nothing.
   ~Client();
 
   Client(const Client&) = delete;

@@ -61,6 +61,25 @@ TEST_F(RingTest, ReadsRecordsInWriteOrder) {
   EXPECT_EQ(header_.records_written.load(), 10u);
 }
 
+TEST_F(RingTest, UnreadRecordsCountsWhatTheReaderLeftNotThePadding) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  EXPECT_EQ(UnreadRecords(header_, data()), 0u);
+  // Around the end of the ring, so that a padding record lies among them.
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(Write(w, 1, std::string(40, 'a')));
+    ASSERT_TRUE(Read(r));
+  }
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(Write(w, 2, std::string(90, 'b')));
+  EXPECT_EQ(UnreadRecords(header_, data()), 7u);
+  ASSERT_TRUE(Read(r));
+  ASSERT_TRUE(Read(r));
+  EXPECT_EQ(UnreadRecords(header_, data()), 5u);
+  // A head no writer could have stored counts nothing.
+  header_.head.store(header_.tail.load() + 2 * data_.size());
+  EXPECT_EQ(UnreadRecords(header_, data()), 0u);
+}
+
 TEST_F(RingTest, WrapsAroundManyTimesWithVariableSizes) {
   RingWriter w(&header_, data());
   RingReader r(&header_, data());
