@@ -10,8 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/record/writer.h"
 #include "common/shm/ring.h"
-#include "tprobe/v1/value.pb.h"
 
 namespace tprobe::client {
 namespace {
@@ -137,14 +137,10 @@ uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
     return it->second;
   }
   const uint32_t id = next_intern_id_.fetch_add(1, std::memory_order_relaxed);
-  std::byte* p = Reserve(ring, record::RecordType::kIntern,
-                         sizeof(record::InternRecord) + text.size());
+  std::byte* p =
+      Reserve(ring, record::RecordType::kIntern, record::InternSize(text));
   if (p == nullptr) return 0;
-  record::InternRecord r{};
-  r.id = id;
-  r.kind = static_cast<uint8_t>(kind);
-  std::memcpy(p, &r, sizeof r);
-  std::memcpy(p + sizeof r, text.data(), text.size());
+  record::PutIntern(p, id, kind, text);
   ring->writer->Commit();
   table.emplace(std::string(text), id);
   return id;
@@ -160,15 +156,9 @@ bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
   if (name_id == 0) return false;
   auto type =
       begin ? record::RecordType::kCallBegin : record::RecordType::kCallEnd;
-  std::byte* p = Reserve(ring, type, sizeof(record::CallRecord));
+  std::byte* p = Reserve(ring, type, record::kCallSize);
   if (p == nullptr) return false;
-  record::CallRecord r{};
-  r.seq = NextSeq();
-  r.step = step;
-  r.name_id = name_id;
-  r.call_kind = static_cast<uint8_t>(kind);
-  r.direction = static_cast<uint8_t>(direction);
-  std::memcpy(p, &r, sizeof r);
+  record::PutCall(p, NextSeq(), step, name_id, kind, direction);
   ring->writer->Commit();
   return true;
 }
@@ -182,20 +172,10 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
     return false;
   }
   if (shape.size() > record::kMaxDims) return false;
-  const uint32_t meta_size = static_cast<uint32_t>(
-      sizeof(record::TensorRecord) + shape.size() * sizeof(int64_t));
-  std::byte* p = Reserve(ring, record::RecordType::kTensor, meta_size);
+  std::byte* p = Reserve(ring, record::RecordType::kTensor,
+                         record::TensorSize(shape.size()));
   if (p == nullptr) return false;
-  record::TensorRecord r{};
-  r.nbytes = nbytes;
-  r.ref = ref;
-  r.dtype = static_cast<uint8_t>(dtype);
-  r.ndim = static_cast<uint8_t>(shape.size());
-  r.requires_grad = requires_grad ? 1 : 0;
-  std::memcpy(p, &r, sizeof r);
-  if (!shape.empty()) {
-    std::memcpy(p + sizeof r, shape.data(), shape.size() * sizeof(int64_t));
-  }
+  record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes);
   ring->writer->Commit();
   // The payload streams in chunks of at most half the ring.
   const size_t max_chunk =
@@ -204,14 +184,10 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
   for (size_t offset = 0; offset < nbytes;) {
     const size_t n = std::min(max_chunk, nbytes - offset);
     std::byte* c =
-        Reserve(ring, record::RecordType::kChunk,
-                static_cast<uint32_t>(sizeof(record::ChunkRecord) + n));
+        Reserve(ring, record::RecordType::kChunk, record::ChunkSize(n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
-    record::ChunkRecord chunk{};
-    chunk.offset = offset;
-    chunk.ref = ref;
-    std::memcpy(c, &chunk, sizeof chunk);
-    std::memcpy(c + sizeof chunk, bytes + offset, n);
+    record::PutChunkHeader(c, ref, offset);
+    std::memcpy(c + sizeof(record::ChunkRecord), bytes + offset, n);
     ring->writer->Commit();
     offset += n;
   }
@@ -219,26 +195,25 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
 }
 
 bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
-                      const v1::Entry& entry) {
+                      std::span<const std::string_view> pieces) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
     return false;
   }
   if (name_id == 0) return false;
-  const size_t body = entry.ByteSizeLong();
+  size_t body = 0;
+  for (std::string_view piece : pieces) body += piece.size();
+  if (body > UINT32_MAX - sizeof(record::EntryRecord)) return false;
   std::byte* p =
-      Reserve(ring, record::RecordType::kEntry,
-              static_cast<uint32_t>(sizeof(record::EntryRecord) + body));
+      Reserve(ring, record::RecordType::kEntry, record::EntrySize(body));
   if (p == nullptr) return false;
-  record::EntryRecord r{};
-  r.seq = NextSeq();
-  r.step = step;
-  r.name_id = name_id;
-  r.stack_id = stack_id;
-  std::memcpy(p, &r, sizeof r);
-  entry.SerializeWithCachedSizesToArray(
-      reinterpret_cast<uint8_t*>(p + sizeof r));
+  record::PutEntryHeader(p, NextSeq(), step, name_id, stack_id);
+  p += sizeof(record::EntryRecord);
+  for (std::string_view piece : pieces) {
+    if (!piece.empty()) std::memcpy(p, piece.data(), piece.size());
+    p += piece.size();
+  }
   ring->writer->Commit();
   return true;
 }

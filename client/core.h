@@ -25,10 +25,6 @@
 #include "common/record/record.h"
 #include "common/shm/segment.h"
 
-namespace tprobe::v1 {
-class Entry;
-}
-
 namespace tprobe::client {
 
 enum class FullRingPolicy { kDrop, kBlock };
@@ -86,9 +82,11 @@ class Core {
   bool WriteTensor(uint32_t ref, DType dtype, std::span<const int64_t> shape,
                    bool requires_grad, const void* data, size_t nbytes);
 
-  // The entry that closes the tensors written before it.
+  // The entry that closes the tensors written before it. Its body (a value
+  // stream, common/record/record.h) is `pieces` one after another, copied
+  // straight into the reserved ring space.
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
-                  const v1::Entry& entry);
+                  std::span<const std::string_view> pieces);
 
   // Counters (see ClientCounters).
   uint64_t dropped_no_daemon() const {

@@ -339,11 +339,6 @@ bool Session::BeginParamGrad(std::string_view module_base,
   return plan->name_id != 0;
 }
 
-bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
-                         const v1::Entry& entry) {
-  return core_.WriteEntry(plan.step, plan.name_id, stack_id, entry);
-}
-
 bool Session::Flush(int timeout_ms) {
   v1::Request req;
   req.mutable_flush();

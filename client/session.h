@@ -34,10 +34,6 @@
 #include "common/record/record.h"
 #include "common/status.h"
 
-namespace tprobe::v1 {
-class Entry;
-}
-
 namespace tprobe::client {
 
 struct SessionOptions {
@@ -158,11 +154,6 @@ class Session {
     return core_.attached() &&
            (keeps_backward_ || config_.level != config::Level::kL1);
   }
-
-  // Writes the entry of a planned call; stack_id 0 for none. An entry with
-  // an empty body only lists its stack in stack.json.
-  bool WriteEntry(const CallPlan& plan, uint32_t stack_id,
-                  const v1::Entry& entry);
 
   // Waits until the daemon has written everything sent so far; false when no
   // daemon answered within timeout_ms.
