@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/dtype.h"
+#include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/shm/segment.h"
 
@@ -38,7 +39,7 @@ struct Connection {
   std::atomic<uint32_t> next_ring{0};
 };
 
-class Core {
+class TPROBE_INTERNAL Core {
  public:
   Core(FullRingPolicy policy, uint32_t block_timeout_ms);
   ~Core();
@@ -117,7 +118,7 @@ class Core {
 
 // True in a child forked from a process that uses tprobe: such a child never
 // writes into its parent's rings.
-bool InForkedChild();
+TPROBE_INTERNAL bool InForkedChild();
 
 }  // namespace tprobe::client
 

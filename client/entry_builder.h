@@ -23,6 +23,7 @@
 #include "client/core.h"
 #include "client/session.h"
 #include "common/dtype.h"
+#include "common/internal_api.h"
 #include "common/record/writer.h"
 
 namespace tprobe::client {
@@ -46,9 +47,9 @@ inline constexpr size_t kPartCount = 5;
 // A new tensor ref of this thread (each thread has its own ring); never 0,
 // never reused on a thread, so tensors of an abandoned entry cannot be
 // mistaken for a later entry's.
-uint32_t NextTensorRef();
+TPROBE_INTERNAL uint32_t NextTensorRef();
 
-class EntryBuilder {
+class TPROBE_INTERNAL EntryBuilder {
  public:
   explicit EntryBuilder(Core& core) : core_(core) {}
   // The writers point into the builder.

@@ -31,6 +31,7 @@
 #include "client/naming.h"
 #include "client/selection.h"
 #include "common/config/config.h"
+#include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/status.h"
 
@@ -74,7 +75,7 @@ struct CallPlan {
   bool stack() const { return forward && dumped && name_id != 0; }
 };
 
-class Session {
+class TPROBE_INTERNAL Session {
  public:
   // Loads and validates the config, then connects (or goes on without a
   // daemon when none answers). Returns an error for a bad config, and when

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/internal_api.h"
 #include "common/status.h"
 
 namespace tprobe::config {
@@ -140,7 +141,7 @@ bool RankSelected(const Config& config, int64_t rank);
 
 // The last step to dump, max(steps), or nullopt when every step is dumped.
 // After it the client stops dumping for good (msprobe's start()).
-std::optional<int64_t> LastStep(const Config& config);
+TPROBE_INTERNAL std::optional<int64_t> LastStep(const Config& config);
 
 // True when data_mode lets through the forward (else backward) call's
 // inputs (else outputs).
@@ -148,8 +149,8 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input);
 
 // msprobe's spelling: "statistics", "tensor", "overflow_check"; and "L0",
 // "L1", "mix".
-std::string_view TaskName(Task task);
-std::string_view LevelName(Level level);
+TPROBE_INTERNAL std::string_view TaskName(Task task);
+TPROBE_INTERNAL std::string_view LevelName(Level level);
 
 }  // namespace tprobe::config
 
