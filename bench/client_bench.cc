@@ -23,7 +23,8 @@ namespace {
 // A segment attached to a Core, with one thread draining every ring.
 class Rig {
  public:
-  explicit Rig(uint64_t ring_bytes) : core_(FullRingPolicy::kBlock, 1000) {
+  explicit Rig(uint64_t ring_bytes)
+      : core_(config::FullRingPolicy::kBlock, 1000) {
     name_ = "tprobe.bench." + std::to_string(::getpid());
     auto created = shm::Segment::Create(name_, 1, ring_bytes, ::getpid(), 0);
     consumer_seg_ = std::move(created).value();
@@ -69,7 +70,7 @@ BENCHMARK(BM_HookEventCaptureOff);
 
 // The core's write with no daemon attached: one branch and a counter.
 void BM_HookEventNoDaemon(benchmark::State& state) {
-  Core core(FullRingPolicy::kDrop, 0);
+  Core core(config::FullRingPolicy::kDrop, 0);
   for (auto _ : state) {
     benchmark::DoNotOptimize(core.WriteCall(true, 0, 1, record::CallKind::kApi,
                                             record::Direction::kForward));

@@ -49,7 +49,7 @@ struct Core::ThreadRing {
       interned[2];
 };
 
-Core::Core(FullRingPolicy policy, uint32_t block_timeout_ms)
+Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
     : policy_(policy), block_timeout_ms_(block_timeout_ms) {
   std::call_once(g_atfork_once,
                  [] { pthread_atfork(nullptr, nullptr, MarkForkedChild); });
@@ -111,7 +111,7 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
   }
   auto type_raw = static_cast<uint16_t>(type);
   if (std::byte* p = w.Reserve(type_raw, size)) return p;
-  if (policy_ == FullRingPolicy::kBlock) {
+  if (policy_ == config::FullRingPolicy::kBlock) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(block_timeout_ms_);
     while (std::chrono::steady_clock::now() < deadline) {

@@ -21,14 +21,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/config/config.h"
 #include "common/dtype.h"
 #include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/shm/segment.h"
 
 namespace tprobe::client {
-
-enum class FullRingPolicy { kDrop, kBlock };
 
 // One live registration with a daemon: the mapped segment and which rings
 // threads have claimed. Never freed while the Core lives (retired ones are
@@ -41,7 +40,7 @@ struct Connection {
 
 class TPROBE_INTERNAL Core {
  public:
-  Core(FullRingPolicy policy, uint32_t block_timeout_ms);
+  Core(config::FullRingPolicy policy, uint32_t block_timeout_ms);
   ~Core();
 
   // Called by the control channel.
@@ -106,7 +105,7 @@ class TPROBE_INTERNAL Core {
     dropped_no_daemon_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  const FullRingPolicy policy_;
+  const config::FullRingPolicy policy_;
   const uint32_t block_timeout_ms_;
   std::atomic<Connection*> connection_{nullptr};
   std::atomic<uint64_t> seq_{1};

@@ -12,11 +12,6 @@
 namespace tprobe::client {
 namespace {
 
-FullRingPolicy ToCorePolicy(config::FullRingPolicy p) {
-  return p == config::FullRingPolicy::kDrop ? FullRingPolicy::kDrop
-                                            : FullRingPolicy::kBlock;
-}
-
 // The outermost API call open on this thread, if any.
 struct OpenApi {
   const Session* session = nullptr;
@@ -73,7 +68,7 @@ Session::Session(config::Config config, int rank, int connect_timeout_ms)
           config::DataModeSelected(config_.data_mode, false, true) ||
           config::DataModeSelected(config_.data_mode, false, false)),
       selection_everything_(config_.scope.empty() && config_.list.empty()),
-      core_(ToCorePolicy(config_.policy), config_.block_timeout_ms),
+      core_(config_.policy, config_.block_timeout_ms),
       selection_(config_) {}
 
 Session::~Session() {
