@@ -12,6 +12,7 @@
 
 #include "benchmark/benchmark.h"
 #include "client/core.h"
+#include "client/entry_builder.h"
 #include "client/session.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
@@ -22,7 +23,8 @@ namespace {
 // A segment attached to a Core, with one thread draining every ring.
 class Rig {
  public:
-  explicit Rig(uint64_t ring_bytes) : core_(FullRingPolicy::kBlock, 1000) {
+  explicit Rig(uint64_t ring_bytes)
+      : core_(config::FullRingPolicy::kBlock, 1000) {
     name_ = "tprobe.bench." + std::to_string(::getpid());
     auto created = shm::Segment::Create(name_, 1, ring_bytes, ::getpid(), 0);
     consumer_seg_ = std::move(created).value();
@@ -68,7 +70,7 @@ BENCHMARK(BM_HookEventCaptureOff);
 
 // The core's write with no daemon attached: one branch and a counter.
 void BM_HookEventNoDaemon(benchmark::State& state) {
-  Core core(FullRingPolicy::kDrop, 0);
+  Core core(config::FullRingPolicy::kDrop, 0);
   for (auto _ : state) {
     benchmark::DoNotOptimize(core.WriteCall(true, 0, 1, record::CallKind::kApi,
                                             record::Direction::kForward));
@@ -85,6 +87,26 @@ void BM_HookEventCaptureOnNoPayload(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_HookEventCaptureOnNoPayload);
+
+// An API call's entry as the front ends build it: msprobe's parts with a
+// tensor ref each (the tensors themselves are BM_TensorPush), written as one
+// Entry record of the value stream.
+void BM_EntryWrite(benchmark::State& state) {
+  Rig rig(1 << 22);
+  const uint32_t id =
+      rig.core().Intern(record::InternKind::kName, "Torch.add.0.forward");
+  for (auto _ : state) {
+    EntryBuilder entry(rig.core());
+    record::ValueWriter& args = entry.Open(Part::kInputArgs);
+    args.TensorRef(1);
+    args.Typed("int");
+    args.Int(1);
+    entry.Open(Part::kInputKwargs);
+    entry.Open(Part::kOutput).TensorRef(2);
+    benchmark::DoNotOptimize(entry.Write(0, id, 0));
+  }
+}
+BENCHMARK(BM_EntryWrite);
 
 void BM_MemcpyBaseline(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));

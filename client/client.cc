@@ -1,9 +1,9 @@
 // The public C++ Client (client/include/tprobe/client.h) over a Session.
 // Naming, filters and levels are the Session's; this file turns TensorData
-// and Value (flattened by the header, detail::ValueNode) into the entry's
-// value tree, and keeps each thread's open calls per Client so that a Call
-// of another Client or of an earlier step is refused. Every entry point
-// catches everything: no exception crosses the API.
+// and Value (flattened by the header, detail::ValueNode) into the entry
+// (client/entry_builder.h), and keeps each thread's open calls per Client so
+// that a Call of another Client or of an earlier step is refused. Every entry
+// point catches everything: no exception crosses the API.
 //
 // Ring order: the daemon resolves an entry's tensor refs against the tensors
 // sent since the previous entry of the ring, so an entry's tensors must not
@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "client/entry_builder.h"
 #include "client/naming.h"
 #include "client/session.h"
 #include "common/dtype.h"
 #include "common/dump/tree_writer.h"
 #include "common/record/record.h"
-#include "tprobe/v1/value.pb.h"
 
 namespace tprobe {
 
@@ -39,9 +39,6 @@ static_assert(static_cast<int>(ModuleStyle::kCell) ==
 
 namespace {
 
-// msprobe's limit on nesting (Const.DUMP_MAX_DEPTH).
-constexpr int kMaxDepth = 400;
-
 // A module call's tensor, kept until its entry is written.
 struct StagedTensor {
   uint32_t ref;
@@ -53,16 +50,14 @@ struct StagedTensor {
 
 // One call between Begin and End on this thread.
 struct OpenCall {
+  explicit OpenCall(client::Core& core) : entry(core) {}
   uint64_t token = 0;
   client::CallPlan plan;
   bool stage = false;  // module call: tensors wait for the entry
   uint32_t stack_id = 0;
-  v1::List* inputs = nullptr;   // input_args, or backward input
-  v1::Dict* kwargs = nullptr;   // input_kwargs
-  v1::List* outputs = nullptr;  // output
-  v1::Dict* parameters = nullptr;
+  uint32_t parameters = 0;  // items in the parameters part so far
   std::vector<StagedTensor> staged;
-  v1::Entry entry;
+  client::EntryBuilder entry;
 };
 
 using OpenCalls = std::vector<std::unique_ptr<OpenCall>>;
@@ -78,21 +73,6 @@ thread_local std::vector<ThreadCalls> t_calls;
 
 std::atomic<uint64_t> g_next_token{1};
 std::atomic<uint64_t> g_next_client{1};
-
-// Tensor refs are numbered per thread (each thread has its own ring) and
-// never 0.
-uint32_t NextRef() {
-  thread_local uint32_t next = 1;
-  uint32_t ref = next++;
-  if (ref == 0) ref = next++;
-  return ref;
-}
-
-v1::Value* AddItem(v1::Dict* dict, std::string_view key) {
-  v1::DictItem* item = dict->add_items();
-  item->set_key(std::string(key));
-  return item->mutable_value();
-}
 
 std::string_view View(detail::Text t) {
   return t.data == nullptr ? std::string_view()
@@ -113,17 +93,19 @@ int64_t ExpectedBytes(const TensorData& t) {
   return n;
 }
 
-// Fills the tensor slots of one call's value tree.
-// The next positional slot of `section` in the call's entry (parameters are
-// named by position), or nullptr when data_mode leaves that side out.
-v1::Value* NextSlot(OpenCall* open, Section section) {
+// The writer of the next positional item of `section` in the call's entry
+// (parameters are named by position), or nullptr when data_mode leaves that
+// side out.
+record::ValueWriter* NextSlot(OpenCall* open, Section section) {
+  using client::Part;
   if (section == Section::kParameter) {
-    if (open->parameters == nullptr) return nullptr;
-    return AddItem(open->parameters,
-                   std::to_string(open->parameters->items_size()));
+    record::ValueWriter* w = open->entry.Items(Part::kParameters);
+    if (w != nullptr) w->Key(std::to_string(open->parameters++));
+    return w;
   }
-  v1::List* list = section == Section::kInput ? open->inputs : open->outputs;
-  return list == nullptr ? nullptr : list->add_items();
+  if (section == Section::kOutput) return open->entry.Items(Part::kOutput);
+  return open->entry.Items(open->plan.forward ? Part::kInputArgs
+                                              : Part::kInput);
 }
 
 // Advances *pos past `siblings` flattened values and their children.
@@ -137,21 +119,23 @@ void Skip(uint64_t siblings, const detail::ValueNode* nodes, size_t count,
 
 class TensorSink {
  public:
-  TensorSink(client::Core& core, OpenCall* call) : core_(core), call_(call) {}
+  TensorSink(client::EntryBuilder& entry, OpenCall* call)
+      : entry_(entry), call_(call) {}
 
-  // Sends (or stages) `t` and points `slot` at it. A malformed tensor is
-  // null. Returns false when it was not recorded.
-  bool Put(const TensorData& t, v1::Value* slot) {
+  // Sends (or stages) `t` and writes its ref. A malformed tensor is null.
+  // Returns false when it was not recorded.
+  bool Put(const TensorData& t, record::ValueWriter& out) {
     const int64_t expected = ExpectedBytes(t);
     if (expected < 0 || static_cast<uint64_t>(expected) != t.nbytes ||
         (t.nbytes > 0 && t.data == nullptr)) {
-      slot->set_null(true);
+      out.Null();
       return false;
     }
-    const uint32_t ref = NextRef();
-    slot->set_tensor_ref(ref);
     const auto dtype = static_cast<DType>(t.dtype);
+    const std::span<const int64_t> shape(t.shape, t.ndim);
     if (call_ != nullptr && call_->stage) {
+      const uint32_t ref = client::NextTensorRef();
+      out.TensorRef(ref);
       StagedTensor& s = call_->staged.emplace_back();
       s.ref = ref;
       s.dtype = dtype;
@@ -161,9 +145,7 @@ class TensorSink {
       if (t.nbytes > 0) std::memcpy(s.bytes.data(), t.data, t.nbytes);
       return true;
     }
-    return core_.WriteTensor(ref, dtype,
-                             std::span<const int64_t>(t.shape, t.ndim),
-                             t.requires_grad, t.data, t.nbytes);
+    return entry_.Tensor(out, dtype, shape, t.requires_grad, t.data, t.nbytes);
   }
 
   // Converts the flattened value at nodes[*pos] (and its children, which
@@ -171,14 +153,14 @@ class TensorSink {
   // it. The nodes come from the caller's header: a child count that runs
   // past the end stops at the end.
   bool Convert(const detail::ValueNode* nodes, size_t count, size_t* pos,
-               v1::Value* out, int depth) {
+               record::ValueWriter& out, int depth) {
     if (*pos >= count) {
-      out->set_null(true);
+      out.Null();
       return false;
     }
     const detail::ValueNode& node = nodes[(*pos)++];
-    if (depth > kMaxDepth) {
-      out->set_null(true);
+    if (depth > client::kMaxDepth) {
+      out.Null();
       Skip(node.children, nodes, count, pos);
       return false;
     }
@@ -186,56 +168,57 @@ class TensorSink {
     uint32_t converted = 0;
     switch (static_cast<Value::Kind>(node.kind)) {
       case Value::Kind::kNull:
-        out->set_null(true);
+        out.Null();
         break;
       case Value::Kind::kBool:
-        out->set_bool_value(node.bool_value);
+        out.Bool(node.bool_value);
         break;
       case Value::Kind::kInt:
-        out->set_int_value(node.int_value);
+        out.Int(node.int_value);
         break;
       case Value::Kind::kFloat:
-        out->set_float_value(node.float_value);
+        out.Float(node.float_value);
         break;
       case Value::Kind::kStr:
-        out->set_str_value(std::string(View(node.text)));
+        out.Str(View(node.text));
         break;
       case Value::Kind::kList: {
-        v1::List* list = out->mutable_list();
+        out.BeginList();
         for (; converted < node.children && *pos < count; ++converted) {
-          ok &= Convert(nodes, count, pos, list->add_items(), depth + 1);
+          ok &= Convert(nodes, count, pos, out, depth + 1);
         }
+        out.End();
         break;
       }
       case Value::Kind::kDict: {
-        v1::Dict* dict = out->mutable_dict();
+        out.BeginDict();
         for (; converted < node.children && *pos < count; ++converted) {
-          v1::Value* item = AddItem(dict, View(nodes[*pos].key));
-          ok &= Convert(nodes, count, pos, item, depth + 1);
+          out.Key(View(nodes[*pos].key));
+          ok &= Convert(nodes, count, pos, out, depth + 1);
         }
+        out.End();
         break;
       }
       case Value::Kind::kTyped: {
-        v1::Typed* typed = out->mutable_typed();
-        typed->set_type(std::string(View(node.text)));
+        out.Typed(View(node.text));
         if (node.children == 0) {
-          typed->mutable_value()->set_null(true);
+          out.Null();
         } else {
-          ok &= Convert(nodes, count, pos, typed->mutable_value(), depth + 1);
+          ok &= Convert(nodes, count, pos, out, depth + 1);
           converted = 1;
         }
         break;
       }
       case Value::Kind::kTensor:
         if (node.tensor == nullptr) {
-          out->set_null(true);
+          out.Null();
           ok = false;
         } else {
           ok &= Put(*node.tensor, out);
         }
         break;
       default:
-        out->set_null(true);
+        out.Null();
         ok = false;
         break;
     }
@@ -244,39 +227,9 @@ class TensorSink {
   }
 
  private:
-  client::Core& core_;
+  client::EntryBuilder& entry_;
   OpenCall* call_;
 };
-
-// Sets up the keys of a recorded call's entry in msprobe's order, leaving
-// out the ones data_mode removes.
-void LayOutEntry(OpenCall* call) {
-  const client::CallPlan& plan = call->plan;
-  v1::Dict* body = call->entry.mutable_body();
-  if (!plan.forward) {
-    if (plan.input) call->inputs = AddItem(body, "input")->mutable_list();
-    if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-    return;
-  }
-  if (plan.input) {
-    call->inputs = AddItem(body, "input_args")->mutable_list();
-    call->kwargs = AddItem(body, "input_kwargs")->mutable_dict();
-  }
-  if (plan.output) call->outputs = AddItem(body, "output")->mutable_list();
-  if (plan.output && plan.kind == record::CallKind::kModule) {
-    call->parameters = AddItem(body, "parameters")->mutable_dict();
-  }
-}
-
-// Drops the output side (output, parameters) of an entry whose outputs did
-// not pass scope and list when the call ended (Session::CheckEnd).
-void DropOutputSide(v1::Dict* body) {
-  auto* items = body->mutable_items();
-  for (int i = items->size() - 1; i >= 0; --i) {
-    const std::string& key = items->Get(i).key();
-    if (key == "output" || key == "parameters") items->DeleteSubrange(i, 1);
-  }
-}
 
 }  // namespace
 
@@ -343,11 +296,11 @@ class Client::Impl {
   Call Open(bool began, client::CallPlan plan) {
     if (!began) return Call{};
     OpenCalls& calls = Calls();
-    auto call = std::make_unique<OpenCall>();
+    auto call = std::make_unique<OpenCall>(session->core());
     call->token = g_next_token.fetch_add(1, std::memory_order_relaxed);
     call->stage = plan.kind == record::CallKind::kModule;
     call->plan = std::move(plan);
-    if (call->plan.entry()) LayOutEntry(call.get());
+    if (call->plan.entry()) call->entry.LayOut(call->plan);
     Call handle;
     handle.token = call->token;
     handle.client = id;
@@ -379,12 +332,16 @@ class Client::Impl {
       const bool had_output = call->plan.output;
       session->CheckEnd(&call->plan);
       if (had_output && !call->plan.output) {
-        DropOutputSide(call->entry.mutable_body());
+        // Its outputs did not pass scope and list when the call ended.
+        call->entry.Drop(client::Part::kOutput);
+        call->entry.Drop(client::Part::kParameters);
       }
       if (call->plan.entry()) {
         WriteEntry(call.get());
       } else if (call->plan.stack()) {
-        session->WriteEntry(call->plan, call->stack_id, v1::Entry());
+        // Only the stack is listed (data_mode keeps none of the data).
+        client::EntryBuilder empty(session->core());
+        session->WriteEntry(call->plan, call->stack_id, empty);
       }
     } else {
       forgotten.fetch_add(1, std::memory_order_relaxed);
@@ -537,9 +494,9 @@ bool Client::AddTensor(const Call& call, Section section,
   try {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
-    v1::Value* slot = NextSlot(open, section);
+    record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
-    return TensorSink(impl_->session->core(), open).Put(tensor, slot);
+    return TensorSink(open->entry, open).Put(tensor, *slot);
   } catch (...) {
     return false;
   }
@@ -551,11 +508,10 @@ bool Client::AddValueRaw(const Call& call, Section section,
   try {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
-    v1::Value* slot = NextSlot(open, section);
+    record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
     size_t pos = 0;
-    return TensorSink(impl_->session->core(), open)
-        .Convert(nodes, count, &pos, slot, 0);
+    return TensorSink(open->entry, open).Convert(nodes, count, &pos, *slot, 0);
   } catch (...) {
     return false;
   }
@@ -566,11 +522,13 @@ bool Client::AddKwargRaw(const Call& call, detail::Text key,
                          size_t count) noexcept {
   try {
     OpenCall* open = impl_->Find(call);
-    if (open == nullptr || open->kwargs == nullptr) return false;
-    TensorSink sink(impl_->session->core(), open);
+    if (open == nullptr) return false;
+    record::ValueWriter* kwargs = open->entry.Items(client::Part::kInputKwargs);
+    if (kwargs == nullptr) return false;
+    kwargs->Key(View(key));
     size_t pos = 0;
-    return sink.Convert(nodes, count, &pos, AddItem(open->kwargs, View(key)),
-                        0);
+    return TensorSink(open->entry, open)
+        .Convert(nodes, count, &pos, *kwargs, 0);
   } catch (...) {
     return false;
   }
@@ -580,9 +538,12 @@ bool Client::AddParameterRaw(const Call& call, detail::Text name,
                              const TensorData& tensor) noexcept {
   try {
     OpenCall* open = impl_->Find(call);
-    if (open == nullptr || open->parameters == nullptr) return false;
-    TensorSink sink(impl_->session->core(), open);
-    return sink.Put(tensor, AddItem(open->parameters, View(name)));
+    if (open == nullptr) return false;
+    record::ValueWriter* params = open->entry.Items(client::Part::kParameters);
+    if (params == nullptr) return false;
+    params->Key(View(name));
+    ++open->parameters;
+    return TensorSink(open->entry, open).Put(tensor, *params);
   } catch (...) {
     return false;
   }
@@ -593,13 +554,9 @@ bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
   try {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.stack()) return false;
-    std::string joined;
-    for (size_t i = 0; i < count; ++i) {
-      if (i > 0) joined.push_back('\0');
-      joined += View(lines[i]);
-    }
-    open->stack_id =
-        impl_->session->core().Intern(record::InternKind::kStack, joined);
+    client::StackText stack;
+    for (size_t i = 0; i < count; ++i) stack.Add(View(lines[i]));
+    open->stack_id = stack.Intern(impl_->session->core());
     return open->stack_id != 0;
   } catch (...) {
     return false;
@@ -635,10 +592,12 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
         static_cast<client::ModuleStyle>(style), View(path), View(class_name));
     client::CallPlan plan;
     if (!s.BeginParamGrad(base, View(name), &plan)) return false;
-    v1::Entry entry;
-    v1::List* grads = AddItem(entry.mutable_body(), View(name))->mutable_list();
-    TensorSink sink(s.core(), nullptr);
-    const bool sent = sink.Put(grad, grads->add_items());
+    client::EntryBuilder entry(s.core());
+    record::ValueWriter& body = entry.Extra();
+    body.Key(View(name));
+    body.BeginList();
+    const bool sent = TensorSink(entry, nullptr).Put(grad, body);
+    body.End();
     return s.WriteEntry(plan, 0, entry) && sent;
   } catch (...) {
     return false;

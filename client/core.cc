@@ -10,8 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/record/writer.h"
 #include "common/shm/ring.h"
-#include "tprobe/v1/value.pb.h"
 
 namespace tprobe::client {
 namespace {
@@ -54,7 +54,7 @@ struct Core::ThreadRing {
       interned[2];
 };
 
-Core::Core(FullRingPolicy policy, uint32_t block_timeout_ms)
+Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
     : policy_(policy), block_timeout_ms_(block_timeout_ms) {
   std::call_once(g_atfork_once,
                  [] { pthread_atfork(nullptr, nullptr, MarkForkedChild); });
@@ -154,7 +154,7 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
   auto type_raw = static_cast<uint16_t>(type);
   if (std::byte* p = w.Reserve(type_raw, size)) return p;
   const uint64_t tail = w.header()->tail.load(std::memory_order_acquire);
-  if (policy_ == FullRingPolicy::kBlock && tail != ring->stuck_tail) {
+  if (policy_ == config::FullRingPolicy::kBlock && tail != ring->stuck_tail) {
     ring->stuck_tail = UINT64_MAX;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(block_timeout_ms_);
@@ -182,14 +182,10 @@ uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
     return it->second;
   }
   const uint32_t id = next_intern_id_.fetch_add(1, std::memory_order_relaxed);
-  std::byte* p = Reserve(ring, record::RecordType::kIntern,
-                         sizeof(record::InternRecord) + text.size());
+  std::byte* p =
+      Reserve(ring, record::RecordType::kIntern, record::InternSize(text));
   if (p == nullptr) return 0;
-  record::InternRecord r{};
-  r.id = id;
-  r.kind = static_cast<uint8_t>(kind);
-  std::memcpy(p, &r, sizeof r);
-  std::memcpy(p + sizeof r, text.data(), text.size());
+  record::PutIntern(p, id, kind, text);
   ring->writer->Commit();
   table.emplace(std::string(text), id);
   return id;
@@ -205,15 +201,9 @@ bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
   if (name_id == 0) return false;
   auto type =
       begin ? record::RecordType::kCallBegin : record::RecordType::kCallEnd;
-  std::byte* p = Reserve(ring, type, sizeof(record::CallRecord));
+  std::byte* p = Reserve(ring, type, record::kCallSize);
   if (p == nullptr) return false;
-  record::CallRecord r{};
-  r.seq = NextSeq();
-  r.step = step;
-  r.name_id = name_id;
-  r.call_kind = static_cast<uint8_t>(kind);
-  r.direction = static_cast<uint8_t>(direction);
-  std::memcpy(p, &r, sizeof r);
+  record::PutCall(p, NextSeq(), step, name_id, kind, direction);
   ring->writer->Commit();
   return true;
 }
@@ -227,20 +217,10 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
     return false;
   }
   if (shape.size() > record::kMaxDims) return false;
-  const uint32_t meta_size = static_cast<uint32_t>(
-      sizeof(record::TensorRecord) + shape.size() * sizeof(int64_t));
-  std::byte* p = Reserve(ring, record::RecordType::kTensor, meta_size);
+  std::byte* p = Reserve(ring, record::RecordType::kTensor,
+                         record::TensorSize(shape.size()));
   if (p == nullptr) return false;
-  record::TensorRecord r{};
-  r.nbytes = nbytes;
-  r.ref = ref;
-  r.dtype = static_cast<uint8_t>(dtype);
-  r.ndim = static_cast<uint8_t>(shape.size());
-  r.requires_grad = requires_grad ? 1 : 0;
-  std::memcpy(p, &r, sizeof r);
-  if (!shape.empty()) {
-    std::memcpy(p + sizeof r, shape.data(), shape.size() * sizeof(int64_t));
-  }
+  record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes);
   ring->writer->Commit();
   // The payload streams in chunks of at most half the ring.
   const size_t max_chunk =
@@ -249,14 +229,10 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
   for (size_t offset = 0; offset < nbytes;) {
     const size_t n = std::min(max_chunk, nbytes - offset);
     std::byte* c =
-        Reserve(ring, record::RecordType::kChunk,
-                static_cast<uint32_t>(sizeof(record::ChunkRecord) + n));
+        Reserve(ring, record::RecordType::kChunk, record::ChunkSize(n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
-    record::ChunkRecord chunk{};
-    chunk.offset = offset;
-    chunk.ref = ref;
-    std::memcpy(c, &chunk, sizeof chunk);
-    std::memcpy(c + sizeof chunk, bytes + offset, n);
+    record::PutChunkHeader(c, ref, offset);
+    std::memcpy(c + sizeof(record::ChunkRecord), bytes + offset, n);
     ring->writer->Commit();
     offset += n;
   }
@@ -264,26 +240,25 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
 }
 
 bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
-                      const v1::Entry& entry) {
+                      std::span<const std::string_view> pieces) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
     return false;
   }
   if (name_id == 0) return false;
-  const size_t body = entry.ByteSizeLong();
+  size_t body = 0;
+  for (std::string_view piece : pieces) body += piece.size();
+  if (body > UINT32_MAX - sizeof(record::EntryRecord)) return false;
   std::byte* p =
-      Reserve(ring, record::RecordType::kEntry,
-              static_cast<uint32_t>(sizeof(record::EntryRecord) + body));
+      Reserve(ring, record::RecordType::kEntry, record::EntrySize(body));
   if (p == nullptr) return false;
-  record::EntryRecord r{};
-  r.seq = NextSeq();
-  r.step = step;
-  r.name_id = name_id;
-  r.stack_id = stack_id;
-  std::memcpy(p, &r, sizeof r);
-  entry.SerializeWithCachedSizesToArray(
-      reinterpret_cast<uint8_t*>(p + sizeof r));
+  record::PutEntryHeader(p, NextSeq(), step, name_id, stack_id);
+  p += sizeof(record::EntryRecord);
+  for (std::string_view piece : pieces) {
+    if (!piece.empty()) std::memcpy(p, piece.data(), piece.size());
+    p += piece.size();
+  }
   ring->writer->Commit();
   return true;
 }

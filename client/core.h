@@ -22,17 +22,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/config/config.h"
 #include "common/dtype.h"
+#include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/shm/segment.h"
 
-namespace tprobe::v1 {
-class Entry;
-}
-
 namespace tprobe::client {
-
-enum class FullRingPolicy { kDrop, kBlock };
 
 // One live registration with a daemon: the mapped segment and which rings
 // threads have claimed. Never freed while the Core lives (retired ones are
@@ -71,9 +67,9 @@ struct RecordTotals {
   }
 };
 
-class Core {
+class TPROBE_INTERNAL Core {
  public:
-  Core(FullRingPolicy policy, uint32_t block_timeout_ms);
+  Core(config::FullRingPolicy policy, uint32_t block_timeout_ms);
   ~Core();
 
   // Called by the control channel. A segment attached while the current
@@ -137,9 +133,11 @@ class Core {
   bool WriteTensor(uint32_t ref, DType dtype, std::span<const int64_t> shape,
                    bool requires_grad, const void* data, size_t nbytes);
 
-  // The entry that closes the tensors written before it.
+  // The entry that closes the tensors written before it. Its body (a value
+  // stream, common/record/record.h) is `pieces` one after another, copied
+  // straight into the reserved ring space.
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
-                  const v1::Entry& entry);
+                  std::span<const std::string_view> pieces);
 
   // Counters since the Core was made (see ClientCounters): records left
   // unread by a daemon that went away count as dropped_no_daemon, not as
@@ -159,7 +157,7 @@ class Core {
     dropped_no_daemon_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  const FullRingPolicy policy_;
+  const config::FullRingPolicy policy_;
   const uint32_t block_timeout_ms_;
   std::atomic<Connection*> connection_{nullptr};
   std::atomic<uint64_t> seq_{1};
@@ -178,7 +176,7 @@ class Core {
 
 // True in a child forked from a process that uses tprobe: such a child never
 // writes into its parent's rings.
-bool InForkedChild();
+TPROBE_INTERNAL bool InForkedChild();
 
 }  // namespace tprobe::client
 

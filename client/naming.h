@@ -25,6 +25,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/internal_api.h"
+
 namespace tprobe::client {
 
 // How module names start: PyTorch's "Module." or MindSpore's "Cell.".
@@ -32,16 +34,18 @@ enum class ModuleStyle : uint8_t { kModule = 0, kCell = 1 };
 
 // "Module.{path}.{class_name}" (or "Cell.…"). The root model is never
 // named: msprobe skips it, and so must the adapter.
-std::string ModuleBase(ModuleStyle style, std::string_view path,
-                       std::string_view class_name);
+TPROBE_INTERNAL std::string ModuleBase(ModuleStyle style, std::string_view path,
+                                       std::string_view class_name);
 
 // "{prefix}.{last dotted part of api}": "Torch" + "linalg.norm" gives
 // "Torch.norm" (msprobe names an API by its last component, so such APIs
 // share one counter).
-std::string ApiBase(std::string_view prefix, std::string_view api);
+TPROBE_INTERNAL std::string ApiBase(std::string_view prefix,
+                                    std::string_view api);
 
 // "{base}.forward.{index}" or "{base}.backward.{index}".
-std::string ModuleCallName(std::string_view base, bool forward, uint32_t index);
+TPROBE_INTERNAL std::string ModuleCallName(std::string_view base, bool forward,
+                                           uint32_t index);
 
 // "{base}.{index}.forward" or "{base}.{index}.backward".
 std::string ApiCallName(std::string_view base, bool forward, uint32_t index);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "client/daemon_launcher.h"
+#include "client/entry_builder.h"
 #include "common/config/config_proto.h"
 #include "common/control/socket_path.h"
 #include "common/shm/directive.h"
@@ -12,11 +13,6 @@
 
 namespace tprobe::client {
 namespace {
-
-FullRingPolicy ToCorePolicy(config::FullRingPolicy p) {
-  return p == config::FullRingPolicy::kDrop ? FullRingPolicy::kDrop
-                                            : FullRingPolicy::kBlock;
-}
 
 // The outermost API call open on this thread, if any.
 struct OpenApi {
@@ -77,7 +73,7 @@ Session::Session(config::Config config, int rank, int connect_timeout_ms,
     : rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
       framework_(std::move(framework)),
-      core_(ToCorePolicy(config.policy), config.block_timeout_ms),
+      core_(config.policy, config.block_timeout_ms),
       selection_(config, framework_) {
   lives_.push_back(std::make_unique<const Live>(std::move(config), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
@@ -257,7 +253,8 @@ bool Session::TakeUpOfferedConfig(uint32_t step) {
   channel_->UpdateConfig(reply.config());
   selection_ = Selection(*offered, framework_);
   ended_ = false;
-  lives_.push_back(std::make_unique<const Live>(std::move(offered).value(), framework_));
+  lives_.push_back(
+      std::make_unique<const Live>(std::move(offered).value(), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
   std::fprintf(stderr,
                "[tprobe] step %u on: the config from 'tprobe configure' "
@@ -302,7 +299,7 @@ void Session::Publish(CallPlan* plan) {
 }
 
 void Session::BeginGroup(std::string_view name) {
-  if (config_.level != config::Level::kMix) return;
+  if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
   group_ = name;
@@ -310,7 +307,7 @@ void Session::BeginGroup(std::string_view name) {
 }
 
 void Session::EndGroup() {
-  if (config_.level != config::Level::kMix) return;
+  if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
 }
@@ -455,8 +452,8 @@ bool Session::BeginParamGrad(std::string_view module_base,
 }
 
 bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
-                         const v1::Entry& entry) {
-  if (core_.WriteEntry(plan.step, plan.name_id, stack_id, entry)) return true;
+                         EntryBuilder& entry) {
+  if (entry.Write(plan.step, plan.name_id, stack_id)) return true;
   if (plan.name_id != 0 && core_.attached()) ledger_.NoteLostEntry(plan.name);
   return false;
 }

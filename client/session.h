@@ -34,14 +34,13 @@
 #include "client/selection.h"
 #include "client/step_ledger.h"
 #include "common/config/config.h"
+#include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/status.h"
 
-namespace tprobe::v1 {
-class Entry;
-}
-
 namespace tprobe::client {
+
+class EntryBuilder;
 
 struct SessionOptions {
   std::string config_path;  // empty: msprobe's defaults
@@ -81,7 +80,7 @@ struct CallPlan {
   bool stack() const { return forward && dumped && name_id != 0; }
 };
 
-class Session {
+class TPROBE_INTERNAL Session {
  public:
   // Loads and validates the config, then connects (or goes on without a
   // daemon when none answers). Returns an error for a bad config, and when
@@ -174,9 +173,9 @@ class Session {
   }
 
   // Writes the entry of a planned call; stack_id 0 for none. An entry with
-  // an empty body only lists its stack in stack.json.
-  bool WriteEntry(const CallPlan& plan, uint32_t stack_id,
-                  const v1::Entry& entry);
+  // an empty body only lists its stack in stack.json. A dropped entry is
+  // counted lost in the step's ledger, by name.
+  bool WriteEntry(const CallPlan& plan, uint32_t stack_id, EntryBuilder& entry);
 
   // Waits until the daemon has written everything sent so far; false when no
   // daemon answered within timeout_ms.

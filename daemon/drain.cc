@@ -9,7 +9,6 @@
 #include "common/stats/crc32.h"
 #include "common/stats/tensor_stats.h"
 #include "daemon/tensor_store.h"
-#include "tprobe/v1/value.pb.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -346,11 +345,6 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     ring.tensors.clear();
     return true;
   }
-  v1::Entry entry;
-  if (!entry.ParseFromArray(v.body.data(), static_cast<int>(v.body.size()))) {
-    Corrupt(ring_index, "entry body is not a tprobe.v1.Entry");
-    return false;
-  }
   const std::string* name = Name(v.entry.name_id, v.entry.step, "an entry");
   dump::StepTree* tree = name ? Tree(v.entry.step, *name) : nullptr;
   if (tree != nullptr) {
@@ -362,13 +356,18 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
       auto it = ring.tensors.find(ref);
       return it == ring.tensors.end() ? nullptr : &it->second;
     };
-    if (entry.body().items_size() == 0) {
+    if (v.body.empty()) {
       // A call whose stack is listed while data_mode keeps none of its data.
       AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
       ring.tensors.clear();
       return true;
     }
-    RenderedEntry rendered = RenderEntry(*name, entry, lookup, options);
+    Result<RenderedEntry> render = RenderEntry(*name, v.body, lookup, options);
+    if (!render.ok()) {
+      Corrupt(ring_index, render.status().message());
+      return false;
+    }
+    RenderedEntry& rendered = render.value();
     // A lost chunk counts even in an entry that is not kept: it might
     // have held the overflow.
     dump::Accounting& accounting = tree->accounting();

@@ -4,6 +4,7 @@
 
 #include "common/dump/tree.h"
 #include "common/fs/safe_path.h"
+#include "common/record/codec.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -32,66 +33,105 @@ std::string_view Category(std::string_view key) {
   return key;
 }
 
-class Renderer {
+class Renderer : public record::ValueVisitor {
  public:
   Renderer(std::string_view name, const TensorLookup& lookup,
            const RenderOptions& options)
       : name_(name),
         param_grads_(name.find(".parameters_grad.") != std::string_view::npos),
         lookup_(lookup),
-        options_(options) {}
-
-  RenderedEntry Run(const v1::Entry& entry) {
+        options_(options) {
     result_.body = Json::object();
-    for (const v1::DictItem& item : entry.body().items()) {
-      path_.assign(1, std::string(Category(item.key())));
-      result_.body[item.key()] = Value(item.value());
-    }
+    frames_.push_back(Frame{&result_.body, Frame::kBody, 0, {}});
+  }
+
+  Result<RenderedEntry> Run(std::span<const std::byte> body) {
+    if (Status s = record::ReadEntryBody(body, *this); !s.ok()) return s;
     return std::move(result_);
   }
 
+  void Key(std::string_view key) override { frames_.back().key = key; }
+  void Null() override { Leaf(nullptr); }
+  void Bool(bool v) override { Leaf(v); }
+  void Int(int64_t v) override { Leaf(v); }
+  void Float(double v) override { Leaf(v); }
+  void Str(std::string_view v) override { Leaf(std::string(v)); }
+  void TensorRef(uint32_t ref) override {
+    Enter();
+    *Slot() = Tensor(ref);
+    Leave();
+  }
+  void BeginList() override { Open(Json::array(), Frame::kList); }
+  void BeginDict() override { Open(Json::object(), Frame::kDict); }
+  void BeginTyped(std::string_view type) override {
+    Json typed = Json::object();
+    typed["type"] = std::string(type);
+    Open(std::move(typed), Frame::kTyped);
+  }
+  void End() override {
+    frames_.pop_back();
+    Leave();
+  }
+
  private:
-  Json Value(const v1::Value& v) {
-    switch (v.kind_case()) {
-      case v1::Value::kBoolValue:
-        return v.bool_value();
-      case v1::Value::kIntValue:
-        return v.int_value();
-      case v1::Value::kFloatValue:
-        return v.float_value();
-      case v1::Value::kStrValue:
-        return v.str_value();
-      case v1::Value::kList: {
-        Json out = Json::array();
-        for (int i = 0; i < v.list().items_size(); ++i) {
-          path_.push_back(std::to_string(i));
-          out.push_back(Value(v.list().items(i)));
-          path_.pop_back();
-        }
-        return out;
-      }
-      case v1::Value::kDict: {
-        Json out = Json::object();
-        for (const v1::DictItem& item : v.dict().items()) {
-          path_.push_back(item.key());
-          out[item.key()] = Value(item.value());
-          path_.pop_back();
-        }
-        return out;
-      }
-      case v1::Value::kTyped: {
-        Json out = Json::object();
-        out["type"] = v.typed().type();
-        out["value"] = Value(v.typed().value());
-        return out;
-      }
-      case v1::Value::kTensorRef:
-        return Tensor(v.tensor_ref());
-      case v1::Value::kNull:
-      case v1::Value::KIND_NOT_SET:
+  // An open container: where its next value goes.
+  struct Frame {
+    Json* json;
+    enum Kind { kBody, kList, kDict, kTyped } kind;
+    size_t index;          // a list's next index
+    std::string_view key;  // a dict's or the body's next key
+  };
+
+  // Pushes the path element of the next value of the innermost container (a
+  // typed value has its typed's path); Leave pops it once the value is done.
+  void Enter() {
+    Frame& f = frames_.back();
+    switch (f.kind) {
+      case Frame::kBody:
+        path_.emplace_back(Category(f.key));
+        break;
+      case Frame::kDict:
+        path_.emplace_back(f.key);
+        break;
+      case Frame::kList:
+        path_.push_back(std::to_string(f.index));
+        break;
+      case Frame::kTyped:
         break;
     }
-    return nullptr;
+  }
+  void Leave() {
+    if (frames_.back().kind != Frame::kTyped) path_.pop_back();
+  }
+
+  // Where the next value goes (after Enter).
+  Json* Slot() {
+    Frame& f = frames_.back();
+    switch (f.kind) {
+      case Frame::kList:
+        ++f.index;
+        f.json->push_back(nullptr);
+        return &f.json->back();
+      case Frame::kTyped:
+        return &(*f.json)["value"];
+      case Frame::kBody:
+      case Frame::kDict:
+        break;
+    }
+    return &(*f.json)[std::string(f.key)];
+  }
+
+  void Leaf(Json v) {
+    Enter();
+    *Slot() = std::move(v);
+    Leave();
+  }
+
+  void Open(Json container, Frame::Kind kind) {
+    Enter();
+    Json* slot = Slot();
+    *slot = std::move(container);
+    frames_.push_back(Frame{slot, kind, 0, {}});
   }
 
   Json Tensor(uint32_t ref) {
@@ -131,6 +171,7 @@ class Renderer {
   bool param_grads_;
   const TensorLookup& lookup_;
   const RenderOptions& options_;
+  std::vector<Frame> frames_;
   std::vector<std::string> path_;
   RenderedEntry result_;
 };
@@ -158,10 +199,11 @@ Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
   return out;
 }
 
-RenderedEntry RenderEntry(std::string_view name, const v1::Entry& entry,
-                          const TensorLookup& lookup,
-                          const RenderOptions& options) {
-  return Renderer(name, lookup, options).Run(entry);
+Result<RenderedEntry> RenderEntry(std::string_view name,
+                                  std::span<const std::byte> body,
+                                  const TensorLookup& lookup,
+                                  const RenderOptions& options) {
+  return Renderer(name, lookup, options).Run(body);
 }
 
 }  // namespace tprobe::daemon

@@ -1,8 +1,8 @@
 #ifndef TPROBE_DAEMON_ENTRY_RENDERER_H_
 #define TPROBE_DAEMON_ENTRY_RENDERER_H_
 
-// Turns one entry's compact value tree (tprobe.v1.Entry) into the JSON that
-// msprobe writes as dump.json's data[name] (reference/msprobe-format.md,
+// Turns one entry's body (a value stream, common/record/record.h) into the JSON
+// that msprobe writes as dump.json's data[name] (reference/msprobe-format.md,
 // sections 2.2 to 2.4):
 //   null, bool, int, float, str  ->  the JSON value itself
 //   list, dict                   ->  array, object (keys in their order)
@@ -20,13 +20,14 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/dtype.h"
 #include "common/dump/json_writer.h"
-#include "tprobe/v1/value.pb.h"
+#include "common/status.h"
 
 namespace tprobe::daemon {
 
@@ -79,16 +80,18 @@ struct RenderedEntry {
 // Returns the tensor with `ref`, or nullptr when there is none.
 using TensorLookup = std::function<const TensorInfo*(uint32_t ref)>;
 
-// Renders `entry`, the body of dump entry `name`. File names follow msprobe's
+// Renders `body`, the body of dump entry `name`; an error for a malformed
+// body (record::ReadEntryBody). File names follow msprobe's
 // rule "{name}.{category}.{path}.npy", where category is input (input_args
 // and backward input), kwargs (input_kwargs), output or parameters, and path
 // is the list indices and dict keys down to the tensor joined by '.'. A
 // parameters_grad entry names its files "{name}.{param}.npy".
 //
 // Thread safety: pure.
-RenderedEntry RenderEntry(std::string_view name, const v1::Entry& entry,
-                          const TensorLookup& lookup,
-                          const RenderOptions& options);
+Result<RenderedEntry> RenderEntry(std::string_view name,
+                                  std::span<const std::byte> body,
+                                  const TensorLookup& lookup,
+                                  const RenderOptions& options);
 
 // The tensor object of `tensor`; `data_name` is written when not null.
 dump::Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,

@@ -4,9 +4,9 @@
 // counts and filters every call. Python hooks report calls by their name
 // base (module_begin/module_end, api_begin/api_end, *_backward, param_grad)
 // with the Python values they saw; this file walks the values into the
-// compact value tree (tprobe.v1.Entry) following msprobe's per-value
-// encoding (reference/msprobe-format.md, section 2.3) and pushes every
-// tensor's bytes into this thread's ring.
+// entry (client/entry_builder.h) following msprobe's per-value encoding
+// (reference/msprobe-format.md, section 2.3) and pushes every tensor's bytes
+// into this thread's ring.
 //
 // Errors: a bad config makes the constructor raise ValueError with the
 // config's message. No other method raises: failures become a False return,
@@ -33,20 +33,22 @@
 #include <vector>
 
 #include "client/core.h"
+#include "client/entry_builder.h"
 #include "client/naming.h"
 #include "client/risk_level.h"
 #include "client/session.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
-#include "tprobe/v1/value.pb.h"
+#include "common/record/writer.h"
 
 namespace py = pybind11;
 
 namespace tprobe::python {
 namespace {
 
-// msprobe's limit on nesting (Const.DUMP_MAX_DEPTH).
-constexpr int kMaxDepth = 400;
+using client::kMaxDepth;
+using client::Part;
+using record::ValueWriter;
 // Tensors at least this large are copied with the GIL released; below it the
 // release costs more than the copy.
 constexpr size_t kReleaseGilBytes = size_t{64} << 10;
@@ -137,13 +139,6 @@ bool IsInstance(PyObject* obj, PyObject* type) {
          PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(type));
 }
 
-uint32_t NextRef() {
-  thread_local uint32_t next = 1;
-  uint32_t ref = next++;
-  if (ref == 0) ref = next++;  // 0 is never a ref
-  return ref;
-}
-
 // The call state that Session.*_begin returns: flags in the low byte, the
 // call index above them (exported to Python under the same names).
 constexpr int64_t kOpen = 1;        // the call must be ended (*_end)
@@ -158,34 +153,24 @@ constexpr int kIndexShift = 8;
 // A value encoded ahead of its entry (Session.encode): an API's inputs must
 // be captured before the API runs, since in-place APIs change them.
 struct Encoded {
-  v1::Value value;
+  std::string bytes;  // one value (record::ValueWriter)
 };
-
-v1::Value* Add(v1::Dict* dict, std::string key) {
-  v1::DictItem* item = dict->add_items();
-  item->set_key(std::move(key));
-  return item->mutable_value();
-}
-
-void SetTyped(v1::Value* out, std::string type) {
-  out->mutable_typed()->set_type(std::move(type));
-}
 
 std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
 
-// Walks Python values into v1::Value trees, writing tensors on the way.
+// Walks Python values into an entry's values, writing tensors on the way.
 class Encoder {
  public:
   // `mindspore`: MindSpore's encodings (mindspore.Tensor, mindspore.dtype).
-  Encoder(client::Core& core, bool mindspore)
-      : core_(core), mindspore_(mindspore) {}
+  Encoder(client::EntryBuilder& entry, bool mindspore)
+      : entry_(entry), mindspore_(mindspore) {}
 
   // msprobe's encoding of `obj`; `key` is the dict key it sits under, if any.
-  void Encode(py::handle obj, v1::Value* out, int depth,
+  void Encode(py::handle obj, ValueWriter& out, int depth,
               std::string_view key = {}) {
     PyObject* o = obj.ptr();
     if (o == Py_None || depth > kMaxDepth) {
-      out->set_null(true);
+      out.Null();
       return;
     }
     if (PyList_Check(o) || (PyTuple_Check(o) && !IsInstance(o, Types().size))) {
@@ -196,47 +181,51 @@ class Encoder {
       EncodeDict(obj, out, depth);
       return;
     }
+    const size_t mark = out.buffer()->size();
     try {
       EncodeLeaf(obj, out, depth, key);
     } catch (const std::exception&) {  // py::error_already_set, cast_error
-      out->Clear();
-      out->set_null(true);  // an odd leaf is null, the rest is kept
+      out.buffer()->resize(mark);
+      out.Null();  // an odd leaf is null, the rest is kept
     }
   }
 
   // A JSON-like value written as it is (the result of a fallback): str,
   // int, float, bool, None, lists and dicts; tensors become tensor refs.
-  void EncodeRaw(py::handle obj, v1::Value* out, int depth) {
+  void EncodeRaw(py::handle obj, ValueWriter& out, int depth) {
     PyObject* o = obj.ptr();
     if (o == Py_None || depth > kMaxDepth) {
-      out->set_null(true);
+      out.Null();
     } else if (PyBool_Check(o)) {
-      out->set_bool_value(o == Py_True);
+      out.Bool(o == Py_True);
     } else if (PyLong_Check(o)) {
       SetInt(o, out);
     } else if (PyFloat_Check(o)) {
-      out->set_float_value(PyFloat_AS_DOUBLE(o));
+      out.Float(PyFloat_AS_DOUBLE(o));
     } else if (PyUnicode_Check(o)) {
-      out->set_str_value(obj.cast<std::string>());
+      out.Str(obj.cast<std::string>());
     } else if (PyList_Check(o) || PyTuple_Check(o)) {
-      v1::List* list = out->mutable_list();
-      for (py::handle item : obj) EncodeRaw(item, list->add_items(), depth + 1);
+      out.BeginList();
+      for (py::handle item : obj) EncodeRaw(item, out, depth + 1);
+      out.End();
     } else if (PyDict_Check(o)) {
-      v1::Dict* dict = out->mutable_dict();
+      out.BeginDict();
       for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
-        EncodeRaw(v, Add(dict, KeyText(k)), depth + 1);
+        out.Key(KeyText(k));
+        EncodeRaw(v, out, depth + 1);
       }
+      out.End();
     } else if (IsInstance(o, Types().tensor)) {
       EncodeTensor(obj, out, depth);
     } else if (IsInstance(o, Types().ms_tensor)) {
       EncodeMsTensor(obj, out);
     } else {
-      out->set_null(true);
+      out.Null();
     }
   }
 
  private:
-  void EncodeLeaf(py::handle obj, v1::Value* out, int depth,
+  void EncodeLeaf(py::handle obj, ValueWriter& out, int depth,
                   std::string_view key) {
     PyObject* o = obj.ptr();
     if (mindspore_) {
@@ -248,17 +237,22 @@ class Encoder {
     } else if (IsBuiltin(o)) {
       EncodeBuiltin(obj, out, depth);
     } else if (IsInstance(o, Types().size)) {
-      SetTyped(out, "torch.Size");
-      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
-      for (py::handle d : obj) SetInt(d.ptr(), list->add_items());
+      out.Typed("torch.Size");
+      out.BeginList();
+      for (py::handle d : obj) SetInt(d.ptr(), out);
+      out.End();
     } else if (IsInstance(o, Types().dtype) || IsInstance(o, Types().device)) {
-      out->mutable_dict();  // positional dtype/device: msprobe writes {}
+      out.BeginDict();  // positional dtype/device: msprobe writes {}
+      out.End();
     } else if (IsInstance(o, Types().memory_format)) {
       std::string format = Str(obj);
       if (format.rfind("torch.", 0) == 0) format.erase(0, 6);
-      v1::Dict* dict = out->mutable_dict();
-      Add(dict, "type")->set_str_value("torch.memory_format");
-      Add(dict, "format")->set_str_value(std::move(format));
+      out.BeginDict();
+      out.Key("type");
+      out.Str("torch.memory_format");
+      out.Key("format");
+      out.Str(format);
+      out.End();
     } else if (IsInstance(o, Types().np_generic)) {
       EncodeBuiltin(obj, out, depth);
     } else {
@@ -269,13 +263,14 @@ class Encoder {
   // msprobe's MindSpore encoding (mindspore_processor.py): a value under
   // the key "dtype" and a positional number dtype are {"type":
   // "mindspore.dtype", "value": str(dtype)}; the rest as for PyTorch.
-  void EncodeMsLeaf(py::handle obj, v1::Value* out, int depth,
+  void EncodeMsLeaf(py::handle obj, ValueWriter& out, int depth,
                     std::string_view key) {
     PyObject* o = obj.ptr();
     const bool builtin = IsBuiltin(o);
     if (key == "dtype" || (!builtin && IsInstance(o, Types().ms_dtype))) {
-      SetTyped(out, "mindspore.dtype");
-      out->mutable_typed()->mutable_value()->set_str_value(Str(obj));
+      const std::string text = Str(obj);
+      out.Typed("mindspore.dtype");
+      out.Str(text);
     } else if (IsInstance(o, Types().ms_tensor)) {
       EncodeMsTensor(obj, out);
     } else if (builtin || IsInstance(o, Types().np_generic)) {
@@ -291,51 +286,51 @@ class Encoder {
   }
 
   // bool, int, float, str, slice, Ellipsis and numpy scalars.
-  void EncodeBuiltin(py::handle obj, v1::Value* out, int depth) {
+  void EncodeBuiltin(py::handle obj, ValueWriter& out, int depth) {
     PyObject* o = obj.ptr();
     if (PyBool_Check(o)) {
-      SetTyped(out, "bool");
-      out->mutable_typed()->mutable_value()->set_bool_value(o == Py_True);
+      out.Typed("bool");
+      out.Bool(o == Py_True);
     } else if (PyLong_Check(o)) {
-      SetTyped(out, "int");
-      SetInt(o, out->mutable_typed()->mutable_value());
+      out.Typed("int");
+      SetInt(o, out);
     } else if (PyFloat_Check(o)) {
-      SetTyped(out, "float");
-      out->mutable_typed()->mutable_value()->set_float_value(
-          PyFloat_AS_DOUBLE(o));
+      out.Typed("float");
+      out.Float(PyFloat_AS_DOUBLE(o));
     } else if (PyUnicode_Check(o)) {
-      SetTyped(out, "str");
-      out->mutable_typed()->mutable_value()->set_str_value(
-          obj.cast<std::string>());
+      const std::string text = obj.cast<std::string>();
+      out.Typed("str");
+      out.Str(text);
     } else if (PySlice_Check(o)) {
-      SetTyped(out, "slice");
-      v1::List* list = out->mutable_typed()->mutable_value()->mutable_list();
+      out.Typed("slice");
+      out.BeginList();
       auto* s = reinterpret_cast<PySliceObject*>(o);
       for (PyObject* part : {s->start, s->stop, s->step}) {
-        v1::Value* v = list->add_items();
         if (PyLong_Check(part) && !PyBool_Check(part)) {
-          SetInt(part, v);
+          SetInt(part, out);
         } else {
-          v->set_null(true);
+          out.Null();
         }
       }
+      out.End();
     } else if (o == Py_Ellipsis) {
-      SetTyped(out, "ellipsis");
-      out->mutable_typed()->mutable_value()->set_str_value("...");
+      out.Typed("ellipsis");
+      out.Str("...");
     } else {  // a numpy scalar
-      SetTyped(out, Str(py::type::handle_of(obj).attr("__name__")));
-      EncodeRaw(obj.attr(N().item)(), out->mutable_typed()->mutable_value(),
-                depth + 1);
+      const std::string type = Str(py::type::handle_of(obj).attr("__name__"));
+      py::object item = obj.attr(N().item)();
+      out.Typed(type);
+      EncodeRaw(item, out, depth + 1);
     }
   }
 
-  static void SetInt(PyObject* o, v1::Value* out) {
+  static void SetInt(PyObject* o, ValueWriter& out) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow != 0) {
-      out->set_float_value(PyLong_AsDouble(o));
+      out.Float(PyLong_AsDouble(o));
     } else {
-      out->set_int_value(v);
+      out.Int(v);
     }
     PyErr_Clear();
   }
@@ -345,67 +340,75 @@ class Encoder {
     return Str(key);
   }
 
-  void EncodeSequence(py::handle obj, v1::Value* out, int depth) {
+  void EncodeSequence(py::handle obj, ValueWriter& out, int depth) {
     PyObject* o = obj.ptr();
     if (PyTuple_Check(o) && !PyTuple_CheckExact(o)) {
       py::handle type = py::type::handle_of(obj);
       if (py::hasattr(type, N().fields)) {  // a namedtuple: {field: value}
-        v1::Dict* dict = out->mutable_dict();
         py::tuple fields = type.attr(N().fields);
         const size_t n = std::min<size_t>(fields.size(), PyTuple_GET_SIZE(o));
+        out.BeginDict();
         for (size_t i = 0; i < n; ++i) {
           std::string field = KeyText(fields[i]);
-          Encode(PyTuple_GET_ITEM(o, i), Add(dict, field), depth + 1, field);
+          out.Key(field);
+          Encode(PyTuple_GET_ITEM(o, i), out, depth + 1, field);
         }
+        out.End();
         return;
       }
     }
-    v1::List* list = out->mutable_list();
+    out.BeginList();
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-    for (py::handle item : seq) Encode(item, list->add_items(), depth + 1);
+    for (py::handle item : seq) Encode(item, out, depth + 1);
+    out.End();
   }
 
-  void EncodeDict(py::handle obj, v1::Value* out, int depth) {
-    v1::Dict* dict = out->mutable_dict();
+  void EncodeDict(py::handle obj, ValueWriter& out, int depth) {
+    out.BeginDict();
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
       std::string key = KeyText(k);
-      v1::Value* slot = Add(dict, key);
-      Encode(v, slot, depth + 1, key);
+      out.Key(key);
+      Encode(v, out, depth + 1, key);
     }
+    out.End();
   }
 
   // A value under the dict key "dtype" or "device" (msprobe's
   // analyze_dtype_in_kwargs / analyze_device_in_kwargs).
-  void EncodeKeyed(py::handle obj, v1::Value* out, std::string_view key) {
+  void EncodeKeyed(py::handle obj, ValueWriter& out, std::string_view key) {
     PyObject* o = obj.ptr();
     if (key == "dtype") {
-      SetTyped(out, "torch.dtype");
-      out->mutable_typed()->mutable_value()->set_str_value(Str(obj));
+      const std::string text = Str(obj);
+      out.Typed("torch.dtype");
+      out.Str(text);
       return;
     }
     if (IsInstance(o, Types().device)) {
-      SetTyped(out, "torch.device");
-      std::string text =
+      const std::string text =
           Str(obj.attr(N().type)) + ":" + Str(obj.attr(N().index));
-      out->mutable_typed()->mutable_value()->set_str_value(std::move(text));
+      out.Typed("torch.device");
+      out.Str(text);
     } else if (PyLong_Check(o) && !PyBool_Check(o)) {
-      SetTyped(out, "torch.device");
-      SetInt(o, out->mutable_typed()->mutable_value());
+      out.Typed("torch.device");
+      SetInt(o, out);
     } else if (PyUnicode_Check(o)) {
-      SetTyped(out, "torch.device");
-      out->mutable_typed()->mutable_value()->set_str_value(
-          obj.cast<std::string>());
+      const std::string text = obj.cast<std::string>();
+      out.Typed("torch.device");
+      out.Str(text);
     } else {
-      Add(out->mutable_dict(), "type")->set_str_value("torch.device");
+      out.BeginDict();
+      out.Key("type");
+      out.Str("torch.device");
+      out.End();
     }
   }
 
   // Types the C++ side does not know go to the Python fallback, which
   // returns None, ("raw", json_like) or ("value", python_value).
-  void EncodeOther(py::handle obj, v1::Value* out, int depth) {
+  void EncodeOther(py::handle obj, ValueWriter& out, int depth) {
     PyObject* fallback = Types().fallback;
     if (fallback == nullptr) {
-      out->set_null(true);
+      out.Null();
       return;
     }
     py::object result = py::reinterpret_borrow<py::object>(fallback)(obj);
@@ -421,7 +424,7 @@ class Encoder {
         return;
       }
     }
-    out->set_null(true);
+    out.Null();
   }
 
   std::optional<DType> TensorDType(py::handle dtype) {
@@ -438,7 +441,7 @@ class Encoder {
 
   // A tensor whose dtype the ring lacks (float8), or without data of its
   // own (meta, FakeTensor, DTensor), goes to the Python fallback.
-  void EncodeTensor(py::handle t, v1::Value* out, int depth) {
+  void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
     if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
@@ -450,7 +453,7 @@ class Encoder {
     py::object shape = t.attr(n.shape);
     for (py::handle d : shape) {
       if (ndim == record::kMaxDims) {
-        out->set_null(true);
+        out.Null();
         return;
       }
       dims[ndim++] = PyLong_AsLongLong(d.ptr());
@@ -474,34 +477,32 @@ class Encoder {
       EncodeOther(t, out, depth);
       return;
     }
-    const uint32_t ref = NextRef();
     const auto* data = reinterpret_cast<const void*>(ptr);
     const std::span<const int64_t> span(dims, ndim);
     if (nbytes >= kReleaseGilBytes) {
       py::gil_scoped_release release;
-      core_.WriteTensor(ref, *dtype, span, requires_grad, data, nbytes);
+      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
     } else {
-      core_.WriteTensor(ref, *dtype, span, requires_grad, data, nbytes);
+      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
     }
-    out->set_tensor_ref(ref);
   }
 
   // A mindspore.Tensor: asnumpy() is the host copy MindSpore keeps for a
   // CPU tensor (no copy there; a device tensor is copied to the host), and
   // its buffer goes into the ring. msprobe writes no requires_grad for
   // MindSpore; the daemon leaves it out for a MindSpore producer.
-  void EncodeMsTensor(py::handle t, v1::Value* out) {
+  void EncodeMsTensor(py::handle t, ValueWriter& out) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
     if (!dtype) {
-      out->set_null(true);
+      out.Null();
       return;
     }
     int64_t dims[record::kMaxDims];
     size_t ndim = 0;
     for (py::handle d : t.attr(n.shape)) {
       if (ndim == record::kMaxDims) {
-        out->set_null(true);
+        out.Null();
         return;
       }
       dims[ndim++] = PyLong_AsLongLong(d.ptr());
@@ -510,7 +511,7 @@ class Encoder {
     Py_buffer view;
     if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
       PyErr_Clear();
-      out->set_null(true);
+      out.Null();
       return;
     }
     const size_t nbytes = static_cast<size_t>(view.len);
@@ -518,34 +519,33 @@ class Encoder {
     for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
     if (nbytes != numel * ElementSize(*dtype)) {
       PyBuffer_Release(&view);
-      out->set_null(true);
+      out.Null();
       return;
     }
-    const uint32_t ref = NextRef();
     const std::span<const int64_t> span(dims, ndim);
     if (nbytes >= kReleaseGilBytes) {
       py::gil_scoped_release release;
-      core_.WriteTensor(ref, *dtype, span, false, view.buf, nbytes);
+      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
     } else {
-      core_.WriteTensor(ref, *dtype, span, false, view.buf, nbytes);
+      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
     }
     PyBuffer_Release(&view);
-    out->set_tensor_ref(ref);
   }
 
-  client::Core& core_;
+  client::EntryBuilder& entry_;
   bool mindspore_;
 };
 
 // Encodes `obj` into `out`, turning any Python error into null.
-void SafeEncode(client::Core& core, py::handle obj, v1::Value* out,
+void SafeEncode(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
                 bool mindspore) {
+  const size_t mark = out.buffer()->size();
   try {
     InitTypes(mindspore);
-    Encoder(core, mindspore).Encode(obj, out, 0);
+    Encoder(entry, mindspore).Encode(obj, out, 0);
   } catch (...) {
-    out->Clear();
-    out->set_null(true);
+    out.buffer()->resize(mark);
+    out.Null();
   }
 }
 
@@ -561,17 +561,6 @@ bool Text(py::handle obj, std::string_view* out) {
   }
   *out = std::string_view(data, static_cast<size_t>(size));
   return true;
-}
-
-std::string JoinLines(py::handle stack) {
-  std::string joined;
-  bool first = true;
-  for (py::handle line : stack) {
-    if (!first) joined.push_back('\0');
-    first = false;
-    joined += line.cast<std::string>();
-  }
-  return joined;
 }
 
 bool IsFinalizing() {
@@ -768,15 +757,14 @@ class PySession {
       if (!session_ || state == 0 || !Text(base, &text)) return;
       client::CallPlan plan = ModulePlanOf(text, state);
       if (!plan.stack()) return;
-      v1::Entry entry;
+      client::EntryBuilder entry(session_->core());
       if (plan.input) {
-        client::Core& core = session_->core();
-        v1::Dict* body = entry.mutable_body();
-        SafeEncode(core, args, Add(body, "input_args"), mindspore_);
+        SafeEncode(entry, args, entry.Whole(Part::kInputArgs), mindspore_);
         if (PyDict_Check(kwargs.ptr())) {
-          SafeEncode(core, kwargs, Add(body, "input_kwargs"), mindspore_);
+          SafeEncode(entry, kwargs, entry.Whole(Part::kInputKwargs),
+                     mindspore_);
         } else {
-          Add(body, "input_kwargs")->mutable_dict();
+          entry.Open(Part::kInputKwargs);
         }
       }
       // With an empty body the record only lists the stack.
@@ -796,16 +784,14 @@ class PySession {
       client::CallPlan plan = ModulePlanOf(text, state);
       session_->CheckEnd(&plan);
       if (plan.output) {
-        client::Core& core = session_->core();
-        v1::Entry entry;
-        v1::Dict* body = entry.mutable_body();
-        EncodeOutput(core, output, Add(body, "output"));
-        v1::Dict* params = Add(body, "parameters")->mutable_dict();
+        client::EntryBuilder entry(session_->core());
+        EncodeOutput(entry, output, entry.Whole(Part::kOutput));
+        ValueWriter& params = entry.Open(Part::kParameters);
         if (PyDict_Check(parameters.ptr())) {
           for (auto [k, v] : py::reinterpret_borrow<py::dict>(parameters)) {
             if (v.is_none()) continue;
-            SafeEncode(core, v, Add(params, py::str(k).cast<std::string>()),
-                       mindspore_);
+            params.Key(py::str(k).cast<std::string>());
+            SafeEncode(entry, v, params, mindspore_);
           }
         }
         session_->WriteEntry(plan, 0, entry);
@@ -870,20 +856,19 @@ class PySession {
       client::CallPlan& plan = open.plan;
       session_->CheckEnd(&plan);
       if (!output.is(NoEntry())) {
-        v1::Entry entry;
+        client::EntryBuilder entry(session_->core());
         if (plan.entry()) {
-          client::Core& core = session_->core();
-          v1::Dict* body = entry.mutable_body();
           if (plan.input) {
-            TakeOrEncode(core, args, Add(body, "input_args"));
-            TakeOrEncode(core, kwargs, Add(body, "input_kwargs"));
+            TakeOrEncode(entry, args, entry.Whole(Part::kInputArgs));
+            TakeOrEncode(entry, kwargs, entry.Whole(Part::kInputKwargs));
           }
-          if (plan.output) EncodeOutput(core, output, Add(body, "output"));
+          if (plan.output) {
+            EncodeOutput(entry, output, entry.Whole(Part::kOutput));
+          }
         }
         // An empty entry lists only the stack (data_mode keeps none of it).
-        if (plan.entry() || plan.stack()) {
+        if (plan.entry() || plan.stack())
           session_->WriteEntry(plan, StackId(stack), entry);
-        }
       }
       session_->EndCall(plan);
     } catch (...) {
@@ -914,10 +899,12 @@ class PySession {
           !session_->BeginParamGrad(text, param, &plan)) {
         return false;
       }
-      v1::Entry entry;
-      v1::List* grads =
-          Add(entry.mutable_body(), std::string(param))->mutable_list();
-      SafeEncode(session_->core(), grad, grads->add_items(), mindspore_);
+      client::EntryBuilder entry(session_->core());
+      ValueWriter& body = entry.Extra();
+      body.Key(param);
+      body.BeginList();
+      SafeEncode(entry, grad, body, mindspore_);
+      body.End();
       return session_->WriteEntry(plan, 0, entry);
     } catch (...) {
       return false;
@@ -926,11 +913,13 @@ class PySession {
 
   Encoded Encode(py::handle value) {
     Encoded e;
+    ValueWriter out(&e.bytes);
     if (!session_ || !session_->core().attached()) {
-      e.value.set_null(true);
+      out.Null();
       return e;
     }
-    SafeEncode(session_->core(), value, &e.value, mindspore_);
+    client::EntryBuilder entry(session_->core());
+    SafeEncode(entry, value, out, mindspore_);
     return e;
   }
 
@@ -941,23 +930,23 @@ class PySession {
     try {
       if (!session_) return false;
       client::Core& core = session_->core();
-      v1::Entry entry;
-      if (!core.attached()) return core.WriteEntry(0, 0, 0, entry);
+      client::EntryBuilder entry(core);
+      if (!core.attached()) return entry.Write(0, 0, 0);  // counts the drop
       std::string_view text;
       if (!Text(name, &text) || !PyDict_Check(body.ptr())) return false;
-      v1::Dict* dict = entry.mutable_body();
+      ValueWriter& items = entry.Extra();
       for (auto [k, v] : py::reinterpret_borrow<py::dict>(body)) {
-        v1::Value* slot = Add(dict, py::str(k).cast<std::string>());
+        items.Key(py::str(k).cast<std::string>());
         if (PyBool_Check(v.ptr())) {
-          slot->set_bool_value(v.ptr() == Py_True);  // is_recompute
+          items.Bool(v.ptr() == Py_True);  // is_recompute
         } else {
-          TakeOrEncode(core, v, slot);
+          TakeOrEncode(entry, v, items);
         }
       }
       const uint32_t name_id = core.Intern(record::InternKind::kName, text);
       const uint32_t step_no =
           step >= 0 ? static_cast<uint32_t>(step) : session_->step();
-      return core.WriteEntry(step_no, name_id, StackId(stack), entry);
+      return entry.Write(step_no, name_id, StackId(stack));
     } catch (...) {
       return false;
     }
@@ -1022,41 +1011,51 @@ class PySession {
   void WriteBackward(const client::CallPlan& plan, py::handle input,
                      py::handle output) {
     if (!plan.entry()) return;
-    client::Core& core = session_->core();
-    v1::Entry entry;
-    v1::Dict* body = entry.mutable_body();
+    client::EntryBuilder entry(session_->core());
     if (plan.input && !input.is(NoEntry())) {
-      SafeEncode(core, input, Add(body, "input"), mindspore_);
+      SafeEncode(entry, input, entry.Whole(Part::kInput), mindspore_);
     }
     if (plan.output && !output.is(NoEntry())) {
-      SafeEncode(core, output, Add(body, "output"), mindspore_);
+      SafeEncode(entry, output, entry.Whole(Part::kOutput), mindspore_);
     }
-    if (body->items_size() == 0) return;
+    if (entry.empty()) return;
     session_->WriteEntry(plan, 0, entry);
   }
 
   // msprobe's output list: a list or tuple as it is, anything else as [x].
-  void EncodeOutput(client::Core& core, py::handle output, v1::Value* out) {
+  void EncodeOutput(client::EntryBuilder& entry, py::handle output,
+                    ValueWriter& out) {
     if (PyList_Check(output.ptr()) || PyTuple_Check(output.ptr())) {
-      SafeEncode(core, output, out, mindspore_);
+      SafeEncode(entry, output, out, mindspore_);
     } else {
-      SafeEncode(core, output, out->mutable_list()->add_items(), mindspore_);
+      out.BeginList();
+      SafeEncode(entry, output, out, mindspore_);
+      out.End();
     }
   }
 
-  // An Encoded value is moved in; anything else is encoded now.
-  void TakeOrEncode(client::Core& core, py::handle value, v1::Value* out) {
+  // An Encoded value is copied in; anything else is encoded now.
+  void TakeOrEncode(client::EntryBuilder& entry, py::handle value,
+                    ValueWriter& out) {
     if (py::isinstance<Encoded>(value)) {
-      out->Swap(&value.cast<Encoded&>().value);
+      out.Raw(value.cast<Encoded&>().bytes);
     } else {
-      SafeEncode(core, value, out, mindspore_);
+      SafeEncode(entry, value, out, mindspore_);
     }
   }
 
   uint32_t StackId(py::handle stack) {
     if (stack.is_none()) return 0;
-    return session_->core().Intern(record::InternKind::kStack,
-                                   JoinLines(stack));
+    client::StackText text;
+    for (py::handle line : stack) {
+      std::string_view view;
+      if (Text(line, &view)) {
+        text.Add(view);
+      } else {
+        text.Add(line.cast<std::string>());
+      }
+    }
+    return text.Intern(session_->core());
   }
 
   static py::list ToList(const std::vector<std::string>& v) {

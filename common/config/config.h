@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/internal_api.h"
 #include "common/status.h"
 
 namespace tprobe::config {
@@ -147,7 +148,7 @@ bool RankSelected(const Config& config, int64_t rank);
 
 // The last step to dump, max(steps), or nullopt when every step is dumped.
 // After it the client stops dumping for good (msprobe's start()).
-std::optional<int64_t> LastStep(const Config& config);
+TPROBE_INTERNAL std::optional<int64_t> LastStep(const Config& config);
 
 // True when data_mode lets through the forward (else backward) call's
 // inputs (else outputs).
@@ -155,9 +156,9 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input);
 
 // msprobe's spelling: "statistics", "tensor", "overflow_check"; "L0",
 // "L1", "mix"; and "CORE", "FOCUS", "ALL".
-std::string_view TaskName(Task task);
-std::string_view LevelName(Level level);
-std::string_view RiskLevelName(RiskLevel risk_level);
+TPROBE_INTERNAL std::string_view TaskName(Task task);
+TPROBE_INTERNAL std::string_view LevelName(Level level);
+TPROBE_INTERNAL std::string_view RiskLevelName(RiskLevel risk_level);
 
 }  // namespace tprobe::config
 

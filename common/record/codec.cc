@@ -94,3 +94,169 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
 }
 
 }  // namespace tprobe::record
+
+namespace tprobe::record {
+namespace {
+
+enum class Frame : uint8_t { kBody, kList, kDict, kTyped };
+
+class BodyReader {
+ public:
+  BodyReader(std::span<const std::byte> body, ValueVisitor& visitor)
+      : data_(body), visitor_(visitor) {}
+
+  Status Run() {
+    stack_[0] = Frame::kBody;
+    while (true) {
+      const Frame top = stack_[depth_];
+      at_ = pos_;
+      if (pos_ == data_.size()) {
+        if (depth_ == 0 && !need_value_) return Status::Ok();
+        return Bad("it ends inside a value");
+      }
+      const auto tag = static_cast<ValueTag>(data_[pos_++]);
+      if (!need_value_ && (top == Frame::kBody || top == Frame::kDict)) {
+        if (tag == ValueTag::kEnd && top == Frame::kDict) {
+          Close();
+          continue;
+        }
+        if (tag != ValueTag::kKey) return Bad("an item has no key");
+        std::string_view key;
+        if (!ReadText(&key)) return Bad("a key runs past the end");
+        visitor_.Key(key);
+        need_value_ = true;
+        continue;
+      }
+      if (tag == ValueTag::kEnd) {
+        if (top != Frame::kList || need_value_) {
+          return Bad("an end where a value belongs");
+        }
+        Close();
+        continue;
+      }
+      need_value_ = false;
+      if (Status s = Value(tag); !s.ok()) return s;
+    }
+  }
+
+ private:
+  Status Value(ValueTag tag) {
+    switch (tag) {
+      case ValueTag::kNull:
+        visitor_.Null();
+        break;
+      case ValueTag::kFalse:
+      case ValueTag::kTrue:
+        visitor_.Bool(tag == ValueTag::kTrue);
+        break;
+      case ValueTag::kInt: {
+        int64_t v;
+        if (!ReadFixed(&v)) return Bad("an int runs past the end");
+        visitor_.Int(v);
+        break;
+      }
+      case ValueTag::kFloat: {
+        double v;
+        if (!ReadFixed(&v)) return Bad("a float runs past the end");
+        visitor_.Float(v);
+        break;
+      }
+      case ValueTag::kStr: {
+        std::string_view s;
+        if (!ReadText(&s)) return Bad("a string runs past the end");
+        visitor_.Str(s);
+        break;
+      }
+      case ValueTag::kTensorRef: {
+        uint32_t ref;
+        if (!ReadFixed(&ref)) return Bad("a tensor ref runs past the end");
+        visitor_.TensorRef(ref);
+        break;
+      }
+      case ValueTag::kList:
+      case ValueTag::kDict:
+      case ValueTag::kTyped: {
+        if (depth_ == kMaxValueDepth) {
+          return Bad("values nest deeper than " +
+                     std::to_string(kMaxValueDepth));
+        }
+        if (tag == ValueTag::kTyped) {
+          std::string_view type;
+          if (!ReadText(&type)) return Bad("a type runs past the end");
+          stack_[++depth_] = Frame::kTyped;
+          visitor_.BeginTyped(type);
+          need_value_ = true;
+        } else if (tag == ValueTag::kList) {
+          stack_[++depth_] = Frame::kList;
+          visitor_.BeginList();
+        } else {
+          stack_[++depth_] = Frame::kDict;
+          visitor_.BeginDict();
+        }
+        return Status::Ok();
+      }
+      case ValueTag::kKey:
+        return Bad("a key outside a dict");
+      case ValueTag::kEnd:  // handled by Run
+        break;
+      default:
+        return Bad("unknown value tag " +
+                   std::to_string(static_cast<unsigned>(tag)));
+    }
+    Closed();
+    return Status::Ok();
+  }
+
+  // Closes the innermost list or dict.
+  void Close() {
+    --depth_;
+    visitor_.End();
+    Closed();
+  }
+
+  // A value is complete: the typed values it completes close too.
+  void Closed() {
+    while (stack_[depth_] == Frame::kTyped) {
+      --depth_;
+      visitor_.End();
+    }
+  }
+
+  template <typename T>
+  bool ReadFixed(T* out) {
+    if (data_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(out, data_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+
+  bool ReadText(std::string_view* out) {
+    uint32_t size;
+    if (!ReadFixed(&size) || data_.size() - pos_ < size) return false;
+    *out = std::string_view(reinterpret_cast<const char*>(data_.data() + pos_),
+                            size);
+    pos_ += size;
+    return true;
+  }
+
+  Status Bad(const std::string& why) const {
+    return Status::Error("malformed entry body at byte " + std::to_string(at_) +
+                         ": " + why);
+  }
+
+  std::span<const std::byte> data_;
+  ValueVisitor& visitor_;
+  size_t pos_ = 0;
+  size_t at_ = 0;  // where the value or key being read starts
+  int depth_ = 0;
+  bool need_value_ = false;  // a key or a typed waits for its value
+  Frame stack_[kMaxValueDepth + 1];
+};
+
+}  // namespace
+
+Status ReadEntryBody(std::span<const std::byte> body, ValueVisitor& visitor) {
+  return BodyReader(body, visitor).Run();
+}
+
+}  // namespace tprobe::record

@@ -22,7 +22,7 @@ enum class RecordType : uint16_t {
   kCallEnd = 3,    // CallRecord
   kTensor = 4,     // TensorRecord + int64 shape[ndim]
   kChunk = 5,      // ChunkRecord + bytes
-  kEntry = 6,      // EntryRecord + serialized tprobe.v1.Entry
+  kEntry = 6,      // EntryRecord + the entry's body (a value stream)
 };
 
 enum class InternKind : uint8_t {
@@ -78,6 +78,38 @@ struct EntryRecord {
   uint32_t stack_id;  // 0: no stack
   uint32_t reserved;
 };
+
+// The body of an Entry record: the entry's top-level items to the end of the
+// record, each a kKey then one value. A flat stream of tagged values (one tag
+// byte, then the tag's fixed part, all little-endian, unaligned):
+//   kNull, kFalse, kTrue       nothing
+//   kInt                       int64
+//   kFloat                     float64 (NaN and infinities allowed)
+//   kStr, kKey                 u32 length, then that many UTF-8 bytes
+//   kTensorRef                 u32: the tensor record with this ref
+//   kList                      values, then kEnd
+//   kDict                      (kKey, value) items in order, then kEnd
+//   kTyped                     u32 length, type text, then exactly one value:
+//                              msprobe's {"type": type, "value": value}
+// Containers nest at most kMaxValueDepth deep (a kTyped counts as a level).
+// An empty body is an entry that only lists its stack in stack.json.
+// Writer: common/record/writer.h; reader: common/record/codec.h.
+enum class ValueTag : uint8_t {
+  kNull = 0,
+  kFalse = 1,
+  kTrue = 2,
+  kInt = 3,
+  kFloat = 4,
+  kStr = 5,
+  kKey = 6,
+  kTensorRef = 7,
+  kList = 8,
+  kDict = 9,
+  kTyped = 10,
+  kEnd = 11,
+};
+
+inline constexpr int kMaxValueDepth = 512;
 
 static_assert(sizeof(InternRecord) == 8);
 static_assert(sizeof(CallRecord) == 24);

@@ -257,7 +257,7 @@ TEST_F(AssemblyTest, HeldModuleNodesFollowTheNextApiNodeInCallBeginOrder) {
   for (uint32_t id = 1; id <= 6; ++id) {
     ASSERT_TRUE(w.Intern(id, record::InternKind::kName, names[id]));
   }
-  const v1::Entry data = MakeEntry({{"output", List({})}});
+  const testing::Entry data = MakeEntry({{"output", List({})}});
   uint64_t seq = 1;
   // tok: module, its API, the module's data, end.
   ASSERT_TRUE(w.Call(true, seq++, 0, 1, CallKind::kModule));
@@ -300,7 +300,7 @@ TEST_F(AssemblyTest, WithoutApiNodesModuleNodesKeepTheirCallBeginOrder) {
   for (uint32_t id = 1; id <= 4; ++id) {
     ASSERT_TRUE(w.Intern(id, record::InternKind::kName, names[id]));
   }
-  const v1::Entry data = MakeEntry({{"output", List({})}});
+  const testing::Entry data = MakeEntry({{"output", List({})}});
   uint64_t seq = 1;
   ASSERT_TRUE(w.Call(true, seq++, 0, 1, CallKind::kModule));
   ASSERT_TRUE(w.Call(true, seq++, 0, 2, CallKind::kModule));
@@ -368,7 +368,7 @@ TEST_F(AssemblyTest, IdenticalReDumpIsDroppedOnceWithItsStack) {
   ASSERT_TRUE(
       w.Intern(1, record::InternKind::kName, "Primitive.add.0.forward"));
   ASSERT_TRUE(w.Intern(2, record::InternKind::kStack, "File a.py, line 1"));
-  const v1::Entry e = MakeEntry({{"output", List({testing::Int(1)})}});
+  const testing::Entry e = MakeEntry({{"output", List({testing::Int(1)})}});
   ASSERT_TRUE(w.Entry(1, 0, 1, 2, e));
   ASSERT_TRUE(w.Entry(2, 0, 1, 2, e));  // graph-mode TensorDump fires twice
   Drain(p);

@@ -57,7 +57,7 @@ TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
   ASSERT_TRUE(w0.Intern(3, record::InternKind::kName, "C"));
   ASSERT_TRUE(w1.Intern(2, record::InternKind::kName, "B"));
   ASSERT_TRUE(w1.Intern(4, record::InternKind::kName, "D"));
-  const v1::Entry e = MakeEntry({{"output", List({})}});
+  const testing::Entry e = MakeEntry({{"output", List({})}});
   ASSERT_TRUE(w0.Entry(1, 0, 1, 0, e));
   ASSERT_TRUE(w0.Entry(3, 0, 3, 0, e));
   ASSERT_TRUE(w1.Entry(2, 0, 2, 0, e));
@@ -336,7 +336,7 @@ TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
   EXPECT_FALSE(state->broken);
 }
 
-TEST_F(DrainTest, AnEntryBodyThatIsNotAnEntryIsCorrupt) {
+TEST_F(DrainTest, AMalformedEntryBodyIsCorrupt) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
@@ -351,7 +351,8 @@ TEST_F(DrainTest, AnEntryBodyThatIsNotAnEntryIsCorrupt) {
   DrainSome(*p, *state, 0, *log_);
   EXPECT_TRUE(state->broken);
   EXPECT_EQ(state->last_error,
-            "corrupt record on ring 0: entry body is not a tprobe.v1.Entry");
+            "corrupt record on ring 0: malformed entry body at byte 0: an "
+            "item has no key");
 }
 
 TEST_F(DrainTest, EntriesForAFinishedStepAreSkipped) {

@@ -188,10 +188,10 @@ TEST_F(DumpTasksTest, TensorTaskFilesLoadWithNumpyAndReproduceTheStatistics) {
   // 1: relu's output equals its input (all positive): one file, two names.
   ASSERT_TRUE(SendTensor(w, 1, DType::kFloat32, {4, 8}, relu_in));
   ASSERT_TRUE(SendTensor(w, 2, DType::kFloat32, {4, 8}, relu_in));
-  const v1::Entry relu = MakeEntry({{"input_args", List({Ref(1)})},
-                                    {"input_kwargs", Dict({})},
-                                    {"is_recompute", recompute},
-                                    {"output", List({Ref(2)})}});
+  const testing::Entry relu = MakeEntry({{"input_args", List({Ref(1)})},
+                                         {"input_kwargs", Dict({})},
+                                         {"is_recompute", recompute},
+                                         {"output", List({Ref(2)})}});
   ASSERT_TRUE(w.Entry(seq++, 0, 1, 0, relu));
   // 2: a 0-d int64, a typed int, a float16 kwarg, a bfloat16 output.
   ASSERT_TRUE(SendTensor(w, 3, DType::kInt64, {}, AsBytes(scalar)));
@@ -326,7 +326,7 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
   std::uniform_int_distribution<int> byte(0, 255);
   ASSERT_TRUE(
       w.Intern(1, record::InternKind::kName, "Functional.linear.0.forward"));
-  v1::Value outputs = List({});
+  std::vector<testing::Value> outputs;
   for (uint32_t i = 0; i < cases.size(); ++i) {
     int64_t numel = 1;
     for (int64_t d : cases[i].shape) numel *= d;
@@ -340,9 +340,10 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
                   std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     ASSERT_TRUE(SendTensor(w, i + 1, cases[i].dtype, cases[i].shape, bytes));
-    *outputs.mutable_list()->add_items() = Ref(i + 1);
+    outputs.push_back(Ref(i + 1));
   }
-  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", outputs}})));
+  ASSERT_TRUE(
+      w.Entry(1, 0, 1, 0, MakeEntry({{"output", testing::ListOf(outputs)}})));
   ASSERT_TRUE(Step(client, 0));
 
   std::string script =

@@ -41,15 +41,17 @@ TensorInfo CompleteTensor() {
 
 class EntryRendererTest : public ::testing::Test {
  protected:
-  RenderedEntry Render(std::string_view name, const v1::Entry& entry,
+  RenderedEntry Render(std::string_view name, const testing::Entry& entry,
                        RenderOptions options = {}) {
-    return RenderEntry(
-        name, entry,
+    Result<RenderedEntry> r = RenderEntry(
+        name, std::as_bytes(std::span(entry.data(), entry.size())),
         [this](uint32_t ref) -> const TensorInfo* {
           auto it = tensors_.find(ref);
           return it == tensors_.end() ? nullptr : &it->second;
         },
         options);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(r.value()) : RenderedEntry{};
   }
 
   std::map<uint32_t, TensorInfo> tensors_;
@@ -65,8 +67,7 @@ TEST_F(EntryRendererTest, ScalarsRenderAsPlainJsonValues) {
                       {"whole", Float(2.0)},
                       {"nan", Float(std::numeric_limits<double>::quiet_NaN())},
                       {"inf", Float(-std::numeric_limits<double>::infinity())},
-                      {"str", Str("mean")},
-                      {"unset", v1::Value()}}));
+                      {"str", Str("mean")}}));
   EXPECT_EQ(PythonJsonDumps(r.body), R"({
  "none": null,
  "yes": true,
@@ -76,8 +77,7 @@ TEST_F(EntryRendererTest, ScalarsRenderAsPlainJsonValues) {
  "whole": 2.0,
  "nan": NaN,
  "inf": -Infinity,
- "str": "mean",
- "unset": null
+ "str": "mean"
 })");
   EXPECT_EQ(r.tensors_incomplete, 0u);
   EXPECT_TRUE(r.files.empty());
@@ -323,7 +323,7 @@ TEST_F(EntryRendererTest, UnknownRefRendersNullAndCountsAsIncomplete) {
 }
 
 TEST_F(EntryRendererTest, EmptyEntryRendersAnEmptyObject) {
-  EXPECT_EQ(PythonJsonDumps(Render("X", v1::Entry()).body), "{}");
+  EXPECT_EQ(PythonJsonDumps(Render("X", testing::Entry()).body), "{}");
 }
 
 }  // namespace

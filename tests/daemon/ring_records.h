@@ -2,7 +2,8 @@
 #define TPROBE_TESTS_DAEMON_RING_RECORDS_H_
 
 // Test helpers that play the producer: they write records into a ring
-// exactly as common/record/record.h lays them out, and build value trees.
+// with the one record writer (common/record/writer.h), and build entry
+// bodies.
 
 #include <algorithm>
 #include <cstring>
@@ -15,8 +16,8 @@
 
 #include "common/dtype.h"
 #include "common/record/record.h"
+#include "common/record/writer.h"
 #include "common/shm/ring.h"
-#include "tprobe/v1/value.pb.h"
 
 namespace tprobe::testing {
 
@@ -36,44 +37,40 @@ class RecordWriter {
   }
 
   bool Intern(uint32_t id, record::InternKind kind, std::string_view text) {
-    record::InternRecord r{};
-    r.id = id;
-    r.kind = static_cast<uint8_t>(kind);
-    return Raw(record::RecordType::kIntern, Cat(r, text.data(), text.size()));
+    std::byte* p =
+        Reserve(record::RecordType::kIntern, record::InternSize(text));
+    if (p == nullptr) return false;
+    record::PutIntern(p, id, kind, text);
+    return Commit();
   }
 
   bool Call(bool begin, uint64_t seq, uint32_t step, uint32_t name_id,
             record::CallKind kind,
             record::Direction direction = record::Direction::kForward) {
-    record::CallRecord r{};
-    r.seq = seq;
-    r.step = step;
-    r.name_id = name_id;
-    r.call_kind = static_cast<uint8_t>(kind);
-    r.direction = static_cast<uint8_t>(direction);
-    return Raw(
+    std::byte* p = Reserve(
         begin ? record::RecordType::kCallBegin : record::RecordType::kCallEnd,
-        Cat(r, nullptr, 0));
+        record::kCallSize);
+    if (p == nullptr) return false;
+    record::PutCall(p, seq, step, name_id, kind, direction);
+    return Commit();
   }
 
   // The Tensor record only; its bytes follow with Chunk().
   bool Tensor(uint32_t ref, DType dtype, const std::vector<int64_t>& shape,
               bool requires_grad, uint64_t nbytes) {
-    record::TensorRecord r{};
-    r.nbytes = nbytes;
-    r.ref = ref;
-    r.dtype = static_cast<uint8_t>(dtype);
-    r.ndim = static_cast<uint8_t>(shape.size());
-    r.requires_grad = requires_grad ? 1 : 0;
-    return Raw(record::RecordType::kTensor,
-               Cat(r, shape.data(), shape.size() * sizeof(int64_t)));
+    std::byte* p =
+        Reserve(record::RecordType::kTensor, record::TensorSize(shape.size()));
+    if (p == nullptr) return false;
+    record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes);
+    return Commit();
   }
 
   bool Chunk(uint32_t ref, uint64_t offset, const void* bytes, size_t size) {
-    record::ChunkRecord r{};
-    r.offset = offset;
-    r.ref = ref;
-    return Raw(record::RecordType::kChunk, Cat(r, bytes, size));
+    std::byte* p = Reserve(record::RecordType::kChunk, record::ChunkSize(size));
+    if (p == nullptr) return false;
+    record::PutChunkHeader(p, ref, offset);
+    if (size != 0) std::memcpy(p + sizeof(record::ChunkRecord), bytes, size);
+    return Commit();
   }
 
   // A float32 tensor sent as Tensor + Chunks of at most `chunk` floats.
@@ -95,93 +92,99 @@ class RecordWriter {
   }
 
   bool Entry(uint64_t seq, uint32_t step, uint32_t name_id, uint32_t stack_id,
-             const v1::Entry& entry) {
-    record::EntryRecord r{};
-    r.seq = seq;
-    r.step = step;
-    r.name_id = name_id;
-    r.stack_id = stack_id;
-    const std::string body = entry.SerializeAsString();
-    return Raw(record::RecordType::kEntry, Cat(r, body.data(), body.size()));
+             const std::string& body) {
+    std::byte* p =
+        Reserve(record::RecordType::kEntry, record::EntrySize(body.size()));
+    if (p == nullptr) return false;
+    record::PutEntryHeader(p, seq, step, name_id, stack_id);
+    if (!body.empty()) {
+      std::memcpy(p + sizeof(record::EntryRecord), body.data(), body.size());
+    }
+    return Commit();
   }
 
  private:
-  template <typename Fixed>
-  static std::vector<std::byte> Cat(const Fixed& fixed, const void* tail,
-                                    size_t tail_size) {
-    std::vector<std::byte> out(sizeof fixed + tail_size);
-    std::memcpy(out.data(), &fixed, sizeof fixed);
-    if (tail_size != 0) std::memcpy(out.data() + sizeof fixed, tail, tail_size);
-    return out;
+  std::byte* Reserve(record::RecordType type, uint32_t size) {
+    return writer_.Reserve(static_cast<uint16_t>(type), size);
+  }
+  bool Commit() {
+    writer_.Commit();
+    return true;
   }
 
   shm::RingWriter writer_;
 };
 
-// Value tree builders.
-inline v1::Value Null() {
-  v1::Value v;
-  v.set_null(true);
+// Value builders: each returns the value's encoding (record::ValueWriter),
+// which composes by concatenation.
+struct Value {
+  std::string bytes;
+};
+using Entry = std::string;  // an entry body
+
+namespace detail {
+template <typename F>
+Value Encode(F&& write) {
+  Value v;
+  record::ValueWriter w(&v.bytes);
+  write(w);
   return v;
 }
-inline v1::Value Bool(bool b) {
-  v1::Value v;
-  v.set_bool_value(b);
-  return v;
+}  // namespace detail
+
+inline Value Null() {
+  return detail::Encode([](record::ValueWriter& w) { w.Null(); });
 }
-inline v1::Value Int(int64_t i) {
-  v1::Value v;
-  v.set_int_value(i);
-  return v;
+inline Value Bool(bool b) {
+  return detail::Encode([b](record::ValueWriter& w) { w.Bool(b); });
 }
-inline v1::Value Float(double d) {
-  v1::Value v;
-  v.set_float_value(d);
-  return v;
+inline Value Int(int64_t i) {
+  return detail::Encode([i](record::ValueWriter& w) { w.Int(i); });
 }
-inline v1::Value Str(std::string s) {
-  v1::Value v;
-  v.set_str_value(std::move(s));
-  return v;
+inline Value Float(double d) {
+  return detail::Encode([d](record::ValueWriter& w) { w.Float(d); });
 }
-inline v1::Value Ref(uint32_t ref) {
-  v1::Value v;
-  v.set_tensor_ref(ref);
-  return v;
+inline Value Str(std::string_view s) {
+  return detail::Encode([s](record::ValueWriter& w) { w.Str(s); });
 }
-inline v1::Value List(std::initializer_list<v1::Value> items) {
-  v1::Value v;
-  for (const auto& item : items) *v.mutable_list()->add_items() = item;
-  v.mutable_list();  // an empty list is still a list
-  return v;
+inline Value Ref(uint32_t ref) {
+  return detail::Encode([ref](record::ValueWriter& w) { w.TensorRef(ref); });
 }
-inline v1::Value Dict(
-    std::initializer_list<std::pair<std::string, v1::Value>> items) {
-  v1::Value v;
-  v.mutable_dict();  // an empty dict is still a dict
+inline Value ListOf(const std::vector<Value>& items) {
+  return detail::Encode([&items](record::ValueWriter& w) {
+    w.BeginList();
+    for (const Value& item : items) w.Raw(item.bytes);
+    w.End();
+  });
+}
+inline Value List(std::initializer_list<Value> items) {
+  return ListOf(std::vector<Value>(items));
+}
+inline Value Dict(std::initializer_list<std::pair<std::string, Value>> items) {
+  return detail::Encode([&items](record::ValueWriter& w) {
+    w.BeginDict();
+    for (const auto& [key, value] : items) {
+      w.Key(key);
+      w.Raw(value.bytes);
+    }
+    w.End();
+  });
+}
+inline Value Typed(std::string_view type, const Value& value) {
+  return detail::Encode([&](record::ValueWriter& w) {
+    w.Typed(type);
+    w.Raw(value.bytes);
+  });
+}
+inline Entry MakeEntry(
+    std::initializer_list<std::pair<std::string, Value>> items) {
+  Entry body;
+  record::ValueWriter w(&body);
   for (const auto& [key, value] : items) {
-    v1::DictItem* item = v.mutable_dict()->add_items();
-    item->set_key(key);
-    *item->mutable_value() = value;
+    w.Key(key);
+    w.Raw(value.bytes);
   }
-  return v;
-}
-inline v1::Value Typed(std::string type, v1::Value value) {
-  v1::Value v;
-  v.mutable_typed()->set_type(std::move(type));
-  *v.mutable_typed()->mutable_value() = std::move(value);
-  return v;
-}
-inline v1::Entry MakeEntry(
-    std::initializer_list<std::pair<std::string, v1::Value>> items) {
-  v1::Entry e;
-  e.mutable_body();
-  for (const auto& [key, value] : items) {
-    v1::DictItem* item = e.mutable_body()->add_items();
-    item->set_key(key);
-    *item->mutable_value() = value;
-  }
-  return e;
+  return body;
 }
 
 }  // namespace tprobe::testing

@@ -1,0 +1,116 @@
+#include "client/entry_builder.h"
+
+#include <array>
+
+namespace tprobe::client {
+namespace {
+
+// A part's key and its container's opening tag, encoded once.
+struct PartKey {
+  std::string key;
+  char open;
+};
+
+const std::array<PartKey, kPartCount>& PartKeys() {
+  static const std::array<PartKey, kPartCount> keys = [] {
+    auto make = [](std::string_view name, record::ValueTag open) {
+      PartKey k;
+      record::ValueWriter(&k.key).Key(name);
+      k.open = static_cast<char>(open);
+      return k;
+    };
+    return std::array<PartKey, kPartCount>{
+        make("input_args", record::ValueTag::kList),
+        make("input_kwargs", record::ValueTag::kDict),
+        make("input", record::ValueTag::kList),
+        make("output", record::ValueTag::kList),
+        make("parameters", record::ValueTag::kDict),
+    };
+  }();
+  return keys;
+}
+
+constexpr char kEnd = static_cast<char>(record::ValueTag::kEnd);
+
+}  // namespace
+
+uint32_t NextTensorRef() {
+  thread_local uint32_t next = 1;
+  uint32_t ref = next++;
+  if (ref == 0) ref = next++;
+  return ref;
+}
+
+void EntryBuilder::LayOut(const CallPlan& plan) {
+  if (!plan.forward) {
+    if (plan.input) Open(Part::kInput);
+    if (plan.output) Open(Part::kOutput);
+    return;
+  }
+  if (plan.input) {
+    Open(Part::kInputArgs);
+    Open(Part::kInputKwargs);
+  }
+  if (plan.output) {
+    Open(Part::kOutput);
+    if (plan.kind == record::CallKind::kModule) Open(Part::kParameters);
+  }
+}
+
+record::ValueWriter& EntryBuilder::Open(Part part) {
+  PartBuffer& p = parts_[Index(part)];
+  p.state = State::kItems;
+  p.bytes.clear();
+  return p.writer;
+}
+
+record::ValueWriter* EntryBuilder::Items(Part part) {
+  PartBuffer& p = parts_[Index(part)];
+  return p.state == State::kItems ? &p.writer : nullptr;
+}
+
+record::ValueWriter& EntryBuilder::Whole(Part part) {
+  PartBuffer& p = parts_[Index(part)];
+  p.state = State::kWhole;
+  p.bytes.clear();
+  return p.writer;
+}
+
+bool EntryBuilder::empty() const {
+  for (const PartBuffer& p : parts_) {
+    if (p.state != State::kClosed) return false;
+  }
+  return extra_.empty();
+}
+
+bool EntryBuilder::Tensor(record::ValueWriter& out, DType dtype,
+                          std::span<const int64_t> shape, bool requires_grad,
+                          const void* data, size_t nbytes) {
+  const uint32_t ref = NextTensorRef();
+  out.TensorRef(ref);
+  return core_.WriteTensor(ref, dtype, shape, requires_grad, data, nbytes);
+}
+
+bool EntryBuilder::Write(uint32_t step, uint32_t name_id, uint32_t stack_id) {
+  static constexpr char kEndText[] = {kEnd};
+  const auto& keys = PartKeys();
+  std::string_view pieces[kPartCount * 4 + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < kPartCount; ++i) {
+    const PartBuffer& p = parts_[i];
+    if (p.state == State::kClosed) continue;
+    pieces[n++] = keys[i].key;
+    if (p.state == State::kItems) {
+      pieces[n++] = std::string_view(&keys[i].open, 1);
+      pieces[n++] = p.bytes;
+      pieces[n++] = std::string_view(kEndText, 1);
+    } else {
+      pieces[n++] = p.bytes;
+    }
+  }
+  pieces[n++] = extra_;
+  return core_.WriteEntry(step, name_id, stack_id,
+                          std::span<const std::string_view>(pieces, n));
+}
+
+}  // namespace tprobe::client
