@@ -302,7 +302,7 @@ void Session::Publish(CallPlan* plan) {
 }
 
 void Session::BeginGroup(std::string_view name) {
-  if (config_.level != config::Level::kMix) return;
+  if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
   group_ = name;
@@ -310,7 +310,7 @@ void Session::BeginGroup(std::string_view name) {
 }
 
 void Session::EndGroup() {
-  if (config_.level != config::Level::kMix) return;
+  if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
 }
