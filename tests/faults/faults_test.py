@@ -229,16 +229,22 @@ class FaultsTest(unittest.TestCase):
         dump = os.path.join(self.tmp, "dump")
         report = os.path.join(self.tmp, "report.json")
         hold = os.path.join(self.tmp, "hold")
+        gate = os.path.join(self.tmp, "gate")
         first = Tprobed(tprobed_binary(), self.tmp).__enter__()
         self.addCleanup(first.stop)
-        # It steps until `hold` exists: as long as the test needs.
+        kill_at = self.rng.randint(5, 15)
+        # It steps until `hold` exists: as long as the test needs; it waits
+        # after step kill_at until `gate` exists, so that the kill falls
+        # there however late this process runs.
         t = Trainer("--config", config, "--socket", first.socket, "--dump",
                     dump, "--report", report, "--hold", hold, "--steps",
-                    "0", "--entries", "6", "--pause-ms", "5")
-        kill_at = self.rng.randint(5, 15)
+                    "0", "--entries", "6", "--pause-ms", "5", "--gate", gate,
+                    "--gate-step", str(kill_at))
         t.wait_line(f"step {kill_at}")
+        time.sleep(self.rng.uniform(0, 0.02))  # the daemon at a random point
         first.proc.kill()
         first.proc.wait()
+        open(gate, "w").close()
         t.wait_line(f"step {kill_at + 20}")  # steps without a daemon
         with Tprobed(tprobed_binary(), self.tmp) as second:
             def outage_shown() -> bool:
@@ -291,15 +297,17 @@ class FaultsTest(unittest.TestCase):
                               block_timeout_ms=200)
         dump = os.path.join(self.tmp, "dump")
         report = os.path.join(self.tmp, "report.json")
+        gate = os.path.join(self.tmp, "gate")
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
             t = Trainer("--config", config, "--socket", daemon.socket,
                         "--dump", dump, "--report", report, "--steps", "60",
                         "--entries", "20", "--floats", "1024",
-                        "--threads", "1")
-            t.wait_line("step 5")
+                        "--threads", "1", "--gate", gate)
+            t.wait_line("step 0")
             daemon.proc.send_signal(signal.SIGSTOP)
+            open(gate, "w").close()
             try:
-                t.wait_line("step 30")
+                t.wait_line("step 25")
             finally:
                 daemon.proc.send_signal(signal.SIGCONT)
             t.finish()
@@ -324,11 +332,28 @@ class FaultsTest(unittest.TestCase):
                     os.path.join(self.tmp, f"{policy}.json"), policy=policy,
                     block_timeout_ms=1, ring_count=2)
                 dump = os.path.join(self.tmp, policy)
+                report = os.path.join(self.tmp, f"{policy}-report.json")
+                gate = os.path.join(self.tmp, f"{policy}-gate")
                 with Tprobed(tprobed_binary(),
                              fresh_dir("tp-fault-d-")) as daemon:
-                    rep = self.run_clean(daemon, config, dump, "--steps", "8",
-                                         "--entries", "40", "--floats",
-                                         "4096", "--threads", "1")
+                    # The rings fill for certain while the daemon is
+                    # stopped (a fast daemon may keep up otherwise): the
+                    # trainer waits at the gate until it is.
+                    t = Trainer("--config", config, "--socket",
+                                daemon.socket, "--dump", dump, "--report",
+                                report, "--steps", "8", "--entries", "40",
+                                "--floats", "4096", "--threads", "1",
+                                "--gate", gate)
+                    t.wait_line("step 0")
+                    daemon.proc.send_signal(signal.SIGSTOP)
+                    open(gate, "w").close()
+                    try:
+                        t.wait_line("step 4")
+                    finally:
+                        daemon.proc.send_signal(signal.SIGCONT)
+                    t.finish()
+                rep = load_json(report)
+                self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
                 self.assertGreater(rep["dropped_ring_full"], 0, rep)
                 steps = check_rank_tree(self, dump, 0)
                 self.assertEqual(sorted(steps), list(range(8)))
