@@ -182,6 +182,34 @@ class FaultsTest(unittest.TestCase):
         self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
         return rep
 
+    def run_stalled(self, daemon: Tprobed, config: str, dump: str,
+                    stalled_until: int, *args: str) -> Dict:
+        """Runs the trainer to its end with the daemon stopped (SIGSTOP)
+        from after step 0 until the trainer reports step `stalled_until`:
+        the trainer waits at a gate until the daemon is stopped, so the
+        rings fill for certain however fast the daemon is. Returns the
+        trainer's report, its steps bounded as ever."""
+        report = os.path.join(self.tmp, "report.json")
+        gate = os.path.join(self.tmp, "gate")
+        for stale in (report, gate):
+            if os.path.exists(stale):
+                os.remove(stale)
+        t = Trainer("--config", config, "--socket", daemon.socket, "--dump",
+                    dump, "--report", report, "--gate", gate, *args)
+        t.wait_line("step 0")
+        daemon.proc.send_signal(signal.SIGSTOP)
+        open(gate, "w").close()
+        try:
+            t.wait_line(f"step {stalled_until}")
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+        t.finish()
+        rep = load_json(report)
+        # One block_timeout_ms per ring and stop, not one per record.
+        self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
+        self.assertGreater(rep["dropped_ring_full"], 0, rep)
+        return rep
+
     def assert_totals_match(self, steps: Dict, rep: Dict) -> None:
         """The daemon's per-step counts add up to the rank's own counters."""
         sums = totals(steps)
@@ -296,25 +324,10 @@ class FaultsTest(unittest.TestCase):
         config = write_config(os.path.join(self.tmp, "c.json"),
                               block_timeout_ms=200)
         dump = os.path.join(self.tmp, "dump")
-        report = os.path.join(self.tmp, "report.json")
-        gate = os.path.join(self.tmp, "gate")
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
-            t = Trainer("--config", config, "--socket", daemon.socket,
-                        "--dump", dump, "--report", report, "--steps", "60",
-                        "--entries", "20", "--floats", "1024",
-                        "--threads", "1", "--gate", gate)
-            t.wait_line("step 0")
-            daemon.proc.send_signal(signal.SIGSTOP)
-            open(gate, "w").close()
-            try:
-                t.wait_line("step 25")
-            finally:
-                daemon.proc.send_signal(signal.SIGCONT)
-            t.finish()
-        rep = load_json(report)
-        # One block_timeout_ms per ring and stop, not one per record.
-        self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
-        self.assertGreater(rep["dropped_ring_full"], 0, rep)
+            rep = self.run_stalled(daemon, config, dump, 25, "--steps", "60",
+                                   "--entries", "20", "--floats", "1024",
+                                   "--threads", "1")
         steps = check_rank_tree(self, dump, 0)
         self.assertEqual(sorted(steps), list(range(60)))
         for s, acc in steps.items():
@@ -332,29 +345,11 @@ class FaultsTest(unittest.TestCase):
                     os.path.join(self.tmp, f"{policy}.json"), policy=policy,
                     block_timeout_ms=1, ring_count=2)
                 dump = os.path.join(self.tmp, policy)
-                report = os.path.join(self.tmp, f"{policy}-report.json")
-                gate = os.path.join(self.tmp, f"{policy}-gate")
                 with Tprobed(tprobed_binary(),
                              fresh_dir("tp-fault-d-")) as daemon:
-                    # The rings fill for certain while the daemon is
-                    # stopped (a fast daemon may keep up otherwise): the
-                    # trainer waits at the gate until it is.
-                    t = Trainer("--config", config, "--socket",
-                                daemon.socket, "--dump", dump, "--report",
-                                report, "--steps", "8", "--entries", "40",
-                                "--floats", "4096", "--threads", "1",
-                                "--gate", gate)
-                    t.wait_line("step 0")
-                    daemon.proc.send_signal(signal.SIGSTOP)
-                    open(gate, "w").close()
-                    try:
-                        t.wait_line("step 4")
-                    finally:
-                        daemon.proc.send_signal(signal.SIGCONT)
-                    t.finish()
-                rep = load_json(report)
-                self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
-                self.assertGreater(rep["dropped_ring_full"], 0, rep)
+                    rep = self.run_stalled(daemon, config, dump, 4, "--steps",
+                                           "8", "--entries", "40", "--floats",
+                                           "4096", "--threads", "1")
                 steps = check_rank_tree(self, dump, 0)
                 self.assertEqual(sorted(steps), list(range(8)))
                 named = 0
