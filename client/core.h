@@ -34,7 +34,15 @@ namespace tprobe::client {
 // threads have claimed. Never freed while the Core lives (retired ones are
 // kept), so the hot path needs no reference counting.
 struct Connection {
+  explicit Connection(std::unique_ptr<shm::Segment> s);
+  // One ring's committed head as its writer mirrors it (shm::RingWriter),
+  // on a cache line of its own: the writer stores it at every record, and
+  // other threads publish it (Core::PublishAll).
+  struct alignas(shm::kCacheLine) Committed {
+    std::atomic<uint64_t> head{0};
+  };
   std::unique_ptr<shm::Segment> segment;
+  std::unique_ptr<Committed[]> committed;  // one per ring
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
   // Its daemon went away (the socket hung up): what it left unread in the
@@ -91,6 +99,11 @@ class TPROBE_INTERNAL Core {
   bool connected() const {
     return attached() || held_.load(std::memory_order_acquire);
   }
+  // Makes every record committed so far, by any thread, visible to the
+  // daemon (ring heads are published in batches, common/shm/ring.h). Call
+  // it before a request that needs the daemon to have seen the records;
+  // Totals() does it for the records it counts.
+  void PublishAll();
   // Publishes the trainer's current step in the segment (SegmentHeader::
   // producer_step), for the daemon's messages.
   void PublishStep(uint32_t step) {
@@ -139,7 +152,9 @@ class TPROBE_INTERNAL Core {
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
                   std::span<const std::string_view> pieces);
 
-  // Counters since the Core was made (see ClientCounters): records left
+  // Counters since the Core was made (see ClientCounters); every record
+  // counted as committed is published first, so a ring cut taken from them
+  // (StepLedger) is one the daemon can reach. Records left
   // unread by a daemon that went away count as dropped_no_daemon, not as
   // written.
   uint64_t dropped_no_daemon() const;
@@ -164,6 +179,8 @@ class TPROBE_INTERNAL Core {
   std::atomic<uint64_t> dropped_no_daemon_{0};
   std::atomic<uint32_t> next_intern_id_{1};
   RecordTotals TotalsLocked() const;  // REQUIRES: retired_mu_ held
+  // Publishes every ring of `conn` up to what its writers committed.
+  static void PublishConnection(const Connection& conn);
 
   // Process memory only, never on the hot path; guards connections_,
   // held_connection_ and produced_at_boundary_.
