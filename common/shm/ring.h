@@ -131,7 +131,7 @@ class RingReader {
   const std::byte* data_;
   uint64_t mask_;
   uint64_t tail_;
-  uint64_t cached_head_ = 0;
+  uint64_t cached_head_;
   uint64_t peeked_end_ = 0;  // tail after the peeked record; 0 = none
   bool broken_ = false;
 };

@@ -283,6 +283,23 @@ TEST_F(RingTest, PublishCommittedFromAnotherThreadNeverMovesHeadBack) {
   EXPECT_EQ(header.records_written.load(), static_cast<uint64_t>(kRecords));
 }
 
+// A reader made on a ring already read from (a daemon taking over a
+// segment) starts where the last one stopped.
+TEST_F(RingTest, NewReaderStartsAtTheTail) {
+  RingWriter w(&header_, data());
+  {
+    RingReader first(&header_, data());
+    ASSERT_TRUE(Write(w, 1, "one"));
+    ASSERT_TRUE(Read(first));
+  }
+  RingReader second(&header_, data());
+  EXPECT_FALSE(Read(second));
+  ASSERT_TRUE(Write(w, 1, "two"));
+  auto rec = Read(second);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->second, "two");
+}
+
 TEST_F(RingTest, CorruptHeaderIsReportedNotFollowed) {
   RingWriter w(&header_, data());
   ASSERT_TRUE(Write(w, 1, "fine"));
