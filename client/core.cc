@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -166,6 +167,15 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
       ->dropped[static_cast<size_t>(shm::DropReason::kRingFull)]
       .fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+uint64_t Core::NextSeq() {
+  thread_local uint64_t t_last = 0;
+  const uint64_t seq =
+      std::max(t_last, seq_.load(std::memory_order_relaxed)) + 1;
+  seq_.store(seq, std::memory_order_relaxed);
+  t_last = seq;
+  return seq;
 }
 
 uint32_t Core::Intern(record::InternKind kind, std::string_view text) {

@@ -130,8 +130,15 @@ class TPROBE_INTERNAL Core {
         .load(std::memory_order_acquire);
   }
 
-  // Process-wide order of entries and calls across rings.
-  uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
+  // The order of entries and calls across rings, which the daemon merges
+  // by it: strictly increasing on each thread, and above every seq the
+  // thread can have seen from another (a Lamport clock), without a locked
+  // read-modify-write. Calls of threads that run at the same time may share
+  // a value (the daemon then takes the lower ring first), and a thread that
+  // stores a stale clock may order a racing third thread's call early: only
+  // the interleaving of concurrent threads' records depends on it, never a
+  // ring's own order.
+  uint64_t NextSeq();
 
   // Returns the id of `text` on this thread's ring, sending it on first use;
   // 0 when it could not be sent (then the record that needs it is dropped).
@@ -175,7 +182,7 @@ class TPROBE_INTERNAL Core {
   const config::FullRingPolicy policy_;
   const uint32_t block_timeout_ms_;
   std::atomic<Connection*> connection_{nullptr};
-  std::atomic<uint64_t> seq_{1};
+  std::atomic<uint64_t> seq_{0};  // the newest seq given (NextSeq)
   std::atomic<uint64_t> dropped_no_daemon_{0};
   std::atomic<uint32_t> next_intern_id_{1};
   RecordTotals TotalsLocked() const;  // REQUIRES: retired_mu_ held
