@@ -4,12 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
+#include "client/naming.h"
 #include "common/record/writer.h"
 #include "common/shm/ring.h"
 
@@ -31,14 +32,6 @@ std::atomic<uint64_t> g_next_generation{1};
 
 bool InForkedChild() { return g_forked_child.load(std::memory_order_relaxed); }
 
-// Looks strings up by string_view, so a hit allocates nothing.
-struct TextHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const {
-    return std::hash<std::string_view>{}(s);
-  }
-};
-
 // This thread's ring of the current connection and its intern tables.
 struct Core::ThreadRing {
   const Core* core = nullptr;
@@ -50,9 +43,13 @@ struct Core::ThreadRing {
   // again, so a stopped daemon costs one block_timeout_ms, not one per
   // record.
   uint64_t stuck_tail = UINT64_MAX;
-  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>
-      interned[2];
+  // By string_view: a hit allocates nothing.
+  TextMap<uint32_t> interned[2];
 };
+
+Connection::Connection(std::unique_ptr<shm::Segment> s)
+    : segment(std::move(s)),
+      committed(std::make_unique<Committed[]>(segment->ring_count())) {}
 
 Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
     : policy_(policy), block_timeout_ms_(block_timeout_ms) {
@@ -63,8 +60,7 @@ Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
 Core::~Core() { Detach(); }
 
 void Core::Attach(std::unique_ptr<shm::Segment> segment) {
-  auto conn = std::make_unique<Connection>();
-  conn->segment = std::move(segment);
+  auto conn = std::make_unique<Connection>(std::move(segment));
   conn->generation = g_next_generation.fetch_add(1);
   std::lock_guard lock(retired_mu_);
   if (TotalsLocked().produced() != produced_at_boundary_) {
@@ -94,6 +90,7 @@ void Core::StepBoundary(uint64_t produced) {
       continue;
     }
     if (++conn->boundaries_since_lost >= 2) {
+      PublishConnection(*conn);
       uint64_t unread = 0;
       for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
         unread += shm::UnreadRecords(*conn->segment->ring_header(i),
@@ -129,7 +126,8 @@ Core::ThreadRing* Core::RingForThisThread() {
       shm::RingHeader* h = seg.ring_header(index);
       h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
                          std::memory_order_relaxed);
-      ring.writer.emplace(h, seg.ring_data(index));
+      ring.writer.emplace(h, seg.ring_data(index),
+                          &conn->committed[index].head);
     }
   }
   return &ring;
@@ -169,6 +167,15 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
       ->dropped[static_cast<size_t>(shm::DropReason::kRingFull)]
       .fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+uint64_t Core::NextSeq() {
+  thread_local uint64_t t_last = 0;
+  const uint64_t seq =
+      std::max(t_last, seq_.load(std::memory_order_relaxed)) + 1;
+  seq_.store(seq, std::memory_order_relaxed);
+  t_last = seq;
+  return seq;
 }
 
 uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
@@ -263,6 +270,19 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   return true;
 }
 
+void Core::PublishConnection(const Connection& conn) {
+  for (uint32_t i = 0; i < conn.segment->ring_count(); ++i) {
+    shm::PublishCommitted(
+        conn.segment->ring_header(i),
+        conn.committed[i].head.load(std::memory_order_acquire));
+  }
+}
+
+void Core::PublishAll() {
+  std::lock_guard lock(retired_mu_);
+  for (const auto& conn : connections_) PublishConnection(*conn);
+}
+
 RecordTotals Core::TotalsLocked() const {
   RecordTotals t;
   t.no_daemon = dropped_no_daemon_.load(std::memory_order_relaxed);
@@ -275,6 +295,9 @@ RecordTotals Core::TotalsLocked() const {
       const shm::RingHeader* h = seg.ring_header(i);
       const uint64_t records =
           h->records_written.load(std::memory_order_acquire);
+      // After the count: the mirror then holds at least these records.
+      shm::PublishCommitted(seg.ring_header(i), conn->committed[i].head.load(
+                                                    std::memory_order_acquire));
       t.committed += records;
       t.ring_full +=
           h->dropped[static_cast<size_t>(shm::DropReason::kRingFull)].load(

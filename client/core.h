@@ -34,7 +34,15 @@ namespace tprobe::client {
 // threads have claimed. Never freed while the Core lives (retired ones are
 // kept), so the hot path needs no reference counting.
 struct Connection {
+  explicit Connection(std::unique_ptr<shm::Segment> s);
+  // One ring's committed head as its writer mirrors it (shm::RingWriter),
+  // on a cache line of its own: the writer stores it at every record, and
+  // other threads publish it (Core::PublishAll).
+  struct alignas(shm::kCacheLine) Committed {
+    std::atomic<uint64_t> head{0};
+  };
   std::unique_ptr<shm::Segment> segment;
+  std::unique_ptr<Committed[]> committed;  // one per ring
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
   // Its daemon went away (the socket hung up): what it left unread in the
@@ -91,6 +99,11 @@ class TPROBE_INTERNAL Core {
   bool connected() const {
     return attached() || held_.load(std::memory_order_acquire);
   }
+  // Makes every record committed so far, by any thread, visible to the
+  // daemon (ring heads are published in batches, common/shm/ring.h). Call
+  // it before a request that needs the daemon to have seen the records;
+  // Totals() does it for the records it counts.
+  void PublishAll();
   // Publishes the trainer's current step in the segment (SegmentHeader::
   // producer_step), for the daemon's messages.
   void PublishStep(uint32_t step) {
@@ -117,8 +130,15 @@ class TPROBE_INTERNAL Core {
         .load(std::memory_order_acquire);
   }
 
-  // Process-wide order of entries and calls across rings.
-  uint64_t NextSeq() { return seq_.fetch_add(1, std::memory_order_relaxed); }
+  // The order of entries and calls across rings, which the daemon merges
+  // by it: strictly increasing on each thread, and above every seq the
+  // thread can have seen from another (a Lamport clock), without a locked
+  // read-modify-write. Calls of threads that run at the same time may share
+  // a value (the daemon then takes the lower ring first), and a thread that
+  // stores a stale clock may order a racing third thread's call early: only
+  // the interleaving of concurrent threads' records depends on it, never a
+  // ring's own order.
+  uint64_t NextSeq();
 
   // Returns the id of `text` on this thread's ring, sending it on first use;
   // 0 when it could not be sent (then the record that needs it is dropped).
@@ -139,7 +159,9 @@ class TPROBE_INTERNAL Core {
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
                   std::span<const std::string_view> pieces);
 
-  // Counters since the Core was made (see ClientCounters): records left
+  // Counters since the Core was made (see ClientCounters); every record
+  // counted as committed is published first, so a ring cut taken from them
+  // (StepLedger) is one the daemon can reach. Records left
   // unread by a daemon that went away count as dropped_no_daemon, not as
   // written.
   uint64_t dropped_no_daemon() const;
@@ -160,10 +182,12 @@ class TPROBE_INTERNAL Core {
   const config::FullRingPolicy policy_;
   const uint32_t block_timeout_ms_;
   std::atomic<Connection*> connection_{nullptr};
-  std::atomic<uint64_t> seq_{1};
+  std::atomic<uint64_t> seq_{0};  // the newest seq given (NextSeq)
   std::atomic<uint64_t> dropped_no_daemon_{0};
   std::atomic<uint32_t> next_intern_id_{1};
   RecordTotals TotalsLocked() const;  // REQUIRES: retired_mu_ held
+  // Publishes every ring of `conn` up to what its writers committed.
+  static void PublishConnection(const Connection& conn);
 
   // Process memory only, never on the hot path; guards connections_,
   // held_connection_ and produced_at_boundary_.

@@ -30,21 +30,31 @@ std::string ApiBase(std::string_view prefix, std::string_view api) {
   return base;
 }
 
+void SetModuleCallName(std::string* name, std::string_view base, bool forward,
+                       uint32_t index) {
+  name->reserve(base.size() + 20);
+  name->assign(base).append(forward ? ".forward." : ".backward.");
+  AppendIndex(name, index);
+}
+
 std::string ModuleCallName(std::string_view base, bool forward,
                            uint32_t index) {
   std::string name;
-  name.reserve(base.size() + 20);
-  name.append(base).append(forward ? ".forward." : ".backward.");
-  AppendIndex(&name, index);
+  SetModuleCallName(&name, base, forward, index);
   return name;
+}
+
+void SetApiCallName(std::string* name, std::string_view base, bool forward,
+                    uint32_t index) {
+  name->reserve(base.size() + 20);
+  name->assign(base).append(".");
+  AppendIndex(name, index);
+  name->append(forward ? ".forward" : ".backward");
 }
 
 std::string ApiCallName(std::string_view base, bool forward, uint32_t index) {
   std::string name;
-  name.reserve(base.size() + 20);
-  name.append(base).append(".");
-  AppendIndex(&name, index);
-  name.append(forward ? ".forward" : ".backward");
+  SetApiCallName(&name, base, forward, index);
   return name;
 }
 
@@ -56,13 +66,64 @@ std::string ParamGradName(std::string_view module_base, uint32_t k) {
   return name;
 }
 
-uint32_t CallIndices::Next(Map<uint32_t>& map, std::string_view base) {
-  auto it = map.find(base);
-  if (it == map.end()) {
-    map.emplace(std::string(base), 1);
-    return 0;
+StepCounters::StepCounters() : slots_(std::make_unique<Slot[]>(kSlots)) {}
+
+StepCounters::~StepCounters() {
+  for (size_t i = 0; i < kSlots; ++i) {
+    delete slots_[i].key.load(std::memory_order_relaxed);
   }
-  return it->second++;
+}
+
+uint32_t StepCounters::Bump(std::atomic<uint64_t>& count) const {
+  uint64_t v = count.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+    uint64_t next;
+    uint32_t index;
+    if ((v >> 32) >= epoch) {  // this step's (or, racing a Reset, the next)
+      next = v + 1;
+      index = static_cast<uint32_t>(v);
+    } else {  // the first call since the step began
+      next = (epoch << 32) | 1;
+      index = 0;
+    }
+    if (count.compare_exchange_weak(v, next, std::memory_order_relaxed)) {
+      return index;
+    }
+  }
+}
+
+uint32_t StepCounters::Next(std::string_view base) {
+  const size_t hash = std::hash<std::string_view>{}(base);
+  for (size_t i = 0; i < kMaxProbe; ++i) {
+    Slot& slot = slots_[(hash + i) & (kSlots - 1)];
+    const Key* key = slot.key.load(std::memory_order_acquire);
+    if (key == nullptr) {
+      // Threads probe in the same order and a slot never empties again, so
+      // a base is claimed at most once: the loser of this race finds the
+      // winner's key (possibly its own base) in the slot.
+      auto fresh = std::make_unique<Key>(Key{hash, std::string(base)});
+      if (slot.key.compare_exchange_strong(key, fresh.get(),
+                                           std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+        key = fresh.release();
+      }
+    }
+    if (key->hash == hash && key->text == base) return Bump(slot.count);
+  }
+  std::atomic<uint64_t>* count;
+  {
+    std::lock_guard lock(overflow_mu_);
+    auto it = overflow_.find(base);
+    if (it == overflow_.end()) {
+      it = overflow_
+               .emplace(std::string(base),
+                        std::make_unique<std::atomic<uint64_t>>(0))
+               .first;
+    }
+    count = it->second.get();
+  }
+  return Bump(*count);
 }
 
 uint32_t CallIndices::ParamGrad(std::string_view module_base,
@@ -77,8 +138,8 @@ uint32_t CallIndices::ParamGrad(std::string_view module_base,
 }
 
 void CallIndices::Reset() {
-  modules_.clear();
-  apis_.clear();
+  modules_.Reset();
+  apis_.Reset();
   passes_.clear();
 }
 

@@ -16,11 +16,13 @@
 // Indices count calls per base and start at 0 in every step; a backward
 // call reuses its forward call's index, so only forward calls count.
 //
-// Thread safety: the functions are pure. CallIndices is not thread-safe; the
-// Session guards it.
+// Thread safety: the functions are pure. CallIndices: see the class.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,20 +48,80 @@ TPROBE_INTERNAL std::string ApiBase(std::string_view prefix,
 // "{base}.forward.{index}" or "{base}.backward.{index}".
 TPROBE_INTERNAL std::string ModuleCallName(std::string_view base, bool forward,
                                            uint32_t index);
+// The same into *name, reusing its capacity (a hook's plan, warm: no
+// allocation).
+void SetModuleCallName(std::string* name, std::string_view base, bool forward,
+                       uint32_t index);
 
 // "{base}.{index}.forward" or "{base}.{index}.backward".
 std::string ApiCallName(std::string_view base, bool forward, uint32_t index);
+void SetApiCallName(std::string* name, std::string_view base, bool forward,
+                    uint32_t index);
 
 // "{module_base}.parameters_grad.{k}".
 std::string ParamGradName(std::string_view module_base, uint32_t k);
 
+// A map from text that finds a key by string_view (a hit allocates nothing).
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+template <typename V>
+using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
+
+// One counter per base text that starts again at 0 every step, without a
+// lock: a fixed open-addressing table whose slots, once given a base, keep
+// it for good (the base is copied once, the first time it is seen; a warm
+// count allocates nothing), each slot's count tagged with the step epoch it
+// counts in. A count from an older epoch starts again at 0. Bases beyond
+// the table's room fall back to a map under a mutex.
+//
+// Thread safety: Next and Reset may be called from any thread at the same
+// time. A Next concurrent with Reset counts in either step.
+class StepCounters {
+ public:
+  StepCounters();
+  ~StepCounters();
+  StepCounters(const StepCounters&) = delete;
+  StepCounters& operator=(const StepCounters&) = delete;
+
+  // 0 for the first call of `base` in the step, then 1, 2, …
+  uint32_t Next(std::string_view base);
+  void Reset() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
+
+ private:
+  struct Key {
+    size_t hash;
+    std::string text;
+  };
+  struct Slot {
+    std::atomic<const Key*> key{nullptr};
+    // (epoch << 32) | calls counted in that epoch.
+    std::atomic<uint64_t> count{0};
+  };
+  static constexpr size_t kSlots = size_t{1} << 13;
+  static constexpr size_t kMaxProbe = 32;
+  uint32_t Bump(std::atomic<uint64_t>& count) const;
+
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<uint64_t> epoch_{1};
+  std::mutex overflow_mu_;  // guards overflow_
+  TextMap<std::unique_ptr<std::atomic<uint64_t>>> overflow_;
+};
+
 // The call counters of one step.
+//
+// Thread safety: NextModule and NextApi may be called from any thread,
+// concurrently with each other and with Reset (StepCounters); ParamGrad and
+// Reset need the caller's lock (the Session's).
 class CallIndices {
  public:
   // The index of the next forward call of a module (API) with this base: 0
   // for the first call of the step, then 1, 2, …
-  uint32_t NextModule(std::string_view base) { return Next(modules_, base); }
-  uint32_t NextApi(std::string_view base) { return Next(apis_, base); }
+  uint32_t NextModule(std::string_view base) { return modules_.Next(base); }
+  uint32_t NextApi(std::string_view base) { return apis_.Next(base); }
 
   // K of a parameter gradient of the module with `module_base`: the number
   // of backward passes through the module before this one in the step. A
@@ -71,24 +133,13 @@ class CallIndices {
   void Reset();
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
-  template <typename V>
-  using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
-
-  static uint32_t Next(Map<uint32_t>& map, std::string_view base);
-
   struct Passes {
     uint32_t k = 0;
     std::string first_param;
   };
-  Map<uint32_t> modules_;
-  Map<uint32_t> apis_;
-  Map<Passes> passes_;
+  StepCounters modules_;
+  StepCounters apis_;
+  TextMap<Passes> passes_;
 };
 
 }  // namespace tprobe::client

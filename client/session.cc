@@ -124,6 +124,7 @@ void Session::UpdateCollecting() {
 bool Session::DaemonEndedDump() {
   // The daemon answers a Step at once and drains it later: a Flush waits
   // until this rank's records so far are read, so the status is current.
+  core_.PublishAll();
   v1::Request flush;
   flush.mutable_flush();
   v1::Response flushed;
@@ -350,17 +351,17 @@ bool Session::BeginModule(std::string_view base, bool forward,
   plan->step = step();
   plan->construct = true;  // L0 and mix keep every module node
   plan->name_id = 0;
-  {
+  // The counters take no lock; scope and list (a range that opens and
+  // closes as calls go) are kept under mu_.
+  plan->index = forward ? indices_.NextModule(base) : forward_index;
+  SetModuleCallName(&plan->name, base, forward, plan->index);
+  if (live().selection_everything) {
+    plan->dumped = true;
+  } else {
     std::lock_guard lock(mu_);
-    plan->index = forward ? indices_.NextModule(base) : forward_index;
-    plan->name = ModuleCallName(base, forward, plan->index);
-    if (live().selection_everything) {
-      plan->dumped = true;
-    } else {
-      selection_.BeginModule(plan->name);
-      // A backward module call is checked only when it ends (CheckEnd).
-      plan->dumped = forward && selection_.Check(plan->name);
-    }
+    selection_.BeginModule(plan->name);
+    // A backward module call is checked only when it ends (CheckEnd).
+    plan->dumped = forward && selection_.Check(plan->name);
   }
   Publish(plan);
   return true;
@@ -381,11 +382,13 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->step = step();
   plan->construct = config().level == config::Level::kMix;
   plan->name_id = 0;
-  {
+  plan->index = forward ? indices_.NextApi(base) : forward_index;
+  SetApiCallName(&plan->name, base, forward, plan->index);
+  if (live().selection_everything) {
+    plan->dumped = true;
+  } else {
     std::lock_guard lock(mu_);
-    plan->index = forward ? indices_.NextApi(base) : forward_index;
-    plan->name = ApiCallName(base, forward, plan->index);
-    plan->dumped = live().selection_everything || selection_.Check(plan->name);
+    plan->dumped = selection_.Check(plan->name);
   }
   if (forward) t_open_api = OpenApi{this, generation};
   Publish(plan);
@@ -459,6 +462,7 @@ bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
 }
 
 bool Session::Flush(int timeout_ms) {
+  core_.PublishAll();
   v1::Request req;
   req.mutable_flush();
   v1::Response reply;

@@ -240,7 +240,8 @@ class TPROBE_INTERNAL Session {
   // first (guarded by mu_): an outage may have begun with the first.
   std::deque<uint32_t> unacknowledged_;
 
-  std::mutex mu_;  // guards running_, started_, ended_, indices_, selection_,
+  std::mutex mu_;  // guards running_, started_, ended_, indices_ (its
+                   // ParamGrad and Reset; calls count lock-free), selection_,
                    // lives_, config_generation_, group_*
   bool running_ = false;
   bool started_ = false;  // Start() was called in this step

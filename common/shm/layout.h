@@ -58,12 +58,14 @@ enum class DropReason : uint32_t {
 // byte counters (never wrap); position = counter & (ring_bytes - 1).
 struct alignas(kCacheLine) RingHeader {
   // Producer side. The producer writes record bytes, then stores head with
-  // release order; the consumer loads head with acquire order.
+  // release order (once per batch of records, common/shm/ring.h); the
+  // consumer loads head with acquire order.
   alignas(kCacheLine) std::atomic<uint64_t> head;
   // Consumer side. The consumer stores tail with release order once it no
   // longer reads the bytes; the producer loads it with acquire order.
   alignas(kCacheLine) std::atomic<uint64_t> tail;
-  // Producer-written statistics (relaxed; single writer each).
+  // Producer-written statistics (single writer each): records_written and
+  // bytes_written count committed records, which head may not show yet.
   alignas(kCacheLine) std::atomic<uint64_t> records_written;
   std::atomic<uint64_t> bytes_written;
   std::atomic<uint64_t> dropped[static_cast<size_t>(DropReason::kCount)];

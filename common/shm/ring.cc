@@ -1,5 +1,6 @@
 #include "common/shm/ring.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -7,6 +8,8 @@
 
 namespace tprobe::shm {
 namespace {
+
+constexpr uint64_t kPrefetchAhead = 4 * kCacheLine;
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -22,7 +25,8 @@ void InitRing(RingHeader* header) {
   header->owner_tid.store(0, std::memory_order_release);
 }
 
-RingWriter::RingWriter(RingHeader* header, std::span<std::byte> data)
+RingWriter::RingWriter(RingHeader* header, std::span<std::byte> data,
+                       std::atomic<uint64_t>* committed)
     : header_(header),
       data_(data.data()),
       mask_(data.size() - 1),
@@ -30,9 +34,16 @@ RingWriter::RingWriter(RingHeader* header, std::span<std::byte> data)
       // whatever padding the wrap needs.
       max_payload_(
           static_cast<uint32_t>(data.size() / 2 - sizeof(RecordHeader))),
+      publish_bytes_(std::min<uint64_t>(data.size() / 8, 64 * 1024)),
+      committed_(committed),
       head_(header->head.load(std::memory_order_relaxed)),
-      pending_head_(head_) {
+      pending_head_(head_),
+      published_head_(head_),
+      records_written_(header->records_written.load(std::memory_order_relaxed)),
+      bytes_written_(header->bytes_written.load(std::memory_order_relaxed)) {
   assert(IsPowerOfTwo(data.size()) && data.size() >= 64);
+  if (committed_ != nullptr)
+    committed_->store(head_, std::memory_order_release);
 }
 
 uint64_t RingWriter::FreeBytes() const {
@@ -50,7 +61,10 @@ std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
   const uint64_t padding = need > to_end ? to_end : 0;
   if (head_ + padding + need - cached_tail_ > capacity) {
     cached_tail_ = header_->tail.load(std::memory_order_acquire);
-    if (head_ + padding + need - cached_tail_ > capacity) return nullptr;
+    if (head_ + padding + need - cached_tail_ > capacity) {
+      Publish();  // the reader can only free what it sees
+      return nullptr;
+    }
   }
   uint64_t at = head_;
   if (padding != 0) {
@@ -61,6 +75,9 @@ std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
     at += padding;
   }
   auto* rec = reinterpret_cast<RecordHeader*>(data_ + (at & mask_));
+  // The lines a few records on are likely still in the reader's cache: ask
+  // for them now, so that the stores of the records to come do not wait.
+  __builtin_prefetch(data_ + ((at + kPrefetchAhead) & mask_), 1);
   rec->size = size;
   rec->type = type;
   rec->flags = 0;
@@ -69,16 +86,37 @@ std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
 }
 
 void RingWriter::Commit() {
-  const uint64_t bytes = pending_head_ - head_;
+  bytes_written_ += pending_head_ - head_;
   head_ = pending_head_;
+  // The mirror first: whoever sees the counters below (acquire) and then
+  // loads the mirror finds these records in it.
+  if (committed_ != nullptr)
+    committed_->store(head_, std::memory_order_release);
+  // Single writer: plain stores, no locked read-modify-write.
+  header_->records_written.store(++records_written_, std::memory_order_release);
+  header_->bytes_written.store(bytes_written_, std::memory_order_release);
+  if (++unpublished_records_ >= kPublishRecords ||
+      head_ - published_head_ >= publish_bytes_) {
+    Publish();
+  }
+}
+
+void RingWriter::Publish() {
+  if (head_ == published_head_) return;
+  published_head_ = head_;
+  unpublished_records_ = 0;
   header_->head.store(head_, std::memory_order_release);
-  // Single writer: plain load and store, no locked read-modify-write.
-  header_->records_written.store(
-      header_->records_written.load(std::memory_order_relaxed) + 1,
-      std::memory_order_relaxed);
-  header_->bytes_written.store(
-      header_->bytes_written.load(std::memory_order_relaxed) + bytes,
-      std::memory_order_relaxed);
+}
+
+void PublishCommitted(RingHeader* header, uint64_t committed_head) {
+  uint64_t head = header->head.load(std::memory_order_relaxed);
+  // Serial-number order: counters never wrap in practice, but compare as
+  // the reader does.
+  while (static_cast<int64_t>(committed_head - head) > 0 &&
+         !header->head.compare_exchange_weak(head, committed_head,
+                                             std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+  }
 }
 
 uint64_t UnreadRecords(const RingHeader& header,
@@ -104,7 +142,8 @@ RingReader::RingReader(RingHeader* header, std::span<std::byte> data)
     : header_(header),
       data_(data.data()),
       mask_(data.size() - 1),
-      tail_(header->tail.load(std::memory_order_relaxed)) {
+      tail_(header->tail.load(std::memory_order_relaxed)),
+      cached_head_(tail_) {  // a reader may start on a ring already used
   assert(IsPowerOfTwo(data.size()) && data.size() >= 64);
 }
 

@@ -8,11 +8,23 @@
 // Records are length-prefixed and 8-byte aligned. A record never straddles the
 // end of the ring: when it does not fit in the bytes left before the end, the
 // writer first fills them with a padding record. Nothing becomes visible to
-// the reader until Commit() publishes head with one release store, so a
-// producer that dies mid-record leaves the ring as it was.
+// the reader until head is published with one release store, so a producer
+// that dies mid-record leaves the ring as it was.
+//
+// Publication is batched: Commit() ends a record in the writer only, and head
+// is stored once per kPublishRecords records or PublishBytes() bytes, when a
+// reservation finds the ring full (so the reader can free it), and whenever
+// the owner calls Publish(). Another thread of the producer process (the one
+// that ends a step, flushes or says goodbye) publishes on the owner's behalf
+// with PublishCommitted(), from the committed head the writer mirrors into
+// process memory. records_written and bytes_written count committed records,
+// so they may run ahead of what head shows until the next publication; a
+// producer killed in between loses its unpublished records (the reader never
+// sees them).
 //
 // Thread safety: one thread may use a RingWriter and one (other) thread the
-// RingReader of the same ring at the same time. Nothing else is safe.
+// RingReader of the same ring at the same time; PublishCommitted() may be
+// called from any thread of the producer. Nothing else is safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,21 +38,38 @@ namespace tprobe::shm {
 
 class RingWriter {
  public:
+  // Head is published at least once per this many committed records.
+  static constexpr uint64_t kPublishRecords = 32;
+
+  // `committed`, when given, receives the committed head (release) at every
+  // Commit(), for PublishCommitted(); it is process memory of the producer
+  // and must outlive the writer.
   // REQUIRES: data.size() is a power of two and at least 64 bytes.
-  RingWriter(RingHeader* header, std::span<std::byte> data);
+  RingWriter(RingHeader* header, std::span<std::byte> data,
+             std::atomic<uint64_t>* committed = nullptr);
 
   // The largest payload a single record may carry. Larger payloads must be
   // split into several records by the caller (chunking).
   uint32_t MaxPayload() const { return max_payload_; }
 
+  // Head is published at least once per this many committed bytes: an
+  // eighth of the ring, at most 64 KiB.
+  uint64_t PublishBytes() const { return publish_bytes_; }
+
   // Reserves a record of `size` payload bytes and returns where to write
-  // them, or nullptr when the ring lacks space (nothing is changed then) or
-  // size > MaxPayload(). The record is invisible until Commit().
+  // them, or nullptr when the ring lacks space (then every committed record
+  // is published, and nothing else is changed) or size > MaxPayload(). The
+  // record is invisible until it is committed and published.
   // REQUIRES: no reservation is pending.
   std::byte* Reserve(uint16_t type, uint32_t size);
 
-  // Publishes the pending reservation (one release store of head).
+  // Ends the pending reservation: counts it in records_written and
+  // bytes_written, and publishes head when the batch is full.
   void Commit();
+
+  // Makes every committed record visible to the reader (one release store
+  // of head; nothing when nothing is unpublished).
+  void Publish();
 
   // Bytes free for records right now (a lower bound; the reader may free
   // more concurrently).
@@ -53,10 +82,21 @@ class RingWriter {
   std::byte* data_;
   uint64_t mask_;
   uint32_t max_payload_;
-  uint64_t head_;          // private copy of header_->head
-  uint64_t pending_head_;  // head after the pending reservation
+  uint64_t publish_bytes_;
+  std::atomic<uint64_t>* committed_;
+  uint64_t head_;            // committed head (the header's once published)
+  uint64_t pending_head_;    // head after the pending reservation
+  uint64_t published_head_;  // head as last stored in the header
+  uint64_t unpublished_records_ = 0;
+  uint64_t records_written_;  // private copies of the header's counters
+  uint64_t bytes_written_;
   uint64_t cached_tail_ = 0;
 };
+
+// Publishes head up to `committed_head` (a value the ring's writer mirrored,
+// see RingWriter) unless head is there already: head never goes back, and
+// the writer's own stores are never undone.
+void PublishCommitted(RingHeader* header, uint64_t committed_head);
 
 // One record as the reader sees it. `payload` points into the ring and stays
 // valid until RingReader::Release().
@@ -91,7 +131,7 @@ class RingReader {
   const std::byte* data_;
   uint64_t mask_;
   uint64_t tail_;
-  uint64_t cached_head_ = 0;
+  uint64_t cached_head_;
   uint64_t peeked_end_ = 0;  // tail after the peeked record; 0 = none
   bool broken_ = false;
 };

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tprobe::client {
@@ -105,6 +107,54 @@ TEST(NamingTest, CallIndicesCountPerBaseAndResetAtStep) {
         indices.Reset();
         break;
     }
+  }
+}
+
+// Threads count the same bases at once without a lock: each base's indices
+// are 0..n-1, each given once.
+TEST(NamingTest, CallIndicesCountConcurrentCallsOnceEach) {
+  CallIndices indices;
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 5000;
+  const std::string bases[] = {"Module.a.Linear", "Module.b.ReLU",
+                               "Module.c.Conv2d"};
+  std::vector<std::vector<uint32_t>> got(kThreads * std::size(bases));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        const size_t b = static_cast<size_t>(i) % std::size(bases);
+        got[t * std::size(bases) + b].push_back(indices.NextModule(bases[b]));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t b = 0; b < std::size(bases); ++b) {
+    std::vector<uint32_t> all;
+    for (int t = 0; t < kThreads; ++t) {
+      const auto& mine = got[t * std::size(bases) + b];
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    ASSERT_FALSE(all.empty());
+    for (size_t i = 0; i < all.size(); ++i) {
+      ASSERT_EQ(all[i], i) << bases[b] << ": an index given twice or skipped";
+    }
+  }
+}
+
+// More bases than the lock-free table holds still count right (the rest go
+// to the locked map), and Reset starts them all again.
+TEST(NamingTest, CallIndicesCountBasesBeyondTheTable) {
+  CallIndices indices;
+  constexpr int kBases = 20000;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kBases; ++i) {
+      const std::string base = "Module.m" + std::to_string(i) + ".Linear";
+      ASSERT_EQ(indices.NextModule(base), 0u) << base;
+      ASSERT_EQ(indices.NextModule(base), 1u) << base;
+    }
+    indices.Reset();
   }
 }
 

@@ -32,8 +32,7 @@ class RecordWriter {
                                    static_cast<uint32_t>(payload.size()));
     if (p == nullptr) return false;
     if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
-    writer_.Commit();
-    return true;
+    return Commit();
   }
 
   bool Intern(uint32_t id, record::InternKind kind, std::string_view text) {
@@ -109,6 +108,7 @@ class RecordWriter {
   }
   bool Commit() {
     writer_.Commit();
+    writer_.Publish();  // each record visible at once, as the tests expect
     return true;
   }
 

@@ -7,9 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -27,6 +29,7 @@ class RingTest : public ::testing::Test {
     if (p == nullptr) return false;
     std::memcpy(p, text.data(), text.size());
     w.Commit();
+    w.Publish();
     return true;
   }
 
@@ -160,7 +163,141 @@ TEST_F(RingTest, UncommittedRecordIsInvisible) {
   std::memset(p, 0x5a, 16);
   EXPECT_FALSE(Read(r));
   w.Commit();
+  w.Publish();
   EXPECT_TRUE(Read(r));
+}
+
+TEST_F(RingTest, CommittedRecordsArePublishedInBatches) {
+  RingHeader header;
+  InitRing(&header);
+  std::vector<std::byte> bytes(1 << 20);
+  std::span<std::byte> ring(bytes.data(), bytes.size());
+  RingWriter w(&header, ring);
+  RingReader r(&header, ring);
+  auto commit = [&w] {
+    std::byte* p = w.Reserve(1, 8);
+    ASSERT_NE(p, nullptr);
+    std::memcpy(p, "smallrec", 8);
+    w.Commit();
+  };
+  for (uint64_t i = 0; i + 1 < RingWriter::kPublishRecords; ++i) commit();
+  // Counted as committed, not yet visible to the reader.
+  EXPECT_EQ(header.records_written.load(), RingWriter::kPublishRecords - 1);
+  EXPECT_EQ(header.head.load(), 0u);
+  auto peeked = r.Peek();
+  ASSERT_TRUE(peeked.ok());
+  EXPECT_FALSE(peeked.value());
+  // The batch's last record publishes all of them.
+  commit();
+  uint64_t seen = 0;
+  for (;;) {
+    auto rec = r.Peek();
+    ASSERT_TRUE(rec.ok());
+    if (!rec.value()) break;
+    r.Release();
+    ++seen;
+  }
+  EXPECT_EQ(seen, RingWriter::kPublishRecords);
+  // A record as large as the byte batch is published on its own.
+  std::byte* p = w.Reserve(2, static_cast<uint32_t>(w.PublishBytes()));
+  ASSERT_NE(p, nullptr);
+  w.Commit();
+  auto big = r.Peek();
+  ASSERT_TRUE(big.ok() && big.value());
+  EXPECT_EQ(big.value()->type, 2);
+  r.Release();
+  // Publish() shows whatever was committed, and is idempotent.
+  commit();
+  EXPECT_EQ(header.head.load(), r.position());
+  w.Publish();
+  w.Publish();
+  EXPECT_EQ(header.head.load(), r.position() + AlignedRecordSize(8));
+}
+
+TEST_F(RingTest, FullRingPublishesSoTheReaderCanFreeIt) {
+  RingWriter w(&header_, data());
+  RingReader r(&header_, data());
+  int n = 0;
+  for (;;) {
+    std::byte* p = w.Reserve(1, 56);  // 64 bytes a record: fills it exactly
+    if (p == nullptr) break;
+    w.Commit();
+    ++n;
+  }
+  ASSERT_EQ(n, 1024 / 64);
+  ASSERT_LT(n, static_cast<int>(RingWriter::kPublishRecords));
+  // The failed reservation published all of them.
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(Read(r));
+  EXPECT_FALSE(Read(r));
+  EXPECT_NE(w.Reserve(1, 56), nullptr);
+}
+
+// Another thread publishes from the writer's mirror while the writer goes
+// on (Core::PublishAll at a step boundary): head only moves forward, and
+// every record the mirror showed is visible at once.
+TEST_F(RingTest, PublishCommittedFromAnotherThreadNeverMovesHeadBack) {
+  RingHeader header;
+  InitRing(&header);
+  std::vector<std::byte> bytes(1 << 16);
+  std::span<std::byte> ring(bytes.data(), bytes.size());
+  std::atomic<uint64_t> mirror{0};
+  RingWriter w(&header, ring, &mirror);
+  RingReader r(&header, ring);
+  constexpr int kRecords = 20000;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kRecords; ++i) {
+      std::byte* p;
+      while ((p = w.Reserve(1, sizeof i)) == nullptr) {
+      }
+      std::memcpy(p, &i, sizeof i);
+      w.Commit();
+    }
+    done = true;
+  });
+  int next = 0;
+  uint64_t last_head = 0;
+  while (next < kRecords) {
+    const uint64_t committed = mirror.load(std::memory_order_acquire);
+    PublishCommitted(&header, committed);
+    const uint64_t head = header.head.load();
+    ASSERT_GE(head, committed);
+    ASSERT_GE(head, last_head) << "head went back";
+    last_head = head;
+    for (;;) {
+      auto rec = r.Peek();
+      ASSERT_TRUE(rec.ok()) << rec.status().message();
+      if (!rec.value()) break;
+      int value;
+      std::memcpy(&value, rec.value()->payload.data(), sizeof value);
+      ASSERT_EQ(value, next) << "records out of order";
+      r.Release();
+      ++next;
+    }
+    if (done && next < kRecords) {
+      // The writer finished: its last batch is in the mirror.
+      PublishCommitted(&header, mirror.load(std::memory_order_acquire));
+    }
+  }
+  writer.join();
+  EXPECT_EQ(header.records_written.load(), static_cast<uint64_t>(kRecords));
+}
+
+// A reader made on a ring already read from (a daemon taking over a
+// segment) starts where the last one stopped.
+TEST_F(RingTest, NewReaderStartsAtTheTail) {
+  RingWriter w(&header_, data());
+  {
+    RingReader first(&header_, data());
+    ASSERT_TRUE(Write(w, 1, "one"));
+    ASSERT_TRUE(Read(first));
+  }
+  RingReader second(&header_, data());
+  EXPECT_FALSE(Read(second));
+  ASSERT_TRUE(Write(w, 1, "two"));
+  auto rec = Read(second);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->second, "two");
 }
 
 TEST_F(RingTest, CorruptHeaderIsReportedNotFollowed) {
@@ -197,6 +334,12 @@ TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
       std::memcpy(p, "complete", 8);
       w.Commit();
     }
+    w.Publish();
+    for (int i = 0; i < 2; ++i) {  // committed, never published
+      std::byte* p = w.Reserve(1, 8);
+      std::memcpy(p, "unpublis", 8);
+      w.Commit();
+    }
     std::byte* p = w.Reserve(1, 100);
     std::memset(p, 0x77, 50);  // half a record, never committed
     char ready = 'r';
@@ -225,12 +368,16 @@ TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
     ++complete;
   }
   EXPECT_EQ(complete, 3);
+  // The lost records were counted as committed: a producer's count may run
+  // ahead of what the reader can see, never behind.
+  EXPECT_EQ(header->records_written.load(), 5u);
   // A new producer (a restarted rank) continues from the published head.
   RingWriter w2(header, data);
   std::byte* p = w2.Reserve(1, 4);
   ASSERT_NE(p, nullptr);
   std::memcpy(p, "next", 4);
   w2.Commit();
+  w2.Publish();
   auto rec = r.Peek();
   ASSERT_TRUE(rec.ok() && rec.value());
   EXPECT_EQ(std::string(

@@ -34,6 +34,7 @@ TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
   ASSERT_NE(p, nullptr);
   std::memcpy(p, "hello", 5);
   w.Commit();
+  w.Publish();
   RingReader r((*created)->ring_header(2), (*created)->ring_data(2));
   auto rec = r.Peek();
   ASSERT_TRUE(rec.ok() && rec.value());
