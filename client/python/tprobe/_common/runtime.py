@@ -22,7 +22,7 @@ class _ThreadState(threading.local):
     # recorded: APIs and modules called then are not recorded.
     busy = 0
     # Stack of open module forward calls (objects with .module, .base and
-    # .state, the module_begin state).
+    # .handle, the Call that module_begin returned).
     modules: Optional[list] = None
 
 
@@ -62,7 +62,7 @@ class Runtime:
             if calls[i].module is module:
                 call = calls[i]
                 for lost in reversed(calls[i + 1:]):
-                    self.session.module_end(lost.base, lost.state, None, None)
+                    self.session.module_end(lost.handle, None, None)
                 del calls[i:]
                 return call
         return None
