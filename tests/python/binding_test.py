@@ -55,8 +55,10 @@ class BindingTest(unittest.TestCase):
             session = _C.Session(config_path=config, socket_path=daemon.socket,
                                  autostart_daemon=False)
             cls.connected = session.connected
+            cls.call_before_start = session.api_begin("Torch.add")
             session.start()
             cls.bodies = cls.record(session)
+            cls.calls = cls.record_calls(session)
             session.stop()
             cls.flushed = session.flush(30000)
             session.step()
@@ -99,6 +101,40 @@ class BindingTest(unittest.TestCase):
         session.record_entry("pre_encoded", None, {"input_args": encoded,
                                                    "output": [t]})
         return bodies
+
+    @staticmethod
+    def record_calls(session):
+        """API calls through their handles; returns what the handles
+        said."""
+        t = torch.arange(4, dtype=torch.float32)
+        first = session.api_begin("Torch.add")
+        said = {"type": type(first).__name__, "entry": first.entry,
+                "input": first.input, "index": first.index}
+        session.api_end(first, ["File b.py, line 2, in h, \n add()"],
+                        session.encode([t]), session.encode({}), t)
+        # Ended already: neither a second entry nor a second close.
+        session.api_end(first, None, session.encode([]), session.encode({}),
+                        torch.ones(1))
+        second = session.api_begin("Torch.add")
+        said["second_index"] = second.index
+        session.api_end(second)  # no output: closed without an entry
+        return said
+
+    def test_call_handles(self) -> None:
+        self.maxDiff = None
+        self.assertIsNone(self.call_before_start)
+        self.assertEqual(self.calls, {"type": "Call", "entry": True,
+                                      "input": True, "index": 0,
+                                      "second_index": 1})
+        # torch's float32 norm of 0, 1, 2, 3: the second end's ones(1) is
+        # not in the entry.
+        norm = torch.arange(4, dtype=torch.float32).norm().item()
+        t = tensor("torch.float32", [4], 3.0, 0.0, 1.5, norm)
+        self.assertEqual(self.data["Torch.add.0.forward"], {
+            "input_args": [t], "input_kwargs": {}, "output": [t]})
+        self.assertNotIn("Torch.add.1.forward", self.data)
+        self.assertEqual(self.stack["Torch.add.0.forward"],
+                         ["File b.py, line 2, in h, \n add()"])
 
     def test_session_state(self) -> None:
         self.assertTrue(self.connected)
