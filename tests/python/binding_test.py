@@ -133,8 +133,9 @@ class BindingTest(unittest.TestCase):
         self.assertEqual(self.data["Torch.add.0.forward"], {
             "input_args": [t], "input_kwargs": {}, "output": [t]})
         self.assertNotIn("Torch.add.1.forward", self.data)
-        self.assertEqual(self.stack["Torch.add.0.forward"],
-                         ["File b.py, line 2, in h, \n add()"])
+        self.assertEqual(self.stack["1"], [["Torch.add.0.forward"],
+                                           ["File b.py, line 2, in h, \n "
+                                            "add()"]])
 
     def test_session_state(self) -> None:
         self.assertTrue(self.connected)
