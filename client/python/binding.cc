@@ -36,6 +36,7 @@
 #include "client/core.h"
 #include "client/entry_builder.h"
 #include "client/naming.h"
+#include "client/python/call_stack.h"
 #include "client/risk_level.h"
 #include "client/session.h"
 #include "common/dtype.h"
@@ -1022,8 +1023,12 @@ class PySession {
     }
   }
 
+  // A stack is a Stack (capture_stack) or a list of lines.
   uint32_t StackId(py::handle stack) {
     if (stack.is_none()) return 0;
+    if (py::isinstance<Stack>(stack)) {
+      return stack.cast<const Stack&>().text.Intern(session_->core());
+    }
     client::StackText text;
     for (py::handle line : stack) {
       std::string_view view;
@@ -1077,6 +1082,26 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<Encoded>(m, "Encoded",
                       "A value encoded ahead of its entry (Session.encode).");
+
+  using tprobe::python::Stack;
+  py::class_<Stack, std::shared_ptr<Stack>>(
+      m, "Stack", "A call stack in stack.json's lines (capture_stack).");
+  m.def(
+      "capture_stack",
+      []() -> py::object {
+        try {
+          std::shared_ptr<Stack> stack = tprobe::python::CaptureStack();
+          if (stack) return py::cast(std::move(stack));
+        } catch (...) {
+        }
+        return py::none();
+      },
+      "The running code's call stack, innermost frame first, tprobe's own "
+      "frames and frames without source text left out; None when it "
+      "cannot be read. Never raises.");
+  m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
+        "Frames of files under dir are tprobe's own: capture_stack leaves "
+        "them out.");
 
   using tprobe::python::Call;
   py::class_<Call>(m, "Call",

@@ -117,7 +117,7 @@ class ApiHooks:
                 return original(*args, **kwargs)
             stack = enc_args = enc_kwargs = None
             if call.entry:
-                stack = call_stack.capture(3)
+                stack = call_stack.capture()
                 if call.input:
                     enc_args = session.encode(args)
                     enc_kwargs = session.encode(kwargs)

@@ -73,7 +73,7 @@ class PrimitiveHooks:
                 args = self._hook_inputs(base, index, args)
             stack = enc_args = enc_kwargs = None
             if call.entry:
-                stack = call_stack.capture(3)
+                stack = call_stack.capture()
                 if call.input:
                     enc_args = session.encode(args)
                     enc_kwargs = session.encode(kwargs)
