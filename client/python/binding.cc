@@ -153,6 +153,11 @@ struct Call {
   bool entry = false;     // pass the call's stack and data
   bool input = false;     // data_mode keeps the inputs
   bool backward = false;  // report the call's backward
+  // An API call's stack and inputs, taken before it runs (api_inputs): an
+  // in-place API changes its inputs.
+  uint32_t stack_id = 0;
+  bool inputs = false;
+  std::string args, kwargs;  // one value each (record::ValueWriter)
 };
 
 // A value encoded ahead of its entry (Session.encode): an API's inputs must
@@ -754,8 +759,7 @@ class PySession {
   // A module call began (its forward pre-hook): lists its stack and writes
   // the input side of its entry (input_args, input_kwargs), as msprobe 26.x
   // does there.
-  void ModuleInputs(py::handle handle, py::handle stack, py::handle args,
-                    py::handle kwargs) {
+  void ModuleInputs(py::handle handle, py::handle args, py::handle kwargs) {
     try {
       const Call* call = Open(handle);
       if (call == nullptr || !call->plan.stack()) return;
@@ -771,7 +775,7 @@ class PySession {
         }
       }
       // With an empty body the record only lists the stack.
-      session_->WriteEntry(plan, StackId(stack), entry);
+      session_->WriteEntry(plan, CapturedStackId(), entry);
     } catch (...) {
     }
   }
@@ -850,8 +854,23 @@ class PySession {
     }
   }
 
-  void ApiEnd(py::handle handle, py::handle stack, py::handle args,
-              py::handle kwargs, py::handle output) {
+  // An API call is about to run: takes its stack and, when data_mode keeps
+  // them, its inputs into the call.
+  void ApiInputs(py::handle handle, py::handle args, py::handle kwargs) {
+    try {
+      Call* call = Open(handle);
+      if (call == nullptr || !call->entry) return;
+      call->stack_id = CapturedStackId();
+      if (call->plan.input) {
+        EncodeAhead(args, &call->args);
+        EncodeAhead(kwargs, &call->kwargs);
+        call->inputs = true;
+      }
+    } catch (...) {
+    }
+  }
+
+  void ApiEnd(py::handle handle, py::handle output) {
     try {
       Call* call = Open(handle);
       if (call == nullptr) return;
@@ -861,9 +880,12 @@ class PySession {
       if (!output.is(NoEntry())) {
         client::EntryBuilder entry(session_->core());
         if (plan.entry()) {
-          if (plan.input) {
-            TakeOrEncode(entry, args, entry.Whole(Part::kInputArgs));
-            TakeOrEncode(entry, kwargs, entry.Whole(Part::kInputKwargs));
+          if (plan.input && call->inputs) {
+            entry.Whole(Part::kInputArgs).Raw(call->args);
+            entry.Whole(Part::kInputKwargs).Raw(call->kwargs);
+          } else if (plan.input) {
+            entry.Whole(Part::kInputArgs).Null();
+            entry.Whole(Part::kInputKwargs).Null();
           }
           if (plan.output) {
             EncodeOutput(entry, output, entry.Whole(Part::kOutput));
@@ -871,7 +893,7 @@ class PySession {
         }
         // An empty entry lists only the stack (data_mode keeps none of it).
         if (plan.entry() || plan.stack())
-          session_->WriteEntry(plan, StackId(stack), entry);
+          session_->WriteEntry(plan, call->stack_id, entry);
       }
       session_->EndCall(plan);
     } catch (...) {
@@ -916,13 +938,7 @@ class PySession {
 
   Encoded Encode(py::handle value) {
     Encoded e;
-    ValueWriter out(&e.bytes);
-    if (!session_ || !session_->core().attached()) {
-      out.Null();
-      return e;
-    }
-    client::EntryBuilder entry(session_->core());
-    SafeEncode(entry, value, out, mindspore_);
+    EncodeAhead(value, &e.bytes);
     return e;
   }
 
@@ -964,6 +980,24 @@ class PySession {
   }
 
  private:
+  // `value` encoded into `bytes` ahead of its entry (its tensors are pushed
+  // now); null when no daemon is attached.
+  void EncodeAhead(py::handle value, std::string* bytes) {
+    ValueWriter out(bytes);
+    if (!session_ || !session_->core().attached()) {
+      out.Null();
+      return;
+    }
+    client::EntryBuilder entry(session_->core());
+    SafeEncode(entry, value, out, mindspore_);
+  }
+
+  // The running code's stack, interned in this thread's ring (0: none).
+  uint32_t CapturedStackId() {
+    std::shared_ptr<const Stack> stack = CaptureStack();
+    return stack ? stack->text.Intern(session_->core()) : 0;
+  }
+
   // The handle of a call the session opened.
   py::object Handle(client::CallPlan&& plan) const {
     Call call;
@@ -1023,12 +1057,9 @@ class PySession {
     }
   }
 
-  // A stack is a Stack (capture_stack) or a list of lines.
+  // A stack given as a list of lines (record_entry).
   uint32_t StackId(py::handle stack) {
     if (stack.is_none()) return 0;
-    if (py::isinstance<Stack>(stack)) {
-      return stack.cast<const Stack&>().text.Intern(session_->core());
-    }
     client::StackText text;
     for (py::handle line : stack) {
       std::string_view view;
@@ -1083,25 +1114,9 @@ PYBIND11_MODULE(_C, m) {
   py::class_<Encoded>(m, "Encoded",
                       "A value encoded ahead of its entry (Session.encode).");
 
-  using tprobe::python::Stack;
-  py::class_<Stack, std::shared_ptr<Stack>>(
-      m, "Stack", "A call stack in stack.json's lines (capture_stack).");
-  m.def(
-      "capture_stack",
-      []() -> py::object {
-        try {
-          std::shared_ptr<Stack> stack = tprobe::python::CaptureStack();
-          if (stack) return py::cast(std::move(stack));
-        } catch (...) {
-        }
-        return py::none();
-      },
-      "The running code's call stack, innermost frame first, tprobe's own "
-      "frames and frames without source text left out; None when it "
-      "cannot be read. Never raises.");
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
-        "Frames of files under dir are tprobe's own: capture_stack leaves "
-        "them out.");
+        "Frames of files under dir are tprobe's own: the stacks of the "
+        "entries leave them out.");
 
   using tprobe::python::Call;
   py::class_<Call>(m, "Call",
@@ -1196,9 +1211,9 @@ PYBIND11_MODULE(_C, m) {
            "Opens a module forward call; returns its Call (None: not "
            "recorded, else module_end must follow).")
       .def("module_inputs", &PySession::ModuleInputs, py::arg("call"),
-           py::arg("stack"), py::arg("args"), py::arg("kwargs"),
-           "Lists the beginning module call's stack and writes its inputs "
-           "(if data_mode keeps them).")
+           py::arg("args"), py::arg("kwargs"),
+           "Lists the beginning module call's stack (the running code's) "
+           "and writes its inputs (if data_mode keeps them).")
       .def("module_end", &PySession::ModuleEnd, py::arg("call"),
            py::arg("output"), py::arg("parameters"),
            "Writes the module call's outputs (if scope, list and data_mode "
@@ -1206,9 +1221,11 @@ PYBIND11_MODULE(_C, m) {
       .def("api_begin", &PySession::ApiBegin, py::arg("base"),
            "Opens an outermost API forward call; returns its Call (None: "
            "not recorded, else api_end must follow on this thread).")
+      .def("api_inputs", &PySession::ApiInputs, py::arg("call"),
+           py::arg("args"), py::arg("kwargs"),
+           "Before the API runs: takes its stack (the running code's) and, "
+           "if data_mode keeps them, its inputs into the call.")
       .def("api_end", &PySession::ApiEnd, py::arg("call"),
-           py::arg("stack") = py::none(), py::arg("args") = py::none(),
-           py::arg("kwargs") = py::none(),
            py::arg("output") = PySession::NoEntry(),
            "Writes the API call's entry (unless `output` is left out) and "
            "closes it.")

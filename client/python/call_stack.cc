@@ -33,7 +33,7 @@ struct FramesHash {
 
 struct Cached {
   std::vector<py::object> codes;  // keeps the key's code objects alive
-  std::shared_ptr<Stack> stack;
+  std::shared_ptr<const Stack> stack;
 };
 
 struct Cache {
@@ -47,7 +47,7 @@ Cache& TheCache() {
   return *cache;
 }
 
-std::shared_ptr<Stack> Format(const Cache& cache, const Frames& frames) {
+std::shared_ptr<const Stack> Format(const Cache& cache, const Frames& frames) {
   auto stack = std::make_shared<Stack>();
   py::object getline = py::module_::import("linecache").attr("getline");
   for (const auto& [code_ptr, line] : frames) {
@@ -75,7 +75,7 @@ std::shared_ptr<Stack> Format(const Cache& cache, const Frames& frames) {
 
 void SetOwnFrames(std::string dir) { TheCache().own_dir = std::move(dir); }
 
-std::shared_ptr<Stack> CaptureStack() {
+std::shared_ptr<const Stack> CaptureStack() {
   Cache& cache = TheCache();
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   if (frame == nullptr) return nullptr;
@@ -102,7 +102,7 @@ std::shared_ptr<Stack> CaptureStack() {
         py::reinterpret_borrow<py::object>(frame_code.first));
   }
   cached.stack = Format(cache, frames);
-  std::shared_ptr<Stack> stack = cached.stack;
+  std::shared_ptr<const Stack> stack = cached.stack;
   cache.stacks.emplace(frames, std::move(cached));
   return stack;
 }

@@ -30,7 +30,7 @@ void SetOwnFrames(std::string dir);
 
 // The running Python code's stack; null when there is no Python frame.
 // Needs the GIL; raises nothing but pybind11's errors.
-std::shared_ptr<Stack> CaptureStack();
+std::shared_ptr<const Stack> CaptureStack();
 
 }  // namespace tprobe::python
 

@@ -110,11 +110,11 @@ class BindingTest(unittest.TestCase):
         first = session.api_begin("Torch.add")
         said = {"type": type(first).__name__, "entry": first.entry,
                 "input": first.input, "index": first.index}
-        session.api_end(first, ["File b.py, line 2, in h, \n add()"],
-                        session.encode([t]), session.encode({}), t)
+        session.api_inputs(first, [t], {})
+        t.add_(1)  # the inputs were taken before
+        session.api_end(first, t)
         # Ended already: neither a second entry nor a second close.
-        session.api_end(first, None, session.encode([]), session.encode({}),
-                        torch.ones(1))
+        session.api_end(first, torch.ones(1))
         second = session.api_begin("Torch.add")
         said["second_index"] = second.index
         session.api_end(second)  # no output: closed without an entry
@@ -128,14 +128,21 @@ class BindingTest(unittest.TestCase):
                                       "second_index": 1})
         # torch's float32 norm of 0, 1, 2, 3: the second end's ones(1) is
         # not in the entry.
-        norm = torch.arange(4, dtype=torch.float32).norm().item()
-        t = tensor("torch.float32", [4], 3.0, 0.0, 1.5, norm)
+        before = torch.arange(4, dtype=torch.float32)
+        after = before + 1
         self.assertEqual(self.data["Torch.add.0.forward"], {
-            "input_args": [t], "input_kwargs": {}, "output": [t]})
+            "input_args": [tensor("torch.float32", [4], 3.0, 0.0, 1.5,
+                                  before.norm().item())],
+            "input_kwargs": {},
+            "output": [tensor("torch.float32", [4], 4.0, 1.0, 2.5,
+                              after.norm().item())]})
         self.assertNotIn("Torch.add.1.forward", self.data)
-        self.assertEqual(self.stack["1"], [["Torch.add.0.forward"],
-                                           ["File b.py, line 2, in h, \n "
-                                            "add()"]])
+        # The stack is the running code's: this file's record_calls
+        # innermost.
+        names, lines = self.stack["1"]
+        self.assertEqual(names, ["Torch.add.0.forward"])
+        self.assertRegex(lines[0], r"^File .*binding_test\.py, line \d+, in "
+                         r"record_calls, \n session\.api_inputs\(first, ")
 
     def test_session_state(self) -> None:
         self.assertTrue(self.connected)

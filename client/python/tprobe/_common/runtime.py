@@ -15,6 +15,7 @@ import threading
 from typing import Any, Optional
 
 from tprobe._C import Session
+from tprobe._common import stack as call_stack
 
 
 class _ThreadState(threading.local):
@@ -40,6 +41,7 @@ class Runtime:
         self.on = False
         self.local = _ThreadState()
         self._warned = False
+        call_stack.own_frames()
 
     def refresh(self) -> None:
         self.on = bool(self.session.collecting)

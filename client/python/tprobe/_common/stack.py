@@ -2,18 +2,19 @@
 
 Each line is ``File {path}, line {n}, in {function}, \\n {source line}``,
 innermost frame first. tprobe's own frames (files under this package) and
-frames without source text are left out. ``capture()`` is
-tprobe._C.capture_stack (client/python/call_stack.cc): it walks the frames
-in C++ and caches the formatted stacks by the frames' (code, line) pairs, so
-a repeated stack costs one walk; it returns a tprobe._C.Stack, which the
-session's *_inputs / *_end take as their ``stack``, or None when the stack
-cannot be read (it never raises).
+frames without source text are left out. The session takes the running
+code's stack itself when a call's entry begins (module_inputs, api_inputs;
+client/python/call_stack.cc); ``own_frames()`` tells it which frames are
+tprobe's own.
 """
 
 import os
 
 from tprobe import _C
 
-_C.set_own_frames(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-capture = _C.capture_stack
+
+def own_frames() -> None:
+    """Leaves the frames of files under this package out of every stack."""
+    _C.set_own_frames(_PACKAGE_DIR)

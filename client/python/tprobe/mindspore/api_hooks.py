@@ -17,7 +17,6 @@ from typing import Any, Callable, List, Tuple
 from mindspore import Tensor
 
 from tprobe._C import Session
-from tprobe._common import stack as call_stack
 from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import api_list, grad_gate
@@ -115,12 +114,8 @@ class ApiHooks:
         try:
             if call is None:
                 return original(*args, **kwargs)
-            stack = enc_args = enc_kwargs = None
             if call.entry:
-                stack = call_stack.capture()
-                if call.input:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+                session.api_inputs(call, args, kwargs)
             backward = None
             if call.backward and grad_gate.recording_grad():
                 index = call.index
@@ -133,7 +128,7 @@ class ApiHooks:
             if call.entry:
                 output = (list(args) + list(kwargs.values()) if distributed
                           else out)
-                session.api_end(call, stack, enc_args, enc_kwargs, output)
+                session.api_end(call, output)
             else:
                 session.api_end(call)
             call = None

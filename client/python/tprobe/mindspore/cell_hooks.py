@@ -18,7 +18,6 @@ from typing import Any, Callable, Optional
 from mindspore import nn
 
 from tprobe._C import Call, Session
-from tprobe._common import stack as call_stack
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 from tprobe.mindspore.backward import Backward
@@ -138,7 +137,7 @@ class CellHooks:
         handle = call.handle
         if handle.entry:
             # msprobe's MindSpore dump reads a cell's inputs when it ends.
-            session.module_inputs(handle, call_stack.capture(), args, kwargs)
+            session.module_inputs(handle, args, kwargs)
             session.module_end(handle, output, own_parameters(cell))
         else:
             session.module_end(handle, None, None)

@@ -10,7 +10,6 @@ from typing import Any, Callable
 
 from mindspore import nn
 
-from tprobe._common import stack as call_stack
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore.api_hooks import ApiHooks
 
@@ -65,15 +64,11 @@ class JitHooks:
         try:
             if call is None:
                 return original(executor, *args, **kwargs)
-            stack = enc_args = enc_kwargs = None
             if call.entry:
-                stack = call_stack.capture()
-                if call.input:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+                session.api_inputs(call, args, kwargs)
             out = original(executor, *args, **kwargs)
             if call.entry:
-                session.api_end(call, stack, enc_args, enc_kwargs, out)
+                session.api_end(call, out)
             else:
                 session.api_end(call)
             call = None

@@ -15,7 +15,6 @@ from typing import Any, Callable, List, Tuple
 from mindspore import Tensor, ops
 from mindspore.ops.primitive import Primitive
 
-from tprobe._common import stack as call_stack
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 
@@ -71,15 +70,11 @@ class PrimitiveHooks:
             grads = call.backward and grad_gate.recording_grad()
             if grads:
                 args = self._hook_inputs(base, index, args)
-            stack = enc_args = enc_kwargs = None
             if call.entry:
-                stack = call_stack.capture()
-                if call.input:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+                session.api_inputs(call, args, kwargs)
             out = original(prim, *args, **kwargs)
             if call.entry:
-                session.api_end(call, stack, enc_args, enc_kwargs, out)
+                session.api_end(call, out)
             else:
                 session.api_end(call)
             call = None

@@ -15,13 +15,12 @@ node and output = the gradients it passes on. As in msprobe it fires even
 after stop(), for backward passes of calls dumped before.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 
 from tprobe._C import Call, Session
 from tprobe.torch import api_list
-from tprobe._common import stack as call_stack
 from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime, first_tensor
 
@@ -133,9 +132,12 @@ class ApiHooks:
         try:
             if call is None:
                 return original(*args, **kwargs)
-            inputs = self._before(call, args, kwargs) if call.entry else None
+            if call.entry:
+                # The stack, and the inputs before an in-place API changes
+                # them.
+                session.api_inputs(call, args, kwargs)
             out = original(*args, **kwargs)
-            self._after(base, call, inputs, distributed, args, kwargs, out)
+            self._after(base, call, distributed, args, kwargs, out)
             call = None
             return out
         finally:
@@ -143,34 +145,17 @@ class ApiHooks:
             if call is not None:
                 session.api_end(call)  # the API raised: no entry
 
-    def _before(self, call: Call, args: tuple,
-                kwargs: dict) -> Optional[Tuple[Any, Any, Any]]:
-        """The stack and, when data_mode keeps them, the encoded inputs."""
-        rt = self.rt
-        try:
-            lines = call_stack.capture()
-            if call.input:
-                session = rt.session
-                return lines, session.encode(args), session.encode(kwargs)
-            return lines, None, None
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("an API hook", error)
-            return None
-
-    def _after(self, base: str, call: Call, inputs: Optional[tuple],
-               distributed: bool, args: tuple, kwargs: dict,
-               out: Any) -> None:
+    def _after(self, base: str, call: Call, distributed: bool, args: tuple,
+               kwargs: dict, out: Any) -> None:
         """Writes the entry (when there is one) and ends the call."""
         rt = self.rt
         session = rt.session
         try:
-            if inputs is None:
-                session.api_end(call)
+            if call.entry:
+                session.api_end(call, list(args) + list(kwargs.values())
+                                if distributed else out)
             else:
-                output = (list(args) + list(kwargs.values()) if distributed
-                          else out)
-                session.api_end(call, inputs[0], inputs[1], inputs[2],
-                                output)
+                session.api_end(call)
             if call.backward:
                 self._hook_backward(base, call.index, out)
         except Exception as error:  # noqa: BLE001

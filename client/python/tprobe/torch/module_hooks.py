@@ -37,7 +37,6 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import torch
 
 from tprobe._C import Call, Session
-from tprobe._common import stack as call_stack
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe._common.runtime import Runtime
 
@@ -288,7 +287,7 @@ class ModuleHooks:
         if handle.entry:
             # As msprobe 26.x: the stack and the inputs are taken when the
             # module begins (an in-place module shows its inputs unchanged).
-            session.module_inputs(handle, call_stack.capture(), args,
+            session.module_inputs(handle, args,
                                   kwargs if kwargs is not None else {})
         call = _Call(module, base, handle)
         rt.modules().append(call)
