@@ -20,6 +20,7 @@ interpreter, for context.
 """
 
 import argparse
+import glob
 import json
 import os
 import statistics
@@ -74,6 +75,14 @@ def step_times(cmd, env, daemon_pid, prelude=""):
     return wall, cpu, daemon_cpu / max(1, len(notes))
 
 
+def entries_per_step(dump: str) -> int:
+    """The entries in step 1's dump.json under `dump` (0: none written)."""
+    for path in glob.glob(os.path.join(dump, "step1", "rank*", "dump.json")):
+        with open(path) as f:
+            return len(json.load(f).get("data", {}))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Step time of examples/train_tiny_gpt.py with no tool "
@@ -92,6 +101,7 @@ def main() -> int:
     wall = {t: [] for t in tools}
     cpu = {t: [] for t in tools}
     daemon = {t: [] for t in tools}
+    entries = {t: 0 for t in tools}
     with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
@@ -115,15 +125,21 @@ def main() -> int:
                     wall[tool] += w
                     cpu[tool] += c
                     daemon[tool].append(d)
+                    if tool != "none" and r == 0:
+                        entries[tool] = entries_per_step(cmd[-1])
     wall_base = statistics.median(wall["none"])
     cpu_base = statistics.median(cpu["none"])
+    # us/entry: the trainer's CPU time a step costs over no tool, per entry
+    # of its dump.json (a module call at L0, an API call at L1).
     print(f"{'tool':11s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
-          f"{'daemon cpu ms':>14s}")
+          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
     for tool in tools:
         w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
         d = statistics.median(daemon[tool]) * 1e3
+        n = entries[tool]
+        per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
         print(f"{tool:11s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
-              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f}")
+              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
     return 0
 
 
