@@ -3,17 +3,24 @@
 L0, L1 and mix (task statistics), measured in one invocation.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
-        --tprobed build/bin/tprobed [--steps 30] [--rounds 3]
+        --tprobed build/bin/tprobed [--steps 30] [--rounds 3] [--small] \
+        [--msprobe DIR]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
-the debugger's stop/step), as wall time and as the trainer's CPU time. The
-first steps are warm-up. The rounds are interleaved so that a noisy machine
-hurts every configuration alike; medians over all measured steps are
-reported, with the daemon's CPU time per step beside them.
+the debugger's stop/step), as wall time and as the trainer's CPU time, so
+every dumped step after step 0 is measured. The rounds are interleaved so
+that a noisy machine hurts every configuration alike; medians over all
+measured steps are reported, with the daemon's CPU time per step beside them.
+
+--small shrinks the model until the hooks dominate its step time.
+--msprobe DIR adds msprobe at L0, L1 and mix to every round, run from DIR
+(a `pip install --no-deps --target DIR mindstudio-probe==8.3.3`) on this
+interpreter, for context.
 """
 
 import argparse
+import glob
 import json
 import os
 import statistics
@@ -27,7 +34,9 @@ import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
 _CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
-_WARMUP = 3
+_LEVELS = ("L0", "L1", "mix")
+# msprobe 8.3.3 uses numpy.unicode_, which numpy 2 no longer has.
+_SHIM_833 = "import numpy; numpy.unicode_ = numpy.str_\n"
 
 
 # Runs the script with print() patched to note wall and CPU time at each
@@ -54,50 +63,83 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def step_times(cmd, env, daemon_pid):
+def step_times(cmd, env, daemon_pid, prelude=""):
     daemon_before = _cpu_seconds(daemon_pid)
-    out = subprocess.run([sys.executable, "-c", _RUNNER] + cmd, env=env,
-                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", prelude + _RUNNER] + cmd,
+                         env=env, stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
     daemon_cpu = _cpu_seconds(daemon_pid) - daemon_before
     notes = json.loads(out.rsplit("NOTES ", 1)[1])
-    wall = [b[0] - a[0] for a, b in zip(notes, notes[1:])][_WARMUP:]
-    cpu = [b[1] - a[1] for a, b in zip(notes, notes[1:])][_WARMUP:]
+    wall = [b[0] - a[0] for a, b in zip(notes, notes[1:])]
+    cpu = [b[1] - a[1] for a, b in zip(notes, notes[1:])]
     return wall, cpu, daemon_cpu / max(1, len(notes))
 
 
+def entries_per_step(dump: str) -> int:
+    """The entries in step 1's dump.json under `dump` (0: none written)."""
+    for path in glob.glob(os.path.join(dump, "step1", "rank*", "dump.json")):
+        with open(path) as f:
+            return len(json.load(f).get("data", {}))
+    return 0
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tprobed", required=True)
+    ap = argparse.ArgumentParser(
+        description="Step time of examples/train_tiny_gpt.py with no tool "
+        "and with tprobe at L0, L1 and mix, in interleaved rounds.")
+    ap.add_argument("--tprobed", required=True, help="the tprobed binary")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--small", action="store_true",
+                    help="the model shrunk until hooks dominate")
+    ap.add_argument("--msprobe", metavar="DIR",
+                    help="also msprobe 8.3.3 installed in DIR")
     args = ap.parse_args()
-    tools = ("none", "L0", "L1", "mix")
+    tools = ("none",) + tuple(f"tprobe {lv}" for lv in _LEVELS)
+    if args.msprobe:
+        tools += tuple(f"msprobe {lv}" for lv in _LEVELS)
     wall = {t: [] for t in tools}
     cpu = {t: [] for t in tools}
     daemon = {t: [] for t in tools}
+    entries = {t: 0 for t in tools}
     with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
-            for _ in range(args.rounds):
+            for r in range(args.rounds):
                 for tool in tools:
                     cmd = [_SCRIPT, "--steps", str(args.steps)]
+                    if args.small:
+                        cmd.append("--small")
+                    run_env, prelude = env, ""
                     if tool != "none":
-                        cmd += ["--tool", "tprobe", "--config",
-                                os.path.join(_CONFIGS, tool, "config.json"),
-                                "--dump-path", os.path.join(tmp, "dump", tool)]
-                    w, c, d = step_times(cmd, env, tprobed.proc.pid)
+                        name, level = tool.split()
+                        cmd += ["--tool", name, "--config",
+                                os.path.join(_CONFIGS, level, "config.json"),
+                                "--dump-path",
+                                os.path.join(tmp, "dump", name, level, str(r))]
+                        if name == "msprobe":
+                            run_env = dict(env, PYTHONPATH=args.msprobe)
+                            prelude = _SHIM_833
+                    w, c, d = step_times(cmd, run_env, tprobed.proc.pid,
+                                         prelude)
                     wall[tool] += w
                     cpu[tool] += c
                     daemon[tool].append(d)
+                    if tool != "none" and r == 0:
+                        entries[tool] = entries_per_step(cmd[-1])
     wall_base = statistics.median(wall["none"])
     cpu_base = statistics.median(cpu["none"])
-    print(f"{'tool':5s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
-          f"{'daemon cpu ms':>14s}")
+    # us/entry: the trainer's CPU time a step costs over no tool, per entry
+    # of its dump.json (a module call at L0, an API call at L1).
+    print(f"{'tool':11s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
     for tool in tools:
         w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
         d = statistics.median(daemon[tool]) * 1e3
-        print(f"{tool:5s} {w * 1e3:9.2f} {w / wall_base:6.2f} {c * 1e3:9.2f} "
-              f"{c / cpu_base:6.2f} {d:14.2f}")
+        n = entries[tool]
+        per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
+        print(f"{tool:11s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
     return 0
 
 

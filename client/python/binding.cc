@@ -3,10 +3,11 @@
 // A Session is one rank's dump session (client/session.h), which names,
 // counts and filters every call. Python hooks report calls by their name
 // base (module_begin/module_end, api_begin/api_end, *_backward, param_grad)
-// with the Python values they saw; this file walks the values into the
-// entry (client/entry_builder.h) following msprobe's per-value encoding
-// (reference/msprobe-format.md, section 2.3) and pushes every tensor's bytes
-// into this thread's ring.
+// with the Python values they saw; a *_begin returns a Call handle (the
+// session's plan of the call) that the matching *_end takes back. This file
+// walks the values into the entry (client/entry_builder.h) following
+// msprobe's per-value encoding (reference/msprobe-format.md, section 2.3) and
+// pushes every tensor's bytes into this thread's ring.
 //
 // Errors: a bad config makes the constructor raise ValueError with the
 // config's message. No other method raises: failures become a False return,
@@ -35,6 +36,7 @@
 #include "client/core.h"
 #include "client/entry_builder.h"
 #include "client/naming.h"
+#include "client/python/call_stack.h"
 #include "client/risk_level.h"
 #include "client/session.h"
 #include "common/dtype.h"
@@ -139,16 +141,24 @@ bool IsInstance(PyObject* obj, PyObject* type) {
          PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(type));
 }
 
-// The call state that Session.*_begin returns: flags in the low byte, the
-// call index above them (exported to Python under the same names).
-constexpr int64_t kOpen = 1;        // the call must be ended (*_end)
-constexpr int64_t kEntry = 2;       // pass the call's data and stack
-constexpr int64_t kInput = 4;       // data_mode keeps the inputs
-constexpr int64_t kOutput = 8;      // data_mode keeps the outputs
-constexpr int64_t kBackward = 16;   // report the call's backward
-constexpr int64_t kDumped = 32;     // passed scope and list
-constexpr int64_t kConstruct = 64;  // its construct node was opened
-constexpr int kIndexShift = 8;
+class PySession;
+
+// One open call, the handle that Session.*_begin returns and the matching
+// *_end takes back: the session's plan of the call, kept as it is (its
+// name made and interned once), and what the hooks ask of it.
+struct Call {
+  const PySession* owner = nullptr;
+  client::CallPlan plan;
+  bool open = true;       // *_end not yet called
+  bool entry = false;     // pass the call's stack and data
+  bool input = false;     // data_mode keeps the inputs
+  bool backward = false;  // report the call's backward
+  // An API call's stack and inputs, taken before it runs (api_inputs): an
+  // in-place API changes its inputs.
+  uint32_t stack_id = 0;
+  bool inputs = false;
+  std::string args, kwargs;  // one value each (record::ValueWriter)
+};
 
 // A value encoded ahead of its entry (Session.encode): an API's inputs must
 // be captured before the API runs, since in-place APIs change them.
@@ -728,35 +738,32 @@ class PySession {
 
   // --- hooks -------------------------------------------------------------
   // The session names, counts and filters each call (client/session.h);
-  // Python only hands over what its hooks saw. *_begin returns a call state
-  // (see the flags in PYBIND11_MODULE): 0 when nothing is recorded, else
-  // the flags in the low byte and the call index above them. The state goes
-  // back into the matching *_end.
+  // Python only hands over what its hooks saw. *_begin returns None when
+  // nothing is recorded, else the call's handle (Call), which goes back
+  // into the matching *_end; a handle is ended once.
 
-  int64_t ModuleBegin(py::handle base) {
+  py::object ModuleBegin(py::handle base) {
     try {
       std::string_view text;
       client::CallPlan plan;
       if (!session_ || !Text(base, &text) ||
           !session_->BeginModule(text, true, 0, &plan)) {
-        return 0;
+        return py::none();
       }
-      return State(plan);
+      return Handle(std::move(plan));
     } catch (...) {
-      return 0;
+      return py::none();
     }
   }
 
   // A module call began (its forward pre-hook): lists its stack and writes
   // the input side of its entry (input_args, input_kwargs), as msprobe 26.x
   // does there.
-  void ModuleInputs(py::handle base, int64_t state, py::handle stack,
-                    py::handle args, py::handle kwargs) {
+  void ModuleInputs(py::handle handle, py::handle args, py::handle kwargs) {
     try {
-      std::string_view text;
-      if (!session_ || state == 0 || !Text(base, &text)) return;
-      client::CallPlan plan = ModulePlanOf(text, state);
-      if (!plan.stack()) return;
+      const Call* call = Open(handle);
+      if (call == nullptr || !call->plan.stack()) return;
+      const client::CallPlan& plan = call->plan;
       client::EntryBuilder entry(session_->core());
       if (plan.input) {
         SafeEncode(entry, args, entry.Whole(Part::kInputArgs), mindspore_);
@@ -768,7 +775,7 @@ class PySession {
         }
       }
       // With an empty body the record only lists the stack.
-      session_->WriteEntry(plan, StackId(stack), entry);
+      session_->WriteEntry(plan, CapturedStackId(), entry);
     } catch (...) {
     }
   }
@@ -776,12 +783,12 @@ class PySession {
   // The module call ended (its forward hook): writes the output side of its
   // entry (output, parameters) when scope, list and data_mode keep it, and
   // closes the call.
-  void ModuleEnd(py::handle base, int64_t state, py::handle output,
-                 py::handle parameters) {
+  void ModuleEnd(py::handle handle, py::handle output, py::handle parameters) {
     try {
-      std::string_view text;
-      if (!session_ || state == 0 || !Text(base, &text)) return;
-      client::CallPlan plan = ModulePlanOf(text, state);
+      Call* call = Open(handle);
+      if (call == nullptr) return;
+      call->open = false;
+      client::CallPlan& plan = call->plan;
       session_->CheckEnd(&plan);
       if (plan.output) {
         client::EntryBuilder entry(session_->core());
@@ -802,65 +809,83 @@ class PySession {
   }
 
   // A module's backward begins (its output gradients arrived): returns its
-  // state, 0 when it is not recorded (else module_backward_end must follow).
-  int64_t ModuleBackwardBegin(py::handle base, int64_t index) {
+  // handle, None when it is not recorded (else module_backward_end must
+  // follow).
+  py::object ModuleBackwardBegin(py::handle base, int64_t index) {
     try {
       std::string_view text;
       client::CallPlan plan;
       if (!session_ || !Text(base, &text) ||
           !session_->BeginModule(text, false, static_cast<uint32_t>(index),
                                  &plan)) {
-        return 0;
+        return py::none();
       }
-      return State(plan);
+      return Handle(std::move(plan));
     } catch (...) {
-      return 0;
+      return py::none();
     }
   }
 
   // The module's backward is done: writes its entry and closes it.
-  void ModuleBackwardEnd(py::handle base, int64_t state, py::handle input,
+  void ModuleBackwardEnd(py::handle handle, py::handle input,
                          py::handle output) {
     try {
-      std::string_view text;
-      if (!session_ || state == 0 || !Text(base, &text)) return;
-      client::CallPlan plan = ModulePlanOf(text, state, /*forward=*/false);
-      session_->CheckEnd(&plan);
-      WriteBackward(plan, input, output);
-      session_->EndCall(plan);
+      Call* call = Open(handle);
+      if (call == nullptr) return;
+      call->open = false;
+      session_->CheckEnd(&call->plan);
+      WriteBackward(call->plan, input, output);
+      session_->EndCall(call->plan);
     } catch (...) {
     }
   }
 
-  int64_t ApiBegin(py::handle base) {
+  py::object ApiBegin(py::handle base) {
     try {
       std::string_view text;
-      OpenApi& open = OpenApiSlot();
+      client::CallPlan plan;
       if (!session_ || !Text(base, &text) ||
-          !session_->BeginApi(text, true, 0, &open.plan)) {
-        return 0;
+          !session_->BeginApi(text, true, 0, &plan)) {
+        return py::none();
       }
-      open.owner = this;
-      return State(open.plan);
+      return Handle(std::move(plan));
     } catch (...) {
-      return 0;
+      return py::none();
     }
   }
 
-  void ApiEnd(int64_t state, py::handle stack, py::handle args,
-              py::handle kwargs, py::handle output) {
+  // An API call is about to run: takes its stack and, when data_mode keeps
+  // them, its inputs into the call.
+  void ApiInputs(py::handle handle, py::handle args, py::handle kwargs) {
     try {
-      OpenApi& open = OpenApiSlot();
-      if (!session_ || state == 0 || open.owner != this) return;
-      open.owner = nullptr;
-      client::CallPlan& plan = open.plan;
+      Call* call = Open(handle);
+      if (call == nullptr || !call->entry) return;
+      call->stack_id = CapturedStackId();
+      if (call->plan.input) {
+        EncodeAhead(args, &call->args);
+        EncodeAhead(kwargs, &call->kwargs);
+        call->inputs = true;
+      }
+    } catch (...) {
+    }
+  }
+
+  void ApiEnd(py::handle handle, py::handle output) {
+    try {
+      Call* call = Open(handle);
+      if (call == nullptr) return;
+      call->open = false;
+      client::CallPlan& plan = call->plan;
       session_->CheckEnd(&plan);
       if (!output.is(NoEntry())) {
         client::EntryBuilder entry(session_->core());
         if (plan.entry()) {
-          if (plan.input) {
-            TakeOrEncode(entry, args, entry.Whole(Part::kInputArgs));
-            TakeOrEncode(entry, kwargs, entry.Whole(Part::kInputKwargs));
+          if (plan.input && call->inputs) {
+            entry.Whole(Part::kInputArgs).Raw(call->args);
+            entry.Whole(Part::kInputKwargs).Raw(call->kwargs);
+          } else if (plan.input) {
+            entry.Whole(Part::kInputArgs).Null();
+            entry.Whole(Part::kInputKwargs).Null();
           }
           if (plan.output) {
             EncodeOutput(entry, output, entry.Whole(Part::kOutput));
@@ -868,7 +893,7 @@ class PySession {
         }
         // An empty entry lists only the stack (data_mode keeps none of it).
         if (plan.entry() || plan.stack())
-          session_->WriteEntry(plan, StackId(stack), entry);
+          session_->WriteEntry(plan, call->stack_id, entry);
       }
       session_->EndCall(plan);
     } catch (...) {
@@ -913,13 +938,7 @@ class PySession {
 
   Encoded Encode(py::handle value) {
     Encoded e;
-    ValueWriter out(&e.bytes);
-    if (!session_ || !session_->core().attached()) {
-      out.Null();
-      return e;
-    }
-    client::EntryBuilder entry(session_->core());
-    SafeEncode(entry, value, out, mindspore_);
+    EncodeAhead(value, &e.bytes);
     return e;
   }
 
@@ -961,47 +980,41 @@ class PySession {
   }
 
  private:
-  // The outermost API call open on this thread (the session allows one).
-  struct OpenApi {
-    const PySession* owner = nullptr;
-    client::CallPlan plan;
-  };
-  static OpenApi& OpenApiSlot() {
-    thread_local OpenApi open;
-    return open;
-  }
-
-  int64_t State(const client::CallPlan& plan) const {
-    int64_t flags = kOpen;
-    if (plan.entry() || plan.stack()) flags |= kEntry;
-    if (plan.input) flags |= kInput;
-    if (plan.output) flags |= kOutput;
-    if (session_->WantsBackward()) flags |= kBackward;
-    if (plan.dumped) flags |= kDumped;
-    if (plan.construct) flags |= kConstruct;
-    return flags | (static_cast<int64_t>(plan.index) << kIndexShift);
-  }
-
-  // The plan of a forward call from its base and state (module calls nest,
-  // so their plans are not kept between begin and end).
-  client::CallPlan ModulePlanOf(std::string_view base, int64_t state,
-                                bool forward = true) {
-    client::CallPlan plan;
-    plan.kind = record::CallKind::kModule;
-    plan.forward = forward;
-    plan.index = static_cast<uint32_t>(state >> kIndexShift);
-    plan.step = session_->step();
-    plan.name = client::ModuleCallName(base, forward, plan.index);
-    plan.dumped = (state & kDumped) != 0;
-    plan.input = (state & kInput) != 0;
-    plan.output = (state & kOutput) != 0;
-    plan.construct = (state & kConstruct) != 0;
-    if (plan.construct || (state & kEntry) != 0) {
-      plan.name_id =
-          session_->core().Intern(record::InternKind::kName, plan.name);
+  // `value` encoded into `bytes` ahead of its entry (its tensors are pushed
+  // now); null when no daemon is attached.
+  void EncodeAhead(py::handle value, std::string* bytes) {
+    ValueWriter out(bytes);
+    if (!session_ || !session_->core().attached()) {
+      out.Null();
+      return;
     }
-    plan.construct = plan.construct && plan.name_id != 0;
-    return plan;
+    client::EntryBuilder entry(session_->core());
+    SafeEncode(entry, value, out, mindspore_);
+  }
+
+  // The running code's stack, interned in this thread's ring (0: none).
+  uint32_t CapturedStackId() {
+    std::shared_ptr<const Stack> stack = CaptureStack();
+    return stack ? stack->text.Intern(session_->core()) : 0;
+  }
+
+  // The handle of a call the session opened.
+  py::object Handle(client::CallPlan&& plan) const {
+    Call call;
+    call.owner = this;
+    call.entry = plan.entry() || plan.stack();
+    call.input = plan.input;
+    call.backward = session_->WantsBackward();
+    call.plan = std::move(plan);
+    return py::cast(std::move(call));
+  }
+
+  // The open call behind `handle`, when this session opened it; null for
+  // None, a foreign object or a call already ended.
+  Call* Open(py::handle handle) const {
+    if (!session_ || !py::isinstance<Call>(handle)) return nullptr;
+    Call& call = handle.cast<Call&>();
+    return call.open && call.owner == this ? &call : nullptr;
   }
 
   // A backward entry: input = gradients of the forward outputs, output =
@@ -1044,6 +1057,7 @@ class PySession {
     }
   }
 
+  // A stack given as a list of lines (record_entry).
   uint32_t StackId(py::handle stack) {
     if (stack.is_none()) return 0;
     client::StackText text;
@@ -1099,6 +1113,22 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<Encoded>(m, "Encoded",
                       "A value encoded ahead of its entry (Session.encode).");
+
+  m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
+        "Frames of files under dir are tprobe's own: the stacks of the "
+        "entries leave them out.");
+
+  using tprobe::python::Call;
+  py::class_<Call>(m, "Call",
+                   "One open call (Session.*_begin): handed back to the "
+                   "matching *_end, which ends it once.")
+      .def_readonly("entry", &Call::entry,
+                    "Pass the call's stack and data to *_inputs / *_end.")
+      .def_readonly("input", &Call::input, "data_mode keeps the inputs.")
+      .def_readonly("backward", &Call::backward, "Report the call's backward.")
+      .def_property_readonly(
+          "index", [](const Call& c) { return c.plan.index; },
+          "N in the call's name (its backward's too).");
 
   m.def(
       "set_fallback",
@@ -1178,34 +1208,34 @@ PYBIND11_MODULE(_C, m) {
           py::arg("prefix"), py::arg("api"),
           "'{prefix}.{last dotted part of api}': the name base of an API.")
       .def("module_begin", &PySession::ModuleBegin, py::arg("base"),
-           "Opens a module forward call; returns its state (0: not "
+           "Opens a module forward call; returns its Call (None: not "
            "recorded, else module_end must follow).")
-      .def("module_inputs", &PySession::ModuleInputs, py::arg("base"),
-           py::arg("state"), py::arg("stack"), py::arg("args"),
-           py::arg("kwargs"),
-           "Lists the beginning module call's stack and writes its inputs "
-           "(if the state says so).")
-      .def("module_end", &PySession::ModuleEnd, py::arg("base"),
-           py::arg("state"), py::arg("output"), py::arg("parameters"),
+      .def("module_inputs", &PySession::ModuleInputs, py::arg("call"),
+           py::arg("args"), py::arg("kwargs"),
+           "Lists the beginning module call's stack (the running code's) "
+           "and writes its inputs (if data_mode keeps them).")
+      .def("module_end", &PySession::ModuleEnd, py::arg("call"),
+           py::arg("output"), py::arg("parameters"),
            "Writes the module call's outputs (if scope, list and data_mode "
            "keep them) and closes it.")
       .def("api_begin", &PySession::ApiBegin, py::arg("base"),
-           "Opens an outermost API forward call; returns its state (0: not "
-           "recorded, else api_end must follow on this thread).")
-      .def("api_end", &PySession::ApiEnd, py::arg("state"),
-           py::arg("stack") = py::none(), py::arg("args") = py::none(),
-           py::arg("kwargs") = py::none(),
+           "Opens an outermost API forward call; returns its Call (None: "
+           "not recorded, else api_end must follow on this thread).")
+      .def("api_inputs", &PySession::ApiInputs, py::arg("call"),
+           py::arg("args"), py::arg("kwargs"),
+           "Before the API runs: takes its stack (the running code's) and, "
+           "if data_mode keeps them, its inputs into the call.")
+      .def("api_end", &PySession::ApiEnd, py::arg("call"),
            py::arg("output") = PySession::NoEntry(),
            "Writes the API call's entry (unless `output` is left out) and "
            "closes it.")
       .def("module_backward_begin", &PySession::ModuleBackwardBegin,
            py::arg("base"), py::arg("index"),
            "Opens the backward of forward call `index` of a module; returns "
-           "its state (0: not recorded, else module_backward_end must "
+           "its Call (None: not recorded, else module_backward_end must "
            "follow).")
       .def("module_backward_end", &PySession::ModuleBackwardEnd,
-           py::arg("base"), py::arg("state"),
-           py::arg("input") = PySession::NoEntry(),
+           py::arg("call"), py::arg("input") = PySession::NoEntry(),
            py::arg("output") = PySession::NoEntry(),
            "Writes the module backward's entry and closes it.")
       .def("api_backward", &PySession::ApiBackward, py::arg("base"),
@@ -1219,10 +1249,4 @@ PYBIND11_MODULE(_C, m) {
       .def("encode", &PySession::Encode, py::arg("value"))
       .def("record_entry", &PySession::RecordEntry, py::arg("name"),
            py::arg("stack"), py::arg("body"), py::arg("step") = -1);
-  m.attr("OPEN") = tprobe::python::kOpen;
-  m.attr("ENTRY") = tprobe::python::kEntry;
-  m.attr("INPUT") = tprobe::python::kInput;
-  m.attr("OUTPUT") = tprobe::python::kOutput;
-  m.attr("BACKWARD") = tprobe::python::kBackward;
-  m.attr("INDEX_SHIFT") = tprobe::python::kIndexShift;
 }

@@ -55,8 +55,10 @@ class BindingTest(unittest.TestCase):
             session = _C.Session(config_path=config, socket_path=daemon.socket,
                                  autostart_daemon=False)
             cls.connected = session.connected
+            cls.call_before_start = session.api_begin("Torch.add")
             session.start()
             cls.bodies = cls.record(session)
+            cls.calls = cls.record_calls(session)
             session.stop()
             cls.flushed = session.flush(30000)
             session.step()
@@ -99,6 +101,48 @@ class BindingTest(unittest.TestCase):
         session.record_entry("pre_encoded", None, {"input_args": encoded,
                                                    "output": [t]})
         return bodies
+
+    @staticmethod
+    def record_calls(session):
+        """API calls through their handles; returns what the handles
+        said."""
+        t = torch.arange(4, dtype=torch.float32)
+        first = session.api_begin("Torch.add")
+        said = {"type": type(first).__name__, "entry": first.entry,
+                "input": first.input, "index": first.index}
+        session.api_inputs(first, [t], {})
+        t.add_(1)  # the inputs were taken before
+        session.api_end(first, t)
+        # Ended already: neither a second entry nor a second close.
+        session.api_end(first, torch.ones(1))
+        second = session.api_begin("Torch.add")
+        said["second_index"] = second.index
+        session.api_end(second)  # no output: closed without an entry
+        return said
+
+    def test_call_handles(self) -> None:
+        self.maxDiff = None
+        self.assertIsNone(self.call_before_start)
+        self.assertEqual(self.calls, {"type": "Call", "entry": True,
+                                      "input": True, "index": 0,
+                                      "second_index": 1})
+        # torch's float32 norm of 0, 1, 2, 3: the second end's ones(1) is
+        # not in the entry.
+        before = torch.arange(4, dtype=torch.float32)
+        after = before + 1
+        self.assertEqual(self.data["Torch.add.0.forward"], {
+            "input_args": [tensor("torch.float32", [4], 3.0, 0.0, 1.5,
+                                  before.norm().item())],
+            "input_kwargs": {},
+            "output": [tensor("torch.float32", [4], 4.0, 1.0, 2.5,
+                              after.norm().item())]})
+        self.assertNotIn("Torch.add.1.forward", self.data)
+        # The stack is the running code's: this file's record_calls
+        # innermost.
+        names, lines = self.stack["1"]
+        self.assertEqual(names, ["Torch.add.0.forward"])
+        self.assertRegex(lines[0], r"^File .*binding_test\.py, line \d+, in "
+                         r"record_calls, \n session\.api_inputs\(first, ")
 
     def test_session_state(self) -> None:
         self.assertTrue(self.connected)

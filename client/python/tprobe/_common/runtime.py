@@ -15,6 +15,7 @@ import threading
 from typing import Any, Optional
 
 from tprobe._C import Session
+from tprobe._common import stack as call_stack
 
 
 class _ThreadState(threading.local):
@@ -22,7 +23,7 @@ class _ThreadState(threading.local):
     # recorded: APIs and modules called then are not recorded.
     busy = 0
     # Stack of open module forward calls (objects with .module, .base and
-    # .state, the module_begin state).
+    # .handle, the Call that module_begin returned).
     modules: Optional[list] = None
 
 
@@ -40,6 +41,7 @@ class Runtime:
         self.on = False
         self.local = _ThreadState()
         self._warned = False
+        call_stack.own_frames()
 
     def refresh(self) -> None:
         self.on = bool(self.session.collecting)
@@ -62,7 +64,7 @@ class Runtime:
             if calls[i].module is module:
                 call = calls[i]
                 for lost in reversed(calls[i + 1:]):
-                    self.session.module_end(lost.base, lost.state, None, None)
+                    self.session.module_end(lost.handle, None, None)
                 del calls[i:]
                 return call
         return None

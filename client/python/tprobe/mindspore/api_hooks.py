@@ -16,8 +16,7 @@ from typing import Any, Callable, List, Tuple
 
 from mindspore import Tensor
 
-from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
-from tprobe._common import stack as call_stack
+from tprobe._C import Session
 from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import api_list, grad_gate
@@ -111,32 +110,28 @@ class ApiHooks:
         local = rt.local
         local.busy = 1
         session = rt.session
-        state = session.api_begin(base)
+        call = session.api_begin(base)
         try:
-            if not state:
+            if call is None:
                 return original(*args, **kwargs)
-            stack = enc_args = enc_kwargs = None
-            if state & ENTRY:
-                stack = call_stack.capture(3)
-                if state & INPUT:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+            if call.entry:
+                session.api_inputs(call, args, kwargs)
             backward = None
-            if state & BACKWARD and grad_gate.recording_grad():
-                index = state >> INDEX_SHIFT
+            if call.backward and grad_gate.recording_grad():
+                index = call.index
                 backward = Backward(rt, base, index, False)
                 if grad_gate.differentiable(args):
                     backward.gate = grad_gate.CallGate(
                         f"{base}.{index}.backward", None, backward.on_grads)
                     args = backward.gate.inputs(args)
             out = original(*args, **kwargs)
-            if state & ENTRY:
+            if call.entry:
                 output = (list(args) + list(kwargs.values()) if distributed
                           else out)
-                session.api_end(state, stack, enc_args, enc_kwargs, output)
+                session.api_end(call, output)
             else:
-                session.api_end(state)
-            state = 0
+                session.api_end(call)
+            call = None
             if backward is not None:
                 if backward.gate is not None:
                     out = backward.gate.outputs(out)
@@ -146,5 +141,5 @@ class ApiHooks:
             return out
         finally:
             local.busy = 0
-            if state:
-                session.api_end(state)  # the API raised: no entry
+            if call is not None:
+                session.api_end(call)  # the API raised: no entry

@@ -14,7 +14,7 @@ from tprobe._common.runtime import Runtime
 
 
 class Backward:
-    __slots__ = ("rt", "base", "index", "cell", "grad_outputs", "state",
+    __slots__ = ("rt", "base", "index", "cell", "grad_outputs", "handle",
                  "gate")
 
     def __init__(self, rt: Runtime, base: str, index: int,
@@ -24,7 +24,7 @@ class Backward:
         self.index = index
         self.cell = cell
         self.grad_outputs: Optional[list] = None
-        self.state = 0
+        self.handle: Any = None  # from Session.module_backward_begin
         # The grad_gate.CallGate of the call, when it had a differentiable
         # input: the entry is then written when it reports.
         self.gate: Any = None
@@ -37,8 +37,8 @@ class Backward:
             self.grad_outputs = list(grads)
             session = rt.session
             if self.cell:
-                self.state = session.module_backward_begin(self.base,
-                                                           self.index)
+                self.handle = session.module_backward_begin(self.base,
+                                                            self.index)
             if self.gate is None:
                 self._write([])
         except Exception as error:  # noqa: BLE001
@@ -62,9 +62,8 @@ class Backward:
         session = self.rt.session
         grad_outputs = self.grad_outputs or []
         if self.cell:
-            state, self.state = self.state, 0
-            session.module_backward_end(self.base, state, grad_outputs,
-                                        grad_inputs)
+            handle, self.handle = self.handle, None
+            session.module_backward_end(handle, grad_outputs, grad_inputs)
         else:
             session.api_backward(self.base, self.index, grad_outputs,
                                  grad_inputs)

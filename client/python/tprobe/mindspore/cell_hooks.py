@@ -17,8 +17,7 @@ from typing import Any, Callable, Optional
 
 from mindspore import nn
 
-from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, Session
-from tprobe._common import stack as call_stack
+from tprobe._C import Call, Session
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 from tprobe.mindspore.backward import Backward
@@ -27,12 +26,12 @@ from tprobe.mindspore.backward import Backward
 class _Call:
     """One open cell forward call on this thread."""
 
-    __slots__ = ("module", "base", "state", "backward")
+    __slots__ = ("module", "base", "handle", "backward")
 
-    def __init__(self, cell: nn.Cell, base: str, state: int) -> None:
+    def __init__(self, cell: nn.Cell, base: str, handle: Call) -> None:
         self.module = cell
         self.base = base
-        self.state = state
+        self.handle = handle  # from Session.module_begin
         self.backward: Optional[Backward] = None
 
 
@@ -117,14 +116,14 @@ class CellHooks:
     def _open(self, cell: nn.Cell, base: str, args: tuple,
               kwargs: dict) -> Any:
         rt = self.rt
-        state = rt.session.module_begin(base)
-        if not state:
+        handle = rt.session.module_begin(base)
+        if handle is None:
             return None
-        call = _Call(cell, base, state)
+        call = _Call(cell, base, handle)
         rt.modules().append(call)
-        if not (state & BACKWARD and grad_gate.recording_grad()):
+        if not (handle.backward and grad_gate.recording_grad()):
             return None
-        index = state >> INDEX_SHIFT
+        index = handle.index
         backward = call.backward = Backward(rt, base, index, True)
         if not grad_gate.differentiable(args):
             return None
@@ -135,15 +134,14 @@ class CellHooks:
     def _close(self, call: _Call, cell: nn.Cell, args: tuple, kwargs: dict,
                output: Any) -> Any:
         session = self.rt.session
-        state = call.state
-        if state & ENTRY:
+        handle = call.handle
+        if handle.entry:
             # msprobe's MindSpore dump reads a cell's inputs when it ends.
-            session.module_inputs(call.base, state, call_stack.capture(), args,
-                                  kwargs)
-            session.module_end(call.base, state, output, own_parameters(cell))
+            session.module_inputs(handle, args, kwargs)
+            session.module_end(handle, output, own_parameters(cell))
         else:
-            session.module_end(call.base, state, None, None)
-        if state & BACKWARD:
+            session.module_end(handle, None, None)
+        if handle.backward:
             self._hook_parameters(cell, call.base)
         backward = call.backward
         if backward is None:

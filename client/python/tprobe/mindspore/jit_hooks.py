@@ -10,8 +10,6 @@ from typing import Any, Callable
 
 from mindspore import nn
 
-from tprobe._C import ENTRY, INPUT
-from tprobe._common import stack as call_stack
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore.api_hooks import ApiHooks
 
@@ -62,24 +60,20 @@ class JitHooks:
         if name == "construct" and args and isinstance(args[0], nn.Cell):
             name = type(args[0]).__name__
         rt.local.busy = 1
-        state = session.api_begin(f"Jit.{name}")
+        call = session.api_begin(f"Jit.{name}")
         try:
-            if not state:
+            if call is None:
                 return original(executor, *args, **kwargs)
-            stack = enc_args = enc_kwargs = None
-            if state & ENTRY:
-                stack = call_stack.capture()
-                if state & INPUT:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+            if call.entry:
+                session.api_inputs(call, args, kwargs)
             out = original(executor, *args, **kwargs)
-            if state & ENTRY:
-                session.api_end(state, stack, enc_args, enc_kwargs, out)
+            if call.entry:
+                session.api_end(call, out)
             else:
-                session.api_end(state)
-            state = 0
+                session.api_end(call)
+            call = None
             return out
         finally:
             rt.local.busy = 0
-            if state:
-                session.api_end(state)  # the function raised: no entry
+            if call is not None:
+                session.api_end(call)  # the function raised: no entry

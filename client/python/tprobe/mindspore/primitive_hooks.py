@@ -15,8 +15,6 @@ from typing import Any, Callable, List, Tuple
 from mindspore import Tensor, ops
 from mindspore.ops.primitive import Primitive
 
-from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT
-from tprobe._common import stack as call_stack
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 
@@ -64,31 +62,27 @@ class PrimitiveHooks:
         local = rt.local
         local.busy = 1
         session = rt.session
-        state = session.api_begin(base)
+        call = session.api_begin(base)
         try:
-            if not state:
+            if call is None:
                 return original(prim, *args, **kwargs)
-            index = state >> INDEX_SHIFT
-            grads = state & BACKWARD and grad_gate.recording_grad()
+            index = call.index
+            grads = call.backward and grad_gate.recording_grad()
             if grads:
                 args = self._hook_inputs(base, index, args)
-            stack = enc_args = enc_kwargs = None
-            if state & ENTRY:
-                stack = call_stack.capture(3)
-                if state & INPUT:
-                    enc_args = session.encode(args)
-                    enc_kwargs = session.encode(kwargs)
+            if call.entry:
+                session.api_inputs(call, args, kwargs)
             out = original(prim, *args, **kwargs)
-            if state & ENTRY:
-                session.api_end(state, stack, enc_args, enc_kwargs, out)
+            if call.entry:
+                session.api_end(call, out)
             else:
-                session.api_end(state)
-            state = 0
+                session.api_end(call)
+            call = None
             return self._hook_outputs(base, index, out) if grads else out
         finally:
             local.busy = 0
-            if state:
-                session.api_end(state)  # the primitive raised: no entry
+            if call is not None:
+                session.api_end(call)  # the primitive raised: no entry
 
     def _grad_hook(self, base: str, index: int, captured: list,
                    side: str) -> Callable:

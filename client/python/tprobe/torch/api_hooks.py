@@ -5,7 +5,7 @@ torch._VF and torch.distributed functions are replaced by wrappers
 A wrapped call made while capture is on, and not from inside another hooked
 call or from tprobe itself, is reported to the client core, which names it
 ``{Prefix}.{api}.{N}.forward``, counts it and applies the filters; its state
-says whether to pass data. Inputs are read before the call (an in-place API
+(a tprobe._C.Call) says whether to pass data. Inputs are read before the call (an in-place API
 shows them unchanged), outputs after it. For torch.distributed calls the
 output is the arguments after the call, since collectives work in place.
 
@@ -15,13 +15,12 @@ node and output = the gradients it passes on. As in msprobe it fires even
 after stop(), for backward passes of calls dumped before.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 
-from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, INPUT, Session
+from tprobe._C import Call, Session
 from tprobe.torch import api_list
-from tprobe._common import stack as call_stack
 from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime, first_tensor
 
@@ -129,51 +128,36 @@ class ApiHooks:
         local = rt.local
         local.busy = 1
         session = rt.session
-        state = session.api_begin(base)
+        call = session.api_begin(base)
         try:
-            if not state:
+            if call is None:
                 return original(*args, **kwargs)
-            inputs = self._before(state, args, kwargs) if state & ENTRY \
-                else None
+            if call.entry:
+                # The stack, and the inputs before an in-place API changes
+                # them.
+                session.api_inputs(call, args, kwargs)
             out = original(*args, **kwargs)
-            self._after(base, state, inputs, distributed, args, kwargs, out)
-            state = 0
+            self._after(base, call, distributed, args, kwargs, out)
+            call = None
             return out
         finally:
             local.busy = 0
-            if state:
-                session.api_end(state)  # the API raised: no entry
+            if call is not None:
+                session.api_end(call)  # the API raised: no entry
 
-    def _before(self, state: int, args: tuple,
-                kwargs: dict) -> Optional[Tuple[Any, Any, Any]]:
-        """The stack and, when data_mode keeps them, the encoded inputs."""
-        rt = self.rt
-        try:
-            lines = call_stack.capture()
-            if state & INPUT:
-                session = rt.session
-                return lines, session.encode(args), session.encode(kwargs)
-            return lines, None, None
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("an API hook", error)
-            return None
-
-    def _after(self, base: str, state: int, inputs: Optional[tuple],
-               distributed: bool, args: tuple, kwargs: dict,
-               out: Any) -> None:
+    def _after(self, base: str, call: Call, distributed: bool, args: tuple,
+               kwargs: dict, out: Any) -> None:
         """Writes the entry (when there is one) and ends the call."""
         rt = self.rt
         session = rt.session
         try:
-            if inputs is None:
-                session.api_end(state)
+            if call.entry:
+                session.api_end(call, list(args) + list(kwargs.values())
+                                if distributed else out)
             else:
-                output = (list(args) + list(kwargs.values()) if distributed
-                          else out)
-                session.api_end(state, inputs[0], inputs[1], inputs[2],
-                                output)
-            if state & BACKWARD:
-                self._hook_backward(base, state >> INDEX_SHIFT, out)
+                session.api_end(call)
+            if call.backward:
+                self._hook_backward(base, call.index, out)
         except Exception as error:  # noqa: BLE001
             rt.warn_once("an API hook", error)
 

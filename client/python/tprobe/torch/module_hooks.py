@@ -36,8 +36,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from tprobe._C import BACKWARD, ENTRY, INDEX_SHIFT, Session
-from tprobe._common import stack as call_stack
+from tprobe._C import Call, Session
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe._common.runtime import Runtime
 
@@ -99,7 +98,7 @@ class _Backward:
     """Collects one module call's gradients and reports its backward."""
 
     __slots__ = ("rt", "base", "index", "arg_slots", "grad_outputs",
-                 "waits_inputs", "state")
+                 "waits_inputs", "handle")
 
     def __init__(self, rt: Runtime, base: str, index: int,
                  arg_slots: int) -> None:
@@ -109,7 +108,8 @@ class _Backward:
         self.arg_slots = arg_slots  # tensor positional arguments
         self.grad_outputs: Optional[list] = None
         self.waits_inputs = False
-        self.state = 0  # from Session.module_backward_begin
+        # From Session.module_backward_begin: the open backward call.
+        self.handle: Optional[Call] = None
 
     def on_output_grads(self, slots: List[int], count: int,
                         grads: Sequence[Optional[_Tensor]]) -> None:
@@ -136,14 +136,14 @@ class _Backward:
         self._call(lambda: self._end(grad_inputs))
 
     def _begin(self) -> None:
-        self.state = self.rt.session.module_backward_begin(self.base,
-                                                           self.index)
+        self.handle = self.rt.session.module_backward_begin(self.base,
+                                                            self.index)
 
     def _end(self, grad_inputs: list) -> None:
-        state, self.state = self.state, 0
-        if state:
+        handle, self.handle = self.handle, None
+        if handle is not None:
             self.rt.session.module_backward_end(
-                self.base, state, self.grad_outputs or [], grad_inputs)
+                handle, self.grad_outputs or [], grad_inputs)
 
     def _call(self, fn: Callable[[], None]) -> None:
         rt = self.rt
@@ -162,13 +162,13 @@ class _Backward:
 class _Call:
     """One open module forward call on this thread."""
 
-    __slots__ = ("module", "base", "state", "backward")
+    __slots__ = ("module", "base", "handle", "backward")
 
     def __init__(self, module: torch.nn.Module, base: str,
-                 state: int) -> None:
+                 handle: Call) -> None:
         self.module = module
         self.base = base
-        self.state = state  # from Session.module_begin
+        self.handle = handle  # from Session.module_begin
         self.backward: Optional[_Backward] = None
 
 
@@ -281,21 +281,21 @@ class ModuleHooks:
               kwargs: Optional[dict]) -> Optional[tuple]:
         rt = self.rt
         session = rt.session
-        state = session.module_begin(base)
-        if not state:
+        handle = session.module_begin(base)
+        if handle is None:
             return None
-        if state & ENTRY:
+        if handle.entry:
             # As msprobe 26.x: the stack and the inputs are taken when the
             # module begins (an in-place module shows its inputs unchanged).
-            session.module_inputs(base, state, call_stack.capture(), args,
+            session.module_inputs(handle, args,
                                   kwargs if kwargs is not None else {})
-        call = _Call(module, base, state)
+        call = _Call(module, base, handle)
         rt.modules().append(call)
-        if not (state & BACKWARD and torch.is_grad_enabled()
+        if not (handle.backward and torch.is_grad_enabled()
                 and not getattr(module, "inplace", False)):
             return None
         slots, positions, tensors, arg_slots = _grad_tensors(args)
-        backward = call.backward = _Backward(rt, base, state >> INDEX_SHIFT,
+        backward = call.backward = _Backward(rt, base, handle.index,
                                              arg_slots)
         if not tensors:
             return None
@@ -310,12 +310,12 @@ class ModuleHooks:
     def _close(self, call: _Call, module: torch.nn.Module,
                output: Any) -> Any:
         session = self.rt.session
-        state = call.state
-        if state & ENTRY:
-            session.module_end(call.base, state, output, module._parameters)
+        handle = call.handle
+        if handle.entry:
+            session.module_end(handle, output, module._parameters)
         else:
-            session.module_end(call.base, state, None, None)
-        if state & BACKWARD:
+            session.module_end(handle, None, None)
+        if handle.backward:
             self.grad_hooks.ensure(module, call.base)
         if call.backward is None:
             return None

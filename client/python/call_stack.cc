@@ -1,0 +1,110 @@
+#include "client/python/call_stack.h"
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace tprobe::python {
+namespace {
+
+constexpr size_t kMaxCached = 20000;
+
+// The frames of a stack: (code object, line) pairs, innermost first.
+using Frames = std::vector<std::pair<PyObject*, int>>;
+
+struct FramesHash {
+  size_t operator()(const Frames& frames) const {
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& [code, line] : frames) {
+      h = (h ^ reinterpret_cast<uintptr_t>(code)) * 1099511628211ull;
+      h = (h ^ static_cast<uint64_t>(line)) * 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+struct Cached {
+  std::vector<py::object> codes;  // keeps the key's code objects alive
+  std::shared_ptr<const Stack> stack;
+};
+
+struct Cache {
+  std::string own_dir;
+  std::unordered_map<Frames, Cached, FramesHash> stacks;
+  Frames frames;  // the walk's scratch
+};
+
+Cache& TheCache() {
+  static Cache* cache = new Cache();  // lives as long as the interpreter
+  return *cache;
+}
+
+std::shared_ptr<const Stack> Format(const Cache& cache, const Frames& frames) {
+  auto stack = std::make_shared<Stack>();
+  py::object getline = py::module_::import("linecache").attr("getline");
+  for (const auto& [code_ptr, line] : frames) {
+    auto* code = reinterpret_cast<PyCodeObject*>(code_ptr);
+    py::handle filename(code->co_filename);
+    const std::string path = py::str(filename).cast<std::string>();
+    if (std::string_view(path).substr(0, cache.own_dir.size()) ==
+            cache.own_dir &&
+        !cache.own_dir.empty()) {
+      continue;
+    }
+    if (line == 0) continue;
+    const std::string text =
+        getline(filename, line).attr("strip")().cast<std::string>();
+    if (text.empty()) continue;
+    const std::string name =
+        py::str(py::handle(code->co_name)).cast<std::string>();
+    stack->text.Add("File " + path + ", line " + std::to_string(line) +
+                    ", in " + name + ", \n " + text);
+  }
+  return stack;
+}
+
+}  // namespace
+
+void SetOwnFrames(std::string dir) { TheCache().own_dir = std::move(dir); }
+
+std::shared_ptr<const Stack> CaptureStack() {
+  Cache& cache = TheCache();
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  if (frame == nullptr) return nullptr;
+  Frames& frames = cache.frames;
+  frames.clear();
+  py::object held =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame));
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    frames.emplace_back(reinterpret_cast<PyObject*>(code),
+                        PyFrame_GetLineNumber(frame));
+    Py_DECREF(code);                 // the frame holds it while the walk runs
+    frame = PyFrame_GetBack(frame);  // new reference
+    held =
+        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(frame));
+  }
+  auto found = cache.stacks.find(frames);
+  if (found != cache.stacks.end()) return found->second.stack;
+  if (cache.stacks.size() >= kMaxCached) cache.stacks.clear();
+  Cached cached;
+  cached.codes.reserve(frames.size());
+  for (const auto& frame_code : frames) {
+    cached.codes.push_back(
+        py::reinterpret_borrow<py::object>(frame_code.first));
+  }
+  cached.stack = Format(cache, frames);
+  std::shared_ptr<const Stack> stack = cached.stack;
+  cache.stacks.emplace(frames, std::move(cached));
+  return stack;
+}
+
+}  // namespace tprobe::python

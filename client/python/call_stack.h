@@ -1,0 +1,37 @@
+// Call stacks for stack.json, read from the interpreter's frames.
+//
+// A stack is msprobe's list of lines ``File {path}, line {n}, in
+// {function}, \n {source line}``, innermost frame first, with tprobe's own
+// frames (those whose file is under the package directory) and frames
+// without source text left out. Formatting costs a linecache lookup per
+// frame, so the formatted stacks are cached by the frames' (code, line)
+// pairs: a training loop repeats the same few hundred stacks, and a hit
+// costs one walk over the frames.
+
+#ifndef TPROBE_CLIENT_PYTHON_CALL_STACK_H_
+#define TPROBE_CLIENT_PYTHON_CALL_STACK_H_
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+
+#include "client/entry_builder.h"
+
+namespace tprobe::python {
+
+// One formatted stack, shared by every capture of the same frames.
+struct Stack {
+  client::StackText text;
+};
+
+// The frames under `dir` are tprobe's own (left out of every stack).
+void SetOwnFrames(std::string dir);
+
+// The running Python code's stack; null when there is no Python frame.
+// Needs the GIL; raises nothing but pybind11's errors.
+std::shared_ptr<const Stack> CaptureStack();
+
+}  // namespace tprobe::python
+
+#endif  // TPROBE_CLIENT_PYTHON_CALL_STACK_H_
