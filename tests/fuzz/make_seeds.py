@@ -318,6 +318,9 @@ RECORDS = [
      + struct.pack("<IHH", 8, INTERN, 0) + struct.pack("<IB3x", 1, 0)
      + struct.pack("<IHH", 3, INTERN, 0) + b"abc" + b"\0" * 5
      + struct.pack("<IHH", 8, 0, 0) + b"\0" * 8),
+    # raw ring whose tail is not aligned, 2 bytes before the ring's end
+    # (the RingReader once read past the ring there).
+    ("raw-unaligned-tail", bytes([0x10]) + struct.pack("<QQ", 4110, 4094)),
 ]
 
 # --- control frames (control_fuzz.cc) -------------------------------------

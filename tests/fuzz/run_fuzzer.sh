@@ -6,7 +6,7 @@
 # crash, leak, sanitizer report, timeout (10 s for one input) or
 # out-of-memory (2 GiB).
 set -eu
-fuzzer=$1 seeds=$2 work=$3 seconds=$4
+fuzzer=$(realpath "$1") seeds=$(realpath "$2") work=$3 seconds=$4
 rm -rf "$work"
 mkdir -p "$work/corpus"
 cd "$work"
