@@ -1,14 +1,16 @@
 // libFuzzer target: the config parser (common/config), which reads a
-// user's config.json in the trainer and the Register message's copy of it
-// in the daemon. Any text must give a Config or an error starting with
-// "config: ", and a Config must survive ToJson and ParseConfig unchanged
-// (the daemon reads back exactly what the client validated).
+// user's config.json in the trainer. Any text must give a Config or an
+// error starting with "config: ", and a Config must survive ToJson and
+// ParseConfig unchanged, and ToProto and FromProto (config_proto.h: the
+// Register and Configure messages) unchanged: the daemon reads back
+// exactly what the client validated.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "common/config/config.h"
+#include "common/config/config_proto.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -27,5 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(again.value() == parsed.value(),
         "ToJson then ParseConfig gives the same Config");
   Check(config::ToJson(again.value()) == canonical, "ToJson is canonical");
+  auto received = config::FromProto(config::ToProto(parsed.value()));
+  Check(received.ok(), "FromProto takes the message of a parsed config");
+  Check(received.value() == parsed.value(),
+        "ToProto then FromProto gives the same Config");
   return 0;
 }

@@ -1,11 +1,17 @@
-// libFuzzer target: what the daemon does with the bytes a client sends on
-// its control socket (daemon/control_server.h, control_service.h): split
-// them into frames (a 4-byte little-endian length, then a serialized
-// tprobe.v1.Request), parse each Request and answer it with the real
-// ControlService, with a real Registry; the producers a Register creates
-// (real shared memory) run their queued commands after each request, as a
-// drain worker would, and are finalised when the input ends, as at a
-// hang-up. Each request must get exactly one reply.
+// libFuzzer target: what the daemon does with the bytes clients send on
+// its control socket (daemon/control_server.h, control_service.h): read
+// frames (common/control/frame.h: a 4-byte little-endian length, then a
+// serialized tprobe.v1.Request), parse each Request and answer it with the
+// real ControlService, with a real Registry; the producers a Register
+// creates (real shared memory) run their queued commands after each
+// request, as a drain worker would, and are finalised when the input ends,
+// as at a hang-up. Each request must get exactly one reply.
+//
+// Two connections take turns, so that a rank and the CLI meet (tprobe
+// configure, then the rank's FetchConfig): the input is turns
+// [u8 connection (bit 0)][frame]. A frame longer than max_request_bytes
+// closes its connection, as the control server does; a truncated turn ends
+// the input, and every connection still open hangs up.
 //
 // A Register whose config's dump_path is absolute or holds ".." is left
 // out: it would create directories anywhere on the machine. The others
@@ -16,11 +22,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "common/config/config.h"
+#include "common/config/config_proto.h"
+#include "common/control/frame.h"
 #include "daemon/connection_policy.h"
 #include "daemon/control_service.h"
 #include "daemon/rank_pipeline.h"
@@ -34,24 +42,34 @@ namespace {
 namespace daemon = tprobe::daemon;
 namespace v1 = tprobe::v1;
 
-// The frames of a connection's byte stream, as the control server reads
-// them: it stops at a frame longer than max_request_bytes (and closes the
-// connection) or at a truncated one (a hang-up). (Retarget here when the
-// frame codec moves to common/control.)
-std::vector<std::span<const std::byte>> SplitFrames(
-    tprobe::fuzz::Cursor& in, uint32_t max_request_bytes) {
-  std::vector<std::span<const std::byte>> frames;
-  while (in.left() >= 4) {
-    const auto size = in.Take<uint32_t>();
-    if (size > max_request_bytes || size > in.left()) break;
-    frames.push_back(in.Bytes(size));
+struct Turn {
+  size_t connection;
+  std::optional<std::span<const std::byte>> body;  // none: over the cap
+};
+
+// The turns of the input, each connection's frames read as the control
+// server reads them.
+std::vector<Turn> ReadTurns(tprobe::fuzz::Cursor& in,
+                            uint32_t max_request_bytes) {
+  std::vector<Turn> turns;
+  while (in.left() >= 1 + tprobe::control::kFrameHeaderBytes) {
+    const size_t connection = in.Take<uint8_t>() & 1;
+    const auto header = in.Bytes(tprobe::control::kFrameHeaderBytes);
+    const uint32_t size = tprobe::control::FrameBodySize(
+        reinterpret_cast<const unsigned char*>(header.data()));
+    if (size > max_request_bytes) {
+      turns.push_back(Turn{connection, std::nullopt});
+      continue;
+    }
+    if (size > in.left()) break;
+    turns.push_back(Turn{connection, in.Bytes(size)});
   }
-  return frames;
+  return turns;
 }
 
 bool LeavesScratch(const v1::Request& request) {
   if (request.body_case() != v1::Request::kRegister) return false;
-  auto parsed = tprobe::config::ParseConfig(request.register_().config_json());
+  auto parsed = tprobe::config::FromProto(request.register_().config());
   if (!parsed.ok()) return false;
   const std::string& path = parsed.value().dump_path;
   return path.starts_with('/') || path.find("..") != std::string::npos;
@@ -73,18 +91,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tprobe::fuzz::Check(in_scratch, "chdir into the scratch directory");
   static auto log = std::make_shared<spdlog::logger>("fuzz");  // no sinks
   tprobe::fuzz::Cursor in(data, size);
-  const auto frames =
-      SplitFrames(in, daemon::ConnectionPolicy{}.max_request_bytes);
+  const auto turns =
+      ReadTurns(in, daemon::ConnectionPolicy{}.max_request_bytes);
 
   daemon::Registry registry;
   daemon::ControlService service(registry, log);
-  daemon::Connection conn;
-  conn.peer = daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
+  daemon::Connection conns[2];
+  bool open[2] = {true, true};
+  for (daemon::Connection& conn : conns) {
+    conn.peer = daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
+  }
   size_t requests = 0;
   auto replies = std::make_shared<size_t>(0);
-  for (const auto frame : frames) {
+  for (const Turn& turn : turns) {
+    daemon::Connection& conn = conns[turn.connection];
+    if (!open[turn.connection]) continue;
+    if (!turn.body) {  // over the cap: the server closes the connection
+      open[turn.connection] = false;
+      service.HangUp(conn);
+      RunQueued(registry, *log);
+      continue;
+    }
     v1::Request request;
-    if (!request.ParseFromArray(frame.data(), static_cast<int>(frame.size())) ||
+    if (!request.ParseFromArray(turn.body->data(),
+                                static_cast<int>(turn.body->size())) ||
         LeavesScratch(request)) {
       continue;
     }
@@ -93,7 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RunQueued(registry, *log);
     if (service.AfterReply(conn)) break;  // Shutdown
   }
-  service.HangUp(conn);
+  for (size_t i = 0; i < 2; ++i) {
+    if (open[i]) service.HangUp(conns[i]);
+  }
   RunQueued(registry, *log);
   for (const auto& p : registry.Snapshot()) {
     auto state = p->Lock();

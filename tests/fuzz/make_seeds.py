@@ -31,7 +31,7 @@ def write(name, seeds):
             f.write(data)
 
 
-# --- protobuf wire format, for tprobe.v1 (proto/tprobe/v1/*.proto) --------
+# --- protobuf wire format, for tprobe.v1 (proto/tprobe/v1/control.proto) --
 
 def varint(v):
     out = bytearray()
@@ -53,63 +53,10 @@ def vint(num, v):
     return field(num, 0, varint(v))
 
 
-def sint(num, v):
-    return field(num, 0, varint((v << 1) ^ (v >> 63)))
-
-
 def blob(num, data):
     if isinstance(data, str):
         data = data.encode()
     return field(num, 2, varint(len(data)) + data)
-
-
-def double(num, v):
-    return field(num, 1, struct.pack("<d", v))
-
-
-# tprobe.v1.Value
-def v_null():
-    return vint(1, 1)
-
-
-def v_bool(b):
-    return vint(2, int(b))
-
-
-def v_int(i):
-    return sint(3, i)
-
-
-def v_float(x):
-    return double(4, x)
-
-
-def v_str(s):
-    return blob(5, s)
-
-
-def v_list(items):
-    return blob(6, b"".join(blob(1, i) for i in items))
-
-
-def v_dict(items):
-    return blob(7, dict_body(items))
-
-
-def dict_body(items):
-    return b"".join(blob(1, blob(1, k) + blob(2, v)) for k, v in items)
-
-
-def v_tensor(ref):
-    return vint(8, ref)
-
-
-def v_typed(type_name, value):
-    return blob(9, blob(1, type_name) + blob(2, value))
-
-
-def entry(items):
-    return blob(1, dict_body(items))  # Entry { Dict body = 1; }
 
 
 # --- configs ------------------------------------------------------------
@@ -240,6 +187,64 @@ TENSOR_DUMPS = [
 INTERN, CALL_BEGIN, CALL_END, TENSOR, CHUNK, ENTRY = 1, 2, 3, 4, 5, 6
 FLOAT32, INT64 = 0, 8  # tprobe::DType values, from common/dtype.h
 
+# An entry's body: a flat stream of tagged values (common/record/record.h,
+# ValueTag), little-endian and unaligned.
+(T_NULL, T_FALSE, T_TRUE, T_INT, T_FLOAT, T_STR, T_KEY, T_TENSOR_REF, T_LIST,
+ T_DICT, T_TYPED, T_END) = range(12)
+
+
+def tag(t):
+    return bytes([t])
+
+
+def tagged_text(t, s):
+    s = s.encode()
+    return tag(t) + struct.pack("<I", len(s)) + s
+
+
+def v_null():
+    return tag(T_NULL)
+
+
+def v_bool(b):
+    return tag(T_TRUE if b else T_FALSE)
+
+
+def v_int(i):
+    return tag(T_INT) + struct.pack("<q", i)
+
+
+def v_float(x):
+    return tag(T_FLOAT) + struct.pack("<d", x)
+
+
+def v_str(s):
+    return tagged_text(T_STR, s)
+
+
+def v_tensor(ref):
+    return tag(T_TENSOR_REF) + struct.pack("<I", ref)
+
+
+def v_list(items):
+    return tag(T_LIST) + b"".join(items) + tag(T_END)
+
+
+def items_body(items):
+    return b"".join(tagged_text(T_KEY, k) + v for k, v in items)
+
+
+def v_dict(items):
+    return tag(T_DICT) + items_body(items) + tag(T_END)
+
+
+def v_typed(type_name, value):
+    return tagged_text(T_TYPED, type_name) + value
+
+
+def entry(items):
+    return items_body(items)  # the body's top-level items: key, value
+
 
 def rec(ring, rtype, payload):
     return struct.pack("<BHH", ring, rtype, len(payload)) + payload
@@ -330,27 +335,43 @@ def request(body_field, body, version=1):
     return vint(1, version) + blob(body_field, body)
 
 
-def frame(msg):
-    return struct.pack("<I", len(msg)) + msg
+def frame(msg, connection=0):
+    """A turn: the connection (0: the rank, 1: the CLI), then the frame."""
+    return bytes([connection]) + struct.pack("<I", len(msg)) + msg
 
 
-REGISTER = request(2, vint(1, 1) + vint(2, 1) + vint(3, 0) + blob(4, json.dumps(
-    {"task": "statistics", "dump_path": "dump", "level": "mix"}))
-    + vint(5, 1) + vint(6, 65536) + blob(7, "pytorch") + vint(8, 3))
+# tprobe.v1.Config: task statistics (0, the default), dump_path "dump",
+# level mix, every direction and side, overflow_nums 1 (its value outside
+# overflow_check), one 64 KiB ring; the checks of config::FromProto pass.
+CONFIG = (blob(2, "dump") + vint(5, 2) + blob(8, vint(1, 1) + vint(2, 1)
+                                             + vint(3, 1) + vint(4, 1))
+          + vint(10, 1) + vint(12, 65536) + vint(13, 1))
+REGISTER = request(2, vint(1, 1) + vint(2, 1) + vint(3, 0) + vint(5, 1)
+                   + vint(6, 65536) + blob(7, "pytorch") + vint(8, 3)
+                   + blob(9, CONFIG))
 START, STOP, STEP, STATUS, SHUTDOWN, FLUSH, GOODBYE = 3, 4, 5, 6, 7, 8, 9
+CONFIGURE, FETCH_CONFIG = 10, 11
 CONTROLS = [
     ("trainer", frame(REGISTER) + frame(request(START, vint(1, 0)))
-     + frame(request(STEP, vint(1, 0) + vint(2, 1)))
+     # a Step with its ledger: 2 records produced and committed, ring cut 2
+     + frame(request(STEP, vint(1, 0) + vint(2, 1)
+                     + blob(3, vint(1, 2) + vint(2, 2) + blob(7, varint(2)))))
      + frame(request(FLUSH, b"")) + frame(request(STATUS, b""))
-     + frame(request(GOODBYE, vint(1, 2)))),
+     + frame(request(GOODBYE, vint(3, 1)))),
     ("cli-live", frame(REGISTER)
      + frame(request(START, vint(2, 1) + vint(3, 2) + vint(4, 0x7FFFFFFF)
-                     + blob(5, varint(0) + varint(3))))
-     + frame(request(STOP, vint(2, 1) + blob(3, varint(0))))),
-    ("cli", frame(request(STATUS, b"")) + frame(request(STOP, vint(2, 1)))
-     + frame(request(FLUSH, b"")) + frame(request(SHUTDOWN, b""))),
+                     + blob(5, varint(0) + varint(3))), 1)
+     + frame(request(STOP, vint(2, 1) + blob(3, varint(0))), 1)
+     # tprobe configure (level L1), then the rank takes it up at step 1
+     + frame(request(CONFIGURE, blob(1, CONFIG + vint(5, 0))), 1)
+     + frame(request(FETCH_CONFIG, vint(1, 1)))),
+    ("cli", frame(request(STATUS, b""), 1) + frame(request(STOP, vint(2, 1)), 1)
+     + frame(request(FLUSH, b""), 1) + frame(request(SHUTDOWN, b""), 1)),
+    # a request of another version, one without a body, bytes
+    # that are no Request, then a frame over the cap, which closes the
+    # connection
     ("bad", frame(request(STATUS, b"", version=7)) + frame(b"\x08\x01")
-     + frame(b"\xff\xff") + struct.pack("<I", 1 << 30)),
+     + frame(b"\xff\xff") + bytes([0]) + struct.pack("<I", 1 << 30)),
 ]
 
 
