@@ -28,13 +28,14 @@
 #include <string_view>
 
 #include "common/config/config.h"
+#include "common/internal_api.h"
 
 namespace tprobe::client {
 
 enum class ApiRisk { kCore, kFocus, kLow };
 
 // The risk of the API `api` (the name after the group prefix).
-ApiRisk RiskOfApi(std::string_view api);
+TPROBE_INTERNAL ApiRisk RiskOfApi(std::string_view api);
 
 // Whether the call named `name` ("{Prefix}.{api}.{N}.{forward|backward}",
 // or a module name) is dumped at `level`.

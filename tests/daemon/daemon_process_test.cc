@@ -246,8 +246,7 @@ TEST_F(DaemonProcessTest, SigtermWritesWhatWasCapturedAndExitsZero) {
   EXPECT_FALSE(shm::Segment::Open(segment->name()).ok());
 }
 
-TEST_F(DaemonProcessTest,
-       ClientDeathFinalisesItsStepAsIncompleteWithinOneSecond) {
+TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
   const pid_t child = ::fork();
@@ -268,7 +267,8 @@ TEST_F(DaemonProcessTest,
         return ReadFile(DumpFile("tprobe.json")) ==
                ExpectedAccounting(true, 13);
       },
-      std::chrono::seconds(1)))
+      std::chrono::seconds(15)))  // about 1 s unloaded; a loaded or TSan run
+                                  // takes longer
       << ReadFile(DumpFile("tprobe.json"));
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);

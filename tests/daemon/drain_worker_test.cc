@@ -83,7 +83,7 @@ TEST_F(DrainWorkerTest, RecordsWrittenAfterAnIdlePeriodAreDrainedPromptly) {
                       std::chrono::seconds(5)));
   // The idle sleep is at most max_idle_sleep (2 ms); the bound is loose so
   // that only a worker that blocks instead of polling can miss it.
-  EXPECT_LT(Clock::now() - written, std::chrono::seconds(1));
+  EXPECT_LT(Clock::now() - written, std::chrono::seconds(3));
 }
 
 TEST_F(DrainWorkerTest, AnIdleWorkerUsesAlmostNoCpu) {
