@@ -44,11 +44,10 @@
 
 namespace {
 
+using tprobe::fuzz::Check;
 using tprobe::fuzz::Cursor;
 namespace daemon = tprobe::daemon;
 namespace shm = tprobe::shm;
-
-using tprobe::fuzz::Check;
 
 // Checks what ReadEntryBody hands a visitor against codec.h: a Key before
 // each item of a dict and of the body, exactly one value after a
