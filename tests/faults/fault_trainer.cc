@@ -13,6 +13,8 @@
 // --hold F  after --steps steps, goes on stepping until file F exists (at
 //           most 120 s), so the test can look at `tprobe status` while the
 //           rank is alive.
+// --gate F  after step --gate-step (0), waits until file F exists (at most
+//           120 s), so the test can stop or kill the daemon at a known step.
 // Threads: --threads T helper threads live for the whole run (as autograd
 // threads do, each keeping its ring) and record while the main thread does.
 
@@ -34,13 +36,14 @@
 namespace {
 
 struct Args {
-  std::string config, socket, dump, report, hold;
+  std::string config, socket, dump, report, hold, gate;
   int rank = 0;
   int steps = 10;
   int entries = 8;
   int floats = 256;
   int threads = 0;
   int pause_ms = 0;
+  int gate_step = 0;
   int fork_after = -1;
 };
 
@@ -58,6 +61,10 @@ bool Parse(int argc, char** argv, Args* a) {
       a->report = v;
     else if (k == "--hold")
       a->hold = v;
+    else if (k == "--gate")
+      a->gate = v;
+    else if (k == "--gate-step")
+      a->gate_step = std::atoi(v);
     else if (k == "--rank")
       a->rank = std::atoi(v);
     else if (k == "--steps")
@@ -164,6 +171,14 @@ int main(int argc, char** argv) {
     }
     if (a.pause_ms > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(a.pause_ms));
+    }
+    if (step == a.gate_step && !a.gate.empty()) {
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      while (!std::filesystem::exists(a.gate) &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
     }
   }
   done = true;

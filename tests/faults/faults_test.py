@@ -182,6 +182,34 @@ class FaultsTest(unittest.TestCase):
         self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
         return rep
 
+    def run_stalled(self, daemon: Tprobed, config: str, dump: str,
+                    stalled_until: int, *args: str) -> Dict:
+        """Runs the trainer to its end with the daemon stopped (SIGSTOP)
+        from after step 0 until the trainer reports step `stalled_until`:
+        the trainer waits at a gate until the daemon is stopped, so the
+        rings fill for certain however fast the daemon is. Returns the
+        trainer's report, its steps bounded as ever."""
+        report = os.path.join(self.tmp, "report.json")
+        gate = os.path.join(self.tmp, "gate")
+        for stale in (report, gate):
+            if os.path.exists(stale):
+                os.remove(stale)
+        t = Trainer("--config", config, "--socket", daemon.socket, "--dump",
+                    dump, "--report", report, "--gate", gate, *args)
+        t.wait_line("step 0")
+        daemon.proc.send_signal(signal.SIGSTOP)
+        open(gate, "w").close()
+        try:
+            t.wait_line(f"step {stalled_until}")
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+        t.finish()
+        rep = load_json(report)
+        # One block_timeout_ms per ring and stop, not one per record.
+        self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
+        self.assertGreater(rep["dropped_ring_full"], 0, rep)
+        return rep
+
     def assert_totals_match(self, steps: Dict, rep: Dict) -> None:
         """The daemon's per-step counts add up to the rank's own counters."""
         sums = totals(steps)
@@ -229,16 +257,22 @@ class FaultsTest(unittest.TestCase):
         dump = os.path.join(self.tmp, "dump")
         report = os.path.join(self.tmp, "report.json")
         hold = os.path.join(self.tmp, "hold")
+        gate = os.path.join(self.tmp, "gate")
         first = Tprobed(tprobed_binary(), self.tmp).__enter__()
         self.addCleanup(first.stop)
-        # It steps until `hold` exists: as long as the test needs.
+        kill_at = self.rng.randint(5, 15)
+        # It steps until `hold` exists: as long as the test needs; it waits
+        # after step kill_at until `gate` exists, so that the kill falls
+        # there however late this process runs.
         t = Trainer("--config", config, "--socket", first.socket, "--dump",
                     dump, "--report", report, "--hold", hold, "--steps",
-                    "0", "--entries", "6", "--pause-ms", "5")
-        kill_at = self.rng.randint(5, 15)
+                    "0", "--entries", "6", "--pause-ms", "5", "--gate", gate,
+                    "--gate-step", str(kill_at))
         t.wait_line(f"step {kill_at}")
+        time.sleep(self.rng.uniform(0, 0.02))  # the daemon at a random point
         first.proc.kill()
         first.proc.wait()
+        open(gate, "w").close()
         t.wait_line(f"step {kill_at + 20}")  # steps without a daemon
         with Tprobed(tprobed_binary(), self.tmp) as second:
             def outage_shown() -> bool:
@@ -290,23 +324,10 @@ class FaultsTest(unittest.TestCase):
         config = write_config(os.path.join(self.tmp, "c.json"),
                               block_timeout_ms=200)
         dump = os.path.join(self.tmp, "dump")
-        report = os.path.join(self.tmp, "report.json")
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
-            t = Trainer("--config", config, "--socket", daemon.socket,
-                        "--dump", dump, "--report", report, "--steps", "60",
-                        "--entries", "20", "--floats", "1024",
-                        "--threads", "1")
-            t.wait_line("step 5")
-            daemon.proc.send_signal(signal.SIGSTOP)
-            try:
-                t.wait_line("step 30")
-            finally:
-                daemon.proc.send_signal(signal.SIGCONT)
-            t.finish()
-        rep = load_json(report)
-        # One block_timeout_ms per ring and stop, not one per record.
-        self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
-        self.assertGreater(rep["dropped_ring_full"], 0, rep)
+            rep = self.run_stalled(daemon, config, dump, 25, "--steps", "60",
+                                   "--entries", "20", "--floats", "1024",
+                                   "--threads", "1")
         steps = check_rank_tree(self, dump, 0)
         self.assertEqual(sorted(steps), list(range(60)))
         for s, acc in steps.items():
@@ -326,10 +347,9 @@ class FaultsTest(unittest.TestCase):
                 dump = os.path.join(self.tmp, policy)
                 with Tprobed(tprobed_binary(),
                              fresh_dir("tp-fault-d-")) as daemon:
-                    rep = self.run_clean(daemon, config, dump, "--steps", "8",
-                                         "--entries", "40", "--floats",
-                                         "4096", "--threads", "1")
-                self.assertGreater(rep["dropped_ring_full"], 0, rep)
+                    rep = self.run_stalled(daemon, config, dump, 4, "--steps",
+                                           "8", "--entries", "40", "--floats",
+                                           "4096", "--threads", "1")
                 steps = check_rank_tree(self, dump, 0)
                 self.assertEqual(sorted(steps), list(range(8)))
                 named = 0
