@@ -16,6 +16,12 @@
 # A sanitizer report ends the process with an error, so the test fails. Each
 # build directory builds only what its tests need. Extra arguments after
 # "--" go to ctest.
+#
+# Cost, measured cold (no ccache) on 2 cores shared with another build (load
+# 5 to 8): address builds in 38 min (about 1900 s of CPU, so about 16 min on
+# 2 idle cores) and runs its 475 tests in 2 min; thread builds its 94 steps
+# in 9 min (about 4 min idle) and runs its 31 tests in 6 s. No test is left
+# out for time: CI's limit leaves room.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
