@@ -19,6 +19,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-torch
   python3-venv
+  clang libclang-rt-14-dev  # libFuzzer (tests/fuzz)
 )
 missing=()
 for p in "${packages[@]}"; do

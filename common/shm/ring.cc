@@ -161,10 +161,13 @@ Result<std::optional<RecordView>> RingReader::Peek() {
     }
     const uint64_t available = cached_head_ - tail_;
     const uint64_t pos = tail_ & mask_;
-    RecordHeader h;
-    std::memcpy(&h, data_ + pos, sizeof h);
+    // The starting tail comes from shared memory: a record header lies whole
+    // inside the ring only at an aligned position.
+    RecordHeader h{};
+    const bool aligned = pos % kRecordAlign == 0;
+    if (aligned) std::memcpy(&h, data_ + pos, sizeof h);
     const uint64_t footprint = AlignedRecordSize(h.size);
-    if (available > capacity || footprint > available ||
+    if (!aligned || available > capacity || footprint > available ||
         footprint > capacity - pos) {
       broken_ = true;
       return Status::Error("corrupt ring record at byte " +

@@ -313,6 +313,21 @@ TEST_F(RingTest, CorruptHeaderIsReportedNotFollowed) {
   EXPECT_FALSE(r.Peek().ok()) << "the reader stays unusable";
 }
 
+// The reader starts at the tail the header holds, which shared memory
+// could have changed: an unaligned one, 2 bytes before the ring's end, is
+// reported as corrupt and no byte past the ring is read (fuzz_record found
+// the read under ASan).
+TEST_F(RingTest, UnalignedStartingTailIsReportedNotRead) {
+  const uint64_t tail = data().size() - 2;
+  header_.tail.store(tail);
+  header_.head.store(tail + 16);
+  RingReader r(&header_, data());
+  auto rec = r.Peek();
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.status().message().find("corrupt ring record"),
+            std::string::npos);
+}
+
 // A producer process killed in the middle of a record leaves only the
 // records it committed before, and the ring stays usable.
 TEST(RingProcessTest, ProducerKilledMidRecordLeavesConsistentRing) {
