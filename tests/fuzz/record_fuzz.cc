@@ -216,6 +216,8 @@ void Drained(uint8_t mode, Cursor& in) {
     if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
     w.Commit();
   }
+  // What a trainer does at a step's end: the daemon sees every record.
+  for (shm::RingWriter& w : writers) w.Publish();
   {
     auto state = producer->Lock();
     daemon::DrainCommitted(*producer, *state, *log);
