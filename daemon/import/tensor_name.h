@@ -24,11 +24,13 @@
 #include <string>
 #include <string_view>
 
+#include "common/record/record.h"
 #include "common/status.h"
 
 namespace tprobe::import {
 
-enum class Direction : uint8_t { kForward, kBackward };
+// The direction of the ring's call records, named as msprobe names it.
+using record::Direction;
 enum class Io : uint8_t { kInput, kOutput };
 
 // "forward" / "backward", and "input" / "output".
