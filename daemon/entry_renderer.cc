@@ -1,7 +1,9 @@
 #include "daemon/entry_renderer.h"
 
 #include <cmath>
+#include <variant>
 
+#include "common/dump/stats_json.h"
 #include "common/dump/tree.h"
 #include "common/fs/safe_path.h"
 #include "common/record/codec.h"
@@ -13,13 +15,10 @@ using dump::Json;
 
 // True for an infinite or NaN Max or Min (the check of msprobe's
 // OverflowCheckDataProcessor on a device with INF/NAN mode).
-bool Overflows(const Json& stats) {
-  for (const char* key : {"Max", "Min"}) {
-    auto it = stats.find(key);
-    if (it != stats.end() && it->is_number_float() &&
-        !std::isfinite(it->get<double>())) {
-      return true;
-    }
+bool Overflows(const stats::TensorStats& stats) {
+  for (const stats::Stat* stat : {&stats.max, &stats.min}) {
+    const double* v = std::get_if<double>(stat);
+    if (v != nullptr && !std::isfinite(*v)) return true;
   }
   return false;
 }
@@ -185,10 +184,8 @@ Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
   out["dtype"] = std::string(options.mindspore ? MindSporeName(tensor.dtype)
                                                : TorchName(tensor.dtype));
   out["shape"] = tensor.shape;
-  for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
-    auto it = tensor.complete ? tensor.stats.find(key) : tensor.stats.end();
-    out[key] = it != tensor.stats.end() ? *it : Json(nullptr);
-  }
+  dump::AppendStats(tensor.complete ? tensor.stats : stats::TensorStats{},
+                    &out);
   // msprobe's MindSpore dump writes no requires_grad.
   if (!options.mindspore) out["requires_grad"] = tensor.requires_grad;
   if (data_name != nullptr) out["data_name"] = *data_name;

@@ -27,6 +27,7 @@
 
 #include "common/dtype.h"
 #include "common/dump/json_writer.h"
+#include "common/stats/tensor_stats.h"
 #include "common/status.h"
 
 namespace tprobe::daemon {
@@ -39,8 +40,8 @@ struct TensorInfo {
   bool requires_grad = false;
   // False when the producer dropped some of its chunks.
   bool complete = false;
-  // {"Max", "Min", "Mean", "Norm"} from stats::ComputeStats when complete.
-  dump::Json stats;
+  // From stats::ComputeStats; written to dump.json only when complete.
+  stats::TensorStats stats;
   // stats::Crc32Hex of the bytes, when summary_mode is md5 and complete.
   std::optional<std::string> md5;
   // stats::Crc32 of the bytes, when complete and the bytes are kept.

@@ -12,8 +12,6 @@
 namespace tprobe::stats {
 namespace {
 
-using dump::Json;
-
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -158,15 +156,6 @@ Partial AccumulateCastToFloat(const std::byte* p, size_t n) {
                                 [](T v) { return static_cast<float>(v); });
 }
 
-Json Stats(Json max, Json min, Json mean, Json norm) {
-  Json out = Json::object();
-  out["Max"] = std::move(max);
-  out["Min"] = std::move(min);
-  out["Mean"] = std::move(mean);
-  out["Norm"] = std::move(norm);
-  return out;
-}
-
 // Max/Min/Mean/Norm of a floating tensor from its partial sums; `round`
 // narrows a double to the native dtype (float32, float16 or bfloat16).
 //
@@ -174,15 +163,14 @@ Json Stats(Json max, Json min, Json mean, Json norm) {
 // (CPU and CUDA), so a sum beyond the float32 range makes its Mean or Norm
 // infinite even when the final value would fit; the same happens here.
 template <typename Round>
-Json FloatStats(const Partial& p, size_t n, Round round) {
-  if (std::isnan(p.sum_sq)) return Stats(kNaN, kNaN, kNaN, kNaN);
+TensorStats FloatStats(const Partial& p, size_t n, Round round) {
+  if (std::isnan(p.sum_sq)) return {kNaN, kNaN, kNaN, kNaN};
   const bool sum_overflows = std::isinf(static_cast<float>(p.sum));
   const bool sum_sq_overflows = std::isinf(static_cast<float>(p.sum_sq));
   const double mean = sum_overflows ? std::copysign(HUGE_VAL, p.sum)
                                     : round(p.sum / static_cast<double>(n));
   const double norm = sum_sq_overflows ? HUGE_VAL : round(std::sqrt(p.sum_sq));
-  return Stats(static_cast<double>(p.max), static_cast<double>(p.min), mean,
-               norm);
+  return {static_cast<double>(p.max), static_cast<double>(p.min), mean, norm};
 }
 
 double RoundToFloat(double v) { return static_cast<float>(v); }
@@ -195,7 +183,7 @@ T Load(const std::byte* p) {
   return v;
 }
 
-Json ScalarValue(DType dtype, const std::byte* p) {
+Stat ScalarValue(DType dtype, const std::byte* p) {
   switch (dtype) {
     case DType::kFloat32:
       return static_cast<double>(Load<float>(p));
@@ -220,11 +208,11 @@ Json ScalarValue(DType dtype, const std::byte* p) {
     case DType::kComplex128:
       break;
   }
-  assert(false && "ScalarValue: dtype has no scalar JSON form");
-  return nullptr;
+  assert(false && "ScalarValue: dtype has no scalar value");
+  return {};
 }
 
-Json BoolStats(std::span<const std::byte> data) {
+TensorStats BoolStats(std::span<const std::byte> data) {
   bool any = false;
   bool all = true;
   for (std::byte b : data) {
@@ -232,13 +220,13 @@ Json BoolStats(std::span<const std::byte> data) {
     any |= set;
     all &= set;
   }
-  return Stats(any, all, nullptr, nullptr);
+  return {any, all, {}, {}};
 }
 
 // max/min/mean of |x| as numpy computes them on x.numpy(): |x| in the
 // component type (hypot), and the mean returned in that type too.
 template <typename T>
-Json ComplexStats(const std::byte* p, size_t n) {
+TensorStats ComplexStats(const std::byte* p, size_t n) {
   T min = std::numeric_limits<T>::infinity();
   T max = -min;
   double sum = 0.0;
@@ -253,17 +241,19 @@ Json ComplexStats(const std::byte* p, size_t n) {
     max = abs > max ? abs : max;
     sum += abs;
   }
-  if (nan) return Stats(kNaN, kNaN, kNaN, nullptr);
+  if (nan) return {kNaN, kNaN, kNaN, {}};
   const auto mean = static_cast<T>(sum / static_cast<double>(n));
-  return Stats(static_cast<double>(max), static_cast<double>(min),
-               static_cast<double>(mean), nullptr);
+  return {static_cast<double>(max),
+          static_cast<double>(min),
+          static_cast<double>(mean),
+          {}};
 }
 
 // msprobe 26.x's PyTorch statistics of an integer or float64 tensor: Max
 // and Min as torch.max/min give them (exact, in the dtype; a NaN makes both
-// NaN), no Mean or Norm. `Out` is the JSON number type: int64_t or double.
+// NaN), no Mean or Norm. `Out` is the Stat kind: int64_t or double.
 template <typename T, typename Out>
-Json MaxMinStats(const std::byte* p, size_t n) {
+TensorStats MaxMinStats(const std::byte* p, size_t n) {
   T min = Load<T>(p);
   T max = min;
   bool nan = false;
@@ -273,15 +263,15 @@ Json MaxMinStats(const std::byte* p, size_t n) {
     min = v < min ? v : min;
     max = v > max ? v : max;
   }
-  if (nan) return Stats(kNaN, kNaN, nullptr, nullptr);
-  return Stats(static_cast<Out>(max), static_cast<Out>(min), nullptr, nullptr);
+  if (nan) return {kNaN, kNaN, {}, {}};
+  return {static_cast<Out>(max), static_cast<Out>(min), {}, {}};
 }
 
 // The PyTorch statistics of a tensor that is neither empty, 0-d, bool nor
 // complex, or nullopt for a float32/16 or bf16 one (the same for both
 // rules).
-std::optional<Json> PyTorchMaxMinStats(DType dtype, const std::byte* p,
-                                       size_t n) {
+std::optional<TensorStats> PyTorchMaxMinStats(DType dtype, const std::byte* p,
+                                              size_t n) {
   switch (dtype) {
     case DType::kFloat64:
       return MaxMinStats<double, double>(p, n);
@@ -302,8 +292,8 @@ std::optional<Json> PyTorchMaxMinStats(DType dtype, const std::byte* p,
 
 }  // namespace
 
-Json ComputeStats(DType dtype, std::span<const int64_t> shape,
-                  std::span<const std::byte> data, StatRules rules) {
+TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
+                         std::span<const std::byte> data, StatRules rules) {
   size_t n = 1;
   for (int64_t d : shape) {
     assert(d >= 0 && "ComputeStats: negative dimension");
@@ -313,17 +303,17 @@ Json ComputeStats(DType dtype, std::span<const int64_t> shape,
          "ComputeStats: data size does not match shape and dtype");
   const std::byte* p = data.data();
 
-  if (n == 0) return Stats(nullptr, nullptr, nullptr, nullptr);
+  if (n == 0) return {};
   if (dtype == DType::kBool) return BoolStats(data);
   if (dtype == DType::kComplex64) return ComplexStats<float>(p, n);
   if (dtype == DType::kComplex128) return ComplexStats<double>(p, n);
   if (shape.empty()) {
-    Json v = ScalarValue(dtype, p);
-    return Stats(v, v, v, v);
+    const Stat v = ScalarValue(dtype, p);
+    return {v, v, v, v};
   }
   if (rules == StatRules::kPyTorch) {
-    if (std::optional<Json> stats = PyTorchMaxMinStats(dtype, p, n)) {
-      return *std::move(stats);
+    if (std::optional<TensorStats> stats = PyTorchMaxMinStats(dtype, p, n)) {
+      return *stats;
     }
   }
 
@@ -354,7 +344,7 @@ Json ComputeStats(DType dtype, std::span<const int64_t> shape,
       break;  // Handled above.
   }
   assert(false && "ComputeStats: unknown dtype");
-  return Stats(nullptr, nullptr, nullptr, nullptr);
+  return {};
 }
 
 }  // namespace tprobe::stats

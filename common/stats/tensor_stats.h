@@ -40,17 +40,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <variant>
 
 #include "common/dtype.h"
-#include "common/dump/json_writer.h"
 
 namespace tprobe::stats {
+
+// One statistic, in the JSON kind msprobe writes it as: null (std::monostate,
+// the default), a boolean (bool tensors), an integer (exact Max/Min of
+// integer tensors, and every statistic of a 0-d integer tensor) or a float
+// (which may be NaN or infinite). The kind decides the JSON spelling, so an
+// int64_t 999 is written "999" and a double 999.0 is written "999.0".
+using Stat = std::variant<std::monostate, bool, int64_t, double>;
+
+// The four statistics of a tensor; default-constructed, all four are null.
+// dump::AppendStats (common/dump/stats_json.h) writes them to dump.json.
+struct TensorStats {
+  Stat max;
+  Stat min;
+  Stat mean;
+  Stat norm;
+};
 
 // Whose get_stat_info to follow (see above): the daemon picks it from the
 // framework a producer registered.
 enum class StatRules { kPyTorch, kMindSpore };
 
-// Returns {"Max": .., "Min": .., "Mean": .., "Norm": ..} in that key order.
+// Returns the statistics of the tensor, by the rules above.
 //
 // `data` holds the tensor's elements contiguously, in row-major order and
 // host (little-endian) byte order; it need not be aligned.
@@ -60,8 +76,8 @@ enum class StatRules { kPyTorch, kMindSpore };
 // Violations are bugs and assert. The function cannot fail otherwise.
 //
 // Thread safety: pure; any number of threads may call it concurrently.
-dump::Json ComputeStats(DType dtype, std::span<const int64_t> shape,
-                        std::span<const std::byte> data, StatRules rules);
+TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
+                         std::span<const std::byte> data, StatRules rules);
 
 }  // namespace tprobe::stats
 

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "common/dump/npy.h"
+#include "common/dump/stats_json.h"
 #include "common/fs/atomic_file.h"
 #include "common/stats/crc32.h"
 #include "common/stats/tensor_stats.h"
@@ -27,9 +28,9 @@ Result<TensorFileSummary> SummarizeTensorFile(const std::string& path,
   summary.tensor["type"] = "mindspore.Tensor";
   summary.tensor["dtype"] = MindSporeDTypeName(dtype);
   summary.tensor["shape"] = array->shape;
-  const Json stats = stats::ComputeStats(
-      array->dtype, array->shape, array->data, stats::StatRules::kMindSpore);
-  for (const auto& [key, value] : stats.items()) summary.tensor[key] = value;
+  dump::AppendStats(stats::ComputeStats(array->dtype, array->shape, array->data,
+                                        stats::StatRules::kMindSpore),
+                    &summary.tensor);
   summary.data_crc = stats::Crc32(array->data);
   return summary;
 }

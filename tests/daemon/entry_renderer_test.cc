@@ -30,11 +30,7 @@ TensorInfo CompleteTensor() {
   t.shape = {2, 3};
   t.requires_grad = true;
   t.complete = true;
-  t.stats = Json::object();
-  t.stats["Max"] = 4.0;
-  t.stats["Min"] = -2.0;
-  t.stats["Mean"] = 0.75;
-  t.stats["Norm"] = 5.0;
+  t.stats = {4.0, -2.0, 0.75, 5.0};
   t.md5 = "0a1b2c3d";
   return t;
 }
@@ -216,7 +212,7 @@ TEST_F(EntryRendererTest, ZeroDimTensorHasEmptyShapeAndItsOwnStats) {
   TensorInfo t;
   t.dtype = DType::kInt64;
   t.complete = true;
-  t.stats = Json::object({{"Max", 0}, {"Min", 0}, {"Mean", 0}, {"Norm", 0}});
+  t.stats = {int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0}};
   tensors_[1] = t;
   RenderedEntry r = Render("X", MakeEntry({{"input_args", List({Ref(1)})}}));
   EXPECT_EQ(PythonJsonDumps(r.body["input_args"][0]), R"({
@@ -320,6 +316,39 @@ TEST_F(EntryRendererTest, UnknownRefRendersNullAndCountsAsIncomplete) {
   EXPECT_TRUE(r.body["input_args"][1].is_null());
   EXPECT_TRUE(r.body["input_args"][2].is_null());
   EXPECT_EQ(r.tensors_incomplete, 2u);
+}
+
+TEST_F(EntryRendererTest, InfiniteOrNaNMaxOrMinOfACompleteTensorIsAnOverflow) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    const char* name;
+    stats::TensorStats stats;
+    bool complete;
+    bool overflow;
+  };
+  const Case cases[] = {
+      {"finite", {4.0, -2.0, 0.75, 5.0}, true, false},
+      {"+inf max", {kInf, -2.0, kInf, kInf}, true, true},
+      {"-inf min", {4.0, -kInf, -kInf, kInf}, true, true},
+      {"nan max and min", {kNaN, kNaN, kNaN, kNaN}, true, true},
+      {"only mean and norm infinite", {3e38, -3e38, kInf, kInf}, true, false},
+      {"integers", {int64_t{9}, int64_t{-9}, {}, {}}, true, false},
+      {"bools", {true, false, {}, {}}, true, false},
+      {"empty", {}, true, false},
+      {"incomplete", {kInf, kNaN, kNaN, kNaN}, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TensorInfo t = CompleteTensor();
+    t.stats = c.stats;
+    t.complete = c.complete;
+    tensors_[1] = t;
+    tensors_[2] = CompleteTensor();
+    EXPECT_EQ(Render("X", MakeEntry({{"input_args", List({Ref(2), Ref(1)})}}))
+                  .overflow,
+              c.overflow);
+  }
 }
 
 TEST_F(EntryRendererTest, EmptyEntryRendersAnEmptyObject) {

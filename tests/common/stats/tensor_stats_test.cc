@@ -15,14 +15,30 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "common/dump/stats_json.h"
 #include "common/stats/half.h"
 
 namespace tprobe::stats {
 namespace {
 
 using dump::Json;
+
+// The dump.json bytes of `stats`, as msprobe would write them.
+std::string StatsJson(const TensorStats& stats) {
+  Json out = Json::object();
+  dump::AppendStats(stats, &out);
+  return dump::PythonJsonDumps(out);
+}
+
+// A Stat for test messages: null, true/false, 7 or 7.0 (the JSON spelling).
+std::string Show(const Stat& stat) {
+  Json out = Json::object();
+  dump::AppendStats({stat, {}, {}, {}}, &out);
+  return dump::PythonJsonDumps(out["Max"]);
+}
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -227,22 +243,22 @@ bool Representable(DType dtype, double v) {
 // Compares one statistic with the reference token. With `exact`, a float
 // must be bit-equal (as a double); otherwise it must be a value of the
 // rounding dtype within one ulp of the reference.
-void ExpectStat(const Case& c, const char* key, const Json& ours,
+void ExpectStat(const Case& c, const char* key, const Stat& ours,
                 const std::string& expected, bool exact) {
-  SCOPED_TRACE(c.name + " " + key + ": ours " + ours.dump() + ", reference " +
+  SCOPED_TRACE(c.name + " " + key + ": ours " + Show(ours) + ", reference " +
                expected);
   if (expected == "None") {
-    EXPECT_TRUE(ours.is_null());
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(ours));
   } else if (expected == "True" || expected == "False") {
-    ASSERT_TRUE(ours.is_boolean());
-    EXPECT_EQ(ours.get<bool>(), expected == "True");
+    ASSERT_TRUE(std::holds_alternative<bool>(ours));
+    EXPECT_EQ(std::get<bool>(ours), expected == "True");
   } else if (expected.rfind("int:", 0) == 0) {
-    ASSERT_TRUE(ours.is_number_integer()) << "expected a JSON integer";
-    EXPECT_EQ(ours.get<int64_t>(), std::stoll(expected.substr(4)));
+    ASSERT_TRUE(std::holds_alternative<int64_t>(ours)) << "expected an integer";
+    EXPECT_EQ(std::get<int64_t>(ours), std::stoll(expected.substr(4)));
   } else {
-    ASSERT_TRUE(ours.is_number_float()) << "expected a JSON float";
+    ASSERT_TRUE(std::holds_alternative<double>(ours)) << "expected a float";
     const double want = std::strtod(expected.c_str(), nullptr);
-    const double got = ours.get<double>();
+    const double got = std::get<double>(ours);
     if (std::isnan(want) || std::isnan(got)) {
       EXPECT_TRUE(std::isnan(want) && std::isnan(got));
       return;
@@ -272,21 +288,16 @@ void ExpectMatchesReference(const std::vector<Case>& cases) {
     std::istringstream tokens(reference[i]);
     for (StatRules rules : {StatRules::kPyTorch, StatRules::kMindSpore}) {
       SCOPED_TRACE(rules == StatRules::kPyTorch ? "kPyTorch" : "kMindSpore");
-      const Json ours = ComputeStats(c.dtype, c.shape, c.data, rules);
-      ASSERT_TRUE(ours.is_object());
-      std::vector<std::string> keys;
-      for (const auto& [key, value] : ours.items()) keys.push_back(key);
-      EXPECT_EQ(keys, (std::vector<std::string>{"Max", "Min", "Mean", "Norm"}))
-          << c.name;
+      const TensorStats ours = ComputeStats(c.dtype, c.shape, c.data, rules);
       std::array<std::string, 4> want;
       for (auto& w : want) tokens >> w;
       const bool complex =
           c.dtype == DType::kComplex64 || c.dtype == DType::kComplex128;
       const bool scalar = c.shape.empty() && !complex;
-      ExpectStat(c, "Max", ours["Max"], want[0], scalar || !complex);
-      ExpectStat(c, "Min", ours["Min"], want[1], scalar || !complex);
-      ExpectStat(c, "Mean", ours["Mean"], want[2], scalar);
-      ExpectStat(c, "Norm", ours["Norm"], want[3], scalar);
+      ExpectStat(c, "Max", ours.max, want[0], scalar || !complex);
+      ExpectStat(c, "Min", ours.min, want[1], scalar || !complex);
+      ExpectStat(c, "Mean", ours.mean, want[2], scalar);
+      ExpectStat(c, "Norm", ours.norm, want[3], scalar);
     }
   }
 }
@@ -372,15 +383,15 @@ TEST_F(TensorStatsTest, Int64MaxIsAnIntegerForPyTorchAFloatForMindSpore) {
   const std::vector<int64_t> v = {3, 999, -5};
   const std::vector<int64_t> shape = {3};
   // What msprobe 26.x writes for torch.tensor([3, 999, -5]).
-  EXPECT_EQ(dump::PythonJsonDumps(ComputeStats(DType::kInt64, shape,
-                                               std::as_bytes(std::span(v)),
-                                               StatRules::kPyTorch)),
-            "{\n \"Max\": 999,\n \"Min\": -5,\n \"Mean\": null,\n "
-            "\"Norm\": null\n}");
-  const Json stats = ComputeStats(
+  EXPECT_EQ(
+      StatsJson(ComputeStats(DType::kInt64, shape, std::as_bytes(std::span(v)),
+                             StatRules::kPyTorch)),
+      "{\n \"Max\": 999,\n \"Min\": -5,\n \"Mean\": null,\n "
+      "\"Norm\": null\n}");
+  const TensorStats stats = ComputeStats(
       DType::kInt64, shape, std::as_bytes(std::span(v)), StatRules::kMindSpore);
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "999.0");
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Min"]), "-5.0");
+  EXPECT_EQ(Show(stats.max), "999.0");
+  EXPECT_EQ(Show(stats.min), "-5.0");
 }
 
 TEST_F(TensorStatsTest, BoolGivesAnyAndAll) {
@@ -436,10 +447,10 @@ TEST_F(TensorStatsTest, ZeroDimTensorsGiveTheValueItself) {
   ExpectMatchesReference(cases);
   // The exact JSON an msprobe dump shows for torch.tensor(0).
   const std::vector<int64_t> zero = {0};
-  EXPECT_EQ(dump::PythonJsonDumps(ComputeStats(DType::kInt64, {},
-                                               std::as_bytes(std::span(zero)),
-                                               StatRules::kPyTorch)),
-            "{\n \"Max\": 0,\n \"Min\": 0,\n \"Mean\": 0,\n \"Norm\": 0\n}");
+  EXPECT_EQ(
+      StatsJson(ComputeStats(DType::kInt64, {}, std::as_bytes(std::span(zero)),
+                             StatRules::kPyTorch)),
+      "{\n \"Max\": 0,\n \"Min\": 0,\n \"Mean\": 0,\n \"Norm\": 0\n}");
 }
 
 TEST_F(TensorStatsTest, EmptyTensorsGiveNulls) {
@@ -484,11 +495,11 @@ TEST_F(TensorStatsTest, Fp16NormOverflowsToInfinity) {
   const std::vector<Case> cases = {
       MakeCase("fp16 big", DType::kFloat16, {16}, Halves(f))};
   ExpectMatchesReference(cases);
-  const Json stats = ComputeStats(DType::kFloat16, cases[0].shape,
-                                  cases[0].data, StatRules::kPyTorch);
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Max"]), "60000.0");
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "60000.0");
+  const TensorStats stats = ComputeStats(DType::kFloat16, cases[0].shape,
+                                         cases[0].data, StatRules::kPyTorch);
+  EXPECT_EQ(Show(stats.norm), "Infinity");
+  EXPECT_EQ(Show(stats.max), "60000.0");
+  EXPECT_EQ(Show(stats.mean), "60000.0");
 }
 
 TEST_F(TensorStatsTest, Float32AccumulatorOverflowGivesInfinityLikeTorch) {
@@ -498,11 +509,11 @@ TEST_F(TensorStatsTest, Float32AccumulatorOverflowGivesInfinityLikeTorch) {
       MakeCase("fp32 square overflow", DType::kFloat32, {2},
                std::vector<float>{2e19f, -1.0f})};
   ExpectMatchesReference(cases);
-  const Json stats = ComputeStats(DType::kFloat32, cases[0].shape,
-                                  cases[0].data, StatRules::kPyTorch);
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Mean"]), "Infinity");
-  EXPECT_EQ(dump::PythonJsonDumps(stats["Norm"]), "Infinity");
-  EXPECT_EQ(stats["Max"].get<double>(), static_cast<double>(3e38f));
+  const TensorStats stats = ComputeStats(DType::kFloat32, cases[0].shape,
+                                         cases[0].data, StatRules::kPyTorch);
+  EXPECT_EQ(Show(stats.mean), "Infinity");
+  EXPECT_EQ(Show(stats.norm), "Infinity");
+  EXPECT_EQ(stats.max, Stat(static_cast<double>(3e38f)));
 }
 
 }  // namespace
