@@ -5,12 +5,10 @@
 // that a Call of another Client or of an earlier step is refused. Every entry
 // point catches everything: no exception crosses the API.
 //
-// Ring order: the daemon resolves an entry's tensor refs against the tensors
-// sent since the previous entry of the ring, so an entry's tensors must not
-// be separated from it by another entry. API calls have no recorded
-// children (the outermost rule), so their tensors go into the ring at once.
-// A module call's children write entries before it ends, so its tensors are
-// copied aside and sent just before its entry.
+// Ring order: every tensor goes into the ring when it is added, copied from
+// the caller's buffer, and its entry (which refers to it by ref) at EndCall.
+// The daemon keeps a tensor until the entry that refers to it, so a module's
+// input tensors wait while its children's entries go by (daemon/drain.h).
 
 #include "tprobe/client.h"
 
@@ -58,24 +56,13 @@ TPROBE_SAME_VALUE(Direction, record::Direction, kBackward);
 
 namespace {
 
-// A module call's tensor, kept until its entry is written.
-struct StagedTensor {
-  uint32_t ref;
-  DType dtype;
-  std::vector<int64_t> shape;
-  bool requires_grad;
-  std::vector<std::byte> bytes;
-};
-
 // One call between Begin and End on this thread.
 struct OpenCall {
   explicit OpenCall(client::Core& core) : entry(core) {}
   uint64_t token = 0;
   client::CallPlan plan;
-  bool stage = false;  // module call: tensors wait for the entry
   uint32_t stack_id = 0;
   uint32_t parameters = 0;  // items in the parameters part so far
-  std::vector<StagedTensor> staged;
   client::EntryBuilder entry;
 };
 
@@ -138,10 +125,9 @@ void Skip(uint64_t siblings, const detail::ValueNode* nodes, size_t count,
 
 class TensorSink {
  public:
-  TensorSink(client::EntryBuilder& entry, OpenCall* call)
-      : entry_(entry), call_(call) {}
+  explicit TensorSink(client::EntryBuilder& entry) : entry_(entry) {}
 
-  // Sends (or stages) `t` and writes its ref. A malformed tensor is null.
+  // Sends `t` and writes its ref. A malformed tensor is null.
   // Returns false when it was not recorded.
   bool Put(const TensorData& t, record::ValueWriter& out) {
     const int64_t expected = ExpectedBytes(t);
@@ -152,18 +138,6 @@ class TensorSink {
     }
     const auto dtype = static_cast<DType>(t.dtype);
     const std::span<const int64_t> shape(t.shape, t.ndim);
-    if (call_ != nullptr && call_->stage) {
-      const uint32_t ref = client::NextTensorRef();
-      out.TensorRef(ref);
-      StagedTensor& s = call_->staged.emplace_back();
-      s.ref = ref;
-      s.dtype = dtype;
-      s.shape.assign(t.shape, t.shape + t.ndim);
-      s.requires_grad = t.requires_grad;
-      s.bytes.resize(t.nbytes);
-      if (t.nbytes > 0) std::memcpy(s.bytes.data(), t.data, t.nbytes);
-      return true;
-    }
     return entry_.Tensor(out, dtype, shape, t.requires_grad, t.data, t.nbytes);
   }
 
@@ -247,7 +221,6 @@ class TensorSink {
 
  private:
   client::EntryBuilder& entry_;
-  OpenCall* call_;
 };
 
 }  // namespace
@@ -317,7 +290,6 @@ class Client::Impl {
     OpenCalls& calls = Calls();
     auto call = std::make_unique<OpenCall>(session->core());
     call->token = g_next_token.fetch_add(1, std::memory_order_relaxed);
-    call->stage = plan.kind == record::CallKind::kModule;
     call->plan = std::move(plan);
     if (call->plan.entry()) call->entry.LayOut(call->plan);
     Call handle;
@@ -329,16 +301,6 @@ class Client::Impl {
     calls.push_back(std::move(call));
     open.fetch_add(1, std::memory_order_relaxed);
     return handle;
-  }
-
-  // Writes the call's staged tensors and its entry.
-  void WriteEntry(OpenCall* call) {
-    client::Core& core = session->core();
-    for (const StagedTensor& t : call->staged) {
-      core.WriteTensor(t.ref, t.dtype, t.shape, t.requires_grad, t.bytes.data(),
-                       t.bytes.size());
-    }
-    session->WriteEntry(call->plan, call->stack_id, call->entry);
   }
 
   // Closes the innermost open call of this thread; writes its entry when
@@ -356,7 +318,7 @@ class Client::Impl {
         call->entry.Drop(client::Part::kParameters);
       }
       if (call->plan.entry()) {
-        WriteEntry(call.get());
+        session->WriteEntry(call->plan, call->stack_id, call->entry);
       } else if (call->plan.stack()) {
         // Only the stack is listed (data_mode keeps none of the data).
         client::EntryBuilder empty(session->core());
@@ -515,7 +477,7 @@ bool Client::AddTensor(const Call& call, Section section,
     if (open == nullptr || !open->plan.entry()) return false;
     record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
-    return TensorSink(open->entry, open).Put(tensor, *slot);
+    return TensorSink(open->entry).Put(tensor, *slot);
   } catch (...) {
     return false;
   }
@@ -530,7 +492,7 @@ bool Client::AddValueRaw(const Call& call, Section section,
     record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
     size_t pos = 0;
-    return TensorSink(open->entry, open).Convert(nodes, count, &pos, *slot, 0);
+    return TensorSink(open->entry).Convert(nodes, count, &pos, *slot, 0);
   } catch (...) {
     return false;
   }
@@ -546,8 +508,7 @@ bool Client::AddKwargRaw(const Call& call, detail::Text key,
     if (kwargs == nullptr) return false;
     kwargs->Key(View(key));
     size_t pos = 0;
-    return TensorSink(open->entry, open)
-        .Convert(nodes, count, &pos, *kwargs, 0);
+    return TensorSink(open->entry).Convert(nodes, count, &pos, *kwargs, 0);
   } catch (...) {
     return false;
   }
@@ -562,7 +523,7 @@ bool Client::AddParameterRaw(const Call& call, detail::Text name,
     if (params == nullptr) return false;
     params->Key(View(name));
     ++open->parameters;
-    return TensorSink(open->entry, open).Put(tensor, *params);
+    return TensorSink(open->entry).Put(tensor, *params);
   } catch (...) {
     return false;
   }
@@ -602,7 +563,7 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
   try {
     client::Session& s = *impl_->session;
     if (!s.collecting()) return false;
-    // Its entry would come between an open API call's tensors and its entry.
+    // Inside an API call nothing else is recorded (the outermost rule).
     const OpenCalls& calls = impl_->Calls();
     if (!calls.empty() && calls.back()->plan.kind == record::CallKind::kApi) {
       return false;
@@ -615,7 +576,7 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
     record::ValueWriter& body = entry.Extra();
     body.Key(View(name));
     body.BeginList();
-    const bool sent = TensorSink(entry, nullptr).Put(grad, body);
+    const bool sent = TensorSink(entry).Put(grad, body);
     body.End();
     return s.WriteEntry(plan, 0, entry) && sent;
   } catch (...) {

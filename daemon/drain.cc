@@ -51,6 +51,9 @@ class Drainer {
   void OnCall(RingState& ring, const record::CallView& v);
   bool OnEntry(uint32_t ring_index, const record::EntryView& v);
   void CloseTensor(RingState& ring, bool complete);
+  // Forgets the waiting tensors `refs` names (those it names twice or not
+  // at all are skipped); all of them when `refs` is null.
+  void Forget(RingState& ring, const std::vector<uint32_t>* refs);
   // Task overflow_check: counts a kept overflow entry, and notes (and
   // logs) when overflow_nums is reached.
   void CountOverflow(const std::string& name);
@@ -201,6 +204,7 @@ void Drainer::OnIntern(const record::InternView& v) {
 void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   PendingTensor pending;
   pending.meta = v.tensor;
+  pending.record = ring.records_read;
   pending.info.dtype = v.dtype;
   pending.info.shape = std::move(v.shape);
   pending.info.requires_grad = v.tensor.requires_grad != 0;
@@ -248,10 +252,11 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
     if (md5) info.md5 = stats::Crc32Hex(info.crc);
     if (keep) info.bytes = std::move(p.bytes);
   }
+  // A ref sent again replaces the tensor that waited under it.
   auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
-  if (!added) ring.waiting_bytes -= it->second.bytes.size();
+  if (!added) ring.waiting_bytes -= it->second.info.bytes.size();
   ring.waiting_bytes += info.bytes.size();
-  it->second = std::move(info);
+  it->second = WaitingTensor{p.record, std::move(info)};
   ring.pending.reset();
   if (ring.waiting_bytes > producer_.limits().max_waiting_bytes) {
     Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
@@ -341,8 +346,9 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
   RingState& ring = state_.rings[ring_index];
   if (state_.overflow_limit_reached) {
     // Task overflow_check ended the dump service (as msprobe does): later
-    // calls reach neither dump.json nor stack.json nor construct.json.
-    ring.tensors.clear();
+    // calls reach neither dump.json nor stack.json nor construct.json, and
+    // no tensor is needed any more.
+    Forget(ring, nullptr);
     return true;
   }
   const std::string* name = Name(v.entry.name_id, v.entry.step, "an entry");
@@ -352,14 +358,16 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     options.data_name = state_.assembler.options().tensor_data;
     options.md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
     options.mindspore = state_.assembler.options().framework == "mindspore";
-    auto lookup = [&ring](uint32_t ref) -> const TensorInfo* {
+    // The tensors the entry refers to: it uses each once.
+    std::vector<uint32_t> referenced;
+    auto lookup = [&ring, &referenced](uint32_t ref) -> const TensorInfo* {
+      referenced.push_back(ref);
       auto it = ring.tensors.find(ref);
-      return it == ring.tensors.end() ? nullptr : &it->second;
+      return it == ring.tensors.end() ? nullptr : &it->second.info;
     };
     if (v.body.empty()) {
       // A call whose stack is listed while data_mode keeps none of its data.
       AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
-      ring.tensors.clear();
       return true;
     }
     Result<RenderedEntry> render = RenderEntry(*name, v.body, lookup, options);
@@ -393,10 +401,24 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     // stack.json covers every call, kept or not (msprobe collects it
     // separately); StepTree lists a name once.
     AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
+    Forget(ring, &referenced);
   }
-  ring.tensors.clear();  // an Entry closes the tensors sent before it
-  ring.waiting_bytes = 0;
+  // A skipped entry's tensors are released with their step.
   return true;
+}
+
+void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
+  if (refs == nullptr) {
+    ring.tensors.clear();
+    ring.waiting_bytes = 0;
+    return;
+  }
+  for (uint32_t ref : *refs) {
+    auto it = ring.tensors.find(ref);
+    if (it == ring.tensors.end()) continue;
+    ring.waiting_bytes -= it->second.info.bytes.size();
+    ring.tensors.erase(it);
+  }
 }
 
 void Drainer::CountOverflow(const std::string& name) {
@@ -433,7 +455,7 @@ void Drainer::WriteTensorFiles(uint32_t step, const RingState& ring,
   Status s;
   size_t written = 0;
   for (; store != nullptr && s.ok() && written < files.size(); ++written) {
-    const TensorInfo& t = ring.tensors.at(files[written].ref);
+    const TensorInfo& t = ring.tensors.at(files[written].ref).info;
     s = store->Put(files[written].file_name, t.dtype, t.shape, t.bytes, t.crc);
   }
   if (!s.ok()) {
@@ -555,6 +577,28 @@ void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {
   }
   for (const auto& [step, count] : unclosed) {
     state.assembler.NoteUnclosedCalls(step, count);
+  }
+}
+
+void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
+                           spdlog::logger& log) {
+  uint64_t released = 0;
+  for (RingState& ring : state.rings) {
+    for (auto it = ring.tensors.begin(); it != ring.tensors.end();) {
+      if (it->second.record >= ring.records_settled) {
+        ++it;
+        continue;
+      }
+      ring.waiting_bytes -= it->second.info.bytes.size();
+      it = ring.tensors.erase(it);
+      ++released;
+    }
+  }
+  if (released > 0) {
+    log.debug(
+        "producer {} (pid {}, rank {}): released {} tensors no entry referred "
+        "to",
+        producer.client_id(), producer.pid(), producer.rank(), released);
   }
 }
 

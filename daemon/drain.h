@@ -10,10 +10,17 @@
 //            order. When all nbytes have arrived the statistics are computed
 //            (and the CRC-32 in md5 mode). A tensor whose chunks stop before
 //            nbytes, when the next non-chunk record arrives, is incomplete.
-//   Entry    renders the value tree (entry_renderer.h) with the tensors sent
-//            before it, adds it to the tree of (entry step, producer rank)
+//   Entry    renders the value tree (entry_renderer.h) with the tensors it
+//            refers to, which were sent before it on its ring (not
+//            necessarily right before: a module's input tensors wait while
+//            its children's entries go by), adds it to the tree of (entry
+//            step, producer rank)
 //            with its stack, and stores its tensors as .npy files
-//            (tensor_store.h) in tasks tensor and overflow_check. A re-dump
+//            (tensor_store.h) in tasks tensor and overflow_check. An Entry
+//            uses each tensor once: the tensors it refers to are forgotten,
+//            so a second reference renders null (an incomplete tensor).
+//            Tensors no applied Entry refers to wait until their step is
+//            settled (ReleaseSettledTensors). A re-dump
 //            of a name with identical content is dropped (and its files are
 //            not written again). An Entry with an empty body only lists
 //            its stack. Task overflow_check keeps only entries with an
@@ -91,6 +98,17 @@ void DrainTo(const Producer& producer, ProducerState& state,
 // REQUIRES: as DrainSome.
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
                       spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
+
+// Forgets each ring's waiting tensors whose Tensor record came before the
+// ring's settled cut (RingState::records_settled, step_accounting.h): an
+// Entry refers only to tensors of its own step, so none can refer to them
+// any more. Tensors of a call that never wrote its entry (abandoned at a
+// step's end, an API that raised, an entry the ring had no room for) end
+// here; that loss is counted where it happened (calls_unclosed, the rank's
+// drops), not again. Called after each step is settled and at the end.
+// REQUIRES: as DrainSome.
+void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
+                           spdlog::logger& log);
 
 // Closes the module calls of steps up to `up_to_step` (all, by default)
 // still open on the producer's rings: they are forgotten, and each such

@@ -51,6 +51,16 @@ struct PendingTensor {
   TensorInfo info;  // dtype, shape, requires_grad
   std::vector<std::byte> bytes;
   bool broken = false;  // a chunk was out of order: never completes
+  uint64_t record = 0;  // its Tensor record's index on the ring
+};
+
+// A closed tensor waiting for the Entry that refers to it. `record` (its
+// Tensor record's index on the ring, as RingState::records_read counts)
+// places it against the step cuts: once its step is settled no Entry can
+// refer to it any more (drain.h ReleaseSettledTensors).
+struct WaitingTensor {
+  uint64_t record = 0;
+  TensorInfo info;
 };
 
 // A module's construct.json node whose CallBegin was seen but which is not
@@ -71,8 +81,9 @@ struct ProducerLimits {
   // Interned names and stacks of one producer: count and total text bytes.
   size_t max_interned = size_t{1} << 20;
   uint64_t max_interned_bytes = uint64_t{256} << 20;
-  // Closed tensors of one ring waiting for their Entry, and their kept
-  // bytes (task tensor).
+  // Closed tensors of one ring waiting for their Entry (a module's inputs
+  // wait while its children's entries go by; tensors no Entry refers to wait
+  // until their step is settled), and their kept bytes (task tensor).
   size_t max_waiting_tensors = size_t{1} << 16;
   uint64_t max_waiting_bytes = uint64_t{16} << 30;
 };
@@ -89,9 +100,9 @@ struct RingState {
   explicit RingState(shm::RingReader r) : reader(r) {}
   shm::RingReader reader;
   std::optional<PendingTensor> pending;
-  // Closed tensors by ref, until the Entry that refers to them, and the
-  // bytes they keep.
-  std::unordered_map<uint32_t, TensorInfo> tensors;
+  // Closed tensors by ref, until the Entry that refers to them (or their
+  // step is settled), and the bytes they keep.
+  std::unordered_map<uint32_t, WaitingTensor> tensors;
   uint64_t waiting_bytes = 0;
   SeenCounters seen;
   // Records read from this ring (padding not counted), and how many of

@@ -36,6 +36,7 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   } else {
     SettleOpenStep(state);
   }
+  ReleaseSettledTensors(p, state, log);
   if (died) state.assembler.MarkProducerDied();
   Status s = state.assembler.Finish(UINT32_MAX);
   LogWriteError(p, state, log, s);
@@ -83,7 +84,10 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
       CloseOpenCalls(state, c.step);
       state.assembler.NoteUnclosedCalls(c.step, c.unclosed_calls);
       if (c.outage) NoteOutage(state, *c.outage);
-      if (c.ledger) SettleStep(state, c.step, *c.ledger);
+      if (c.ledger) {
+        SettleStep(state, c.step, *c.ledger);
+        ReleaseSettledTensors(p, state, log);
+      }
       s = state.assembler.Finish(c.step);
       break;
     case Command::Kind::kFlush:

@@ -55,7 +55,7 @@ struct CallRecord {
 // A tensor's metadata; its bytes follow as Chunk records.
 struct TensorRecord {
   uint64_t nbytes;
-  uint32_t ref;   // referred to by the next Entry's value tree
+  uint32_t ref;   // referred to by a later Entry's value tree, once
   uint8_t dtype;  // tprobe::DType
   uint8_t ndim;
   uint8_t requires_grad;
@@ -70,7 +70,9 @@ struct ChunkRecord {
   uint32_t reserved;
 };
 
-// One dump entry (a dump.json item). It closes the tensors sent before it.
+// One dump entry (a dump.json item). It refers to tensors sent before it on
+// its ring in its step (other entries may come between); each tensor is
+// referred to once, and one no entry refers to is dropped with its step.
 struct EntryRecord {
   uint64_t seq;
   uint32_t step;

@@ -10,6 +10,7 @@
 
 #include "common/dump/npy.h"
 #include "daemon/logger.h"
+#include "daemon/step_accounting.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
@@ -210,6 +211,97 @@ TEST_F(DrainTest, AChunkAtTheWrongOffsetLeavesTheTensorIncomplete) {
   DrainAndWrite(p);
   EXPECT_TRUE(Dump()["data"]["X"]["output"][0]["Max"].is_null());
   EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
+}
+
+// A module's input tensor goes into the ring when it is captured; its
+// children's entries come before the module's own entry, which still finds
+// it.
+TEST_F(DrainTest, ATensorWaitsForItsEntryWhileOtherEntriesGoBy) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Torch.add.0.forward"));
+  ASSERT_TRUE(w.Float32Tensor(5, {2}, {1.0f, -3.0f}));  // the module's input
+  ASSERT_TRUE(w.Float32Tensor(6, {1}, {2.0f}));
+  ASSERT_TRUE(w.Entry(1, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  ASSERT_TRUE(w.Float32Tensor(7, {1}, {9.0f}));  // the module's output
+  ASSERT_TRUE(w.Entry(
+      2, 0, 1, 0,
+      MakeEntry({{"input_args", List({Ref(5)})}, {"output", List({Ref(7)})}})));
+  DrainAndWrite(p);
+  const dump::Json data = Dump()["data"];
+  EXPECT_EQ(data["Torch.add.0.forward"]["output"][0]["Max"], 2.0);
+  EXPECT_EQ(data["Module.m.M.forward.0"]["input_args"][0]["Max"], 1.0);
+  EXPECT_EQ(data["Module.m.M.forward.0"]["input_args"][0]["Min"], -3.0);
+  EXPECT_EQ(data["Module.m.M.forward.0"]["output"][0]["Max"], 9.0);
+  EXPECT_EQ(Accounting()["complete"], true);
+}
+
+// An entry uses a tensor once: a second entry naming the same ref gets null,
+// counted as an incomplete tensor of that entry.
+TEST_F(DrainTest, ARefReferredToTwiceIsNullTheSecondTime) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(w.Float32Tensor(5, {1}, {4.0f}));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_TRUE(state->rings[0].tensors.empty());
+    EXPECT_EQ(state->rings[0].waiting_bytes, 0u);
+    ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  }
+  const dump::Json data = Dump()["data"];
+  EXPECT_EQ(data["A"]["output"][0]["Max"], 4.0);
+  EXPECT_TRUE(data["B"]["output"][0].is_null());
+  EXPECT_TRUE(std::filesystem::exists(File("dump_tensor_data/A.output.0.npy")));
+  EXPECT_FALSE(
+      std::filesystem::exists(File("dump_tensor_data/B.output.0.npy")));
+  const dump::Json accounting = Accounting();
+  EXPECT_EQ(accounting["tensors_incomplete"], 1);
+  EXPECT_EQ(accounting["incomplete_tensors"],
+            dump::Json::array({"B.output.0"}));
+  EXPECT_EQ(accounting["complete"], false);
+}
+
+// A tensor no entry refers to (its call never wrote one) is released, bytes
+// and all, once its step is settled; the next step's tensor, already read,
+// stays for its entry.
+TEST_F(DrainTest, AnUnreferencedTensorIsReleasedWhenItsStepIsSettled) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  ASSERT_TRUE(w.Float32Tensor(5, {2}, {1.0f, 2.0f}));  // never referred to
+  v1::StepLedger ledger;
+  {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    ledger.add_ring_cuts(state->rings[0].records_read);  // step 0 ends here
+  }
+  ASSERT_TRUE(w.Float32Tensor(6, {1}, {3.0f}));  // step 1's
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_EQ(state->rings[0].tensors.size(), 2u);
+  EXPECT_EQ(state->rings[0].waiting_bytes, 12u);
+  SettleStep(*state, 0, ledger);
+  ReleaseSettledTensors(*p, *state, *log_);
+  ASSERT_EQ(state->rings[0].tensors.size(), 1u);
+  EXPECT_TRUE(state->rings[0].tensors.contains(6));
+  EXPECT_EQ(state->rings[0].waiting_bytes, 4u);
+  ASSERT_TRUE(w.Entry(1, 1, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->rings[0].tensors.empty());
+  EXPECT_EQ(state->rings[0].waiting_bytes, 0u);
+  ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  EXPECT_EQ(dump::Json::parse(ReadFile(
+                File("dump.json", 1)))["data"]["X"]["output"][0]["Max"],
+            3.0);
 }
 
 TEST_F(DrainTest, Md5ModeAddsTheCrc32OfTheRawBytes) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -174,6 +175,89 @@ TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
                 "  }\n"
                 " }\n"
                 "}");
+}
+
+// A module's input tensors go into the ring when they are added, read from
+// the caller's buffer then (no copy is kept), and its entry at EndCall, after
+// its children's entries: the daemon keeps the inputs for it.
+TEST(ClientE2eTest, ModuleInputsWrittenBeforeItsChildrenAreKept) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/d.sock";
+  DaemonProcess daemon(TPROBED_PATH, socket);
+  ASSERT_TRUE(daemon.started());
+  ClientOptions options;
+  options.config_path = WriteConfig(tmp.path(), "tensor", "mix");
+  options.socket_path = socket;
+  std::string error;
+  auto client = Client::Create(options, &error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->connected());
+
+  float input[3] = {1.0f, -2.0f, 7.0f};
+  const float child_out[2] = {0.5f, 0.25f};
+  const float out[1] = {7.0f};
+  const int64_t input_shape[1] = {3};
+  const int64_t child_shape[1] = {2};
+  const int64_t out_shape[1] = {1};
+  client->Start();
+  Call outer = client->BeginModule("net", "Net");
+  ASSERT_TRUE(client->AddTensor(
+      outer, Section::kInput,
+      {TensorType::kFloat32, input_shape, 1, input, sizeof input, false}));
+  // Changed in place after it was added: the dump holds what was added.
+  input[0] = 100.0f;
+  Call inner = client->BeginModule("net.fc", "Linear");
+  client->AddTensor(inner, Section::kOutput,
+                    {TensorType::kFloat32, child_shape, 1, child_out,
+                     sizeof child_out, false});
+  client->EndCall(inner);
+  Call api = client->BeginApi("Tensor", "add");
+  client->AddTensor(api, Section::kOutput,
+                    {TensorType::kFloat32, child_shape, 1, child_out,
+                     sizeof child_out, false});
+  client->EndCall(api);
+  client->AddTensor(
+      outer, Section::kOutput,
+      {TensorType::kFloat32, out_shape, 1, out, sizeof out, false});
+  client->EndCall(outer);
+  client->Stop();
+  client->Step();
+  client.reset();  // goodbye: the daemon has flushed when this returns
+
+  const std::string dir = tmp.path() + "/dump/step0/rank/";
+  const std::string dump = ReadFile(dir + "dump.json");
+  // The outer module's entry comes last, and its input has the values it had
+  // when it was added.
+  const size_t child = dump.find("\"Module.net.fc.Linear.forward.0\": {");
+  const size_t add = dump.find("\"Tensor.add.0.forward\": {");
+  const size_t net = dump.find("\"Module.net.Net.forward.0\": {");
+  ASSERT_NE(net, std::string::npos) << dump;
+  EXPECT_LT(child, add);
+  EXPECT_LT(add, net);
+  const std::string net_entry = dump.substr(net);
+  EXPECT_NE(net_entry.find("\"Max\": 7.0,\n"
+                           "     \"Min\": -2.0,\n"
+                           "     \"Mean\": 2.0,\n"),
+            std::string::npos)
+      << net_entry;
+  EXPECT_NE(net_entry.find("\"data_name\": "
+                           "\"Module.net.Net.forward.0.input.0.npy\""),
+            std::string::npos)
+      << net_entry;
+  // The .npy holds the bytes as added: 1, -2, 7 (float32, 12 bytes at the
+  // end of the file).
+  const std::string npy =
+      ReadFile(dir + "dump_tensor_data/Module.net.Net.forward.0.input.0.npy");
+  ASSERT_GE(npy.size(), sizeof input);
+  float back[3];
+  std::memcpy(back, npy.data() + npy.size() - sizeof back, sizeof back);
+  EXPECT_EQ(back[0], 1.0f);
+  EXPECT_EQ(back[1], -2.0f);
+  EXPECT_EQ(back[2], 7.0f);
+  const std::string accounting = ReadFile(dir + "tprobe.json");
+  EXPECT_NE(accounting.find("\"complete\": true"), std::string::npos)
+      << accounting;
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 TEST(ClientE2eTest, ClientWithoutDaemonFinishesAndCountsDrops) {

@@ -38,6 +38,7 @@
 #include "common/shm/segment.h"
 #include "daemon/drain.h"
 #include "daemon/producer.h"
+#include "daemon/step_accounting.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 #include "tprobe/v1/control.pb.h"
@@ -223,6 +224,8 @@ void Drained(uint8_t mode, Cursor& in) {
     daemon::DrainCommitted(*producer, *state, *log);
     daemon::ReleaseHeldNodes(*producer, *state, *log);
     daemon::CloseOpenCalls(*state);
+    daemon::SettleOpenStep(*state);
+    daemon::ReleaseSettledTensors(*producer, *state, *log);
     (void)state->assembler.Finish(UINT32_MAX);
   }
   shm::Segment::Remove(producer->segment_name());
