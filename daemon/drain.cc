@@ -245,8 +245,7 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
                             state_.assembler.options().framework == "mindspore"
                                 ? stats::StatRules::kMindSpore
                                 : stats::StatRules::kPyTorch);
-    const bool md5 =
-        state_.config.summary_mode == config::SummaryMode::kMd5;
+    const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
     const bool keep = state_.assembler.options().tensor_data;
     if (md5 || keep) info.crc = stats::Crc32(p.bytes);
     if (md5) info.md5 = stats::Crc32Hex(info.crc);
