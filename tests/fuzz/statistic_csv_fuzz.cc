@@ -10,9 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "daemon/import/importer.h"
-#include "daemon/import/reporter.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/import_run.h"
 #include "tests/fuzz/scratch_dir.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,15 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream(step_dir + "/statistic.csv", std::ios::binary)
       .write(reinterpret_cast<const char*>(data),
              static_cast<std::streamsize>(size));
-  import::ImportOptions options;
-  options.task = import::Task::kStatistics;
-  options.source = source;
-  options.destination = fuzz::FreshDir(fuzz::ScratchDir() / "dst");
-  options.threads = 1;
-  import::Reporter quiet(nullptr, /*show_progress=*/false);
-  auto summary = import::Import(options, quiet);
-  if (!summary.ok()) {
-    fuzz::Check(!summary.status().message().empty(), "an error says why");
-  }
+  fuzz::RunImport(import::Task::kStatistics, source);
   return 0;
 }

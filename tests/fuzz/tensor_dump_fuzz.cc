@@ -12,9 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/import/importer.h"
-#include "daemon/import/reporter.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/import_run.h"
 #include "tests/fuzz/scratch_dir.h"
 
 namespace {
@@ -45,15 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         .write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
   }
-  import::ImportOptions options;
-  options.task = import::Task::kTensor;
-  options.source = source;
-  options.destination = fuzz::FreshDir(fuzz::ScratchDir() / "dst");
-  options.threads = 1;
-  import::Reporter quiet(nullptr, /*show_progress=*/false);
-  auto summary = import::Import(options, quiet);
-  if (!summary.ok()) {
-    fuzz::Check(!summary.status().message().empty(), "an error says why");
-  }
+  fuzz::RunImport(import::Task::kTensor, source);
   return 0;
 }
