@@ -28,32 +28,6 @@
 
 namespace tprobe {
 
-// The public header's enums are the core's, value for value (the header
-// cannot include the core's): a tensor's dtype and a module style are passed
-// on by a cast.
-#define TPROBE_SAME_VALUE(public_enum, core_enum, name) \
-  static_assert(static_cast<int>(public_enum::name) ==  \
-                static_cast<int>(core_enum::name))
-TPROBE_SAME_VALUE(TensorType, DType, kFloat32);
-TPROBE_SAME_VALUE(TensorType, DType, kFloat16);
-TPROBE_SAME_VALUE(TensorType, DType, kBFloat16);
-TPROBE_SAME_VALUE(TensorType, DType, kFloat64);
-TPROBE_SAME_VALUE(TensorType, DType, kInt8);
-TPROBE_SAME_VALUE(TensorType, DType, kUInt8);
-TPROBE_SAME_VALUE(TensorType, DType, kInt16);
-TPROBE_SAME_VALUE(TensorType, DType, kInt32);
-TPROBE_SAME_VALUE(TensorType, DType, kInt64);
-TPROBE_SAME_VALUE(TensorType, DType, kBool);
-TPROBE_SAME_VALUE(TensorType, DType, kComplex64);
-TPROBE_SAME_VALUE(TensorType, DType, kComplex128);
-static_assert(static_cast<int>(TensorType::kComplex128) + 1 == kDTypeCount,
-              "a dtype the public header lacks");
-TPROBE_SAME_VALUE(ModuleStyle, client::ModuleStyle, kModule);
-TPROBE_SAME_VALUE(ModuleStyle, client::ModuleStyle, kCell);
-TPROBE_SAME_VALUE(Direction, record::Direction, kForward);
-TPROBE_SAME_VALUE(Direction, record::Direction, kBackward);
-#undef TPROBE_SAME_VALUE
-
 namespace {
 
 // One call between Begin and End on this thread.

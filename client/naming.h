@@ -27,12 +27,14 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "client/include/tprobe/types.h"
 #include "common/internal_api.h"
 
 namespace tprobe::client {
 
-// How module names start: PyTorch's "Module." or MindSpore's "Cell.".
-enum class ModuleStyle : uint8_t { kModule = 0, kCell = 1 };
+// How module names start: PyTorch's "Module." or MindSpore's "Cell."
+// (client/include/tprobe/types.h).
+using ModuleStyle = ::tprobe::ModuleStyle;
 
 // "Module.{path}.{class_name}" (or "Cell.…"). The root model is never
 // named: msprobe skips it, and so must the adapter.

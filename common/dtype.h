@@ -1,32 +1,22 @@
 #ifndef TPROBE_COMMON_DTYPE_H_
 #define TPROBE_COMMON_DTYPE_H_
 
-// Element types that cross the ring. The numeric values are part of the
-// record format (common/record/record.h): never renumber, only append.
+// Element types that cross the ring: their sizes and msprobe's names. The
+// numeric values are part of the record format (common/record/record.h).
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "client/include/tprobe/types.h"
+
 namespace tprobe {
 
-enum class DType : uint8_t {
-  kFloat32 = 0,
-  kFloat16 = 1,
-  kBFloat16 = 2,
-  kFloat64 = 3,
-  kInt8 = 4,
-  kUInt8 = 5,
-  kInt16 = 6,
-  kInt32 = 7,
-  kInt64 = 8,
-  kBool = 9,
-  kComplex64 = 10,
-  kComplex128 = 11,
-};
-
-inline constexpr int kDTypeCount = 12;
+// The public header's TensorType (client/include/tprobe/types.h), under the
+// core's name.
+using DType = TensorType;
+inline constexpr int kDTypeCount = kTensorTypeCount;
 
 // Bytes per element.
 constexpr size_t ElementSize(DType t) {

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "client/include/tprobe/types.h"
+
 namespace tprobe::record {
 
 enum class RecordType : uint16_t {
@@ -40,7 +42,7 @@ struct InternRecord {
 // kGroup: msprobe's "optimizer" and "clip_grad" nodes, which are the parent
 // of the calls made inside them (daemon/drain.h).
 enum class CallKind : uint8_t { kModule = 0, kApi = 1, kGroup = 2 };
-enum class Direction : uint8_t { kForward = 0, kBackward = 1 };
+using Direction = ::tprobe::Direction;  // client/include/tprobe/types.h
 
 // A node of construct.json opens (kCallBegin) or closes (kCallEnd).
 struct CallRecord {

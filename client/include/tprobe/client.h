@@ -99,6 +99,7 @@
 #include <span>
 #endif
 
+#include "tprobe/types.h"
 #include "tprobe/version.h"
 
 // TPROBE_EXPORT_ marks what libtprobe exports (it is #undef'd at the end of
@@ -118,22 +119,6 @@
 #endif
 
 namespace tprobe {
-
-// Tensor element types. Values match the ring format; do not renumber.
-enum class TensorType : uint8_t {
-  kFloat32 = 0,
-  kFloat16 = 1,
-  kBFloat16 = 2,
-  kFloat64 = 3,
-  kInt8 = 4,
-  kUInt8 = 5,
-  kInt16 = 6,
-  kInt32 = 7,
-  kInt64 = 8,
-  kBool = 9,
-  kComplex64 = 10,
-  kComplex128 = 11,
-};
 
 // Element types C++17 has no name for: IEEE half and bfloat16, as their raw
 // 16 bits, for typed buffers of those tensors.
@@ -387,18 +372,6 @@ class Value {
   std::vector<std::string> keys_;
   TensorData tensor_;
 };
-
-// Where a value goes in its entry. Forward calls: kInput appends to
-// input_args (positional), kOutput to output, kParameter to parameters
-// (modules only). Backward calls: kInput and kOutput are msprobe's backward
-// "input" (the gradients of the forward outputs) and "output" (the gradients
-// of the forward inputs, null for an input that takes none).
-enum class Section : uint8_t { kInput = 0, kOutput = 1, kParameter = 2 };
-
-enum class Direction : uint8_t { kForward = 0, kBackward = 1 };
-
-// How module names start: PyTorch's "Module." or MindSpore's "Cell.".
-enum class ModuleStyle : uint8_t { kModule = 0, kCell = 1 };
 
 struct ClientOptions {
   // msprobe-style config.json (task, dump_path, level, step, rank, scope,
