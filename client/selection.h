@@ -84,6 +84,10 @@ class Selection {
   bool everything() const { return everything_; }
   static bool Everything(const config::Config& config,
                          std::string_view framework);
+  // True when risk_level alone filters (neither scope nor list): Check is
+  // then a pure function of the name, so a second check of one call gives
+  // the first's answer.
+  bool by_risk_level() const { return by_risk_level_; }
 
   bool StepSelected(int64_t step) const;
   bool RankSelected(int64_t rank) const;

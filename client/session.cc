@@ -401,9 +401,11 @@ void Session::CheckEnd(CallPlan* plan) {
   if (selection.everything()) return;
   const bool named = plan->name_id != 0;
   if (plan->forward) {
-    const bool passes = selection.Check(plan->name);          // always: it may
-    plan->output = selection.Keeps(true, false) && passes &&  // close the
-                   named;                                     // range
+    // Checked again always (it may close a range), unless risk_level alone
+    // filters: then the answer is the one the call's start got.
+    const bool passes =
+        selection.by_risk_level() ? plan->dumped : selection.Check(plan->name);
+    plan->output = selection.Keeps(true, false) && passes && named;
   } else if (plan->kind == record::CallKind::kModule) {
     plan->dumped = selection.Check(plan->name);
     plan->input = plan->dumped && selection.Keeps(false, true) && named;
