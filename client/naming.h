@@ -81,7 +81,7 @@ using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
 // Every key also gets an id, unique in the table and never 0, so that a
 // caller can store "which key" in an atomic word.
 //
-// Per-step state lives in a Value as epoch-tagged words (StepWord): (epoch
+// Per-step state lives in a Value as epoch-tagged words (step_word): (epoch
 // << 32) | value, where a word of an older epoch than the owner's current
 // one reads as 0, so a new step forgets every value without touching them.
 //
@@ -196,9 +196,11 @@ class StepCounters {
 // either step). Parameter gradients can arrive at once from several
 // autograd threads: each of ParamGrad's two words (the step's first
 // parameter, and K) is claimed or bumped by one compare-and-swap, so every
-// gradient gets the K of a pass that exists; a first-parameter gradient that
-// races the module's other gradients of the same pass may give them the K
-// before or after its own (their order was not defined to begin with).
+// gradient gets the K of a pass that exists and every pass is numbered once.
+// Two parameters racing to be the step's first: one wins, the other is an
+// ordinary parameter of pass 0. A first-parameter gradient racing the
+// module's other gradients may give them the K before or after its own
+// (their order was not defined to begin with).
 class CallIndices {
  public:
   // The index of the next forward call of a module (API) with this base: 0
