@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -107,6 +109,56 @@ void BM_EntryWrite(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EntryWrite);
+
+// The Session's work on one API call (BeginApi, CheckEnd, EndCall: its
+// index, name and filters) without a daemon, so no record is written (that
+// is BM_HookEventCaptureOnNoPayload): L1 with risk_level FOCUS (PyTorch's
+// default), with a scope set, and with neither filter; and a parameter
+// gradient at mix. No lock is taken in any of them.
+std::unique_ptr<Session> SessionWithConfig(const std::string& json) {
+  const std::string path =
+      "/tmp/tprobe-bench-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << json;
+  SessionOptions options;
+  options.config_path = path;
+  options.socket_path = "/nonexistent/tprobe-bench.sock";
+  options.connect_timeout_ms = 0;
+  auto session = std::move(Session::Create(options)).value();
+  std::remove(path.c_str());
+  session->Start();
+  return session;
+}
+
+void BM_SessionApiCall(benchmark::State& state) {
+  const char* configs[] = {
+      R"({"level": "L1"})",
+      R"({"level": "L1", "statistics": {"scope":
+          ["Functional.relu.0.forward", "Torch.add.0.forward"]}})",
+      R"({"level": "L1", "risk_level": "ALL"})",
+  };
+  const char* labels[] = {"risk_level FOCUS", "scope", "no filter"};
+  auto session = SessionWithConfig(configs[state.range(0)]);
+  state.SetLabel(labels[state.range(0)]);
+  CallPlan plan;
+  for (auto _ : state) {
+    if (session->BeginApi("Torch.matmul", true, 0, &plan)) {
+      session->CheckEnd(&plan);
+      session->EndCall(plan);
+    }
+    benchmark::DoNotOptimize(plan.index);
+  }
+}
+BENCHMARK(BM_SessionApiCall)->DenseRange(0, 2);
+
+void BM_SessionParamGrad(benchmark::State& state) {
+  auto session = SessionWithConfig(R"({"level": "mix"})");
+  CallPlan plan;
+  for (auto _ : state) {
+    session->BeginParamGrad("Module.layers.0.attn.Linear", "weight", &plan);
+    benchmark::DoNotOptimize(plan.index);
+  }
+}
+BENCHMARK(BM_SessionParamGrad);
 
 void BM_MemcpyBaseline(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));

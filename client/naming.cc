@@ -58,89 +58,65 @@ std::string ApiCallName(std::string_view base, bool forward, uint32_t index) {
   return name;
 }
 
+void SetParamGradName(std::string* name, std::string_view module_base,
+                      uint32_t k) {
+  name->reserve(module_base.size() + 28);
+  name->assign(module_base).append(".parameters_grad.");
+  AppendIndex(name, k);
+}
+
 std::string ParamGradName(std::string_view module_base, uint32_t k) {
   std::string name;
-  name.reserve(module_base.size() + 28);
-  name.append(module_base).append(".parameters_grad.");
-  AppendIndex(&name, k);
+  SetParamGradName(&name, module_base, k);
   return name;
 }
 
-StepCounters::StepCounters() : slots_(std::make_unique<Slot[]>(kSlots)) {}
+namespace step_word {
 
-StepCounters::~StepCounters() {
-  for (size_t i = 0; i < kSlots; ++i) {
-    delete slots_[i].key.load(std::memory_order_relaxed);
-  }
-}
-
-uint32_t StepCounters::Bump(std::atomic<uint64_t>& count) const {
-  uint64_t v = count.load(std::memory_order_relaxed);
+uint32_t Bump(std::atomic<uint64_t>& word, uint64_t epoch) {
+  uint64_t v = word.load(std::memory_order_relaxed);
   for (;;) {
-    const uint64_t epoch = epoch_.load(std::memory_order_acquire);
     uint64_t next;
-    uint32_t index;
+    uint32_t before;
     if ((v >> 32) >= epoch) {  // this step's (or, racing a Reset, the next)
       next = v + 1;
-      index = static_cast<uint32_t>(v);
-    } else {  // the first call since the step began
+      before = static_cast<uint32_t>(v);
+    } else {  // the first bump since the step began
       next = (epoch << 32) | 1;
-      index = 0;
+      before = 0;
     }
-    if (count.compare_exchange_weak(v, next, std::memory_order_relaxed)) {
-      return index;
+    if (word.compare_exchange_weak(v, next, std::memory_order_relaxed)) {
+      return before;
     }
   }
 }
 
-uint32_t StepCounters::Next(std::string_view base) {
-  const size_t hash = std::hash<std::string_view>{}(base);
-  for (size_t i = 0; i < kMaxProbe; ++i) {
-    Slot& slot = slots_[(hash + i) & (kSlots - 1)];
-    const Key* key = slot.key.load(std::memory_order_acquire);
-    if (key == nullptr) {
-      // Threads probe in the same order and a slot never empties again, so
-      // a base is claimed at most once: the loser of this race finds the
-      // winner's key (possibly its own base) in the slot.
-      auto fresh = std::make_unique<Key>(Key{hash, std::string(base)});
-      if (slot.key.compare_exchange_strong(key, fresh.get(),
-                                           std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-        key = fresh.release();
-      }
-    }
-    if (key->hash == hash && key->text == base) return Bump(slot.count);
-  }
-  std::atomic<uint64_t>* count;
-  {
-    std::lock_guard lock(overflow_mu_);
-    auto it = overflow_.find(base);
-    if (it == overflow_.end()) {
-      it = overflow_
-               .emplace(std::string(base),
-                        std::make_unique<std::atomic<uint64_t>>(0))
-               .first;
-    }
-    count = it->second.get();
-  }
-  return Bump(*count);
-}
+}  // namespace step_word
 
 uint32_t CallIndices::ParamGrad(std::string_view module_base,
                                 std::string_view param) {
-  auto it = passes_.find(module_base);
-  if (it == passes_.end()) {
-    passes_.emplace(std::string(module_base), Passes{0, std::string(param)});
-    return 0;
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  const uint32_t id = params_.Find(param).id;
+  Passes& passes = *passes_.Find(module_base).value;
+  uint64_t first = passes.first.load(std::memory_order_acquire);
+  while (step_word::Read(first, epoch) == 0) {
+    // The module's first gradient of the step: its parameter marks passes.
+    if (passes.first.compare_exchange_weak(first, (epoch << 32) | id,
+                                           std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+      return 0;
+    }
   }
-  if (it->second.first_param == param) ++it->second.k;
-  return it->second.k;
+  if (static_cast<uint32_t>(first) == id) {
+    return step_word::Bump(passes.k, epoch) + 1;  // a new pass begins
+  }
+  return step_word::Read(passes.k.load(std::memory_order_acquire), epoch);
 }
 
 void CallIndices::Reset() {
   modules_.Reset();
   apis_.Reset();
-  passes_.clear();
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace tprobe::client

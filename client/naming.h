@@ -62,6 +62,8 @@ void SetApiCallName(std::string* name, std::string_view base, bool forward,
 
 // "{module_base}.parameters_grad.{k}".
 std::string ParamGradName(std::string_view module_base, uint32_t k);
+void SetParamGradName(std::string* name, std::string_view module_base,
+                      uint32_t k);
 
 // A map from text that finds a key by string_view (a hit allocates nothing).
 struct TextHash {
@@ -73,51 +75,134 @@ struct TextHash {
 template <typename V>
 using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
 
+// A map from text to a `Value` (default-constructed on first use, then kept
+// for the table's lifetime at the same address) without a lock: a fixed
+// open-addressing table whose slots, once given a key, keep it for good (the
+// key is copied once, the first time it is seen; a warm Find allocates
+// nothing). Keys beyond the table's room fall back to a map under a mutex.
+// Every key also gets an id, unique in the table and never 0, so that a
+// caller can store "which key" in an atomic word.
+//
+// Per-step state lives in a Value as epoch-tagged words (step_word): (epoch
+// << 32) | value, where a word of an older epoch than the owner's current
+// one reads as 0, so a new step forgets every value without touching them.
+//
+// Thread safety: Find may be called from any thread at the same time; a
+// Value's members must be atomics (or otherwise safe to share).
+template <typename Value>
+class TextTable {
+ public:
+  struct Found {
+    Value* value;
+    uint32_t id;  // the key's
+  };
+
+  TextTable() : slots_(std::make_unique<Slot[]>(kSlots)) {}
+  ~TextTable() {
+    for (size_t i = 0; i < kSlots; ++i) {
+      delete slots_[i].key.load(std::memory_order_relaxed);
+    }
+  }
+  TextTable(const TextTable&) = delete;
+  TextTable& operator=(const TextTable&) = delete;
+
+  Found Find(std::string_view text) {
+    const size_t hash = std::hash<std::string_view>{}(text);
+    for (size_t i = 0; i < kMaxProbe; ++i) {
+      Slot& slot = slots_[(hash + i) & (kSlots - 1)];
+      const Key* key = slot.key.load(std::memory_order_acquire);
+      if (key == nullptr) {
+        // Threads probe in the same order and a slot never empties again, so
+        // a key is claimed at most once: the loser of this race finds the
+        // winner's key (possibly its own text) in the slot.
+        auto fresh = std::make_unique<Key>(
+            Key{hash, next_id_.fetch_add(1, std::memory_order_relaxed),
+                std::string(text)});
+        if (slot.key.compare_exchange_strong(key, fresh.get(),
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+          key = fresh.release();
+        }
+      }
+      if (key->hash == hash && key->text == text) {
+        return {&slot.value, key->id};
+      }
+    }
+    std::lock_guard lock(overflow_mu_);
+    auto it = overflow_.find(text);
+    if (it == overflow_.end()) {
+      auto spilled = std::make_unique<Spilled>();
+      spilled->id = next_id_.fetch_add(1, std::memory_order_relaxed);
+      it = overflow_.emplace(std::string(text), std::move(spilled)).first;
+    }
+    return {&it->second->value, it->second->id};
+  }
+
+ private:
+  struct Key {
+    size_t hash;
+    uint32_t id;
+    std::string text;
+  };
+  struct Slot {
+    std::atomic<const Key*> key{nullptr};
+    Value value{};
+  };
+  struct Spilled {
+    uint32_t id = 0;
+    Value value{};
+  };
+  static constexpr size_t kSlots = size_t{1} << 13;
+  static constexpr size_t kMaxProbe = 32;
+
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<uint32_t> next_id_{1};
+  std::mutex overflow_mu_;  // guards overflow_
+  TextMap<std::unique_ptr<Spilled>> overflow_;
+};
+
+// Epoch-tagged words: (epoch << 32) | value. Epochs start at 1 and only
+// grow; a word of an older epoch than `epoch` reads as 0, one of a newer
+// epoch (its writer raced a step boundary) reads as current.
+namespace step_word {
+inline uint32_t Read(uint64_t word, uint64_t epoch) {
+  return (word >> 32) >= epoch ? static_cast<uint32_t>(word) : 0;
+}
+// Adds 1 and returns the value before.
+uint32_t Bump(std::atomic<uint64_t>& word, uint64_t epoch);
+}  // namespace step_word
+
 // One counter per base text that starts again at 0 every step, without a
-// lock: a fixed open-addressing table whose slots, once given a base, keep
-// it for good (the base is copied once, the first time it is seen; a warm
-// count allocates nothing), each slot's count tagged with the step epoch it
-// counts in. A count from an older epoch starts again at 0. Bases beyond
-// the table's room fall back to a map under a mutex.
+// lock (a TextTable of epoch-tagged counts).
 //
 // Thread safety: Next and Reset may be called from any thread at the same
 // time. A Next concurrent with Reset counts in either step.
 class StepCounters {
  public:
-  StepCounters();
-  ~StepCounters();
-  StepCounters(const StepCounters&) = delete;
-  StepCounters& operator=(const StepCounters&) = delete;
-
   // 0 for the first call of `base` in the step, then 1, 2, …
-  uint32_t Next(std::string_view base);
+  uint32_t Next(std::string_view base) {
+    return step_word::Bump(*counts_.Find(base).value,
+                           epoch_.load(std::memory_order_acquire));
+  }
   void Reset() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
 
  private:
-  struct Key {
-    size_t hash;
-    std::string text;
-  };
-  struct Slot {
-    std::atomic<const Key*> key{nullptr};
-    // (epoch << 32) | calls counted in that epoch.
-    std::atomic<uint64_t> count{0};
-  };
-  static constexpr size_t kSlots = size_t{1} << 13;
-  static constexpr size_t kMaxProbe = 32;
-  uint32_t Bump(std::atomic<uint64_t>& count) const;
-
-  std::unique_ptr<Slot[]> slots_;
+  TextTable<std::atomic<uint64_t>> counts_;
   std::atomic<uint64_t> epoch_{1};
-  std::mutex overflow_mu_;  // guards overflow_
-  TextMap<std::unique_ptr<std::atomic<uint64_t>>> overflow_;
 };
 
 // The call counters of one step.
 //
-// Thread safety: NextModule and NextApi may be called from any thread,
-// concurrently with each other and with Reset (StepCounters); ParamGrad and
-// Reset need the caller's lock (the Session's).
+// Thread safety: every method may be called from any thread, concurrently
+// with the others, without a lock (a call concurrent with Reset counts in
+// either step). Parameter gradients can arrive at once from several
+// autograd threads: each of ParamGrad's two words (the step's first
+// parameter, and K) is claimed or bumped by one compare-and-swap, so every
+// gradient gets the K of a pass that exists and every pass is numbered once.
+// Two parameters racing to be the step's first: one wins, the other is an
+// ordinary parameter of pass 0. A first-parameter gradient racing the
+// module's other gradients may give them the K before or after its own
+// (their order was not defined to begin with).
 class CallIndices {
  public:
   // The index of the next forward call of a module (API) with this base: 0
@@ -135,13 +220,17 @@ class CallIndices {
   void Reset();
 
  private:
+  // A module's passes in the step, as step words.
   struct Passes {
-    uint32_t k = 0;
-    std::string first_param;
+    std::atomic<uint64_t> first{0};  // the id (params_) of the first param
+    std::atomic<uint64_t> k{0};      // K of the current pass
   };
+  struct NoValue {};
   StepCounters modules_;
   StepCounters apis_;
-  TextMap<Passes> passes_;
+  TextTable<Passes> passes_;   // by module base
+  TextTable<NoValue> params_;  // parameter names, for their ids
+  std::atomic<uint64_t> epoch_{1};
 };
 
 }  // namespace tprobe::client

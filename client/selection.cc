@@ -54,57 +54,82 @@ bool Selection::RankSelected(int64_t rank) const {
   return config::RankSelected(config_, rank);
 }
 
-bool Selection::Listed(const std::string& name) const {
+bool Selection::Listed(std::string_view name) const {
   return list_.empty() ||
          std::any_of(list_.begin(), list_.end(), [&](const std::string& s) {
-           return name.find(s) != std::string::npos;
+           return name.find(s) != std::string_view::npos;
          });
 }
 
-void Selection::BeginModule(const std::string& name) {
+bool Selection::OpensListRange(std::string_view name) const {
+  return kind_ == Kind::kMix && !list_.empty() && Listed(name);
+}
+
+// The range state is only ever read and written whole (a flag, a count), and
+// nothing else is published through it: relaxed order is enough.
+void Selection::BeginModule(std::string_view name) {
   if (kind_ == Kind::kApi) return;
-  if (has_scope_ && name == scope_start_) in_scope_ = true;
-  if (kind_ == Kind::kMix && !list_.empty() &&
-      std::any_of(list_.begin(), list_.end(), [&](const std::string& s) {
-        return name.find(s) != std::string::npos;
-      })) {
-    list_openers_.insert(name);
+  if (has_scope_ && name == scope_start_) {
+    in_scope_.store(true, std::memory_order_relaxed);
+  }
+  if (OpensListRange(name)) {
+    list_openers_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void Selection::EndModule(const std::string& name) {
+void Selection::EndModule(std::string_view name) {
   if (kind_ == Kind::kApi) return;
-  if (has_scope_ && name == scope_end_) in_scope_ = false;
-  if (kind_ == Kind::kMix) list_openers_.erase(name);
+  if (has_scope_ && name == scope_end_) {
+    in_scope_.store(false, std::memory_order_relaxed);
+  }
+  if (OpensListRange(name)) {
+    uint32_t open = list_openers_.load(std::memory_order_relaxed);
+    while (open > 0 && !list_openers_.compare_exchange_weak(
+                           open, open - 1, std::memory_order_relaxed)) {
+    }
+  }
 }
 
-bool Selection::Check(const std::string& name) {
+bool Selection::Check(std::string_view name) {
   if (by_risk_level_) return PassesRiskLevel(risk_level_, name);
-  if (kind_ == Kind::kModule) return in_scope_ && Listed(name);
-  if (has_scope_ && name == scope_start_) in_scope_ = true;
-  bool passes = false;
-  if (!has_scope_ || in_scope_) {
-    passes = (kind_ == Kind::kMix && !list_openers_.empty()) || Listed(name);
+  if (kind_ == Kind::kModule) {
+    return in_scope_.load(std::memory_order_relaxed) && Listed(name);
   }
-  if (has_scope_ && name == scope_end_) in_scope_ = false;
+  if (has_scope_ && name == scope_start_) {
+    in_scope_.store(true, std::memory_order_relaxed);
+  }
+  bool passes = false;
+  if (!has_scope_ || in_scope_.load(std::memory_order_relaxed)) {
+    passes = (kind_ == Kind::kMix &&
+              list_openers_.load(std::memory_order_relaxed) > 0) ||
+             Listed(name);
+  }
+  if (has_scope_ && name == scope_end_) {
+    in_scope_.store(false, std::memory_order_relaxed);
+  }
   return passes;
 }
 
-bool Selection::ParamGrad(const std::string& module_base) {
-  return Check(module_base) || backward_entries_.count(module_base) != 0;
+bool Selection::ParamGrad(std::string_view module_base) {
+  if (Check(module_base)) return true;
+  const uint64_t word = backward_entries_.Find(module_base)
+                            .value->load(std::memory_order_acquire);
+  return step_word::Read(word, epoch_.load(std::memory_order_acquire)) != 0;
 }
 
-void Selection::NoteBackwardEntry(const std::string& name) {
+void Selection::NoteBackwardEntry(std::string_view name) {
   // msprobe's name.rsplit(".", 2)[0]: the name without ".backward.N".
   size_t cut = name.rfind('.');
-  if (cut != std::string::npos && cut > 0) cut = name.rfind('.', cut - 1);
-  backward_entries_.insert(name.substr(0, cut));
+  if (cut != std::string_view::npos && cut > 0) cut = name.rfind('.', cut - 1);
+  backward_entries_.Find(name.substr(0, cut))
+      .value->store((epoch_.load(std::memory_order_acquire) << 32) | 1,
+                    std::memory_order_release);
 }
 
 void Selection::ResetStep() {
-  in_scope_ = false;
-  list_openers_.clear();
-  backward_entries_.clear();
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  in_scope_.store(false, std::memory_order_relaxed);
+  list_openers_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace tprobe::client

@@ -45,14 +45,30 @@
 // names never depend on the filters. The ranges and the record of module
 // backward entries start again at every step.
 //
-// Thread safety: none; the Session guards it.
+// Thread safety: every method may be called from any thread at the same
+// time, without a lock (the hooks of a step call it from the training
+// thread and from autograd threads). The range state is atomics: whether
+// the scope range is open, and at level mix how many list-opening module
+// calls run. A count stands for msprobe's set of such calls' names because
+// a name is never open twice at once: it carries the call's index (a
+// forward call's is new, a backward call reuses its own forward's, and runs
+// once per forward). EndModule lowers the count only for a name that raised
+// it, and never below 0; a module call that began before ResetStep and
+// ends after it (msprobe has none: step() runs outside the model's forward
+// and backward) closes a list range of the new step early instead of
+// nothing. The record of backward entries is a TextTable of epoch-tagged
+// words (naming.h), so a warm call allocates nothing. Calls of threads that
+// run at the same time see the ranges in the order their checks happen to
+// run, as with one lock around each check; risk_level alone (no scope, no
+// list) keeps no state at all.
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
+#include "client/naming.h"
 #include "common/config/config.h"
 
 namespace tprobe::client {
@@ -68,6 +84,10 @@ class Selection {
   bool everything() const { return everything_; }
   static bool Everything(const config::Config& config,
                          std::string_view framework);
+  // True when risk_level alone filters (neither scope nor list): Check is
+  // then a pure function of the name, so a second check of one call gives
+  // the first's answer.
+  bool by_risk_level() const { return by_risk_level_; }
 
   bool StepSelected(int64_t step) const;
   bool RankSelected(int64_t rank) const;
@@ -83,18 +103,18 @@ class Selection {
   }
 
   // A module call (forward or backward) named `name` begins or ends.
-  void BeginModule(const std::string& name);
-  void EndModule(const std::string& name);
+  void BeginModule(std::string_view name);
+  void EndModule(std::string_view name);
 
   // msprobe's scope.check(name); see above.
-  bool Check(const std::string& name);
+  bool Check(std::string_view name);
 
   // Whether a gradient of a parameter of the module `module_base`
   // ("Module.{path}.{Class}") is dumped: the base itself passes Check, or
   // a backward call of the module wrote an entry in this step.
-  bool ParamGrad(const std::string& module_base);
+  bool ParamGrad(std::string_view module_base);
   // The backward module call `name` ("{base}.backward.{N}") wrote an entry.
-  void NoteBackwardEntry(const std::string& name);
+  void NoteBackwardEntry(std::string_view name);
 
   // Closes the ranges and forgets the backward entries (at step()).
   void ResetStep();
@@ -103,7 +123,10 @@ class Selection {
   // msprobe's three RangeScope classes.
   enum class Kind { kApi, kModule, kMix };
 
-  bool Listed(const std::string& name) const;
+  // Whether one of the list strings is in `name` (true for an empty list).
+  bool Listed(std::string_view name) const;
+  // Whether the module call `name` opens a list range (level mix).
+  bool OpensListRange(std::string_view name) const;
 
   config::Config config_;  // steps and ranks
   config::DataMode data_mode_;
@@ -116,10 +139,12 @@ class Selection {
   std::string scope_start_, scope_end_;
   std::vector<std::string> list_;
 
-  bool in_scope_ = false;
-  // Level mix: the running module calls whose names matched the list.
-  std::unordered_set<std::string> list_openers_;
-  std::unordered_set<std::string> backward_entries_;
+  std::atomic<bool> in_scope_{false};
+  // Level mix: how many running module calls opened a list range.
+  std::atomic<uint32_t> list_openers_{0};
+  // By module base: the step word (epoch, 1) of its last backward entry.
+  TextTable<std::atomic<uint64_t>> backward_entries_;
+  std::atomic<uint64_t> epoch_{1};  // bumped by ResetStep
 };
 
 }  // namespace tprobe::client

@@ -66,16 +66,15 @@ Session::Live::Live(config::Config c, std::string_view framework)
     : config(std::move(c)),
       keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
                      config::DataModeSelected(config.data_mode, false, false)),
-      selection_everything(Selection::Everything(config, framework)) {}
+      selection(config, framework) {}
 
 Session::Session(config::Config config, int rank, int connect_timeout_ms,
                  std::string framework)
     : rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
       framework_(std::move(framework)),
-      core_(config.policy, config.block_timeout_ms),
-      selection_(config, framework_) {
-  lives_.push_back(std::make_unique<const Live>(std::move(config), framework_));
+      core_(config.policy, config.block_timeout_ms) {
+  lives_.push_back(std::make_unique<Live>(std::move(config), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
 }
 
@@ -110,8 +109,9 @@ bool Session::Selected(uint32_t step) const {
     case shm::CaptureMode::kConfig:
       break;
   }
-  return !ended_ && selection_.StepSelected(step) &&
-         selection_.RankSelected(rank_);
+  const Selection& selection = this->live().selection;
+  return !ended_ && selection.StepSelected(step) &&
+         selection.RankSelected(rank_);
 }
 
 void Session::UpdateCollecting() {
@@ -220,7 +220,7 @@ void Session::Step(uint64_t unclosed_calls) {
   }
   core_.StepBoundary(totals.produced());
   indices_.Reset();
-  selection_.ResetStep();
+  live().selection.ResetStep();
   if (const uint64_t offered = core_.config_generation();
       offered != config_generation_ && TakeUpOfferedConfig(step + 1)) {
     config_generation_ = offered;
@@ -252,10 +252,9 @@ bool Session::TakeUpOfferedConfig(uint32_t step) {
     return true;
   }
   channel_->UpdateConfig(reply.config());
-  selection_ = Selection(*offered, framework_);
   ended_ = false;
   lives_.push_back(
-      std::make_unique<const Live>(std::move(offered).value(), framework_));
+      std::make_unique<Live>(std::move(offered).value(), framework_));
   live_.store(lives_.back().get(), std::memory_order_release);
   std::fprintf(stderr,
                "[tprobe] step %u on: the config from 'tprobe configure' "
@@ -271,17 +270,18 @@ void Session::SetStep(uint32_t step) {
   UpdateCollecting();
 }
 
-void Session::Publish(CallPlan* plan) {
+void Session::Publish(const Live& live, CallPlan* plan) {
   // With scope or list, a module call is checked again when it ends: a
   // forward call's outputs and parameters, a backward call's everything.
   // Until then they may pass (a range opened by a child can take them in);
   // an API call has no children, so only what passed when it began can.
+  const Selection& selection = live.selection;
   const bool at_end =
-      !live().selection_everything && plan->kind == record::CallKind::kModule;
-  plan->input = selection_.Keeps(plan->forward, true) &&
+      !selection.everything() && plan->kind == record::CallKind::kModule;
+  plan->input = selection.Keeps(plan->forward, true) &&
                 (plan->dumped || (at_end && !plan->forward));
   plan->output =
-      selection_.Keeps(plan->forward, false) && (plan->dumped || at_end);
+      selection.Keeps(plan->forward, false) && (plan->dumped || at_end);
   if (plan->construct || plan->input || plan->output || plan->dumped) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
     if (plan->name_id == 0 && (plan->input || plan->output) &&
@@ -290,7 +290,11 @@ void Session::Publish(CallPlan* plan) {
     }
   }
   if (plan->construct) {
-    if (in_group_.load(std::memory_order_acquire)) OpenGroup(plan->step);
+    // Only a group's first call locks (to write the group's CallBegin).
+    if (in_group_.load(std::memory_order_acquire) &&
+        group_name_id_.load(std::memory_order_acquire) == 0) {
+      OpenGroup(plan->step);
+    }
     const auto direction = plan->forward ? record::Direction::kForward
                                          : record::Direction::kBackward;
     plan->construct =
@@ -315,25 +319,27 @@ void Session::EndGroup() {
 
 void Session::OpenGroup(uint32_t step) {
   std::lock_guard lock(mu_);
-  if (!in_group_.load(std::memory_order_relaxed) || group_name_id_ != 0) {
+  if (!in_group_.load(std::memory_order_relaxed) ||
+      group_name_id_.load(std::memory_order_relaxed) != 0) {
     return;
   }
   const uint32_t id = core_.Intern(record::InternKind::kName, group_);
   if (id != 0 && core_.WriteCall(true, step, id, record::CallKind::kGroup,
                                  record::Direction::kForward)) {
-    group_name_id_ = id;
     group_step_ = step;
+    group_name_id_.store(id, std::memory_order_release);
   }
 }
 
 void Session::CloseGroup() {
-  if (group_name_id_ != 0) {
-    core_.WriteCall(false, group_step_, group_name_id_,
-                    record::CallKind::kGroup, record::Direction::kForward);
+  if (const uint32_t id = group_name_id_.load(std::memory_order_relaxed);
+      id != 0) {
+    core_.WriteCall(false, group_step_, id, record::CallKind::kGroup,
+                    record::Direction::kForward);
   }
-  group_name_id_ = 0;
-  group_.clear();
   in_group_.store(false, std::memory_order_release);
+  group_name_id_.store(0, std::memory_order_release);
+  group_.clear();
 }
 
 bool Session::InApi() const {
@@ -343,7 +349,8 @@ bool Session::InApi() const {
 
 bool Session::BeginModule(std::string_view base, bool forward,
                           uint32_t forward_index, CallPlan* plan) {
-  if (config().level == config::Level::kL1 || !collecting() || InApi()) {
+  Live& live = this->live();
+  if (live.config.level == config::Level::kL1 || !collecting() || InApi()) {
     return false;
   }
   plan->kind = record::CallKind::kModule;
@@ -351,25 +358,23 @@ bool Session::BeginModule(std::string_view base, bool forward,
   plan->step = step();
   plan->construct = true;  // L0 and mix keep every module node
   plan->name_id = 0;
-  // The counters take no lock; scope and list (a range that opens and
-  // closes as calls go) are kept under mu_.
   plan->index = forward ? indices_.NextModule(base) : forward_index;
   SetModuleCallName(&plan->name, base, forward, plan->index);
-  if (live().selection_everything) {
+  if (live.selection.everything()) {
     plan->dumped = true;
   } else {
-    std::lock_guard lock(mu_);
-    selection_.BeginModule(plan->name);
+    live.selection.BeginModule(plan->name);
     // A backward module call is checked only when it ends (CheckEnd).
-    plan->dumped = forward && selection_.Check(plan->name);
+    plan->dumped = forward && live.selection.Check(plan->name);
   }
-  Publish(plan);
+  Publish(live, plan);
   return true;
 }
 
 bool Session::BeginApi(std::string_view base, bool forward,
                        uint32_t forward_index, CallPlan* plan) {
-  if (config().level == config::Level::kL0) return false;
+  Live& live = this->live();
+  if (live.config.level == config::Level::kL0) return false;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (forward) {
     // Nested in an API call: neither recorded nor counted.
@@ -380,35 +385,32 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->kind = record::CallKind::kApi;
   plan->forward = forward;
   plan->step = step();
-  plan->construct = config().level == config::Level::kMix;
+  plan->construct = live.config.level == config::Level::kMix;
   plan->name_id = 0;
   plan->index = forward ? indices_.NextApi(base) : forward_index;
   SetApiCallName(&plan->name, base, forward, plan->index);
-  if (live().selection_everything) {
-    plan->dumped = true;
-  } else {
-    std::lock_guard lock(mu_);
-    plan->dumped = selection_.Check(plan->name);
-  }
+  plan->dumped =
+      live.selection.everything() || live.selection.Check(plan->name);
   if (forward) t_open_api = OpenApi{this, generation};
-  Publish(plan);
+  Publish(live, plan);
   return true;
 }
 
 void Session::CheckEnd(CallPlan* plan) {
-  if (live().selection_everything) return;
+  Selection& selection = live().selection;
+  if (selection.everything()) return;
   const bool named = plan->name_id != 0;
   if (plan->forward) {
-    const bool keeps_output = selection_.Keeps(true, false);
-    std::lock_guard lock(mu_);
-    const bool passes = selection_.Check(plan->name);  // always: it may
-    plan->output = keeps_output && passes && named;    // close the range
+    // Checked again always (it may close a range), unless risk_level alone
+    // filters: then the answer is the one the call's start got.
+    const bool passes =
+        selection.by_risk_level() ? plan->dumped : selection.Check(plan->name);
+    plan->output = selection.Keeps(true, false) && passes && named;
   } else if (plan->kind == record::CallKind::kModule) {
-    std::lock_guard lock(mu_);
-    plan->dumped = selection_.Check(plan->name);
-    plan->input = plan->dumped && selection_.Keeps(false, true) && named;
-    plan->output = plan->dumped && selection_.Keeps(false, false) && named;
-    if (plan->input || plan->output) selection_.NoteBackwardEntry(plan->name);
+    plan->dumped = selection.Check(plan->name);
+    plan->input = plan->dumped && selection.Keeps(false, true) && named;
+    plan->output = plan->dumped && selection.Keeps(false, false) && named;
+    if (plan->input || plan->output) selection.NoteBackwardEntry(plan->name);
   }
 }
 
@@ -419,10 +421,8 @@ void Session::EndCall(const CallPlan& plan) {
                                  : record::Direction::kBackward);
   }
   if (plan.kind == record::CallKind::kModule) {
-    if (!live().selection_everything) {
-      std::lock_guard lock(mu_);
-      selection_.EndModule(plan.name);
-    }
+    Selection& selection = live().selection;
+    if (!selection.everything()) selection.EndModule(plan.name);
   } else if (plan.forward && t_open_api.session == this) {
     t_open_api.session = nullptr;
   }
@@ -430,7 +430,8 @@ void Session::EndCall(const CallPlan& plan) {
 
 bool Session::BeginParamGrad(std::string_view module_base,
                              std::string_view param, CallPlan* plan) {
-  if (config().level == config::Level::kL1 || !live().keeps_backward ||
+  Live& live = this->live();
+  if (live.config.level == config::Level::kL1 || !live.keeps_backward ||
       !collecting()) {
     return false;
   }
@@ -438,13 +439,10 @@ bool Session::BeginParamGrad(std::string_view module_base,
   plan->forward = false;
   plan->step = step();
   plan->construct = false;  // construct.json has no parameters_grad nodes
-  {
-    std::lock_guard lock(mu_);
-    plan->index = indices_.ParamGrad(module_base, param);
-    plan->name = ParamGradName(module_base, plan->index);
-    plan->dumped = live().selection_everything ||
-                   selection_.ParamGrad(std::string(module_base));
-  }
+  plan->index = indices_.ParamGrad(module_base, param);
+  SetParamGradName(&plan->name, module_base, plan->index);
+  plan->dumped =
+      live.selection.everything() || live.selection.ParamGrad(module_base);
   if (!plan->dumped) return false;
   plan->input = plan->output = true;
   plan->name_id = core_.Intern(record::InternKind::kName, plan->name);

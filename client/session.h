@@ -17,7 +17,12 @@
 // filters).
 //
 // Thread safety: all methods may be called from any thread. The outermost-
-// API rule is per thread.
+// API rule is per thread. The per-call methods (Begin*, CheckEnd, EndCall,
+// BeginParamGrad) take no lock and, once the step's names are interned
+// (from the second step with the same calls on), allocate nothing: counts,
+// filters and ranges are atomics (naming.h, selection.h), and a plan's name
+// is built into its string's capacity. Start, Stop, Step, SetStep and the
+// groups lock.
 
 #include <atomic>
 #include <cstdint>
@@ -192,17 +197,18 @@ class TPROBE_INTERNAL Session {
   void EndGroup();
 
  private:
-  // A config and what follows from it; never changed once published.
+  // A config and what follows from it; never replaced once published (its
+  // selection's range state changes as calls go, through atomics).
   struct Live {
     Live(config::Config c, std::string_view framework);
     const config::Config config;
     const bool keeps_backward;
-    const bool selection_everything;
+    Selection selection;
   };
 
   Session(config::Config config, int rank, int connect_timeout_ms,
           std::string framework);
-  const Live& live() const { return *live_.load(std::memory_order_acquire); }
+  Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Fetches the config the daemon offers and makes it the config from
   // `step` on. Returns false when the daemon did not answer (the session
   // asks again at the next step boundary). REQUIRES: mu_ held.
@@ -217,7 +223,7 @@ class TPROBE_INTERNAL Session {
   // Whether an outermost API call of this step is open on this thread.
   bool InApi() const;
   // Sends the name (and the CallBegin) the plan needs.
-  void Publish(CallPlan* plan);
+  void Publish(const Live& live, CallPlan* plan);
   // Writes the CallBegin of the running group if it has none yet.
   void OpenGroup(uint32_t step);
   // Writes the group's CallEnd if it has a CallBegin. REQUIRES: mu_ held.
@@ -230,8 +236,8 @@ class TPROBE_INTERNAL Session {
   // live_ points at the newest. Kept so that a reader holding an older one
   // (a hook on another thread, a config() reference) is never left with a
   // dangling one; a live config is rare and small.
-  std::vector<std::unique_ptr<const Live>> lives_;
-  std::atomic<const Live*> live_{nullptr};
+  std::vector<std::unique_ptr<Live>> lives_;
+  std::atomic<Live*> live_{nullptr};
   uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
   Core core_;
   StepLedger ledger_;
@@ -240,19 +246,21 @@ class TPROBE_INTERNAL Session {
   // first (guarded by mu_): an outage may have begun with the first.
   std::deque<uint32_t> unacknowledged_;
 
-  std::mutex mu_;  // guards running_, started_, ended_, indices_ (its
-                   // ParamGrad and Reset; calls count lock-free), selection_,
-                   // lives_, config_generation_, group_*
+  // Guards the lifecycle and the config swaps, never a hook event: running_,
+  // started_, ended_, lives_, config_generation_, unacknowledged_, group_
+  // and group_step_ (and the writes of group_name_id_). The per-call state
+  // (indices_, the live Selection) is lock-free.
+  std::mutex mu_;
   bool running_ = false;
   bool started_ = false;  // Start() was called in this step
   bool ended_ = false;
   CallIndices indices_;
-  Selection selection_;
   // The running group (BeginGroup), its interned name and step once its
-  // CallBegin is written (name id 0 until then).
+  // CallBegin is written (name id 0 until then; read without mu_ so that
+  // only the group's first call locks).
   std::atomic<bool> in_group_{false};
   std::string group_;
-  uint32_t group_name_id_ = 0;
+  std::atomic<uint32_t> group_name_id_{0};
   uint32_t group_step_ = 0;
   std::atomic<uint32_t> step_{0};
   // Bumped by Step(); an open outermost API call of an older generation is

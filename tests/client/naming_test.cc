@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -187,6 +189,120 @@ TEST(NamingTest, ParamGradIndexCountsPassesByTheFirstParameter) {
       continue;
     }
     EXPECT_EQ(indices.ParamGrad(e.base, e.param), e.want) << "event " << i;
+  }
+}
+
+// A key keeps its value's address and its id for good; ids are unique and
+// never 0, in the lock-free slots and in the locked overflow alike.
+TEST(NamingTest, TextTableKeepsEachKeysValueAndId) {
+  TextTable<std::atomic<uint64_t>> table;
+  constexpr int kKeys = 20000;  // beyond the slots: some overflow
+  std::vector<TextTable<std::atomic<uint64_t>>::Found> first;
+  std::set<uint32_t> ids;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = "Module.m" + std::to_string(i) + ".Linear";
+    auto found = table.Find(key);
+    ASSERT_NE(found.id, 0u);
+    EXPECT_TRUE(ids.insert(found.id).second) << key << ": id given twice";
+    EXPECT_EQ(found.value->load(), 0u) << key << ": not a fresh value";
+    found.value->store(static_cast<uint64_t>(i) + 1);
+    first.push_back(found);
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = "Module.m" + std::to_string(i) + ".Linear";
+    auto again = table.Find(key);
+    ASSERT_EQ(again.value, first[i].value) << key;
+    ASSERT_EQ(again.id, first[i].id) << key;
+    ASSERT_EQ(again.value->load(), static_cast<uint64_t>(i) + 1) << key;
+  }
+}
+
+// Threads that meet a key for the first time at once agree on its slot.
+TEST(NamingTest, TextTableClaimsAKeyOnceUnderRaces) {
+  TextTable<std::atomic<uint64_t>> table;
+  constexpr int kThreads = 4;
+  constexpr int kKeys = 3000;
+  std::vector<std::vector<TextTable<std::atomic<uint64_t>>::Found>> got(
+      kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kKeys; ++i) {
+        auto found = table.Find("Functional.op" + std::to_string(i));
+        found.value->fetch_add(1);
+        got[t].push_back(found);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kKeys; ++i) {
+    for (int t = 1; t < kThreads; ++t) {
+      ASSERT_EQ(got[t][i].value, got[0][i].value) << "key " << i;
+      ASSERT_EQ(got[t][i].id, got[0][i].id) << "key " << i;
+    }
+    ASSERT_EQ(got[0][i].value->load(), uint64_t{kThreads}) << "key " << i;
+  }
+}
+
+// Parameter gradients from several autograd threads at once: the first
+// parameter's gradients number the passes 0..n-1, each once, and every
+// other parameter's K is one of them; other modules keep their own count.
+TEST(NamingTest, ParamGradIndexUnderConcurrentGradients) {
+  CallIndices indices;
+  constexpr int kThreads = 4;
+  constexpr int kPasses = 2000;
+  // The first gradient of the step decides the first parameter.
+  ASSERT_EQ(indices.ParamGrad("Module.fc.Linear", "weight"), 0u);
+  std::vector<std::vector<uint32_t>> weights(kThreads), biases(kThreads),
+      own(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string mine = "Module.own" + std::to_string(t) + ".Linear";
+      for (int i = 0; i < kPasses; ++i) {
+        weights[t].push_back(indices.ParamGrad("Module.fc.Linear", "weight"));
+        biases[t].push_back(indices.ParamGrad("Module.fc.Linear", "bias"));
+        own[t].push_back(indices.ParamGrad(mine, "bias"));
+        own[t].push_back(indices.ParamGrad(mine, "weight"));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<uint32_t> all;
+  for (const auto& w : weights) all.insert(all.end(), w.begin(), w.end());
+  std::sort(all.begin(), all.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(all[i], i + 1) << "a pass numbered twice or skipped";
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    for (size_t i = 0; i < biases[t].size(); ++i) {
+      // A bias comes after its thread's weight of the same pass, so its K
+      // is at least that weight's and at most the last pass.
+      ASSERT_GE(biases[t][i], weights[t][i]);
+      ASSERT_LE(biases[t][i], uint32_t{kThreads * kPasses});
+    }
+    for (size_t i = 0; i < own[t].size(); ++i) {
+      ASSERT_EQ(own[t][i], i / 2) << "thread " << t << ": own module";
+    }
+  }
+  indices.Reset();
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "bias"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "weight"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "bias"), 1u);
+}
+
+// Bases beyond the lock-free table keep their passes too (the overflow).
+TEST(NamingTest, ParamGradIndexForModulesBeyondTheTable) {
+  CallIndices indices;
+  constexpr int kBases = 20000;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kBases; ++i) {
+      const std::string base = "Module.m" + std::to_string(i) + ".Linear";
+      ASSERT_EQ(indices.ParamGrad(base, "weight"), 0u) << base;
+      ASSERT_EQ(indices.ParamGrad(base, "bias"), 0u) << base;
+      ASSERT_EQ(indices.ParamGrad(base, "weight"), 1u) << base;
+    }
+    indices.Reset();
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/risk_level.h"
@@ -360,6 +362,100 @@ TEST(SelectionTest, StepAndRankFilters) {
     const bool got = c.step ? s.StepSelected(c.value) : s.RankSelected(c.value);
     EXPECT_EQ(got, c.selected) << c.config << " " << c.value;
   }
+}
+
+// At mix, module calls of several threads open and close list ranges at
+// once (no lock): a thread inside its own listed module call always sees a
+// range open, and once every call ended none is.
+TEST(SelectionTest, MixListRangesUnderConcurrentModuleCalls) {
+  Selection s(Parse(R"({"level": "mix", "statistics": {"list": ["Block"]}})"),
+              "pytorch");
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 3000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string prefix = "Module.t" + std::to_string(t);
+      for (int i = 0; i < kCalls; ++i) {
+        const std::string listed =
+            prefix + ".Block.forward." + std::to_string(i);
+        const std::string other =
+            prefix + ".fc.Linear.forward." + std::to_string(i);
+        s.BeginModule(listed);
+        EXPECT_TRUE(s.Check(listed));
+        s.BeginModule(other);  // a child: inside the range
+        EXPECT_TRUE(s.Check(other));
+        EXPECT_TRUE(s.Check(other));
+        s.EndModule(other);
+        EXPECT_TRUE(s.Check("Functional.relu.0.forward"));
+        EXPECT_TRUE(s.Check(listed));
+        s.EndModule(listed);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(s.Check("Functional.relu.0.forward"));
+  // An end without its begin (one from before a step) closes nothing below
+  // zero, so the next range still opens and closes.
+  s.EndModule("Module.a.Block.forward.0");
+  s.BeginModule("Module.b.Block.forward.0");
+  EXPECT_TRUE(s.Check("Functional.relu.1.forward"));
+  s.EndModule("Module.b.Block.forward.0");
+  EXPECT_FALSE(s.Check("Functional.relu.2.forward"));
+}
+
+// Backward entries noted by several threads at once select their modules'
+// gradients, and only theirs, until the step ends.
+TEST(SelectionTest, BackwardEntriesUnderConcurrentThreads) {
+  Selection s(Parse(R"({"level": "L0", "statistics": {"list": ["nomatch"]}})"),
+              "pytorch");
+  constexpr int kThreads = 4;
+  constexpr int kModules = 2000;
+  auto base = [](int t, int i, const char* kind) {
+    return "Module." + std::string(kind) + std::to_string(t) + "_" +
+           std::to_string(i) + ".Linear";
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kModules; ++i) {
+        s.NoteBackwardEntry(base(t, i, "w") + ".backward.0");
+        EXPECT_TRUE(s.ParamGrad(base(t, i, "w")));
+        EXPECT_FALSE(s.ParamGrad(base(t, i, "n")));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(s.ParamGrad(base(t, kModules - 1, "w")));
+  }
+  s.ResetStep();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_FALSE(s.ParamGrad(base(t, 0, "w")));
+  }
+}
+
+// risk_level alone keeps no state: threads checking at once get the same
+// answers as one thread.
+TEST(SelectionTest, RiskLevelChecksUnderConcurrentThreads) {
+  Selection s(Parse(R"({"level": "L1"})"), "pytorch");  // FOCUS
+  const std::string names[] = {
+      "Tensor.view.0.forward", "Torch.matmul.0.forward",
+      "Functional.relu.0.forward", "Tensor.reshape.3.backward"};
+  std::vector<bool> want;
+  for (const std::string& n : names) {
+    want.push_back(PassesRiskLevel(config::RiskLevel::kFocus, n));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        const size_t k = static_cast<size_t>(i) % std::size(names);
+        ASSERT_EQ(s.Check(names[k]), want[k]) << names[k];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 }  // namespace

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/support/daemon_process.h"
 
@@ -267,6 +270,76 @@ TEST_F(SessionTest, ParamGradIndicesResetAtStep) {
   s->Start();
   ASSERT_TRUE(s->BeginParamGrad("Module.fc.Linear", "bias", &plan));
   EXPECT_EQ(plan.name, "Module.fc.Linear.parameters_grad.0");
+}
+
+// Hooks of several threads on one Session at once, with filters set (the
+// per-call methods take no lock): every base's indices are 0..n-1, each
+// given once; the parameter gradients number their passes 1..n after the
+// first, each once; and the list range never loses a thread's open call.
+TEST_F(SessionTest, ConcurrentHooksCountOnceEachUnderFilters) {
+  const char* configs[] = {
+      R"({"level": "mix", "statistics": {"list": ["Block"]},
+          "tprobe": {"ring_count": 8, "ring_bytes": 1048576}})",
+      R"({"level": "mix", "statistics": {"scope":
+           ["Module.b.Block.forward.0", "Module.b.Block.forward.999999"],
+           "list": ["Block"]},
+          "tprobe": {"ring_count": 8, "ring_bytes": 1048576}})",
+      R"({"level": "mix", "tprobe": {"ring_count": 8, "ring_bytes": 1048576}})",
+  };
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 300;
+  for (const char* config : configs) {
+    SCOPED_TRACE(config);
+    auto s = Open(config);
+    ASSERT_TRUE(s);
+    s->Start();
+    CallPlan seed;  // opens the scope: modules count on from 1
+    ASSERT_TRUE(s->BeginModule("Module.b.Block", true, 0, &seed));
+    s->CheckEnd(&seed);
+    s->EndCall(seed);
+    // The step's first gradient: "weight" marks the passes.
+    ASSERT_TRUE(s->BeginParamGrad("Module.b.Block", "weight", &seed));
+    ASSERT_EQ(seed.name, "Module.b.Block.parameters_grad.0");
+    std::vector<std::vector<uint32_t>> modules(kThreads), apis(kThreads),
+        passes(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        CallPlan module, api, grad;
+        for (int i = 0; i < kCalls; ++i) {
+          ASSERT_TRUE(s->BeginModule("Module.b.Block", true, 0, &module));
+          modules[t].push_back(module.index);
+          ASSERT_TRUE(s->BeginApi("Functional.relu", true, 0, &api));
+          apis[t].push_back(api.index);
+          // Inside this thread's own Block call: the list range is open.
+          EXPECT_TRUE(api.dumped) << api.name;
+          s->CheckEnd(&api);
+          s->EndCall(api);
+          s->CheckEnd(&module);
+          EXPECT_TRUE(module.dumped) << module.name;
+          s->EndCall(module);
+          ASSERT_TRUE(s->BeginParamGrad("Module.b.Block", "weight", &grad));
+          passes[t].push_back(grad.index);
+          ASSERT_TRUE(s->BeginParamGrad("Module.b.Block", "bias", &grad));
+          EXPECT_GE(grad.index, passes[t].back()) << grad.name;
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (auto* got : {&modules, &apis, &passes}) {
+      std::vector<uint32_t> all;
+      for (const auto& mine : *got)
+        all.insert(all.end(), mine.begin(), mine.end());
+      std::sort(all.begin(), all.end());
+      const uint32_t first = got == &apis ? 0 : 1;
+      ASSERT_EQ(all.size(), size_t{kThreads * kCalls});
+      for (size_t i = 0; i < all.size(); ++i) {
+        ASSERT_EQ(all[i], i + first) << "an index given twice or skipped";
+      }
+    }
+    s->Stop();
+    s->Step();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// The Session's per-call methods allocate nothing once warm: this binary
+// replaces the global operator new with one that counts this thread's
+// allocations, and replays the same calls in a second step against a real
+// tprobed (the first step interns the names and claims the table slots).
+// Its own binary, so that the counting operator new touches no other test.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "client/session.h"
+#include "tests/support/daemon_process.h"
+
+namespace {
+thread_local uint64_t t_allocations = 0;
+
+void* Allocate(std::size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return Allocate(size); }
+void* operator new[](std::size_t size) { return Allocate(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  ++t_allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  ++t_allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace tprobe::client {
+namespace {
+
+using testing::DaemonProcess;
+using testing::TempDir;
+
+class SessionAllocTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Session> Open(const std::string& config) {
+    const std::string path = tmp_.path() + "/config.json";
+    std::ofstream(path) << config.substr(0, config.rfind('}'))
+                        << R"(, "dump_path": ")" << tmp_.path() << R"(/dump"})";
+    SessionOptions options;
+    options.config_path = path;
+    options.socket_path = socket_;
+    auto session = Session::Create(options);
+    EXPECT_TRUE(session.ok()) << session.status().message();
+    if (!session.ok()) return nullptr;
+    EXPECT_TRUE(session.value()->connected());
+    return std::move(session).value();
+  }
+
+  TempDir tmp_;
+  std::string socket_ = tmp_.path() + "/d.sock";
+  DaemonProcess daemon_{TPROBED_PATH, socket_};
+};
+
+// One training step's hook events as the adapters drive them: a module
+// forward with an API inside, the module's backward, its parameter
+// gradients, and APIs of each risk class. Returns how many events ran.
+int Replay(Session& s, CallPlan* module, CallPlan* api, CallPlan* grad) {
+  int events = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (s.BeginModule("Module.b.Block", true, 0, module)) {
+      const uint32_t index = module->index;
+      if (s.BeginApi("Functional.relu", true, 0, api)) {
+        s.CheckEnd(api);
+        s.EndCall(*api);
+      }
+      s.CheckEnd(module);
+      s.EndCall(*module);
+      if (s.BeginModule("Module.b.Block", false, index, module)) {
+        s.CheckEnd(module);
+        s.EndCall(*module);
+      }
+      s.BeginParamGrad("Module.b.Block", "weight", grad);
+      s.BeginParamGrad("Module.b.Block", "bias", grad);
+      events += 8;
+    }
+    for (const char* base :
+         {"Torch.matmul", "Tensor.view", "Functional.relu"}) {
+      if (s.BeginApi(base, true, 0, api)) {
+        s.CheckEnd(api);
+        s.EndCall(*api);
+        events += 3;
+      }
+    }
+  }
+  return events;
+}
+
+TEST_F(SessionAllocTest, HookEventsAllocateNothingOnceWarm) {
+  const char* configs[] = {
+      R"({"level": "L1"})",  // risk_level FOCUS, PyTorch's default
+      R"({"level": "mix"})",
+      R"({"level": "L0"})",
+      R"({"level": "mix", "statistics": {"list": ["Block"]}})",
+      R"({"level": "mix", "statistics": {"scope":
+          ["Module.b.Block.forward.0", "Module.b.Block.forward.10"]}})",
+      R"({"level": "L1", "statistics": {"scope":
+          ["Functional.relu.0.forward", "Torch.matmul.10.forward"]}})",
+  };
+  for (const char* config : configs) {
+    SCOPED_TRACE(config);
+    auto s = Open(config);
+    ASSERT_TRUE(s);
+    CallPlan module, api, grad;
+    s->Start();
+    // The first step interns its names: the counter sees the library's
+    // allocations, so the check below can fail.
+    const uint64_t cold = t_allocations;
+    ASSERT_GT(Replay(*s, &module, &api, &grad), 0);
+    EXPECT_GT(t_allocations - cold, 0u);
+    s->Stop();
+    s->Step();
+    s->Start();
+    const uint64_t before = t_allocations;
+    const int events = Replay(*s, &module, &api, &grad);
+    const uint64_t allocations = t_allocations - before;
+    ASSERT_GT(events, 0);
+    EXPECT_EQ(allocations, 0u) << "in " << events << " hook events";
+    s->Stop();
+    s->Step();
+  }
+}
+
+}  // namespace
+}  // namespace tprobe::client
