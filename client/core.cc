@@ -239,7 +239,7 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
         Reserve(ring, record::RecordType::kChunk, record::ChunkSize(n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
     record::PutChunkHeader(c, ref, offset);
-    std::memcpy(c + sizeof(record::ChunkRecord), bytes + offset, n);
+    shm::CopyToRing(c + sizeof(record::ChunkRecord), bytes + offset, n);
     ring->writer->Commit();
     offset += n;
   }
