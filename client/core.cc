@@ -108,7 +108,9 @@ void Core::StepBoundary(uint64_t produced) {
 
 Core::ThreadRing* Core::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
-  if (conn == nullptr || InForkedChild()) return nullptr;
+  if (conn == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
+    return nullptr;
+  }
   thread_local ThreadRing ring;
   if (ring.core != this || ring.connection != conn ||
       ring.generation != conn->generation) {
