@@ -13,21 +13,7 @@
 namespace tprobe::shm {
 namespace {
 
-constexpr uint64_t kPrefetchAhead = 4 * kCacheLine;
-
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-// Asks for the line at `p` in the exclusive state, ready to be written
-// (PREFETCHW; a prefetch for reading elsewhere). x86-64 compilers emit it
-// for __builtin_prefetch(p, 1) only when told the CPU has it, and CPUs
-// without it treat the opcode as a no-op.
-inline void PrefetchForWrite(const std::byte* p) {
-#if defined(__x86_64__)
-  asm volatile("prefetchw %0" : : "m"(*p));
-#else
-  __builtin_prefetch(p, 1);
-#endif
-}
 
 }  // namespace
 
@@ -67,7 +53,7 @@ uint64_t RingWriter::FreeBytes() const {
   return (mask_ + 1) - (head_ - tail);
 }
 
-std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
+std::byte* RingWriter::ReserveSlow(uint16_t type, uint32_t size) {
   assert(pending_head_ == head_ && "Reserve twice without Commit");
   if (size > max_payload_) return nullptr;
   const uint64_t capacity = mask_ + 1;
@@ -82,39 +68,13 @@ std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
       return nullptr;
     }
   }
-  uint64_t at = head_;
   if (padding != 0) {
     auto* pad = reinterpret_cast<RecordHeader*>(data_ + pos);
     pad->size = static_cast<uint32_t>(padding - sizeof(RecordHeader));
     pad->type = 0;
     pad->flags = 0;
-    at += padding;
   }
-  auto* rec = reinterpret_cast<RecordHeader*>(data_ + (at & mask_));
-  // The lines a few records on are likely still in the reader's cache: ask
-  // for them now, so that the stores of the records to come do not wait.
-  PrefetchForWrite(data_ + ((at + kPrefetchAhead) & mask_));
-  rec->size = size;
-  rec->type = type;
-  rec->flags = 0;
-  pending_head_ = at + need;
-  return reinterpret_cast<std::byte*>(rec + 1);
-}
-
-void RingWriter::Commit() {
-  bytes_written_ += pending_head_ - head_;
-  head_ = pending_head_;
-  // The mirror first: whoever sees the counters below (acquire) and then
-  // loads the mirror finds these records in it.
-  if (committed_ != nullptr)
-    committed_->store(head_, std::memory_order_release);
-  // Single writer: plain stores, no locked read-modify-write.
-  header_->records_written.store(++records_written_, std::memory_order_release);
-  header_->bytes_written.store(bytes_written_, std::memory_order_release);
-  if (++unpublished_records_ >= kPublishRecords ||
-      head_ - published_head_ >= publish_bytes_) {
-    Publish();
-  }
+  return Place(head_ + padding, type, size, need);
 }
 
 void RingWriter::Publish() {
