@@ -18,6 +18,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "client/entry_builder.h"
@@ -54,6 +55,11 @@ TPROBE_SAME_VALUE(ModuleStyle, client::ModuleStyle, kCell);
 TPROBE_SAME_VALUE(Direction, record::Direction, kForward);
 TPROBE_SAME_VALUE(Direction, record::Direction, kBackward);
 #undef TPROBE_SAME_VALUE
+
+// A Call crosses the library boundary by value (BeginRaw returns it, Add*
+// and EndCall take it): changing its layout needs a TPROBE_ABI_VERSION bump.
+static_assert(sizeof(Call) == 32 && std::is_trivially_copyable_v<Call> &&
+              std::is_standard_layout_v<Call>);
 
 namespace {
 
