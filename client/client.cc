@@ -56,11 +56,6 @@ TPROBE_SAME_VALUE(Direction, record::Direction, kForward);
 TPROBE_SAME_VALUE(Direction, record::Direction, kBackward);
 #undef TPROBE_SAME_VALUE
 
-// A Call crosses the library boundary by value (BeginRaw returns it, Add*
-// and EndCall take it): changing its layout needs a TPROBE_ABI_VERSION bump.
-static_assert(sizeof(Call) == 32 && std::is_trivially_copyable_v<Call> &&
-              std::is_standard_layout_v<Call>);
-
 namespace {
 
 // One call between Begin and End on this thread: a slot of the thread's
@@ -262,6 +257,11 @@ class TensorSink {
 };
 
 }  // namespace
+
+// A Call crosses the library boundary by value (BeginRaw returns it, Add*
+// and EndCall take it): changing its layout needs a TPROBE_ABI_VERSION bump.
+static_assert(sizeof(Call) == 32 && std::is_trivially_copyable_v<Call> &&
+              std::is_standard_layout_v<Call>);
 
 class Client::Impl {
  public:
