@@ -160,6 +160,10 @@ void BM_SessionParamGrad(benchmark::State& state) {
 }
 BENCHMARK(BM_SessionParamGrad);
 
+// The ring size of BM_TensorPush's segment.
+constexpr size_t kPushRingBytes = size_t{1} << 26;
+
+// memcpy into the same, cache-hot destination at every iteration.
 void BM_MemcpyBaseline(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
@@ -171,9 +175,34 @@ void BM_MemcpyBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpyBaseline)->Arg(1 << 16)->Arg(1 << 20);
 
+// A copy into a destination that walks a buffer of the ring's size, as the
+// push does: each iteration writes lines not touched since a full turn.
+template <void (*kCopy)(std::byte*, const void*, size_t)>
+void CopyCold(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<std::byte> src(bytes, std::byte{1}), dst(kPushRingBytes);
+  size_t at = 0;
+  for (auto _ : state) {
+    kCopy(dst.data() + at, src.data(), bytes);
+    benchmark::ClobberMemory();
+    at = (at + bytes) % kPushRingBytes;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+void Memcpy(std::byte* dst, const void* src, size_t n) {
+  std::memcpy(dst, src, n);
+}
+void BM_MemcpyColdBaseline(benchmark::State& state) { CopyCold<Memcpy>(state); }
+BENCHMARK(BM_MemcpyColdBaseline)->Arg(1 << 16)->Arg(1 << 20);
+// The push's own copy (non-temporal stores from shm::kStreamCopyBytes on).
+void BM_CopyToRingCold(benchmark::State& state) {
+  CopyCold<shm::CopyToRing>(state);
+}
+BENCHMARK(BM_CopyToRingCold)->Arg(1 << 16)->Arg(1 << 20);
+
 void BM_TensorPush(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));
-  Rig rig(1 << 23);
+  Rig rig(kPushRingBytes);
   std::vector<std::byte> src(bytes, std::byte{1});
   const int64_t shape[1] = {static_cast<int64_t>(bytes / 4)};
   for (auto _ : state) {

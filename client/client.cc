@@ -14,9 +14,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "client/entry_builder.h"
@@ -30,7 +32,9 @@ namespace tprobe {
 
 namespace {
 
-// One call between Begin and End on this thread.
+// One call between Begin and End on this thread: a slot of the thread's
+// pool, reused (its plan's name, its entry's buffers and all) by the calls
+// that come after it at the same depth.
 struct OpenCall {
   explicit OpenCall(client::Core& core) : entry(core) {}
   uint64_t token = 0;
@@ -40,19 +44,43 @@ struct OpenCall {
   client::EntryBuilder entry;
 };
 
-using OpenCalls = std::vector<std::unique_ptr<OpenCall>>;
-
-// One Client's open calls on this thread, innermost last.
+// One Client's calls on this thread. slots[0, depth) are open, innermost
+// last; the slots above are kept for the next calls, so a warm Begin/End
+// allocates nothing (a slot is made only when the thread nests deeper than
+// it ever did).
 struct ThreadCalls {
   std::weak_ptr<const int> owner;  // expires with the Client
   uint64_t client = 0;
   uint64_t generation = 0;  // the Client's step generation they belong to
-  OpenCalls calls;
+  std::vector<std::unique_ptr<OpenCall>> slots;
+  size_t depth = 0;
+  // Reused text: the base name of the call being begun, a call's stack.
+  std::string base;
+  client::StackText stack;
+  // A parameter gradient's plan and entry (written at once, never open).
+  client::CallPlan grad_plan;
+  std::unique_ptr<client::EntryBuilder> grad_entry;
 };
-thread_local std::vector<ThreadCalls> t_calls;
 
-std::atomic<uint64_t> g_next_token{1};
+// This thread's calls of every Client it used, and the one used last.
+struct ThreadState {
+  std::vector<std::unique_ptr<ThreadCalls>> clients;
+  ThreadCalls* last = nullptr;
+};
+thread_local ThreadState t_state;
+
 std::atomic<uint64_t> g_next_client{1};
+std::atomic<uint64_t> g_next_thread{1};
+
+// A call token, unique in the process without a shared counter per call:
+// the thread's number in the top 24 bits, its own count below.
+uint64_t NextToken() {
+  thread_local uint64_t next = 0;
+  if (next == 0) {
+    next = (g_next_thread.fetch_add(1, std::memory_order_relaxed) << 40) | 1;
+  }
+  return next++;
+}
 
 std::string_view View(detail::Text t) {
   return t.data == nullptr ? std::string_view()
@@ -80,7 +108,12 @@ record::ValueWriter* NextSlot(OpenCall* open, Section section) {
   using client::Part;
   if (section == Section::kParameter) {
     record::ValueWriter* w = open->entry.Items(Part::kParameters);
-    if (w != nullptr) w->Key(std::to_string(open->parameters++));
+    if (w != nullptr) {
+      char digits[10];
+      const auto end =
+          std::to_chars(digits, digits + sizeof digits, open->parameters++).ptr;
+      w->Key(std::string_view(digits, static_cast<size_t>(end - digits)));
+    }
     return w;
   }
   if (section == Section::kOutput) return open->entry.Items(Part::kOutput);
@@ -199,6 +232,11 @@ class TensorSink {
 
 }  // namespace
 
+// A Call crosses the library boundary by value (BeginRaw returns it, Add*
+// and EndCall take it): changing its layout needs a TPROBE_ABI_VERSION bump.
+static_assert(sizeof(Call) == 32 && std::is_trivially_copyable_v<Call> &&
+              std::is_standard_layout_v<Call>);
+
 class Client::Impl {
  public:
   explicit Impl(std::unique_ptr<client::Session> session)
@@ -219,89 +257,105 @@ class Client::Impl {
   std::atomic<uint64_t> refused{0};
   std::atomic<uint64_t> unclosed{0};
 
-  // This thread's open calls of this Client. Calls of an older generation
-  // were reported unclosed at Step: they are dropped here, unsent. The
-  // open calls of Clients that are gone are dropped too.
-  OpenCalls& Calls() {
-    auto gone = [](const ThreadCalls& t) { return t.owner.expired(); };
-    t_calls.erase(std::remove_if(t_calls.begin(), t_calls.end(), gone),
-                  t_calls.end());
+  // This thread's calls of this Client. Calls of an older generation were
+  // reported unclosed at Step: they are dropped here, unsent.
+  ThreadCalls& Calls() {
+    ThreadCalls* t = t_state.last;
+    if (t == nullptr || t->client != id) t = Lookup();
     const uint64_t gen = generation.load(std::memory_order_acquire);
-    for (ThreadCalls& t : t_calls) {
-      if (t.client != id) continue;
-      if (t.generation != gen) {
-        t.calls.clear();
-        t.generation = gen;
-      }
-      return t.calls;
+    if (t->generation != gen) {
+      t->depth = 0;
+      t->generation = gen;
     }
-    ThreadCalls& t = t_calls.emplace_back();
-    t.owner = alive;
-    t.client = id;
-    t.generation = gen;
-    return t.calls;
+    return *t;
   }
 
   // The open call `call` names on this thread, or nullptr. A Call that is
   // not default and names no such call (another Client's, an older step's,
   // ended already, opened on another thread) is refused and counted.
   OpenCall* Find(const Call& call) {
-    if (call.token == 0) return nullptr;
-    if (call.client == id &&
-        call.generation == generation.load(std::memory_order_acquire)) {
-      OpenCalls& calls = Calls();
-      for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
-        if ((*it)->token == call.token) return it->get();
+    if (call.token_ == 0) return nullptr;
+    if (call.client_ == id &&
+        call.generation_ == generation.load(std::memory_order_acquire)) {
+      ThreadCalls& t = Calls();
+      for (size_t i = t.depth; i > 0; --i) {
+        if (t.slots[i - 1]->token == call.token_) return t.slots[i - 1].get();
       }
     }
     refused.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
 
-  // Opens the call the session planned; a default Call when it did not.
-  Call Open(bool began, client::CallPlan plan) {
-    if (!began) return Call{};
-    OpenCalls& calls = Calls();
-    auto call = std::make_unique<OpenCall>(session->core());
-    call->token = g_next_token.fetch_add(1, std::memory_order_relaxed);
-    call->plan = std::move(plan);
-    if (call->plan.entry()) call->entry.LayOut(call->plan);
-    Call handle;
-    handle.token = call->token;
-    handle.client = id;
-    handle.generation = generation.load(std::memory_order_acquire);
-    handle.index = call->plan.index;
-    handle.dumped = call->plan.entry();
-    calls.push_back(std::move(call));
+  // The slot the next call of this thread takes (made on first use).
+  OpenCall& TakeSlot(ThreadCalls& t) {
+    if (t.depth == t.slots.size()) {
+      t.slots.push_back(std::make_unique<OpenCall>(session->core()));
+    }
+    return *t.slots[t.depth];
+  }
+
+  // Opens the call the session planned in the thread's next slot.
+  Call Open(ThreadCalls& t, OpenCall& slot) {
+    slot.token = NextToken();
+    slot.stack_id = 0;
+    slot.parameters = 0;
+    slot.entry.Reset();
+    if (slot.plan.entry()) slot.entry.LayOut(slot.plan);
+    ++t.depth;
     open.fetch_add(1, std::memory_order_relaxed);
+    Call handle;
+    handle.token_ = slot.token;
+    handle.client_ = id;
+    handle.generation_ = t.generation;
+    handle.index_ = slot.plan.index;
+    handle.recorded_ = slot.plan.entry();
     return handle;
   }
 
   // Closes the innermost open call of this thread; writes its entry when
   // `write`, else counts it as forgotten.
-  void CloseInnermost(OpenCalls& calls, bool write) {
-    std::unique_ptr<OpenCall> call = std::move(calls.back());
-    calls.pop_back();
+  void CloseInnermost(ThreadCalls& t, bool write) {
+    OpenCall& call = *t.slots[--t.depth];
     open.fetch_sub(1, std::memory_order_relaxed);
     if (write) {
-      const bool had_output = call->plan.output;
-      session->CheckEnd(&call->plan);
-      if (had_output && !call->plan.output) {
+      const bool had_output = call.plan.output;
+      session->CheckEnd(&call.plan);
+      if (had_output && !call.plan.output) {
         // Its outputs did not pass scope and list when the call ended.
-        call->entry.Drop(client::Part::kOutput);
-        call->entry.Drop(client::Part::kParameters);
+        call.entry.Drop(client::Part::kOutput);
+        call.entry.Drop(client::Part::kParameters);
       }
-      if (call->plan.entry()) {
-        session->WriteEntry(call->plan, call->stack_id, call->entry);
-      } else if (call->plan.stack()) {
+      if (call.plan.entry()) {
+        session->WriteEntry(call.plan, call.stack_id, call.entry);
+      } else if (call.plan.stack()) {
         // Only the stack is listed (data_mode keeps none of the data).
-        client::EntryBuilder empty(session->core());
-        session->WriteEntry(call->plan, call->stack_id, empty);
+        call.entry.Reset();
+        session->WriteEntry(call.plan, call.stack_id, call.entry);
       }
     } else {
       forgotten.fetch_add(1, std::memory_order_relaxed);
     }
-    session->EndCall(call->plan);
+    session->EndCall(call.plan);
+  }
+
+ private:
+  // This thread's calls of this Client, found or made; the state of Clients
+  // that are gone is dropped when a new one is made.
+  ThreadCalls* Lookup() {
+    auto& clients = t_state.clients;
+    for (const auto& t : clients) {
+      if (t->client == id) return t_state.last = t.get();
+    }
+    std::erase_if(clients, [](const std::unique_ptr<ThreadCalls>& t) {
+      return t->owner.expired();
+    });
+    auto t = std::make_unique<ThreadCalls>();
+    t->owner = alive;
+    t->client = id;
+    t->generation = generation.load(std::memory_order_acquire);
+    t->grad_entry = std::make_unique<client::EntryBuilder>(session->core());
+    clients.push_back(std::move(t));
+    return t_state.last = clients.back().get();
   }
 };
 
@@ -423,22 +477,23 @@ Call Client::BeginRaw(detail::CallSite site, detail::Text scope,
   try {
     client::Session& s = *impl_->session;
     const bool forward = direction == Direction::kForward;
-    client::CallPlan plan;
+    if (site == detail::CallSite::kApi ? !s.step_active() : !s.collecting()) {
+      return Call{};
+    }
+    ThreadCalls& t = impl_->Calls();
+    OpenCall& slot = impl_->TakeSlot(t);
     bool began = false;
     if (site == detail::CallSite::kApi) {
-      if (!s.step_active()) return Call{};
-      const std::string base = client::ApiBase(View(scope), View(name));
-      began = s.BeginApi(base, forward, forward_index, &plan);
+      client::SetApiBase(&t.base, View(scope), View(name));
+      began = s.BeginApi(t.base, forward, forward_index, &slot.plan);
     } else {
-      if (!s.collecting()) return Call{};
       const auto style = site == detail::CallSite::kCell
                              ? client::ModuleStyle::kCell
                              : client::ModuleStyle::kModule;
-      const std::string base =
-          client::ModuleBase(style, View(scope), View(name));
-      began = s.BeginModule(base, forward, forward_index, &plan);
+      client::SetModuleBase(&t.base, style, View(scope), View(name));
+      began = s.BeginModule(t.base, forward, forward_index, &slot.plan);
     }
-    return impl_->Open(began, std::move(plan));
+    return began ? impl_->Open(t, slot) : Call{};
   } catch (...) {
     return Call{};
   }
@@ -508,7 +563,8 @@ bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
   try {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.stack()) return false;
-    client::StackText stack;
+    client::StackText& stack = impl_->Calls().stack;
+    stack.Clear();
     for (size_t i = 0; i < count; ++i) stack.Add(View(lines[i]));
     open->stack_id = stack.Intern(impl_->session->core());
     return open->stack_id != 0;
@@ -522,11 +578,11 @@ void Client::EndCall(const Call& call) noexcept {
     if (impl_->Find(call) == nullptr) return;
     // Calls close innermost first; any left open inside this one are closed
     // without their entries.
-    OpenCalls& calls = impl_->Calls();
-    while (calls.back()->token != call.token) {
-      impl_->CloseInnermost(calls, /*write=*/false);
+    ThreadCalls& t = impl_->Calls();
+    while (t.slots[t.depth - 1]->token != call.token_) {
+      impl_->CloseInnermost(t, /*write=*/false);
     }
-    impl_->CloseInnermost(calls, /*write=*/true);
+    impl_->CloseInnermost(t, /*write=*/true);
   } catch (...) {
   }
 }
@@ -538,15 +594,17 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
     client::Session& s = *impl_->session;
     if (!s.collecting()) return false;
     // Inside an API call nothing else is recorded (the outermost rule).
-    const OpenCalls& calls = impl_->Calls();
-    if (!calls.empty() && calls.back()->plan.kind == record::CallKind::kApi) {
+    ThreadCalls& t = impl_->Calls();
+    if (t.depth > 0 &&
+        t.slots[t.depth - 1]->plan.kind == record::CallKind::kApi) {
       return false;
     }
-    const std::string base = client::ModuleBase(
-        static_cast<client::ModuleStyle>(style), View(path), View(class_name));
-    client::CallPlan plan;
-    if (!s.BeginParamGrad(base, View(name), &plan)) return false;
-    client::EntryBuilder entry(s.core());
+    client::SetModuleBase(&t.base, static_cast<client::ModuleStyle>(style),
+                          View(path), View(class_name));
+    client::CallPlan& plan = t.grad_plan;
+    if (!s.BeginParamGrad(t.base, View(name), &plan)) return false;
+    client::EntryBuilder& entry = *t.grad_entry;
+    entry.Reset();
     record::ValueWriter& body = entry.Extra();
     body.Key(View(name));
     body.BeginList();

@@ -108,33 +108,49 @@ void Core::StepBoundary(uint64_t produced) {
 
 Core::ThreadRing* Core::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
-  if (conn == nullptr || InForkedChild()) return nullptr;
+  if (conn == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
+    return nullptr;
+  }
   thread_local ThreadRing ring;
   if (ring.core != this || ring.connection != conn ||
-      ring.generation != conn->generation) {
-    ring.core = this;
-    ring.connection = conn;
-    ring.generation = conn->generation;
-    ring.writer.reset();
-    ring.stuck_tail = UINT64_MAX;
-    ring.interned[0].clear();
-    ring.interned[1].clear();
-    const uint32_t index =
-        conn->next_ring.fetch_add(1, std::memory_order_relaxed);
-    shm::Segment& seg = *conn->segment;
-    if (index < seg.ring_count()) {
-      shm::RingHeader* h = seg.ring_header(index);
-      h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
-                         std::memory_order_relaxed);
-      ring.writer.emplace(h, seg.ring_data(index),
-                          &conn->committed[index].head);
-    }
+      ring.generation != conn->generation) [[unlikely]] {
+    ClaimRing(&ring, conn);
   }
   return &ring;
 }
 
+void Core::ClaimRing(ThreadRing* ring, Connection* conn) {
+  ring->core = this;
+  ring->connection = conn;
+  ring->generation = conn->generation;
+  ring->writer.reset();
+  ring->stuck_tail = UINT64_MAX;
+  ring->interned[0].clear();
+  ring->interned[1].clear();
+  const uint32_t index =
+      conn->next_ring.fetch_add(1, std::memory_order_relaxed);
+  shm::Segment& seg = *conn->segment;
+  if (index < seg.ring_count()) {
+    shm::RingHeader* h = seg.ring_header(index);
+    h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
+                       std::memory_order_relaxed);
+    ring->writer.emplace(h, seg.ring_data(index), &conn->committed[index].head);
+  }
+}
+
 std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
                          uint32_t size) {
+  if (ring->writer) [[likely]] {
+    if (std::byte* p =
+            ring->writer->Reserve(static_cast<uint16_t>(type), size)) {
+      return p;
+    }
+  }
+  return ReserveSlow(ring, type, size);
+}
+
+std::byte* Core::ReserveSlow(ThreadRing* ring, record::RecordType type,
+                             uint32_t size) {
   if (!ring->writer) {
     // More producing threads than rings: count against ring 0.
     ring->connection->segment->ring_header(0)
@@ -149,8 +165,8 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
         .fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
+  // Reserve (the caller) found no room.
   auto type_raw = static_cast<uint16_t>(type);
-  if (std::byte* p = w.Reserve(type_raw, size)) return p;
   const uint64_t tail = w.header()->tail.load(std::memory_order_acquire);
   if (policy_ == config::FullRingPolicy::kBlock && tail != ring->stuck_tail) {
     ring->stuck_tail = UINT64_MAX;
@@ -239,7 +255,7 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
         Reserve(ring, record::RecordType::kChunk, record::ChunkSize(n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
     record::PutChunkHeader(c, ref, offset);
-    std::memcpy(c + sizeof(record::ChunkRecord), bytes + offset, n);
+    shm::CopyToRing(c + sizeof(record::ChunkRecord), bytes + offset, n);
     ring->writer->Commit();
     offset += n;
   }

@@ -172,9 +172,14 @@ class TPROBE_INTERNAL Core {
  private:
   struct ThreadRing;
   ThreadRing* RingForThisThread();
+  // Makes `ring` this thread's ring of `conn` (claims one, if any is left).
+  void ClaimRing(ThreadRing* ring, Connection* conn);
   // Reserves `size` bytes on `ring` under the full-ring policy; nullptr and a
-  // counted drop when it cannot.
+  // counted drop when it cannot. ReserveSlow: when the ring has no room, the
+  // record is too large or the thread has no ring.
   std::byte* Reserve(ThreadRing* ring, record::RecordType type, uint32_t size);
+  std::byte* ReserveSlow(ThreadRing* ring, record::RecordType type,
+                         uint32_t size);
   void CountNoDaemon() {
     dropped_no_daemon_.fetch_add(1, std::memory_order_relaxed);
   }

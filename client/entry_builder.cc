@@ -76,6 +76,11 @@ record::ValueWriter& EntryBuilder::Whole(Part part) {
   return p.writer;
 }
 
+void EntryBuilder::Reset() {
+  for (PartBuffer& p : parts_) p.state = State::kClosed;
+  extra_.clear();
+}
+
 bool EntryBuilder::empty() const {
   for (const PartBuffer& p : parts_) {
     if (p.state != State::kClosed) return false;

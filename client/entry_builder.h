@@ -71,6 +71,9 @@ class TPROBE_INTERNAL EntryBuilder {
   record::ValueWriter& Whole(Part part);
   // Leaves `part` out.
   void Drop(Part part) { parts_[Index(part)].state = State::kClosed; }
+  // Empties the builder for another entry, keeping its buffers' capacity
+  // (a pooled builder: warm, no allocation).
+  void Reset();
   // Items after the parts, each a Key then a value (a parameter gradient's
   // {name: [grad]}, a raw entry's keys).
   record::ValueWriter& Extra() { return extra_writer_; }
@@ -110,6 +113,11 @@ class TPROBE_INTERNAL EntryBuilder {
 // this thread's ring.
 class StackText {
  public:
+  // Forgets the lines, keeping the capacity.
+  void Clear() {
+    text_.clear();
+    first_ = true;
+  }
   void Add(std::string_view line) {
     if (!first_) text_.push_back('\0');
     first_ = false;

@@ -13,20 +13,32 @@ void AppendIndex(std::string* out, uint32_t index) {
 
 }  // namespace
 
+void SetModuleBase(std::string* base, ModuleStyle style, std::string_view path,
+                   std::string_view class_name) {
+  const std::string_view start =
+      style == ModuleStyle::kCell ? "Cell." : "Module.";
+  base->reserve(start.size() + path.size() + class_name.size() + 1);
+  base->assign(start).append(path).append(".").append(class_name);
+}
+
 std::string ModuleBase(ModuleStyle style, std::string_view path,
                        std::string_view class_name) {
-  std::string base = style == ModuleStyle::kCell ? "Cell." : "Module.";
-  base.reserve(base.size() + path.size() + class_name.size() + 1);
-  base.append(path).append(".").append(class_name);
+  std::string base;
+  SetModuleBase(&base, style, path, class_name);
   return base;
 }
 
-std::string ApiBase(std::string_view prefix, std::string_view api) {
+void SetApiBase(std::string* base, std::string_view prefix,
+                std::string_view api) {
   const size_t dot = api.rfind('.');
   if (dot != std::string_view::npos) api.remove_prefix(dot + 1);
+  base->reserve(prefix.size() + api.size() + 1);
+  base->assign(prefix).append(".").append(api);
+}
+
+std::string ApiBase(std::string_view prefix, std::string_view api) {
   std::string base;
-  base.reserve(prefix.size() + api.size() + 1);
-  base.append(prefix).append(".").append(api);
+  SetApiBase(&base, prefix, api);
   return base;
 }
 

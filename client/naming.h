@@ -47,6 +47,13 @@ TPROBE_INTERNAL std::string ModuleBase(ModuleStyle style, std::string_view path,
 TPROBE_INTERNAL std::string ApiBase(std::string_view prefix,
                                     std::string_view api);
 
+// The same two into *base, reusing its capacity (the C++ Client, which gets
+// path and class on every call: warm, no allocation).
+void SetModuleBase(std::string* base, ModuleStyle style, std::string_view path,
+                   std::string_view class_name);
+void SetApiBase(std::string* base, std::string_view prefix,
+                std::string_view api);
+
 // "{base}.forward.{index}" or "{base}.backward.{index}".
 TPROBE_INTERNAL std::string ModuleCallName(std::string_view base, bool forward,
                                            uint32_t index);

@@ -1,5 +1,8 @@
 #include "common/record/writer.h"
 
+#include <cstddef>
+#include <cstring>
+
 namespace tprobe::record {
 
 void PutIntern(std::byte* out, uint32_t id, InternKind kind,
@@ -13,13 +16,18 @@ void PutIntern(std::byte* out, uint32_t id, InternKind kind,
 
 void PutCall(std::byte* out, uint64_t seq, uint32_t step, uint32_t name_id,
              CallKind kind, Direction direction) {
-  CallRecord r{};
-  r.seq = seq;
-  r.step = step;
-  r.name_id = name_id;
-  r.call_kind = static_cast<uint8_t>(kind);
-  r.direction = static_cast<uint8_t>(direction);
-  std::memcpy(out, &r, sizeof r);
+  // Field by field, straight into the ring (the hook's CallBegin): a record
+  // composed on the stack first is read back through a store-forwarding
+  // stall.
+  std::memcpy(out + offsetof(CallRecord, seq), &seq, sizeof seq);
+  std::memcpy(out + offsetof(CallRecord, step), &step, sizeof step);
+  std::memcpy(out + offsetof(CallRecord, name_id), &name_id, sizeof name_id);
+  out[offsetof(CallRecord, call_kind)] = static_cast<std::byte>(kind);
+  out[offsetof(CallRecord, direction)] = static_cast<std::byte>(direction);
+  std::memset(out + offsetof(CallRecord, reserved), 0,
+              sizeof(CallRecord::reserved));
+  static_assert(offsetof(CallRecord, reserved) + sizeof(CallRecord::reserved) ==
+                sizeof(CallRecord));
 }
 
 void PutTensor(std::byte* out, uint32_t ref, DType dtype,

@@ -6,10 +6,12 @@
 #include <new>
 #include <string>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tprobe::shm {
 namespace {
-
-constexpr uint64_t kPrefetchAhead = 4 * kCacheLine;
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -51,7 +53,7 @@ uint64_t RingWriter::FreeBytes() const {
   return (mask_ + 1) - (head_ - tail);
 }
 
-std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
+std::byte* RingWriter::ReserveSlow(uint16_t type, uint32_t size) {
   assert(pending_head_ == head_ && "Reserve twice without Commit");
   if (size > max_payload_) return nullptr;
   const uint64_t capacity = mask_ + 1;
@@ -66,39 +68,13 @@ std::byte* RingWriter::Reserve(uint16_t type, uint32_t size) {
       return nullptr;
     }
   }
-  uint64_t at = head_;
   if (padding != 0) {
     auto* pad = reinterpret_cast<RecordHeader*>(data_ + pos);
     pad->size = static_cast<uint32_t>(padding - sizeof(RecordHeader));
     pad->type = 0;
     pad->flags = 0;
-    at += padding;
   }
-  auto* rec = reinterpret_cast<RecordHeader*>(data_ + (at & mask_));
-  // The lines a few records on are likely still in the reader's cache: ask
-  // for them now, so that the stores of the records to come do not wait.
-  __builtin_prefetch(data_ + ((at + kPrefetchAhead) & mask_), 1);
-  rec->size = size;
-  rec->type = type;
-  rec->flags = 0;
-  pending_head_ = at + need;
-  return reinterpret_cast<std::byte*>(rec + 1);
-}
-
-void RingWriter::Commit() {
-  bytes_written_ += pending_head_ - head_;
-  head_ = pending_head_;
-  // The mirror first: whoever sees the counters below (acquire) and then
-  // loads the mirror finds these records in it.
-  if (committed_ != nullptr)
-    committed_->store(head_, std::memory_order_release);
-  // Single writer: plain stores, no locked read-modify-write.
-  header_->records_written.store(++records_written_, std::memory_order_release);
-  header_->bytes_written.store(bytes_written_, std::memory_order_release);
-  if (++unpublished_records_ >= kPublishRecords ||
-      head_ - published_head_ >= publish_bytes_) {
-    Publish();
-  }
+  return Place(head_ + padding, type, size, need);
 }
 
 void RingWriter::Publish() {
@@ -106,6 +82,37 @@ void RingWriter::Publish() {
   published_head_ = head_;
   unpublished_records_ = 0;
   header_->head.store(head_, std::memory_order_release);
+}
+
+void CopyToRing(std::byte* dst, const void* src, size_t n) {
+#if defined(__SSE2__)
+  if (n >= kStreamCopyBytes) {
+    const auto* from = static_cast<const std::byte*>(src);
+    // Up to the next line boundary with plain stores, then whole lines.
+    const size_t lead =
+        (kCacheLine - reinterpret_cast<uintptr_t>(dst) % kCacheLine) %
+        kCacheLine;
+    std::memcpy(dst, from, lead);
+    size_t done = lead;
+    for (; n - done >= kCacheLine; done += kCacheLine) {
+      const auto* s = reinterpret_cast<const __m128i*>(from + done);
+      auto* d = reinterpret_cast<__m128i*>(dst + done);
+      const __m128i a = _mm_loadu_si128(s);
+      const __m128i b = _mm_loadu_si128(s + 1);
+      const __m128i c = _mm_loadu_si128(s + 2);
+      const __m128i e = _mm_loadu_si128(s + 3);
+      _mm_stream_si128(d, a);
+      _mm_stream_si128(d + 1, b);
+      _mm_stream_si128(d + 2, c);
+      _mm_stream_si128(d + 3, e);
+    }
+    std::memcpy(dst + done, from + done, n - done);
+    // The streamed stores become visible before any later store.
+    _mm_sfence();
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n);
 }
 
 void PublishCommitted(RingHeader* header, uint64_t committed_head) {

@@ -26,6 +26,7 @@
 // RingReader of the same ring at the same time; PublishCommitted() may be
 // called from any thread of the producer. Nothing else is safe.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -61,11 +62,37 @@ class RingWriter {
   // is published, and nothing else is changed) or size > MaxPayload(). The
   // record is invisible until it is committed and published.
   // REQUIRES: no reservation is pending.
-  std::byte* Reserve(uint16_t type, uint32_t size);
+  std::byte* Reserve(uint16_t type, uint32_t size) {
+    // Inline, the common case: the record fits before the ring's end in
+    // room already known free.
+    const uint64_t need = AlignedRecordSize(size);
+    const uint64_t pos = head_ & mask_;
+    if (size <= max_payload_ && need <= mask_ + 1 - pos &&
+        head_ + need - cached_tail_ <= mask_ + 1) {
+      return Place(head_, type, size, need);
+    }
+    return ReserveSlow(type, size);
+  }
 
   // Ends the pending reservation: counts it in records_written and
   // bytes_written, and publishes head when the batch is full.
-  void Commit();
+  void Commit() {
+    bytes_written_ += pending_head_ - head_;
+    head_ = pending_head_;
+    // The mirror first: whoever sees the counters below (acquire) and then
+    // loads the mirror finds these records in it.
+    if (committed_ != nullptr) {
+      committed_->store(head_, std::memory_order_release);
+    }
+    // Single writer: plain stores, no locked read-modify-write.
+    header_->records_written.store(++records_written_,
+                                   std::memory_order_release);
+    header_->bytes_written.store(bytes_written_, std::memory_order_release);
+    if (++unpublished_records_ >= kPublishRecords ||
+        head_ - published_head_ >= publish_bytes_) {
+      Publish();
+    }
+  }
 
   // Makes every committed record visible to the reader (one release store
   // of head; nothing when nothing is unpublished).
@@ -78,6 +105,35 @@ class RingWriter {
   RingHeader* header() const { return header_; }
 
  private:
+  // The lines this far ahead of a new record are likely still in the
+  // reader's cache: they are asked for (to be written) at each record, so
+  // that the stores of the records to come do not wait.
+  static constexpr uint64_t kPrefetchAhead = 4 * kCacheLine;
+
+  std::byte* ReserveSlow(uint16_t type, uint32_t size);
+  // Writes the header of a record of `size` payload bytes at `at` (room
+  // checked) and makes it the pending one.
+  std::byte* Place(uint64_t at, uint16_t type, uint32_t size, uint64_t need) {
+    auto* rec = reinterpret_cast<RecordHeader*>(data_ + (at & mask_));
+    PrefetchForWrite(data_ + ((at + kPrefetchAhead) & mask_));
+    rec->size = size;
+    rec->type = type;
+    rec->flags = 0;
+    pending_head_ = at + need;
+    return reinterpret_cast<std::byte*>(rec + 1);
+  }
+  // Asks for the line at `p` in the exclusive state, ready to be written
+  // (PREFETCHW). x86-64 compilers emit it for __builtin_prefetch(p, 1) only
+  // when told the CPU has it, and CPUs without it treat the opcode as a
+  // no-op.
+  static void PrefetchForWrite(const std::byte* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*p));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+  }
+
   RingHeader* header_;
   std::byte* data_;
   uint64_t mask_;
@@ -92,6 +148,17 @@ class RingWriter {
   uint64_t bytes_written_;
   uint64_t cached_tail_ = 0;
 };
+
+// Copies a payload of `n` bytes into space Reserve() returned. A copy of at
+// least kStreamCopyBytes uses non-temporal stores where the target has SSE2:
+// the bytes go to memory without first pulling the destination lines (last
+// held by the reader's core) into this core's cache, which the reader, on
+// another core, reads much later anyway. It then ends with a store fence, so
+// that the release stores that commit and publish the record (the mirror,
+// the counters, head) are ordered after those stores; smaller copies are a
+// memcpy. See README.md, "Publication order".
+inline constexpr size_t kStreamCopyBytes = 64 * 1024;
+void CopyToRing(std::byte* dst, const void* src, size_t n);
 
 // Publishes head up to `committed_head` (a value the ring's writer mirrored,
 // see RingWriter) unless head is there already: head never goes back, and

@@ -129,9 +129,9 @@ void PlayStep(Client& c, int rank, uint32_t step) {
   for (int i = 0; i < 2; ++i) {
     const Tensor& y = i == 0 ? y0 : y1;
     Call proj = c.BeginModule("encoder.proj", "Linear");
-    proj_index[i] = proj.index;
+    proj_index[i] = proj.index();
     Call linear = c.BeginApi("Functional", "linear");
-    linear_index[i] = linear.index;
+    linear_index[i] = linear.index();
     c.AddTensor(linear, Section::kInput, hidden.view());
     c.AddTensor(linear, Section::kInput, proj_w.view());
     c.AddKwarg(linear, "bias", Value::Tensor(proj_b.view()));
@@ -215,11 +215,11 @@ void PlayStep(Client& c, int rank, uint32_t step) {
   // After Stop, API backward calls are still recorded (msprobe's rule);
   // module calls are not.
   Call late = c.BeginApi("Functional", "nn.functional.pad",
-                         Direction::kBackward, pad.index);
+                         Direction::kBackward, pad.index());
   c.AddTensor(late, Section::kInput, g.view());
   c.EndCall(late);
   EXPECT_FALSE(
-      c.BeginModule("encoder", "Encoder", Direction::kBackward, enc.index)
+      c.BeginModule("encoder", "Encoder", Direction::kBackward, enc.index())
           .open());
   c.Step();
 }
@@ -392,7 +392,7 @@ TEST(SemanticsE2eTest, CellsAreNamedLikeMindSpore) {
   client->Start();
   for (int i = 0; i < 2; ++i) {
     Call cell = client->BeginCell("net.dense", "Dense");
-    EXPECT_EQ(cell.index, static_cast<uint32_t>(i));
+    EXPECT_EQ(cell.index(), static_cast<uint32_t>(i));
     client->AddParameter(cell, "weight", w.view());
     client->EndCall(cell);
   }

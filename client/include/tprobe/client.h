@@ -412,24 +412,31 @@ struct ClientCounters {
   uint64_t calls_unclosed = 0;
 };
 
-// A call between Begin* and EndCall: a plain handle that names the Client
-// that opened it and that Client's step generation.
-//   - A default Call (token 0) was never opened: the level does not record
-//     this kind of call, capture is off, or it is an API nested in another.
-//     EndCall and every Add* on it are no-ops (and not counted as misuse).
+// A call between Begin* and EndCall: an opaque handle, copied by value, that
+// names the Client that opened it, that Client's step and the call.
+//   - A default Call was never opened (open() is false): the level does not
+//     record this kind of call, capture is off, or it is an API nested in
+//     another. EndCall and every Add* on it are no-ops (and not counted as
+//     misuse).
 //   - An open call that is not recorded() was counted and named but is
 //     filtered out (scope, list), or data_mode keeps none of its direction,
 //     or there is no daemon: Add* return false. It must still be ended.
 //   - A recorded() call writes its entry at EndCall.
-struct Call {
-  uint64_t token = 0;
-  uint64_t client = 0;      // the opening Client's identity (never reused)
-  uint64_t generation = 0;  // its step generation: Step() makes it stale
+class Call {
+ public:
+  Call() noexcept = default;
+  [[nodiscard]] bool open() const noexcept { return token_ != 0; }
+  [[nodiscard]] bool recorded() const noexcept { return recorded_; }
   // N of the call's name; pass it to the Begin* of the backward call.
-  uint32_t index = 0;
-  bool dumped = false;
-  [[nodiscard]] bool open() const noexcept { return token != 0; }
-  [[nodiscard]] bool recorded() const noexcept { return dumped; }
+  [[nodiscard]] uint32_t index() const noexcept { return index_; }
+
+ private:
+  friend class Client;
+  uint64_t token_ = 0;       // the call, unique in the process (0: none)
+  uint64_t client_ = 0;      // the opening Client's identity (never reused)
+  uint64_t generation_ = 0;  // its step generation: Step() makes it stale
+  uint32_t index_ = 0;
+  bool recorded_ = false;
 };
 
 class Client;
@@ -463,7 +470,7 @@ class [[nodiscard]] ScopedCall {
   inline void End() noexcept;
 
   [[nodiscard]] const Call& call() const noexcept { return call_; }
-  [[nodiscard]] uint32_t index() const noexcept { return call_.index; }
+  [[nodiscard]] uint32_t index() const noexcept { return call_.index(); }
   [[nodiscard]] bool recorded() const noexcept { return call_.recorded(); }
 
   inline bool Input(const TensorData& tensor) noexcept;
@@ -626,7 +633,7 @@ class TPROBE_EXPORT_ Client {
   // (levels L0 and mix; `path` is the module's dotted path below the root
   // model, which itself is never dumped). A forward call takes the module's
   // next index N; a backward call reuses `forward_index`, the index of the
-  // forward call it belongs to (Call::index). Calls nest: a call opened while
+  // forward call it belongs to (Call::index()). Calls nest: a call opened while
   // another is open on the thread is its child in construct.json.
   // REQUIRES: the Call is ended with EndCall on this thread in this step.
   [[nodiscard]] Call BeginModule(std::string_view path,
@@ -760,9 +767,9 @@ class TPROBE_EXPORT_ Client {
                         detail::ToText(name), grad, style);
   }
 
+ private:
   class Impl;
 
- private:
   explicit Client(std::unique_ptr<Impl> impl);
 
   // What libtprobe exports: plain structs and (pointer, size) text only.

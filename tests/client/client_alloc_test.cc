@@ -1,0 +1,167 @@
+// The C++ Client's hot path allocates nothing once warm (issue #9 item 4):
+// this binary replaces the global operator new with one that counts, per
+// thread, and plays the same calls in two steps against the real tprobed.
+// The first step warms up (rings claimed, names interned, the per-thread
+// pool of call slots and their buffers grown); the second must not allocate
+// at all on the calling thread. The dump tree then shows that the counted
+// calls were really written.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/daemon_process.h"
+#include "tprobe/client.h"
+
+namespace {
+thread_local uint64_t t_allocations = 0;
+}  // namespace
+
+// Every other form (arrays, nothrow) of libstdc++ calls one of these two.
+void* operator new(std::size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t align) {
+  ++t_allocations;
+  const auto a = static_cast<std::size_t>(align);
+  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+
+namespace tprobe {
+namespace {
+
+using Json = nlohmann::json;
+using testing::DaemonProcess;
+using testing::ReadFile;
+using testing::TempDir;
+
+constexpr int kCalls = 200;  // per step and pattern
+
+class ClientAllocTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(daemon_.started()); }
+
+  std::unique_ptr<Client> Make(const std::string& level) {
+    const std::string config = tmp_.path() + "/config.json";
+    std::ofstream(config) << R"({"task": "statistics", "dump_path": ")" << dump_
+                          << R"(", "level": ")" << level << R"("})";
+    ClientOptions options;
+    options.config_path = config;
+    options.socket_path = socket_;
+    std::string error;
+    auto client = Client::Create(options, &error);
+    EXPECT_TRUE(client) << error;
+    if (client) EXPECT_TRUE(client->connected());
+    return client;
+  }
+
+  // Plays `step` twice (step 0 warm, step 1 counted) and returns the
+  // allocations of the counted step's calls, per call of `step`.
+  template <typename Step>
+  double AllocationsPerCall(Client& client, Step&& step) {
+    uint64_t counted = 0;
+    for (int s = 0; s < 2; ++s) {
+      client.Start();
+      const uint64_t before = t_allocations;
+      for (int i = 0; i < kCalls; ++i) step();
+      if (s == 1) counted = t_allocations - before;
+      client.Stop();
+      client.Step();
+    }
+    return static_cast<double>(counted) / kCalls;
+  }
+
+  Json Data(uint32_t step) {
+    return Json::parse(ReadFile(dump_ + "/step" + std::to_string(step) +
+                                "/rank/dump.json"))["data"];
+  }
+
+  TempDir tmp_;
+  const std::string socket_ = tmp_.path() + "/d.sock";
+  const std::string dump_ = tmp_.path() + "/dump";
+  DaemonProcess daemon_{TPROBED_PATH, socket_};
+  const std::vector<float> x_{1, 2, 3, 4, 5, 6};
+  const std::vector<int64_t> shape_{2, 3};
+};
+
+TEST_F(ClientAllocTest, WarmApiCallWithTensorsAllocatesNothing) {
+  auto client = Make("mix");
+  uint64_t recorded = 0;
+  const double per_call = AllocationsPerCall(*client, [&] {
+    const Call call = client->BeginApi("Functional", "scaled_dot_product");
+    recorded += call.recorded() ? 1 : 0;
+    client->AddTensor(call, Section::kInput, TensorData::Of(x_, shape_));
+    client->AddTensor(call, Section::kOutput, TensorData::Of(x_, shape_));
+    client->EndCall(call);
+  });
+  EXPECT_EQ(per_call, 0.0) << "allocations per BeginApi+AddTensor+EndCall";
+  EXPECT_EQ(recorded, 2u * kCalls);
+  const ClientCounters c = client->counters();
+  client.reset();
+  EXPECT_EQ(c.dropped_ring_full + c.dropped_too_large + c.dropped_no_daemon,
+            0u);
+  const Json data = Data(1);
+  EXPECT_EQ(data.size(), static_cast<size_t>(kCalls));
+  const std::string last = "Functional.scaled_dot_product." +
+                           std::to_string(kCalls - 1) + ".forward";
+  EXPECT_EQ(data[last]["output"][0]["Max"], 6.0) << data.dump();
+}
+
+// A backward module call is left out: Session::CheckEnd notes its entry in
+// the Selection (client/selection.cc NoteBackwardEntry), which still
+// allocates the module's name once per backward entry.
+TEST_F(ClientAllocTest, WarmModuleCallWithAnApiInsideAllocatesNothing) {
+  auto client = Make("mix");
+  uint64_t recorded = 0;
+  const double per_call = AllocationsPerCall(*client, [&] {
+    // Longer names than std::string keeps inline.
+    const Call layer = client->BeginModule("encoder.layers.0", "Linear");
+    recorded += layer.recorded() ? 1 : 0;
+    client->AddTensor(layer, Section::kInput, TensorData::Of(x_, shape_));
+    {
+      ScopedCall mm = client->Api("Torch", "matmul");
+      mm.Input(TensorData::Of(x_, shape_));
+    }
+    client->AddParameter(layer, "weight", TensorData::Of(x_, shape_));
+    client->AddTensor(layer, Section::kParameter, TensorData::Of(x_, shape_));
+    client->EndCall(layer);
+  });
+  EXPECT_EQ(per_call, 0.0)
+      << "allocations per module forward call (with an API call inside)";
+  EXPECT_EQ(recorded, 2u * kCalls);
+  client.reset();
+  const Json data = Data(1);
+  EXPECT_EQ(data.size(), static_cast<size_t>(2 * kCalls));
+  const Json& layer = data["Module.encoder.layers.0.Linear.forward." +
+                           std::to_string(kCalls - 1)];
+  EXPECT_EQ(layer["parameters"]["weight"]["Min"], 1.0) << layer.dump();
+  EXPECT_EQ(layer["parameters"]["1"]["Max"], 6.0) << layer.dump();
+  EXPECT_TRUE(
+      data.contains("Torch.matmul." + std::to_string(kCalls - 1) + ".forward"));
+}
+
+// The counter itself: an allocation on this thread is seen.
+TEST_F(ClientAllocTest, TheCounterSeesAnAllocation) {
+  const uint64_t before = t_allocations;
+  void* p = ::operator new(64);
+  EXPECT_EQ(t_allocations - before, 1u);
+  ::operator delete(p);
+}
+
+}  // namespace
+}  // namespace tprobe
