@@ -87,9 +87,9 @@ struct Names {
   py::str dtype{"dtype"}, shape{"shape"}, requires_grad{"requires_grad"},
       is_cpu{"is_cpu"}, is_meta{"is_meta"}, detach{"detach"}, cpu{"cpu"},
       contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
-      data_ptr{"data_ptr"}, numel{"numel"}, is_conj{"is_conj"},
-      resolve_conj{"resolve_conj"}, fields{"_fields"}, type{"type"},
-      index{"index"}, item{"item"}, asnumpy{"asnumpy"};
+      data_ptr{"data_ptr"}, is_conj{"is_conj"}, resolve_conj{"resolve_conj"},
+      fields{"_fields"}, type{"type"}, index{"index"}, item{"item"},
+      asnumpy{"asnumpy"};
 };
 
 Names& N() {
@@ -135,6 +135,13 @@ void InitTypes(bool mindspore) {
   t.memory_format = keep(torch.attr("memory_format"));
   if (t.np_generic == nullptr) t.np_generic = NumpyGeneric();
   t.ready = true;
+}
+
+// The element count of a dense tensor of shape dims[0..ndim).
+uint64_t Numel(const int64_t* dims, size_t ndim) {
+  uint64_t numel = 1;
+  for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
+  return numel;
 }
 
 bool IsInstance(PyObject* obj, PyObject* type) {
@@ -446,7 +453,9 @@ class Encoder {
   void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
-    if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
+    // A CPU tensor is not a meta tensor: one lookup for the common case.
+    const bool is_cpu = py::cast<bool>(t.attr(n.is_cpu));
+    if (!dtype || (!is_cpu && py::cast<bool>(t.attr(n.is_meta)))) {
       EncodeOther(t, out, depth);
       return;
     }
@@ -462,7 +471,7 @@ class Encoder {
     }
     const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
     py::object src = py::reinterpret_borrow<py::object>(t);
-    if (!py::cast<bool>(src.attr(n.is_cpu))) {
+    if (!is_cpu) {
       src = src.attr(n.detach)().attr(n.cpu)();
     }
     if ((*dtype == DType::kComplex64 || *dtype == DType::kComplex128) &&
@@ -473,8 +482,7 @@ class Encoder {
       src = src.attr(n.detach)().attr(n.contiguous)();
     }
     const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
-    const auto numel = py::cast<uint64_t>(src.attr(n.numel)());
-    const size_t nbytes = numel * ElementSize(*dtype);
+    const size_t nbytes = Numel(dims, ndim) * ElementSize(*dtype);
     if (ptr == 0 && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
@@ -517,9 +525,7 @@ class Encoder {
       return;
     }
     const size_t nbytes = static_cast<size_t>(view.len);
-    uint64_t numel = 1;
-    for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
-    if (nbytes != numel * ElementSize(*dtype)) {
+    if (nbytes != Numel(dims, ndim) * ElementSize(*dtype)) {
       PyBuffer_Release(&view);
       out.Null();
       return;
