@@ -36,6 +36,7 @@
 #include "client/core.h"
 #include "client/entry_builder.h"
 #include "client/naming.h"
+#include "client/python/api_hook.h"
 #include "client/python/call_stack.h"
 #include "client/risk_level.h"
 #include "client/session.h"
@@ -86,9 +87,9 @@ struct Names {
   py::str dtype{"dtype"}, shape{"shape"}, requires_grad{"requires_grad"},
       is_cpu{"is_cpu"}, is_meta{"is_meta"}, detach{"detach"}, cpu{"cpu"},
       contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
-      data_ptr{"data_ptr"}, numel{"numel"}, is_conj{"is_conj"},
-      resolve_conj{"resolve_conj"}, fields{"_fields"}, type{"type"},
-      index{"index"}, item{"item"}, asnumpy{"asnumpy"};
+      data_ptr{"data_ptr"}, is_conj{"is_conj"}, resolve_conj{"resolve_conj"},
+      fields{"_fields"}, type{"type"}, index{"index"}, item{"item"},
+      asnumpy{"asnumpy"};
 };
 
 Names& N() {
@@ -136,6 +137,13 @@ void InitTypes(bool mindspore) {
   t.ready = true;
 }
 
+// The element count of a dense tensor of shape dims[0..ndim).
+uint64_t Numel(const int64_t* dims, size_t ndim) {
+  uint64_t numel = 1;
+  for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
+  return numel;
+}
+
 bool IsInstance(PyObject* obj, PyObject* type) {
   return type != nullptr &&
          PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(type));
@@ -146,18 +154,9 @@ class PySession;
 // One open call, the handle that Session.*_begin returns and the matching
 // *_end takes back: the session's plan of the call, kept as it is (its
 // name made and interned once), and what the hooks ask of it.
-struct Call {
+struct Call : ApiCall {
   const PySession* owner = nullptr;
-  client::CallPlan plan;
-  bool open = true;       // *_end not yet called
-  bool entry = false;     // pass the call's stack and data
-  bool input = false;     // data_mode keeps the inputs
-  bool backward = false;  // report the call's backward
-  // An API call's stack and inputs, taken before it runs (api_inputs): an
-  // in-place API changes its inputs.
-  uint32_t stack_id = 0;
-  bool inputs = false;
-  std::string args, kwargs;  // one value each (record::ValueWriter)
+  bool open = true;  // *_end not yet called
 };
 
 // A value encoded ahead of its entry (Session.encode): an API's inputs must
@@ -454,7 +453,9 @@ class Encoder {
   void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
     const Names& n = N();
     std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
-    if (!dtype || py::cast<bool>(t.attr(n.is_meta))) {
+    // A CPU tensor is not a meta tensor: one lookup for the common case.
+    const bool is_cpu = py::cast<bool>(t.attr(n.is_cpu));
+    if (!dtype || (!is_cpu && py::cast<bool>(t.attr(n.is_meta)))) {
       EncodeOther(t, out, depth);
       return;
     }
@@ -470,7 +471,7 @@ class Encoder {
     }
     const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
     py::object src = py::reinterpret_borrow<py::object>(t);
-    if (!py::cast<bool>(src.attr(n.is_cpu))) {
+    if (!is_cpu) {
       src = src.attr(n.detach)().attr(n.cpu)();
     }
     if ((*dtype == DType::kComplex64 || *dtype == DType::kComplex128) &&
@@ -481,8 +482,7 @@ class Encoder {
       src = src.attr(n.detach)().attr(n.contiguous)();
     }
     const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
-    const auto numel = py::cast<uint64_t>(src.attr(n.numel)());
-    const size_t nbytes = numel * ElementSize(*dtype);
+    const size_t nbytes = Numel(dims, ndim) * ElementSize(*dtype);
     if (ptr == 0 && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
@@ -525,9 +525,7 @@ class Encoder {
       return;
     }
     const size_t nbytes = static_cast<size_t>(view.len);
-    uint64_t numel = 1;
-    for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
-    if (nbytes != numel * ElementSize(*dtype)) {
+    if (nbytes != Numel(dims, ndim) * ElementSize(*dtype)) {
       PyBuffer_Release(&view);
       out.Null();
       return;
@@ -600,7 +598,7 @@ std::string DaemonBesideModule() {
 }
 
 // The Python-facing session.
-class PySession {
+class PySession final : public ApiSession {
  public:
   PySession(const std::string& config_path, const std::string& dump_path,
             const std::string& socket_path, int rank, bool autostart_daemon,
@@ -843,46 +841,64 @@ class PySession {
   py::object ApiBegin(py::handle base) {
     try {
       std::string_view text;
-      client::CallPlan plan;
-      if (!session_ || !Text(base, &text) ||
-          !session_->BeginApi(text, true, 0, &plan)) {
-        return py::none();
-      }
-      return Handle(std::move(plan));
+      Call call;
+      if (!Text(base, &text) || !BeginApiCall(text, &call)) return py::none();
+      call.owner = this;
+      return py::cast(std::move(call));
     } catch (...) {
       return py::none();
+    }
+  }
+
+  bool BeginApiCall(std::string_view base, ApiCall* call) override {
+    try {
+      client::CallPlan plan;
+      if (!session_ || !session_->BeginApi(base, true, 0, &plan)) return false;
+      Plan(std::move(plan), call);
+      return true;
+    } catch (...) {
+      return false;
     }
   }
 
   // An API call is about to run: takes its stack and, when data_mode keeps
   // them, its inputs into the call.
   void ApiInputs(py::handle handle, py::handle args, py::handle kwargs) {
+    Call* call = Open(handle);
+    if (call != nullptr) TakeApiInputs(*call, args.ptr(), kwargs.ptr());
+  }
+
+  void TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) override {
     try {
-      Call* call = Open(handle);
-      if (call == nullptr || !call->entry) return;
-      call->stack_id = CapturedStackId();
-      if (call->plan.input) {
-        EncodeAhead(args, &call->args);
-        EncodeAhead(kwargs, &call->kwargs);
-        call->inputs = true;
+      if (!session_ || !call.entry) return;
+      call.stack_id = CapturedStackId();
+      if (call.plan.input) {
+        EncodeAhead(args, &call.args);
+        EncodeAhead(kwargs, &call.kwargs);
+        call.inputs = true;
       }
     } catch (...) {
     }
   }
 
   void ApiEnd(py::handle handle, py::handle output) {
+    Call* call = Open(handle);
+    if (call == nullptr) return;
+    call->open = false;
+    EndApiCall(*call, output.is(NoEntry()) ? nullptr : output.ptr());
+  }
+
+  void EndApiCall(ApiCall& call, PyObject* output) override {
     try {
-      Call* call = Open(handle);
-      if (call == nullptr) return;
-      call->open = false;
-      client::CallPlan& plan = call->plan;
+      if (!session_) return;
+      client::CallPlan& plan = call.plan;
       session_->CheckEnd(&plan);
-      if (!output.is(NoEntry())) {
+      if (output != nullptr) {
         client::EntryBuilder entry(session_->core());
         if (plan.entry()) {
-          if (plan.input && call->inputs) {
-            entry.Whole(Part::kInputArgs).Raw(call->args);
-            entry.Whole(Part::kInputKwargs).Raw(call->kwargs);
+          if (plan.input && call.inputs) {
+            entry.Whole(Part::kInputArgs).Raw(call.args);
+            entry.Whole(Part::kInputKwargs).Raw(call.kwargs);
           } else if (plan.input) {
             entry.Whole(Part::kInputArgs).Null();
             entry.Whole(Part::kInputKwargs).Null();
@@ -893,11 +909,16 @@ class PySession {
         }
         // An empty entry lists only the stack (data_mode keeps none of it).
         if (plan.entry() || plan.stack())
-          session_->WriteEntry(plan, call->stack_id, entry);
+          session_->WriteEntry(plan, call.stack_id, entry);
       }
       session_->EndCall(plan);
     } catch (...) {
     }
+  }
+
+  void ApiCallBackward(PyObject* base, int64_t index, PyObject* input,
+                       PyObject* output) override {
+    ApiBackward(base, index, input, output);
   }
 
   void ApiBackward(py::handle base, int64_t index, py::handle input,
@@ -1002,11 +1023,16 @@ class PySession {
   py::object Handle(client::CallPlan&& plan) const {
     Call call;
     call.owner = this;
-    call.entry = plan.entry() || plan.stack();
-    call.input = plan.input;
-    call.backward = session_->WantsBackward();
-    call.plan = std::move(plan);
+    Plan(std::move(plan), &call);
     return py::cast(std::move(call));
+  }
+
+  // What the hooks ask of a call the session opened with `plan`.
+  void Plan(client::CallPlan&& plan, ApiCall* call) const {
+    call->entry = plan.entry() || plan.stack();
+    call->input = plan.input;
+    call->backward = session_->WantsBackward();
+    call->plan = std::move(plan);
   }
 
   // The open call behind `handle`, when this session opened it; null for
@@ -1102,6 +1128,18 @@ class PySession {
   const bool mindspore_;
 };
 
+// The ApiSession of a tprobe._C.Session object (api_hook.h).
+ApiSession* ApiSessionOf(PyObject* object) {
+  try {
+    py::handle h(object);
+    if (!py::isinstance<PySession>(h)) return nullptr;
+    return &h.cast<PySession&>();
+  } catch (...) {
+    PyErr_Clear();
+    return nullptr;
+  }
+}
+
 }  // namespace
 }  // namespace tprobe::python
 
@@ -1113,6 +1151,8 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<Encoded>(m, "Encoded",
                       "A value encoded ahead of its entry (Session.encode).");
+
+  tprobe::python::DefineApiHook(m, &tprobe::python::ApiSessionOf);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
         "Frames of files under dir are tprobe's own: the stacks of the "

@@ -17,8 +17,19 @@ namespace {
 
 constexpr size_t kMaxCached = 20000;
 
-// The frames of a stack: (code object, line) pairs, innermost first.
+// The frames of a stack: (code object, instruction offset) pairs, innermost
+// first. The offset is read directly; the line it maps to costs a scan of
+// the code's line table, so lines are found only for a new stack.
 using Frames = std::vector<std::pair<PyObject*, int>>;
+
+// The frame's last instruction (an offset that maps to one line).
+int LastInstruction(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030B0000
+  return PyFrame_GetLasti(frame);
+#else
+  return frame->f_lasti;
+#endif
+}
 
 struct FramesHash {
   size_t operator()(const Frames& frames) const {
@@ -47,26 +58,41 @@ Cache& TheCache() {
   return *cache;
 }
 
-std::shared_ptr<const Stack> Format(const Cache& cache, const Frames& frames) {
+// Adds the line of `frame` to `stack`, unless it is tprobe's own or has no
+// source text.
+void AddFrame(const Cache& cache, const py::object& getline,
+              PyFrameObject* frame, Stack* stack) {
+  py::object code_ref = py::reinterpret_steal<py::object>(
+      reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+  auto* code = reinterpret_cast<PyCodeObject*>(code_ref.ptr());
+  const int line = PyFrame_GetLineNumber(frame);
+  py::handle filename(code->co_filename);
+  const std::string path = py::str(filename).cast<std::string>();
+  if (std::string_view(path).substr(0, cache.own_dir.size()) == cache.own_dir &&
+      !cache.own_dir.empty()) {
+    return;
+  }
+  if (line == 0) return;
+  const std::string text =
+      getline(filename, line).attr("strip")().cast<std::string>();
+  if (text.empty()) return;
+  const std::string name =
+      py::str(py::handle(code->co_name)).cast<std::string>();
+  stack->text.Add("File " + path + ", line " + std::to_string(line) + ", in " +
+                  name + ", \n " + text);
+}
+
+// The stack of `frame` and its callers, formatted.
+std::shared_ptr<const Stack> Format(const Cache& cache, PyFrameObject* frame) {
   auto stack = std::make_shared<Stack>();
   py::object getline = py::module_::import("linecache").attr("getline");
-  for (const auto& [code_ptr, line] : frames) {
-    auto* code = reinterpret_cast<PyCodeObject*>(code_ptr);
-    py::handle filename(code->co_filename);
-    const std::string path = py::str(filename).cast<std::string>();
-    if (std::string_view(path).substr(0, cache.own_dir.size()) ==
-            cache.own_dir &&
-        !cache.own_dir.empty()) {
-      continue;
-    }
-    if (line == 0) continue;
-    const std::string text =
-        getline(filename, line).attr("strip")().cast<std::string>();
-    if (text.empty()) continue;
-    const std::string name =
-        py::str(py::handle(code->co_name)).cast<std::string>();
-    stack->text.Add("File " + path + ", line " + std::to_string(line) +
-                    ", in " + name + ", \n " + text);
+  py::object held =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame));
+  while (frame != nullptr) {
+    AddFrame(cache, getline, frame, stack.get());
+    frame = PyFrame_GetBack(frame);  // new reference
+    held =
+        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(frame));
   }
   return stack;
 }
@@ -77,8 +103,9 @@ void SetOwnFrames(std::string dir) { TheCache().own_dir = std::move(dir); }
 
 std::shared_ptr<const Stack> CaptureStack() {
   Cache& cache = TheCache();
-  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
-  if (frame == nullptr) return nullptr;
+  PyFrameObject* const top = PyEval_GetFrame();  // borrowed
+  if (top == nullptr) return nullptr;
+  PyFrameObject* frame = top;
   Frames& frames = cache.frames;
   frames.clear();
   py::object held =
@@ -86,7 +113,7 @@ std::shared_ptr<const Stack> CaptureStack() {
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
     frames.emplace_back(reinterpret_cast<PyObject*>(code),
-                        PyFrame_GetLineNumber(frame));
+                        LastInstruction(frame));
     Py_DECREF(code);                 // the frame holds it while the walk runs
     frame = PyFrame_GetBack(frame);  // new reference
     held =
@@ -101,7 +128,7 @@ std::shared_ptr<const Stack> CaptureStack() {
     cached.codes.push_back(
         py::reinterpret_borrow<py::object>(frame_code.first));
   }
-  cached.stack = Format(cache, frames);
+  cached.stack = Format(cache, top);
   std::shared_ptr<const Stack> stack = cached.stack;
   cache.stacks.emplace(frames, std::move(cached));
   return stack;

@@ -14,28 +14,32 @@ import sys
 import threading
 from typing import Any, Optional
 
-from tprobe._C import Session
+from tprobe._C import HookState, Session, busy_flag
 from tprobe._common import stack as call_stack
 
 
 class _ThreadState(threading.local):
     # > 0 while tprobe runs code on this thread or an API call is being
-    # recorded: APIs and modules called then are not recorded.
-    busy = 0
+    # recorded: APIs and modules called then are not recorded. The counter
+    # is the client's (client/python/api_hook.h), which the C++ API
+    # wrappers read.
+    busy = busy_flag
     # Stack of open module forward calls (objects with .module, .base and
     # .handle, the Call that module_begin returned).
     modules: Optional[list] = None
 
 
-class Runtime:
+class Runtime(HookState):
     """One per process, owned by the PrecisionDebugger.
 
     ``on`` mirrors ``session.collecting`` and is refreshed by start, stop and
-    step, so that the hot path reads a Python attribute instead of calling
-    into C++.
+    step, so that the hot path reads an attribute instead of calling into
+    the session. ``on`` and ``session`` are HookState's C fields, which the
+    C++ API wrappers read directly.
     """
 
     def __init__(self, session: Session, level: str) -> None:
+        super().__init__()
         self.session = session
         self.level = level
         self.on = False
@@ -82,19 +86,3 @@ class Runtime:
         except Exception:  # noqa: BLE001 - stderr may be closed
             pass
 
-
-def first_tensor(value: Any, tensor_type: type) -> Any:
-    """The first tensor found in value (depth first), or None."""
-    if isinstance(value, tensor_type):
-        return value
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            found = first_tensor(item, tensor_type)
-            if found is not None:
-                return found
-    elif isinstance(value, dict):
-        for item in value.values():
-            found = first_tensor(item, tensor_type)
-            if found is not None:
-                return found
-    return None

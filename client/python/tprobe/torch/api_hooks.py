@@ -2,12 +2,15 @@
 torch._VF and torch.distributed functions are replaced by wrappers
 (api_list.py says which: the installed msprobe's list, else its copy).
 
-A wrapped call made while capture is on, and not from inside another hooked
-call or from tprobe itself, is reported to the client core, which names it
-``{Prefix}.{api}.{N}.forward``, counts it and applies the filters; its state
-(a tprobe._C.Call) says whether to pass data. Inputs are read before the call (an in-place API
-shows them unchanged), outputs after it. For torch.distributed calls the
-output is the arguments after the call, since collectives work in place.
+A wrapper is a tprobe._C.ApiWrapper (client/python/api_hook.h): a call
+runs no Python frame of tprobe's. A wrapped call made while capture is on,
+and not from inside another hooked call or from tprobe itself, is reported
+to the client core, which names it ``{Prefix}.{api}.{N}.forward``, counts it
+and applies the filters; its plan says whether to pass data. Inputs are read
+before the call (an in-place API shows them unchanged), outputs after it.
+The API's own exception propagates unchanged and the call ends without an
+entry. For torch.distributed calls the output is the arguments after the
+call, since collectives work in place.
 
 Backward: a hook on the grad_fn of the first output tensor reports
 ``{Prefix}.{api}.{N}.backward`` with input = the gradients flowing into that
@@ -19,23 +22,17 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 
-from tprobe._C import Call, Session
+from tprobe._C import ApiWrapper, Session
 from tprobe.torch import api_list
 from tprobe._common.wrapping import stand_in
-from tprobe._common.runtime import Runtime, first_tensor
+from tprobe._common.runtime import Runtime
 
-_Tensor = torch.Tensor
-
-
-def _compiling() -> bool:
-    """Whether torch.compile's Dynamo is compiling a frame on this thread:
-    the calls it makes then (on fake tensors, to build the graph and its
-    guards) are not the model's, and are not recorded. msprobe 26.x refuses Dynamo outright on
-    PyTorch >= 2.7; tprobe records what runs eagerly (hooks make Dynamo
-    break the graph around every hooked call) and never stops training."""
-    return _compile_context is not None and _compile_context() is not None
-
-
+# Whether torch.compile's Dynamo is compiling a frame on this thread
+# (CompileContext.try_get() is not None): the calls it makes then (on fake
+# tensors, to build the graph and its guards) are not the model's, and are
+# not recorded. msprobe 26.x refuses Dynamo outright on PyTorch >= 2.7;
+# tprobe records what runs eagerly (hooks make Dynamo break the graph around
+# every hooked call) and never stops training.
 try:  # PyTorch 2.x
     from torch._guards import CompileContext
     _compile_context = CompileContext.try_get
@@ -112,73 +109,6 @@ class ApiHooks:
 
     def _wrap(self, base: str, original: Callable,
               distributed: bool) -> Callable:
-        rt = self.rt
-        record = self._record
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if rt.on and not rt.local.busy and not _compiling():
-                return record(base, original, distributed, args, kwargs)
-            return original(*args, **kwargs)
-
+        wrapper = ApiWrapper(self.rt, base, original, distributed,
+                             torch.Tensor, _compile_context)
         return stand_in(wrapper, original, base)
-
-    def _record(self, base: str, original: Callable, distributed: bool,
-                args: tuple, kwargs: dict) -> Any:
-        rt = self.rt
-        local = rt.local
-        local.busy = 1
-        session = rt.session
-        call = session.api_begin(base)
-        try:
-            if call is None:
-                return original(*args, **kwargs)
-            if call.entry:
-                # The stack, and the inputs before an in-place API changes
-                # them.
-                session.api_inputs(call, args, kwargs)
-            out = original(*args, **kwargs)
-            self._after(base, call, distributed, args, kwargs, out)
-            call = None
-            return out
-        finally:
-            local.busy = 0
-            if call is not None:
-                session.api_end(call)  # the API raised: no entry
-
-    def _after(self, base: str, call: Call, distributed: bool, args: tuple,
-               kwargs: dict, out: Any) -> None:
-        """Writes the entry (when there is one) and ends the call."""
-        rt = self.rt
-        session = rt.session
-        try:
-            if call.entry:
-                session.api_end(call, list(args) + list(kwargs.values())
-                                if distributed else out)
-            else:
-                session.api_end(call)
-            if call.backward:
-                self._hook_backward(base, call.index, out)
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("an API hook", error)
-
-    def _hook_backward(self, base: str, index: int, out: Any) -> None:
-        tensor = first_tensor(out, _Tensor)
-        if tensor is None or not tensor.requires_grad:
-            return
-        grad_fn = tensor.grad_fn
-        if grad_fn is None:
-            return
-        rt = self.rt
-
-        def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            local = rt.local
-            local.busy += 1
-            try:
-                rt.session.api_backward(base, index, list(grad_outputs),
-                                        list(grad_inputs))
-            except Exception as error:  # noqa: BLE001
-                rt.warn_once("an API backward hook", error)
-            finally:
-                local.busy -= 1
-
-        grad_fn.register_hook(hook)

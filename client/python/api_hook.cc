@@ -1,0 +1,541 @@
+#include "client/python/api_hook.h"
+
+#include <structmember.h>
+
+#include <cstddef>
+
+namespace py = pybind11;
+
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject* Py_NewRef(PyObject* o) {
+  Py_INCREF(o);
+  return o;
+}
+#endif
+
+namespace tprobe::python {
+namespace {
+
+SessionOf g_session_of = nullptr;
+
+// > 0 while tprobe runs code on this thread or an API call is being
+// recorded: APIs and modules called then are not recorded.
+thread_local long t_busy = 0;
+
+// Interned attribute names, made at module init.
+PyObject* s_requires_grad = nullptr;
+PyObject* s_grad_fn = nullptr;
+PyObject* s_register_hook = nullptr;
+PyObject* s_warn_once = nullptr;
+PyObject* s_values = nullptr;
+
+// --- HookState: the base of Runtime -----------------------------------------
+
+struct HookState {
+  PyObject_HEAD char on;  // capture is on (Runtime.on)
+  PyObject* session;      // the tprobe._C.Session (Runtime.session), or null
+  ApiSession* api;        // its ApiSession; null for any other object
+};
+
+PyTypeObject g_state_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+int StateTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(reinterpret_cast<HookState*>(self)->session);
+  return 0;
+}
+
+int StateClear(PyObject* self) {
+  auto* state = reinterpret_cast<HookState*>(self);
+  state->api = nullptr;
+  Py_CLEAR(state->session);
+  return 0;
+}
+
+void StateDealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  StateClear(self);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* StateGetSession(PyObject* self, void*) {
+  PyObject* session = reinterpret_cast<HookState*>(self)->session;
+  return Py_NewRef(session != nullptr ? session : Py_None);
+}
+
+int StateSetSession(PyObject* self, PyObject* value, void*) {
+  if (value == nullptr) {
+    PyErr_SetString(PyExc_AttributeError, "session cannot be deleted");
+    return -1;
+  }
+  auto* state = reinterpret_cast<HookState*>(self);
+  Py_XSETREF(state->session, Py_NewRef(value));
+  state->api = g_session_of(value);
+  return 0;
+}
+
+PyMemberDef g_state_members[] = {{"on", T_BOOL, offsetof(HookState, on), 0,
+                                  "Capture is on: the hooks report calls."},
+                                 {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef g_state_getset[] = {
+    {"session", StateGetSession, StateSetSession,
+     "The tprobe._C.Session the hooks report to.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// Reports a failure of tprobe's own (the Python error set now) through
+// Runtime.warn_once, and clears it.
+void Warn(PyObject* state, const char* where) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (state != nullptr && value != nullptr) {
+    PyObject* text = PyUnicode_FromString(where);
+    PyObject* done = text ? PyObject_CallMethodObjArgs(state, s_warn_once, text,
+                                                       value, nullptr)
+                          : nullptr;
+    Py_XDECREF(done);
+    Py_XDECREF(text);
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  PyErr_Clear();
+}
+
+// --- busy_flag: the per-thread busy counter as a descriptor -----------------
+
+struct BusyFlag {
+  PyObject_HEAD
+};
+
+PyTypeObject g_busy_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject* BusyGet(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyLong_FromLong(t_busy);
+}
+
+int BusySet(PyObject*, PyObject*, PyObject* value) {
+  if (value == nullptr) {
+    PyErr_SetString(PyExc_AttributeError, "busy cannot be deleted");
+    return -1;
+  }
+  const long v = PyLong_AsLong(value);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  t_busy = v;
+  return 0;
+}
+
+// --- the backward hook ------------------------------------------------------
+
+// Registered on the grad_fn of an API call's first output tensor: reports
+// the call's backward (input = the gradients flowing into the node, output
+// = those it passes on). It fires even after stop(), as in msprobe.
+struct BackwardHook {
+  PyObject_HEAD PyObject* state;  // HookState
+  PyObject* base;                 // the API's name base
+  int64_t index;                  // the forward call's N
+};
+
+PyTypeObject g_hook_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void HookDealloc(PyObject* self) {
+  auto* hook = reinterpret_cast<BackwardHook*>(self);
+  Py_XDECREF(hook->state);
+  Py_XDECREF(hook->base);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* HookCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  auto* hook = reinterpret_cast<BackwardHook*>(self);
+  PyObject *grad_inputs, *grad_outputs;
+  static const char* keywords[] = {"grad_inputs", "grad_outputs", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO",
+                                   const_cast<char**>(keywords), &grad_inputs,
+                                   &grad_outputs)) {
+    return nullptr;
+  }
+  auto* state = reinterpret_cast<HookState*>(hook->state);
+  ++t_busy;
+  if (state->api != nullptr) {
+    PyObject* session = Py_NewRef(state->session);  // keeps api alive
+    PyObject* input = PySequence_List(grad_outputs);
+    PyObject* output = input ? PySequence_List(grad_inputs) : nullptr;
+    if (output != nullptr) {
+      state->api->ApiCallBackward(hook->base, hook->index, input, output);
+    } else {
+      Warn(hook->state, "an API backward hook");
+    }
+    Py_XDECREF(output);
+    Py_XDECREF(input);
+    Py_DECREF(session);
+  }
+  --t_busy;
+  Py_RETURN_NONE;
+}
+
+// --- the API wrapper --------------------------------------------------------
+
+struct ApiWrapper {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* state;        // HookState; null: never records (no runtime)
+  PyObject* original;     // the function it stands for
+  PyObject* base;         // the API's name base, "{Prefix}.{api}"
+  PyObject* tensor_type;  // torch.Tensor
+  PyObject* compiling;    // CompileContext.try_get, or null
+  PyObject* dict;         // __name__, __doc__, __wrapped__, ...
+  PyObject* weakrefs;
+  std::string_view base_text;  // base's UTF-8 (the str caches it)
+  bool distributed;            // output = the arguments after the call
+};
+
+PyTypeObject g_wrapper_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// Whether Dynamo is compiling a frame on this thread: the calls it makes
+// then (on fake tensors) are not the model's.
+bool Compiling(ApiWrapper* w) {
+  if (w->compiling == nullptr) return false;
+  PyObject* context = PyObject_CallNoArgs(w->compiling);
+  if (context == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool compiling = context != Py_None;
+  Py_DECREF(context);
+  return compiling;
+}
+
+// The call's positional arguments as a tuple and its keyword arguments as
+// a dict (what a Python `*args, **kwargs` wrapper sees).
+bool Arguments(PyObject* const* args, size_t nargsf, PyObject* kwnames,
+               PyObject** positional, PyObject** keywords) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  *positional = PyTuple_New(n);
+  *keywords = PyDict_New();
+  if (*positional == nullptr || *keywords == nullptr) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyTuple_SET_ITEM(*positional, i, Py_NewRef(args[i]));
+  }
+  if (kwnames != nullptr) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+      if (PyDict_SetItem(*keywords, PyTuple_GET_ITEM(kwnames, i),
+                         args[n + i]) != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// A distributed call's output: its arguments after the call, positional
+// then keyword values (collectives work in place).
+PyObject* ArgumentsAfter(PyObject* const* args, size_t nargsf,
+                         PyObject* kwnames) {
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf) +
+                       (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+  PyObject* list = PyList_New(n);
+  if (list == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyList_SET_ITEM(list, i, Py_NewRef(args[i]));
+  }
+  return list;
+}
+
+// The first tensor in `value`, depth first through lists, tuples and dicts
+// (a new reference), or null (an error set when one occurred).
+PyObject* FirstTensor(PyObject* value, PyObject* tensor_type, int depth) {
+  if (PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(tensor_type))) {
+    return Py_NewRef(value);
+  }
+  if (depth > 64) return nullptr;
+  PyObject* items = nullptr;
+  if (PyList_Check(value) || PyTuple_Check(value)) {
+    items = PySequence_Fast(value, "");
+  } else if (PyDict_Check(value)) {
+    PyObject* values = PyDict_CheckExact(value)
+                           ? PyDict_Values(value)
+                           : PyObject_CallMethodNoArgs(value, s_values);
+    if (values == nullptr) return nullptr;
+    items = PySequence_Fast(values, "");
+    Py_DECREF(values);
+  } else {
+    return nullptr;
+  }
+  if (items == nullptr) return nullptr;
+  PyObject* found = nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); ++i) {
+    found =
+        FirstTensor(PySequence_Fast_GET_ITEM(items, i), tensor_type, depth + 1);
+    if (found != nullptr || PyErr_Occurred()) break;
+  }
+  Py_DECREF(items);
+  return found;
+}
+
+// Hooks the backward of forward call `index` on the grad_fn of the first
+// output tensor; false (an error set) when that failed.
+bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
+  if (w->tensor_type == nullptr) return true;
+  PyObject* tensor = FirstTensor(out, w->tensor_type, 0);
+  if (tensor == nullptr) return !PyErr_Occurred();
+  bool ok = false;
+  PyObject* grad_fn = nullptr;
+  PyObject* requires_grad = PyObject_GetAttr(tensor, s_requires_grad);
+  const int wanted = requires_grad ? PyObject_IsTrue(requires_grad) : -1;
+  if (wanted == 1) grad_fn = PyObject_GetAttr(tensor, s_grad_fn);
+  if (wanted == 0 || grad_fn == Py_None) {
+    ok = true;
+  } else if (grad_fn != nullptr) {
+    auto* hook = PyObject_New(BackwardHook, &g_hook_type);
+    if (hook != nullptr) {
+      hook->state = Py_NewRef(w->state);
+      hook->base = Py_NewRef(w->base);
+      hook->index = index;
+      PyObject* handle = PyObject_CallMethodObjArgs(
+          grad_fn, s_register_hook, reinterpret_cast<PyObject*>(hook), nullptr);
+      ok = handle != nullptr;
+      Py_XDECREF(handle);
+      Py_DECREF(hook);
+    }
+  }
+  Py_XDECREF(grad_fn);
+  Py_XDECREF(requires_grad);
+  Py_DECREF(tensor);
+  return ok;
+}
+
+// A call that is reported: begin, the stack and inputs, the API, then the
+// entry and the end (no entry when the API raised, whose exception goes on
+// unchanged), and the backward hook.
+PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
+                 size_t nargsf, PyObject* kwnames) {
+  t_busy = 1;
+  PyObject* session = Py_NewRef(state->session);  // keeps api alive
+  ApiSession* api = state->api;
+  ApiCall call;
+  const bool open = api->BeginApiCall(w->base_text, &call);
+  if (open && call.entry) {
+    PyObject *positional = nullptr, *keywords = nullptr;
+    if (Arguments(args, nargsf, kwnames, &positional, &keywords)) {
+      api->TakeApiInputs(call, positional, keywords);
+    } else {
+      PyErr_Clear();
+    }
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+  }
+  PyObject* out = PyObject_Vectorcall(w->original, args, nargsf, kwnames);
+  if (open && out == nullptr) {
+    t_busy = 0;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    api->EndApiCall(call, nullptr);
+    PyErr_Restore(type, value, traceback);
+  } else if (open) {
+    PyObject* output = nullptr;
+    if (call.entry) {
+      output = w->distributed ? ArgumentsAfter(args, nargsf, kwnames)
+                              : Py_NewRef(out);
+      if (output == nullptr) Warn(w->state, "an API hook");
+    }
+    api->EndApiCall(call, output);
+    Py_XDECREF(output);
+    if (call.backward && !HookBackward(w, call.plan.index, out)) {
+      Warn(w->state, "an API hook");
+    }
+  }
+  t_busy = 0;
+  Py_DECREF(session);
+  return out;
+}
+
+PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                      PyObject* kwnames) {
+  auto* w = reinterpret_cast<ApiWrapper*>(self);
+  auto* state = reinterpret_cast<HookState*>(w->state);
+  if (state == nullptr || !state->on || t_busy != 0 || state->api == nullptr ||
+      Compiling(w)) {
+    return PyObject_Vectorcall(w->original, args, nargsf, kwnames);
+  }
+  return Record(w, state, args, nargsf, kwnames);
+}
+
+PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"state",       "base",        "original",
+                                   "distributed", "tensor_type", "compiling",
+                                   nullptr};
+  PyObject *state, *base, *original, *tensor_type, *compiling;
+  int distributed = 0;
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "OUOpOO", const_cast<char**>(keywords), &state, &base,
+          &original, &distributed, &tensor_type, &compiling)) {
+    return nullptr;
+  }
+  if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
+    PyErr_SetString(PyExc_TypeError, "state must be a HookState or None");
+    return nullptr;
+  }
+  if (!PyCallable_Check(original) ||
+      (compiling != Py_None && !PyCallable_Check(compiling))) {
+    PyErr_SetString(PyExc_TypeError, "original and compiling must be callable");
+    return nullptr;
+  }
+  if (tensor_type != Py_None && !PyType_Check(tensor_type)) {
+    PyErr_SetString(PyExc_TypeError, "tensor_type must be a type or None");
+    return nullptr;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(base, &size);
+  if (text == nullptr) return nullptr;
+  auto* w = reinterpret_cast<ApiWrapper*>(type->tp_alloc(type, 0));
+  if (w == nullptr) return nullptr;
+  w->vectorcall = WrapperCall;
+  w->state = state != Py_None ? Py_NewRef(state) : nullptr;
+  w->original = Py_NewRef(original);
+  w->base = Py_NewRef(base);
+  w->tensor_type = tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr;
+  w->compiling = compiling != Py_None ? Py_NewRef(compiling) : nullptr;
+  w->base_text = std::string_view(text, static_cast<size_t>(size));
+  w->distributed = distributed != 0;
+  return reinterpret_cast<PyObject*>(w);
+}
+
+int WrapperTraverse(PyObject* self, visitproc visit, void* arg) {
+  auto* w = reinterpret_cast<ApiWrapper*>(self);
+  Py_VISIT(w->state);
+  Py_VISIT(w->original);
+  Py_VISIT(w->base);
+  Py_VISIT(w->tensor_type);
+  Py_VISIT(w->compiling);
+  Py_VISIT(w->dict);
+  return 0;
+}
+
+int WrapperClear(PyObject* self) {
+  auto* w = reinterpret_cast<ApiWrapper*>(self);
+  Py_CLEAR(w->state);
+  Py_CLEAR(w->original);
+  Py_CLEAR(w->tensor_type);
+  Py_CLEAR(w->compiling);
+  Py_CLEAR(w->dict);
+  return 0;  // base stays: base_text points into it
+}
+
+void WrapperDealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  auto* w = reinterpret_cast<ApiWrapper*>(self);
+  if (w->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
+  WrapperClear(self);
+  Py_CLEAR(w->base);
+  Py_TYPE(self)->tp_free(self);
+}
+
+// Bound like a function: `tensor.add` is a method of the tensor.
+PyObject* WrapperGet(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+PyObject* WrapperRepr(PyObject* self) {
+  return PyUnicode_FromFormat("<tprobe API wrapper %U of %R>",
+                              reinterpret_cast<ApiWrapper*>(self)->base,
+                              reinterpret_cast<ApiWrapper*>(self)->original);
+}
+
+PyGetSetDef g_wrapper_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr,
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+void Ready(PyTypeObject* type) {
+  if (PyType_Ready(type) != 0) throw py::error_already_set();
+}
+
+void Add(py::module_& m, const char* name, PyTypeObject* type) {
+  m.attr(name) =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type));
+}
+
+PyObject* Intern(const char* text) {
+  PyObject* s = PyUnicode_InternFromString(text);
+  if (s == nullptr) throw py::error_already_set();
+  return s;
+}
+
+}  // namespace
+
+void DefineApiHook(py::module_& m, SessionOf session_of) {
+  g_session_of = session_of;
+  s_requires_grad = Intern("requires_grad");
+  s_grad_fn = Intern("grad_fn");
+  s_register_hook = Intern("register_hook");
+  s_warn_once = Intern("warn_once");
+  s_values = Intern("values");
+
+  PyTypeObject& state = g_state_type;
+  state.tp_name = "tprobe._C.HookState";
+  state.tp_doc =
+      "What the hooks read on every call: `on` (capture is on) and "
+      "`session`. The base of tprobe._common.runtime.Runtime.";
+  state.tp_basicsize = sizeof(HookState);
+  state.tp_flags =
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
+  state.tp_new = PyType_GenericNew;
+  state.tp_dealloc = StateDealloc;
+  state.tp_traverse = StateTraverse;
+  state.tp_clear = StateClear;
+  state.tp_members = g_state_members;
+  state.tp_getset = g_state_getset;
+  Ready(&state);
+  Add(m, "HookState", &state);
+
+  PyTypeObject& busy = g_busy_type;
+  busy.tp_name = "tprobe._C.BusyFlag";
+  busy.tp_doc =
+      "The calling thread's busy counter (> 0: tprobe runs code, APIs and "
+      "modules called now are not recorded), as a descriptor for a class "
+      "attribute.";
+  busy.tp_basicsize = sizeof(BusyFlag);
+  busy.tp_flags = Py_TPFLAGS_DEFAULT;
+  busy.tp_descr_get = BusyGet;
+  busy.tp_descr_set = BusySet;
+  Ready(&busy);
+  m.attr("busy_flag") = py::reinterpret_steal<py::object>(
+      reinterpret_cast<PyObject*>(PyObject_New(BusyFlag, &busy)));
+
+  PyTypeObject& hook = g_hook_type;
+  hook.tp_name = "tprobe._C.ApiBackwardHook";
+  hook.tp_doc = "A grad_fn hook that reports an API call's backward.";
+  hook.tp_basicsize = sizeof(BackwardHook);
+  hook.tp_flags = Py_TPFLAGS_DEFAULT;
+  hook.tp_dealloc = HookDealloc;
+  hook.tp_call = HookCall;
+  Ready(&hook);
+
+  PyTypeObject& wrapper = g_wrapper_type;
+  wrapper.tp_name = "tprobe._C.ApiWrapper";
+  wrapper.tp_doc =
+      "ApiWrapper(state, base, original, distributed, tensor_type, "
+      "compiling): stands in for the API `original`, reporting its calls "
+      "as `base` to state.session while state.on. distributed: the output "
+      "is the arguments after the call. compiling: CompileContext.try_get "
+      "or None.";
+  wrapper.tp_basicsize = sizeof(ApiWrapper);
+  wrapper.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                     Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+  wrapper.tp_new = WrapperNew;
+  wrapper.tp_dealloc = WrapperDealloc;
+  wrapper.tp_traverse = WrapperTraverse;
+  wrapper.tp_clear = WrapperClear;
+  wrapper.tp_vectorcall_offset = offsetof(ApiWrapper, vectorcall);
+  wrapper.tp_call = PyVectorcall_Call;
+  wrapper.tp_descr_get = WrapperGet;
+  wrapper.tp_repr = WrapperRepr;
+  wrapper.tp_dictoffset = offsetof(ApiWrapper, dict);
+  wrapper.tp_weaklistoffset = offsetof(ApiWrapper, weakrefs);
+  wrapper.tp_getset = g_wrapper_getset;
+  Ready(&wrapper);
+  Add(m, "ApiWrapper", &wrapper);
+}
+
+}  // namespace tprobe::python

@@ -1,0 +1,75 @@
+// The PyTorch API wrapper in C++ (levels L1 and mix).
+//
+// tprobe._C.ApiWrapper stands in for one hooked function (torch.add,
+// torch.Tensor.add, F.linear, ...). A call made while capture is on, not
+// from inside another hooked call or tprobe itself, and not while Dynamo
+// compiles, is reported to the session: begin, the stack and inputs before
+// the API runs, the API, then the entry with its output and the call's end;
+// a hook on the output's grad_fn reports its backward. The common path runs
+// no Python frame: the state it reads (capture on, the session, the
+// per-thread busy flag) is C data.
+//
+// tprobe._C.HookState is the base of tprobe._common.runtime.Runtime: its
+// `on` and `session` are read here without attribute lookups.
+// tprobe._C.busy_flag is the per-thread busy counter as a descriptor, so
+// that `rt.local.busy` (a threading.local with the descriptor on its class)
+// is the flag this file reads.
+
+#ifndef TPROBE_CLIENT_PYTHON_API_HOOK_H_
+#define TPROBE_CLIENT_PYTHON_API_HOOK_H_
+
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "client/session.h"
+
+namespace tprobe::python {
+
+// One call between its begin and its end: the session's plan, what the
+// hooks ask of it, and an API call's stack and inputs, taken before the API
+// runs (an in-place API changes its inputs).
+struct ApiCall {
+  client::CallPlan plan;
+  bool entry = false;     // pass the call's stack and data
+  bool input = false;     // data_mode keeps the inputs
+  bool backward = false;  // report the call's backward
+  uint32_t stack_id = 0;
+  bool inputs = false;       // args and kwargs hold the inputs
+  std::string args, kwargs;  // one value each (record::ValueWriter)
+};
+
+// The session side of the API hooks (binding.cc's Session). No method
+// raises or leaves a Python error set; each needs the GIL.
+class ApiSession {
+ public:
+  // Opens an outermost API forward call named by `base`; false when it is
+  // not recorded (else EndApiCall must follow on this thread).
+  virtual bool BeginApiCall(std::string_view base, ApiCall* call) = 0;
+  // Takes the call's stack (the running code's) and, when data_mode keeps
+  // them, its inputs.
+  virtual void TakeApiInputs(ApiCall& call, PyObject* args,
+                             PyObject* kwargs) = 0;
+  // Writes the call's entry with `output` (nullptr: no entry, the API
+  // raised or the plan wants none) and ends the call.
+  virtual void EndApiCall(ApiCall& call, PyObject* output) = 0;
+  // Records the backward of forward call `index` of the API `base`.
+  virtual void ApiCallBackward(PyObject* base, int64_t index, PyObject* input,
+                               PyObject* output) = 0;
+
+ protected:
+  ~ApiSession() = default;
+};
+
+// The ApiSession of a tprobe._C.Session object; nullptr for other objects.
+using SessionOf = ApiSession* (*)(PyObject* session);
+
+// Adds HookState, ApiWrapper and busy_flag to the module.
+void DefineApiHook(pybind11::module_& m, SessionOf session_of);
+
+}  // namespace tprobe::python
+
+#endif  // TPROBE_CLIENT_PYTHON_API_HOOK_H_
