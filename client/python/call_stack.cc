@@ -17,8 +17,21 @@ namespace {
 
 constexpr size_t kMaxCached = 20000;
 
-// The frames of a stack: (code object, line) pairs, innermost first.
+// The frames of a stack: (code object, where) pairs, innermost first. A
+// frame's `where` is its last instruction's byte offset (PyFrame_GetLasti),
+// so that a hit in the cache costs no line-table scan; the line is worked
+// out when the stack is formatted. A frame without an instruction yet keeps
+// its line as -2 - line.
 using Frames = std::vector<std::pair<PyObject*, int>>;
+
+int Where(PyFrameObject* frame) {
+  const int lasti = PyFrame_GetLasti(frame);
+  return lasti >= 0 ? lasti : -2 - PyFrame_GetLineNumber(frame);
+}
+
+int Line(PyCodeObject* code, int where) {
+  return where >= 0 ? PyCode_Addr2Line(code, where) : -2 - where;
+}
 
 struct FramesHash {
   size_t operator()(const Frames& frames) const {
@@ -50,8 +63,9 @@ Cache& TheCache() {
 std::shared_ptr<const Stack> Format(const Cache& cache, const Frames& frames) {
   auto stack = std::make_shared<Stack>();
   py::object getline = py::module_::import("linecache").attr("getline");
-  for (const auto& [code_ptr, line] : frames) {
+  for (const auto& [code_ptr, where] : frames) {
     auto* code = reinterpret_cast<PyCodeObject*>(code_ptr);
+    const int line = Line(code, where);
     py::handle filename(code->co_filename);
     const std::string path = py::str(filename).cast<std::string>();
     if (std::string_view(path).substr(0, cache.own_dir.size()) ==
@@ -85,8 +99,7 @@ std::shared_ptr<const Stack> CaptureStack() {
       py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame));
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    frames.emplace_back(reinterpret_cast<PyObject*>(code),
-                        PyFrame_GetLineNumber(frame));
+    frames.emplace_back(reinterpret_cast<PyObject*>(code), Where(frame));
     Py_DECREF(code);                 // the frame holds it while the walk runs
     frame = PyFrame_GetBack(frame);  // new reference
     held =

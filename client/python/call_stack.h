@@ -4,9 +4,9 @@
 // {function}, \n {source line}``, innermost frame first, with tprobe's own
 // frames (those whose file is under the package directory) and frames
 // without source text left out. Formatting costs a linecache lookup per
-// frame, so the formatted stacks are cached by the frames' (code, line)
-// pairs: a training loop repeats the same few hundred stacks, and a hit
-// costs one walk over the frames.
+// frame, so the formatted stacks are cached by the frames' (code, last
+// instruction) pairs: a training loop repeats the same few hundred stacks,
+// and a hit costs one walk over the frames, with no line-table scan.
 
 #ifndef TPROBE_CLIENT_PYTHON_CALL_STACK_H_
 #define TPROBE_CLIENT_PYTHON_CALL_STACK_H_

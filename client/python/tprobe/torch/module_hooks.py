@@ -41,6 +41,7 @@ from tprobe.torch.grad_hooks import GradHooks
 from tprobe._common.runtime import Runtime
 
 _Tensor = torch.Tensor
+_detach = torch.Tensor.detach
 # PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
 _WITH_KWARGS = "with_kwargs" in inspect.signature(
     torch.nn.Module.register_forward_pre_hook).parameters
@@ -63,7 +64,7 @@ class _Alias(torch.autograd.Function):
     def forward(ctx: Any, report: Callable, *tensors: _Tensor) -> tuple:
         ctx.report = report
         ctx.set_materialize_grads(False)
-        return tuple([t.detach() for t in tensors])
+        return tuple(map(_detach, tensors))
 
     @staticmethod
     def backward(ctx: Any, *grads: Optional[_Tensor]) -> tuple:
@@ -194,9 +195,10 @@ class _ModuleHook:
     """The forward pre-hook and hook of one module, holding what every call
     of it shares."""
 
-    __slots__ = ("rt", "base", "gate", "grad_hooks", "params_hooked")
+    __slots__ = ("rt", "base", "gate", "grad_hooks", "params_hooked",
+                 "inplace")
 
-    def __init__(self, rt: Runtime, base: str,
+    def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
                  gate: Optional[Callable[[], bool]],
                  grad_hooks: GradHooks) -> None:
         self.rt = rt
@@ -204,6 +206,9 @@ class _ModuleHook:
         self.gate = gate
         self.grad_hooks = grad_hooks
         self.params_hooked = False
+        # Modules with inplace=True get no backward entry (read once: a
+        # missing attribute costs nn.Module.__getattr__ an exception).
+        self.inplace = bool(getattr(module, "inplace", False))
 
     # PyTorch 1.13: hooks without kwargs.
     def pre(self, module: torch.nn.Module, args: tuple) -> Optional[tuple]:
@@ -264,9 +269,12 @@ class _ModuleHook:
             session.module_inputs(handle, args,
                                   kwargs if kwargs is not None else {})
         call = _Call(rt, module, self.base, handle)
-        rt.modules().append(call)
-        if not (handle.backward and torch.is_grad_enabled()
-                and not getattr(module, "inplace", False)):
+        calls = rt.local.modules
+        if calls is None:
+            calls = rt.modules()
+        calls.append(call)
+        if not handle.backward or self.inplace or \
+                not torch.is_grad_enabled():
             return None
         slots, tensors, call.arg_count = _grad_tensors(args,
                                                        call.arg_positions)
@@ -355,7 +363,7 @@ class ModuleHooks:
     def _hook(self, module: torch.nn.Module, path: str,
               gate: Optional[Callable[[], bool]]) -> None:
         self._hooked.add(module)
-        hook = _ModuleHook(self.rt,
+        hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
         if _WITH_KWARGS:
