@@ -31,6 +31,7 @@ whose guards would call the hooked Tensor.stride at run time.
 """
 
 import inspect
+import sys
 import weakref
 from typing import Any, Callable, List, Optional, Sequence
 
@@ -45,6 +46,9 @@ _detach = torch.Tensor.detach
 # PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
 _WITH_KWARGS = "with_kwargs" in inspect.signature(
     torch.nn.Module.register_forward_pre_hook).parameters
+# PyTorch >= 2.1: forward hooks that also run when the forward raises.
+_ALWAYS_CALL = "always_call" in inspect.signature(
+    torch.nn.Module.register_forward_hook).parameters
 # PyTorch >= 2.1: keeps Dynamo out of a function (None before).
 _DISABLE_DYNAMO = getattr(getattr(torch, "compiler", None), "disable", None)
 # PyTorch >= 2.0: whether functorch transforms (vmap, grad) are active.
@@ -249,6 +253,12 @@ class _ModuleHook:
             return None
         local.busy += 1
         try:
+            if output is None and sys.exc_info()[1] is not None:
+                # The forward raised (an always_call hook runs then, with
+                # no output): the call ends without an entry, so that the
+                # calls after it are not taken for its children.
+                rt.session.module_end(call.handle, None, None)
+                return None
             return self._close(call, module, output)
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module forward hook", error)
@@ -366,7 +376,12 @@ class ModuleHooks:
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
-        if _WITH_KWARGS:
+        if _ALWAYS_CALL:
+            module.register_forward_pre_hook(_eager(hook.pre_kwargs),
+                                             with_kwargs=True)
+            module.register_forward_hook(_eager(hook.post_kwargs),
+                                         with_kwargs=True, always_call=True)
+        elif _WITH_KWARGS:
             module.register_forward_pre_hook(_eager(hook.pre_kwargs),
                                              with_kwargs=True)
             module.register_forward_hook(_eager(hook.post_kwargs),
