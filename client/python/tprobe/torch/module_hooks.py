@@ -67,7 +67,7 @@ class _Alias(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, report: Callable, *tensors: _Tensor) -> tuple:
         ctx.report = report
-        ctx.set_materialize_grads(False)
+        ctx.materialize_grads = False  # what set_materialize_grads(False) sets
         return tuple(map(_detach, tensors))
 
     @staticmethod
@@ -78,6 +78,11 @@ class _Alias(torch.autograd.Function):
             pass
         return (None,) + grads
 
+
+# The autograd engine runs a Function's backward node through the node
+# class's ``apply``, which torch writes in Python to look up the user's
+# backward (or vjp) on every call; _Alias's node runs its backward directly.
+_Alias._backward_cls.apply = _Alias.backward
 
 # torch's C++ Function.apply. PyTorch 2.x wraps it in a Python classmethod
 # that binds default arguments (only for setup_context Functions) and routes
