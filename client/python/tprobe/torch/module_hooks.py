@@ -25,6 +25,16 @@ code that later changes a module's output in place (``out += x``) keeps
 working. Modules with ``inplace=True`` get no backward entry: their input
 would be changed through the alias (msprobe misses these too).
 
+A forward that raises: on PyTorch >= 2.1 the forward hook is registered
+with ``always_call`` and runs anyway, with no output; the call then ends
+without an entry, so the calls after it are not taken for its children.
+(Before 2.1 no hook runs and the call stays open until the step ends.)
+
+Cost per call: one hook object per module holds what its calls share, the
+hooks are its bound methods, and one _Call per call carries the backward
+state (no closures); _Alias goes through torch's C++ Function.apply and its
+backward node runs the backward directly.
+
 Under torch.compile the hooks run eagerly (``torch.compiler.disable``):
 Dynamo neither traces nor compiles them, so no compiled hook frame exists
 whose guards would call the hooked Tensor.stride at run time.
