@@ -261,11 +261,16 @@ class _ModuleHook:
                     kwargs: Optional[dict], output: Any) -> Any:
         rt = self.rt
         local = rt.local
-        if not local.modules or local.busy:
+        calls = local.modules
+        if not calls or local.busy:
             return None
-        call = rt.pop_call(module)
-        if call is None:
-            return None
+        call = calls[-1]
+        if call.module is module:
+            calls.pop()  # the usual case: the innermost open call
+        else:
+            call = rt.pop_call(module)
+            if call is None:
+                return None
         local.busy += 1
         try:
             if output is None and sys.exc_info()[1] is not None:
