@@ -25,14 +25,25 @@ code that later changes a module's output in place (``out += x``) keeps
 working. Modules with ``inplace=True`` get no backward entry: their input
 would be changed through the alias (msprobe misses these too).
 
+A forward that raises: on PyTorch >= 2.1 the forward hook is registered
+with ``always_call`` and runs anyway, with no output; the call then ends
+without an entry, so the calls after it are not taken for its children.
+(Before 2.1 no hook runs and the call stays open until the step ends.)
+
+Cost per call: one hook object per module holds what its calls share, the
+hooks are its bound methods, and one _Call per call carries the backward
+state (no closures); _Alias goes through torch's C++ Function.apply and its
+backward node runs the backward directly.
+
 Under torch.compile the hooks run eagerly (``torch.compiler.disable``):
 Dynamo neither traces nor compiles them, so no compiled hook frame exists
 whose guards would call the hooked Tensor.stride at run time.
 """
 
 import inspect
+import sys
 import weakref
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 
@@ -41,11 +52,18 @@ from tprobe.torch.grad_hooks import GradHooks
 from tprobe._common.runtime import Runtime
 
 _Tensor = torch.Tensor
+_detach = torch.Tensor.detach
 # PyTorch 2.x hands module hooks the keyword arguments (input_kwargs).
 _WITH_KWARGS = "with_kwargs" in inspect.signature(
     torch.nn.Module.register_forward_pre_hook).parameters
+# PyTorch >= 2.1: forward hooks that also run when the forward raises.
+_ALWAYS_CALL = "always_call" in inspect.signature(
+    torch.nn.Module.register_forward_hook).parameters
 # PyTorch >= 2.1: keeps Dynamo out of a function (None before).
 _DISABLE_DYNAMO = getattr(getattr(torch, "compiler", None), "disable", None)
+# PyTorch >= 2.0: whether functorch transforms (vmap, grad) are active.
+_FUNCTORCH_ACTIVE = getattr(torch._C, "_are_functorch_transforms_active",
+                            None)
 
 
 def _eager(hook: Callable) -> Callable:
@@ -53,31 +71,134 @@ def _eager(hook: Callable) -> Callable:
 
 
 class _Alias(torch.autograd.Function):
-    """Identity on tensors whose backward reports the incoming gradients."""
+    """Identity on tensors whose backward hands the incoming gradients to
+    ``report`` (a bound method of the module call's _Call)."""
 
     @staticmethod
-    def forward(ctx: Any, callback: Callable, *tensors: _Tensor) -> tuple:
-        ctx.callback = callback
-        ctx.set_materialize_grads(False)
-        return tuple(t.detach() for t in tensors)
+    def forward(ctx: Any, report: Callable, *tensors: _Tensor) -> tuple:
+        ctx.report = report
+        ctx.materialize_grads = False  # what set_materialize_grads(False) sets
+        return tuple(map(_detach, tensors))
 
     @staticmethod
     def backward(ctx: Any, *grads: Optional[_Tensor]) -> tuple:
         try:
-            ctx.callback(grads)
+            ctx.report(grads)
         except Exception:  # noqa: BLE001 - never break the backward pass
             pass
         return (None,) + grads
 
 
-def _grad_tensors(items: Sequence[Any]
-                  ) -> Tuple[List[int], List[int], List[torch.Tensor], int]:
+# The autograd engine runs a Function's backward node through the node
+# class's ``apply``, which torch writes in Python to look up the user's
+# backward (or vjp) on every call; _Alias's node runs its backward directly.
+_Alias._backward_cls.apply = _Alias.backward
+
+# torch's C++ Function.apply. PyTorch 2.x wraps it in a Python classmethod
+# that binds default arguments (only for setup_context Functions) and routes
+# functorch transforms; _Alias needs neither, so outside functorch the
+# wrapper's cost per call is skipped.
+_APPLY_CPP = torch._C._FunctionBase.__dict__["apply"].__get__(None, _Alias)
+
+
+def _alias(report: Callable, tensors: List[_Tensor]) -> tuple:
+    if _FUNCTORCH_ACTIVE is not None and _FUNCTORCH_ACTIVE():
+        result = _Alias.apply(report, *tensors)
+    else:
+        result = _APPLY_CPP(report, *tensors)
+    return result if type(result) is tuple else (result,)
+
+
+def _scatter(positions: List[int], count: int,
+             grads: Sequence[Optional[_Tensor]]) -> list:
+    """One item per tensor (``count``), the gradients at ``positions``."""
+    if len(grads) == count:
+        return list(grads)  # every tensor has its gradient, in order
+    values: List[Optional[_Tensor]] = [None] * count
+    for position, grad in zip(positions, grads):
+        values[position] = grad
+    return values
+
+
+class _Call:
+    """One module forward call on this thread, and then its backward: the
+    output gradients arrive (its backward begins), then those of its tensor
+    arguments (it ends)."""
+
+    __slots__ = ("module", "base", "handle", "rt", "index", "arg_count",
+                 "arg_positions", "out_positions", "out_count",
+                 "grad_outputs", "wants_backward", "waits_inputs",
+                 "backward")
+
+    def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
+                 handle: Call) -> None:
+        self.rt = rt
+        self.module = module
+        self.base = base
+        self.handle = handle  # from Session.module_begin
+        self.index = handle.index
+        # Whether the call gets a backward entry, and whether that entry
+        # waits for argument gradients (set by the pre-hook).
+        self.wants_backward = False
+        self.waits_inputs = False
+        self.arg_count = 0  # tensor positional arguments
+        self.arg_positions: List[int] = []
+        self.out_positions: List[int] = []
+        self.out_count = 0
+        self.grad_outputs: Optional[list] = None
+        # From Session.module_backward_begin: the open backward call.
+        self.backward: Optional[Call] = None
+
+    def on_output_grads(self, grads: Sequence[Optional[_Tensor]]) -> None:
+        rt = self.rt
+        if not rt.on:
+            return
+        self.grad_outputs = _scatter(self.out_positions, self.out_count,
+                                     grads)
+        local = rt.local
+        local.busy += 1
+        try:
+            # The module's backward begins: calls made until it ends (its
+            # children's backward) are inside it.
+            self.backward = rt.session.module_backward_begin(self.base,
+                                                             self.index)
+            if not self.waits_inputs:
+                # No argument needs a gradient: as torch's BackwardHook
+                # (msprobe 26.x) reports it, the entry's output is empty.
+                self._end([])
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a module backward hook", error)
+        finally:
+            local.busy -= 1
+
+    def on_input_grads(self, grads: Sequence[Optional[_Tensor]]) -> None:
+        rt = self.rt
+        if not rt.on:
+            return
+        local = rt.local
+        local.busy += 1
+        try:
+            self._end(_scatter(self.arg_positions, self.arg_count, grads))
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a module backward hook", error)
+        finally:
+            local.busy -= 1
+
+    def _end(self, grad_inputs: list) -> None:
+        handle, self.backward = self.backward, None
+        if handle is not None:
+            self.rt.session.module_backward_end(
+                handle, self.grad_outputs or [], grad_inputs)
+
+
+def _grad_tensors(items: Sequence[Any], positions: List[int]
+                  ) -> "tuple[List[int], List[_Tensor], int]":
     """The tensors among ``items`` that need gradients: their slots in
-    ``items``, their positions among all tensor items (a backward entry's
-    list has one item per tensor), the tensors, and the tensor count."""
+    ``items`` and the tensors; their positions among all tensor items (a
+    backward entry's list has one item per tensor) are appended to
+    ``positions``; returns the tensor count too."""
     slots: List[int] = []
-    positions: List[int] = []
-    tensors: List[torch.Tensor] = []
+    tensors: List[_Tensor] = []
     count = 0
     for i, item in enumerate(items):
         if isinstance(item, _Tensor):
@@ -86,90 +207,152 @@ def _grad_tensors(items: Sequence[Any]
                 positions.append(count)
                 tensors.append(item)
             count += 1
-    return slots, positions, tensors, count
+    return slots, tensors, count
 
 
-def _alias(callback: Callable, tensors: List[_Tensor]) -> tuple:
-    result = _Alias.apply(callback, *tensors)
-    return result if isinstance(result, tuple) else (result,)
+class _ModuleHook:
+    """The forward pre-hook and hook of one module, holding what every call
+    of it shares."""
 
+    __slots__ = ("rt", "base", "gate", "grad_hooks", "params_hooked",
+                 "inplace")
 
-class _Backward:
-    """Collects one module call's gradients and reports its backward."""
-
-    __slots__ = ("rt", "base", "index", "arg_slots", "grad_outputs",
-                 "waits_inputs", "handle")
-
-    def __init__(self, rt: Runtime, base: str, index: int,
-                 arg_slots: int) -> None:
+    def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
+                 gate: Optional[Callable[[], bool]],
+                 grad_hooks: GradHooks) -> None:
         self.rt = rt
         self.base = base
-        self.index = index
-        self.arg_slots = arg_slots  # tensor positional arguments
-        self.grad_outputs: Optional[list] = None
-        self.waits_inputs = False
-        # From Session.module_backward_begin: the open backward call.
-        self.handle: Optional[Call] = None
+        self.gate = gate
+        self.grad_hooks = grad_hooks
+        self.params_hooked = False
+        # Modules with inplace=True get no backward entry (read once: a
+        # missing attribute costs nn.Module.__getattr__ an exception).
+        self.inplace = bool(getattr(module, "inplace", False))
 
-    def on_output_grads(self, slots: List[int], count: int,
-                        grads: Sequence[Optional[_Tensor]]) -> None:
-        values: List[Optional[_Tensor]] = [None] * count
-        for slot, grad in zip(slots, grads):
-            values[slot] = grad
-        self.grad_outputs = values
-        # The module's backward begins: calls made until it ends (its
-        # children's backward) are inside it.
-        self._call(self._begin)
-        if not self.waits_inputs:
-            # No argument needs a gradient: as torch's BackwardHook (msprobe
-            # 26.x) reports it, the entry's output is empty.
-            self._emit([])
+    # PyTorch 1.13: hooks without kwargs.
+    def pre(self, module: torch.nn.Module, args: tuple) -> Optional[tuple]:
+        return self.pre_kwargs(module, args, None)
 
-    def on_input_grads(self, slots: List[int],
-                       grads: Sequence[Optional[_Tensor]]) -> None:
-        values: List[Optional[_Tensor]] = [None] * self.arg_slots
-        for slot, grad in zip(slots, grads):
-            values[slot] = grad
-        self._emit(values)
+    def post(self, module: torch.nn.Module, args: tuple,
+             output: Any) -> Any:
+        return self.post_kwargs(module, args, None, output)
 
-    def _emit(self, grad_inputs: list) -> None:
-        self._call(lambda: self._end(grad_inputs))
-
-    def _begin(self) -> None:
-        self.handle = self.rt.session.module_backward_begin(self.base,
-                                                            self.index)
-
-    def _end(self, grad_inputs: list) -> None:
-        handle, self.handle = self.handle, None
-        if handle is not None:
-            self.rt.session.module_backward_end(
-                handle, self.grad_outputs or [], grad_inputs)
-
-    def _call(self, fn: Callable[[], None]) -> None:
+    def pre_kwargs(self, module: torch.nn.Module, args: tuple,
+                   kwargs: Optional[dict]) -> Any:
         rt = self.rt
-        if not rt.on:
-            return
+        if not rt.on or (self.gate is not None and not self.gate()):
+            return None
         local = rt.local
+        if local.busy:
+            return None
         local.busy += 1
         try:
-            fn()
+            new_args = self._open(module, args, kwargs)
         except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module backward hook", error)
+            rt.warn_once("a module forward pre-hook", error)
+            return None
+        finally:
+            local.busy -= 1
+        if new_args is None or kwargs is None:
+            return new_args
+        return new_args, kwargs
+
+    def post_kwargs(self, module: torch.nn.Module, args: tuple,
+                    kwargs: Optional[dict], output: Any) -> Any:
+        rt = self.rt
+        local = rt.local
+        calls = local.modules
+        if not calls or local.busy:
+            return None
+        call = calls[-1]
+        if call.module is module:
+            calls.pop()  # the usual case: the innermost open call
+        else:
+            call = rt.pop_call(module)
+            if call is None:
+                return None
+        local.busy += 1
+        try:
+            if output is None and sys.exc_info()[1] is not None:
+                # The forward raised (an always_call hook runs then, with
+                # no output): the call ends without an entry, so that the
+                # calls after it are not taken for its children.
+                rt.session.module_end(call.handle, None, None)
+                return None
+            return self._close(call, module, output)
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a module forward hook", error)
+            return None
         finally:
             local.busy -= 1
 
+    def _open(self, module: torch.nn.Module, args: tuple,
+              kwargs: Optional[dict]) -> Optional[tuple]:
+        rt = self.rt
+        session = rt.session
+        handle = session.module_begin(self.base)
+        if handle is None:
+            return None
+        if handle.entry:
+            # As msprobe 26.x: the stack and the inputs are taken when the
+            # module begins (an in-place module shows its inputs unchanged).
+            session.module_inputs(handle, args,
+                                  kwargs if kwargs is not None else {})
+        call = _Call(rt, module, self.base, handle)
+        calls = rt.local.modules
+        if calls is None:
+            calls = rt.modules()
+        calls.append(call)
+        if not handle.backward or self.inplace or \
+                not torch.is_grad_enabled():
+            return None
+        slots, tensors, call.arg_count = _grad_tensors(args,
+                                                       call.arg_positions)
+        call.wants_backward = True
+        if not tensors:
+            return None
+        call.waits_inputs = True
+        aliases = _alias(call.on_input_grads, tensors)
+        new_args = list(args)
+        for i, alias in zip(slots, aliases):
+            new_args[i] = alias
+        return tuple(new_args)
 
-class _Call:
-    """One open module forward call on this thread."""
+    def _close(self, call: _Call, module: torch.nn.Module,
+               output: Any) -> Any:
+        session = self.rt.session
+        handle = call.handle
+        if handle.entry:
+            session.module_end(handle, output, module._parameters)
+        else:
+            session.module_end(handle, None, None)
+        if not handle.backward:
+            return None
+        if not self.params_hooked:
+            self.params_hooked = True
+            self.grad_hooks.ensure(module, self.base)
+        if not call.wants_backward:
+            return None
+        return _wrap_output(call, output)
 
-    __slots__ = ("module", "base", "handle", "backward")
 
-    def __init__(self, module: torch.nn.Module, base: str,
-                 handle: Call) -> None:
-        self.module = module
-        self.base = base
-        self.handle = handle  # from Session.module_begin
-        self.backward: Optional[_Backward] = None
+def _wrap_output(call: _Call, output: Any) -> Any:
+    if isinstance(output, _Tensor):
+        if not output.requires_grad:
+            return None
+        call.out_positions.append(0)
+        call.out_count = 1
+        return _alias(call.on_output_grads, [output])[0]
+    if type(output) not in (tuple, list):
+        return None  # dicts and other containers: no backward entry
+    items = list(output)
+    slots, tensors, call.out_count = _grad_tensors(items, call.out_positions)
+    if not tensors:
+        return None
+    aliases = _alias(call.on_output_grads, tensors)
+    for i, alias in zip(slots, aliases):
+        items[i] = alias
+    return type(output)(items)
 
 
 class ModuleHooks:
@@ -210,131 +393,19 @@ class ModuleHooks:
     def _hook(self, module: torch.nn.Module, path: str,
               gate: Optional[Callable[[], bool]]) -> None:
         self._hooked.add(module)
-        base = Session.module_base(path, type(module).__name__)
-        pre_hook = self._pre_hook(base, gate)
-        post_hook = self._post_hook()
-        if not _WITH_KWARGS:
-            module.register_forward_pre_hook(_eager(pre_hook))
-            module.register_forward_hook(_eager(post_hook))
-            return
-
-        def pre_hook_kwargs(module: torch.nn.Module, args: tuple,
-                            kwargs: dict) -> Optional[tuple]:
-            new_args = pre_hook(module, args, kwargs)
-            return None if new_args is None else (new_args, kwargs)
-
-        def post_hook_kwargs(module: torch.nn.Module, args: tuple,
-                             kwargs: dict, output: Any) -> Any:
-            return post_hook(module, args, output)
-
-        module.register_forward_pre_hook(_eager(pre_hook_kwargs),
+        hook = _ModuleHook(self.rt, module,
+                           Session.module_base(path, type(module).__name__),
+                           gate, self.grad_hooks)
+        if _ALWAYS_CALL:
+            module.register_forward_pre_hook(_eager(hook.pre_kwargs),
+                                             with_kwargs=True)
+            module.register_forward_hook(_eager(hook.post_kwargs),
+                                         with_kwargs=True, always_call=True)
+        elif _WITH_KWARGS:
+            module.register_forward_pre_hook(_eager(hook.pre_kwargs),
+                                             with_kwargs=True)
+            module.register_forward_hook(_eager(hook.post_kwargs),
                                          with_kwargs=True)
-        module.register_forward_hook(_eager(post_hook_kwargs),
-                                     with_kwargs=True)
-
-    def _pre_hook(self, base: str,
-                  gate: Optional[Callable[[], bool]]) -> Callable:
-        rt = self.rt
-
-        def pre_hook(module: torch.nn.Module, args: tuple,
-                     kwargs: Optional[dict] = None) -> Optional[tuple]:
-            if not rt.on or (gate is not None and not gate()):
-                return None
-            local = rt.local
-            if local.busy:
-                return None
-            local.busy += 1
-            try:
-                return self._open(module, base, args, kwargs)
-            except Exception as error:  # noqa: BLE001
-                rt.warn_once("a module forward pre-hook", error)
-                return None
-            finally:
-                local.busy -= 1
-
-        return pre_hook
-
-    def _post_hook(self) -> Callable:
-        rt = self.rt
-
-        def post_hook(module: torch.nn.Module, args: tuple,
-                      output: Any) -> Any:
-            local = rt.local
-            calls = local.modules
-            if not calls or local.busy:
-                return None
-            call = self.rt.pop_call(module)
-            if call is None:
-                return None
-            local.busy += 1
-            try:
-                return self._close(call, module, output)
-            except Exception as error:  # noqa: BLE001
-                rt.warn_once("a module forward hook", error)
-                return None
-            finally:
-                local.busy -= 1
-
-        return post_hook
-
-    def _open(self, module: torch.nn.Module, base: str, args: tuple,
-              kwargs: Optional[dict]) -> Optional[tuple]:
-        rt = self.rt
-        session = rt.session
-        handle = session.module_begin(base)
-        if handle is None:
-            return None
-        if handle.entry:
-            # As msprobe 26.x: the stack and the inputs are taken when the
-            # module begins (an in-place module shows its inputs unchanged).
-            session.module_inputs(handle, args,
-                                  kwargs if kwargs is not None else {})
-        call = _Call(module, base, handle)
-        rt.modules().append(call)
-        if not (handle.backward and torch.is_grad_enabled()
-                and not getattr(module, "inplace", False)):
-            return None
-        slots, positions, tensors, arg_slots = _grad_tensors(args)
-        backward = call.backward = _Backward(rt, base, handle.index,
-                                             arg_slots)
-        if not tensors:
-            return None
-        backward.waits_inputs = True
-        aliases = _alias(
-            lambda grads: backward.on_input_grads(positions, grads), tensors)
-        new_args = list(args)
-        for i, alias in zip(slots, aliases):
-            new_args[i] = alias
-        return tuple(new_args)
-
-    def _close(self, call: _Call, module: torch.nn.Module,
-               output: Any) -> Any:
-        session = self.rt.session
-        handle = call.handle
-        if handle.entry:
-            session.module_end(handle, output, module._parameters)
         else:
-            session.module_end(handle, None, None)
-        if handle.backward:
-            self.grad_hooks.ensure(module, call.base)
-        if call.backward is None:
-            return None
-        return self._wrap_output(call.backward, output)
-
-    @staticmethod
-    def _wrap_output(backward: _Backward, output: Any) -> Any:
-        if isinstance(output, _Tensor):
-            items, rebuild = [output], lambda new: new[0]
-        elif type(output) in (tuple, list):
-            items, rebuild = list(output), type(output)
-        else:
-            return None  # dicts and other containers: no backward entry
-        slots, positions, tensors, count = _grad_tensors(items)
-        if not tensors:
-            return None
-        aliases = _alias(
-            lambda grads: backward.on_output_grads(positions, count, grads),
-            tensors)
-        for i, alias in zip(slots, aliases):
-            items[i] = alias
-        return rebuild(items)
+            module.register_forward_pre_hook(_eager(hook.pre))
+            module.register_forward_hook(_eager(hook.post))
