@@ -122,9 +122,6 @@ TEST_F(ClientAllocTest, WarmApiCallWithTensorsAllocatesNothing) {
   EXPECT_EQ(data[last]["output"][0]["Max"], 6.0) << data.dump();
 }
 
-// A backward module call is left out: Session::CheckEnd notes its entry in
-// the Selection (client/selection.cc NoteBackwardEntry), which still
-// allocates the module's name once per backward entry.
 TEST_F(ClientAllocTest, WarmModuleCallWithAnApiInsideAllocatesNothing) {
   auto client = Make("mix");
   uint64_t recorded = 0;
@@ -153,6 +150,38 @@ TEST_F(ClientAllocTest, WarmModuleCallWithAnApiInsideAllocatesNothing) {
   EXPECT_EQ(layer["parameters"]["1"]["Max"], 6.0) << layer.dump();
   EXPECT_TRUE(
       data.contains("Torch.matmul." + std::to_string(kCalls - 1) + ".forward"));
+}
+
+// The backward pass: a module's backward call (its entry noted for the
+// parameter gradients, client/selection.h) and the gradients of its
+// parameters.
+TEST_F(ClientAllocTest, WarmBackwardCallAndParamGradsAllocateNothing) {
+  auto client = Make("mix");
+  uint64_t recorded = 0;
+  uint32_t index = 0;
+  const double per_call = AllocationsPerCall(*client, [&] {
+    const Call back = client->BeginModule("encoder.layers.0", "Linear",
+                                          Direction::kBackward, index++ % 8);
+    client->AddTensor(back, Section::kInput, TensorData::Of(x_, shape_));
+    client->AddTensor(back, Section::kOutput, TensorData::Of(x_, shape_));
+    client->EndCall(back);
+    recorded += client->ParamGrad("encoder.layers.0", "Linear", "weight",
+                                  TensorData::Of(x_, shape_))
+                    ? 1
+                    : 0;
+    recorded += client->ParamGrad("encoder.layers.0", "Linear", "bias",
+                                  TensorData::Of(x_, shape_))
+                    ? 1
+                    : 0;
+  });
+  EXPECT_EQ(per_call, 0.0)
+      << "allocations per module backward call with two parameter gradients";
+  EXPECT_EQ(recorded, 2u * 2u * kCalls);
+  client.reset();
+  const Json data = Data(1);
+  const Json& grads = data["Module.encoder.layers.0.Linear.parameters_grad." +
+                           std::to_string(kCalls - 1)];
+  EXPECT_EQ(grads["bias"][0]["Max"], 6.0) << grads.dump();
 }
 
 // The counter itself: an allocation on this thread is seen.
