@@ -297,10 +297,15 @@ TEST(CopyToRingTest, CopiesEveryByteAtEverySizeAndAlignment) {
                           kStreamCopyBytes + 1,
                           kStreamCopyBytes + kCacheLine + 3,
                           3 * kStreamCopyBytes + 17};
+  // An empty tensor's data may be null: nothing is read or written.
+  std::byte untouched{0xAB};
+  CopyToRing(&untouched, nullptr, 0);
+  EXPECT_EQ(untouched, std::byte{0xAB});
   for (size_t size : sizes) {
     for (size_t dst_offset : {0, 1, 8, 63}) {
       for (size_t src_offset : {0, 5}) {
-        std::vector<std::byte> src(size + src_offset);
+        // One spare byte, so that even an empty source has an address.
+        std::vector<std::byte> src(size + src_offset + 1);
         for (auto& b : src) b = static_cast<std::byte>(rng());
         std::vector<std::byte> dst(size + dst_offset + 128, std::byte{0xAB});
         CopyToRing(dst.data() + dst_offset, src.data() + src_offset, size);
