@@ -94,7 +94,7 @@ int64_t ExpectedBytes(const TensorData& t) {
   if (t.ndim > record::kMaxDims || (t.ndim > 0 && t.shape == nullptr)) {
     return -1;
   }
-  int64_t n = static_cast<int64_t>(ElementSize(static_cast<DType>(t.dtype)));
+  int64_t n = static_cast<int64_t>(ElementSize(t.dtype));
   for (size_t i = 0; i < t.ndim; ++i) {
     if (t.shape[i] < 0 || __builtin_mul_overflow(n, t.shape[i], &n)) return -1;
   }
@@ -143,7 +143,7 @@ class TensorSink {
       out.Null();
       return false;
     }
-    const auto dtype = static_cast<DType>(t.dtype);
+    const DType dtype = t.dtype;
     const std::span<const int64_t> shape(t.shape, t.ndim);
     return entry_.Tensor(out, dtype, shape, t.requires_grad, t.data, t.nbytes);
   }
@@ -599,8 +599,7 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
         t.slots[t.depth - 1]->plan.kind == record::CallKind::kApi) {
       return false;
     }
-    client::SetModuleBase(&t.base, static_cast<client::ModuleStyle>(style),
-                          View(path), View(class_name));
+    client::SetModuleBase(&t.base, style, View(path), View(class_name));
     client::CallPlan& plan = t.grad_plan;
     if (!s.BeginParamGrad(t.base, View(name), &plan)) return false;
     client::EntryBuilder& entry = *t.grad_entry;
