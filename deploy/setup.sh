@@ -19,6 +19,9 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-torch
   python3-venv
+  # msprobe 8.3.3's imports on /usr/bin/python3, the live reference of the
+  # 8.3.3 golden test (einops, which Debian lacks, is in .venv/msprobe833)
+  python3-pandas python3-matplotlib python3-tqdm python3-openpyxl
   clang libclang-rt-14-dev  # libFuzzer (tests/fuzz)
 )
 missing=()

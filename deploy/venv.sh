@@ -69,10 +69,14 @@ else
 fi
 
 # msprobe 8.3.3, beside 26.x and never imported by tprobe: the reference for
-# task overflow_check, which 26.x no longer has (tests/python/parity_test.py).
-if [[ ! -d $venv/msprobe833/msprobe ]]; then
-  quiet_pip install -q --no-deps --target "$venv/msprobe833" \
-    mindstudio-probe==8.3.3
+# task overflow_check, which 26.x no longer has (tests/python/parity_test.py),
+# and, on Debian's /usr/bin/python3 (torch 1.13), the live reference of the
+# 8.3.3 golden test. einops is the one import of it that Debian lacks; the
+# rest come from apt (deploy/setup.sh).
+msprobe833=(mindstudio-probe==8.3.3 einops==0.8.2)
+if [[ ! -d $venv/msprobe833/msprobe || ! -d $venv/msprobe833/einops ]]; then
+  rm -rf "$venv/msprobe833"
+  quiet_pip install -q --no-deps --target "$venv/msprobe833" "${msprobe833[@]}"
 fi
 
 site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")

@@ -1,11 +1,19 @@
-"""Compares a tprobe dump tree with msprobe's golden tree of the same run.
+"""Compares a tprobe dump tree with msprobe's tree of the same run.
 
-What must match (tests/data/golden/README.md says why the rest may differ):
-- dump.json: header; entry names in order; each entry's keys in order;
-  every value (typed values exactly; tensors: type, dtype, shape,
-  requires_grad and Max/Min exactly, Mean/Norm within float32 rounding).
-- construct.json: every golden node with the same parent.
-- stack.json: the same groups of entry names.
+Two references, two questions (tests/data/golden/README.md says why):
+- The stored golden tree, made on another processor, for what does not
+  depend on the processor (``values=False``):
+  - dump.json: header; entry names in order; each entry's keys in order;
+    every value but a tensor's statistics (typed values exactly; tensors:
+    keys, type, dtype, shape, requires_grad);
+  - construct.json: every golden node with the same parent;
+  - stack.json: the same groups of entry names.
+- A tree msprobe wrote on this machine in this run for the same model and
+  seed (``compare_values``), for the statistics: matched by entry name, key
+  and position, Max/Min exactly, Mean/Norm within float32 rounding. Float
+  kernels sum in another order on another CPU, so a stored Max is exact
+  only on the processor that made it.
+``values=True`` compares both at once, for two trees of one machine.
 Accepted differences: module backward entries and construct nodes that the
 golden tree lacks (msprobe could not write them on PyTorch 1.13), and so the
 module backward parents of backward nodes that the golden tree has at the
@@ -18,7 +26,9 @@ float32 and writes all four, 26.x (and tprobe) writes Max/Min in the dtype
 and Mean/Norm null.
 
 Run as a script to print the differences of two step directories:
-    golden_compare.py GOLDEN_STEP_RANK_DIR TPROBE_STEP_RANK_DIR
+    golden_compare.py [--structure | --values] GOLDEN_DIR TPROBE_DIR
+(--structure: what a stored tree checks; --values: the statistics only, as
+against a live reference; neither: both.)
 """
 
 import json
@@ -31,7 +41,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 _MODULE_BACKWARD = re.compile(r"^Module\..*\.backward\.\d+$")
 _PARAMS_GRAD = re.compile(r"^(Module\..*\.parameters_grad)\.\d+$")
-_TENSOR_EXACT = ("type", "dtype", "shape", "requires_grad", "Max", "Min")
+_TENSOR_STRUCTURE = ("type", "dtype", "shape", "requires_grad")
+_TENSOR_EXACT = _TENSOR_STRUCTURE + ("Max", "Min")
 # Mean and Norm: torch reduces in float32, tprobe in double and rounds once,
 # so the golden values carry torch's accumulation error, which grows with
 # the element count (the [128, 1000] cross-entropy gradient's golden Norm is
@@ -97,35 +108,44 @@ def _compare_833_cast(golden: Dict[str, Any], actual: Dict[str, Any],
             out.append(f"{path}.{key}: {actual.get(key)!r}, 26.x writes null")
 
 
+def _compare_statistics(golden: Dict[str, Any], actual: Dict[str, Any],
+                        path: str, out: List[str], msprobe833: bool) -> None:
+    """A tensor's Max/Min/Mean/Norm."""
+    if (msprobe833 and golden.get("dtype") in _CAST_BY_833
+            and golden.get("shape")):
+        _compare_833_cast(golden, actual, path, out)
+        return
+    for key in ("Max", "Min"):
+        if actual.get(key) != golden.get(key):
+            out.append(f"{path}.{key}: {actual.get(key)!r} != "
+                       f"golden {golden.get(key)!r}")
+    numel = math.prod(golden.get("shape") or [1])
+    scale = max([abs(v) for v in (golden.get("Max"), golden.get("Min"))
+                 if _finite_number(v)] or [0.0])
+    for key in ("Mean", "Norm"):
+        if not _close(golden.get(key), actual.get(key),
+                      scale if key == "Mean" else 0.0, numel):
+            out.append(f"{path}.{key}: {actual.get(key)!r} not within "
+                       f"float32 rounding of golden {golden.get(key)!r}")
+
+
 def compare_value(golden: Any, actual: Any, path: str, out: List[str],
-                  msprobe833: bool = False) -> None:
+                  msprobe833: bool = False, values: bool = True) -> None:
+    """``values``: a tensor's statistics too (else its structure only)."""
     if isinstance(golden, dict) and golden.get("type") == "torch.Tensor":
         if not isinstance(actual, dict):
             out.append(f"{path}: tensor expected, got {actual!r}")
             return
-        if (msprobe833 and golden.get("dtype") in _CAST_BY_833
-                and golden.get("shape")):
-            exact = [k for k in _TENSOR_EXACT if k not in ("Max", "Min")]
-            for key in exact:
-                if actual.get(key) != golden.get(key):
-                    out.append(f"{path}.{key}: {actual.get(key)!r} != "
-                               f"golden {golden.get(key)!r}")
-            _compare_833_cast(golden, actual, path, out)
-            return
-        if list(actual) != list(golden):
+        cast_by_833 = (msprobe833 and golden.get("dtype") in _CAST_BY_833
+                       and golden.get("shape"))
+        if not cast_by_833 and list(actual) != list(golden):
             out.append(f"{path}: tensor keys {list(actual)} != {list(golden)}")
-        for key in _TENSOR_EXACT:
+        for key in _TENSOR_STRUCTURE:
             if actual.get(key) != golden.get(key):
                 out.append(f"{path}.{key}: {actual.get(key)!r} != "
                            f"golden {golden.get(key)!r}")
-        numel = math.prod(golden.get("shape") or [1])
-        scale = max([abs(v) for v in (golden.get("Max"), golden.get("Min"))
-                     if _finite_number(v)] or [0.0])
-        for key in ("Mean", "Norm"):
-            if not _close(golden.get(key), actual.get(key),
-                          scale if key == "Mean" else 0.0, numel):
-                out.append(f"{path}.{key}: {actual.get(key)!r} not within "
-                           f"float32 rounding of golden {golden.get(key)!r}")
+        if values:
+            _compare_statistics(golden, actual, path, out, msprobe833)
         return
     if isinstance(golden, dict):
         if not isinstance(actual, dict) or list(actual) != list(golden):
@@ -134,14 +154,14 @@ def compare_value(golden: Any, actual: Any, path: str, out: List[str],
             return
         for key in golden:
             compare_value(golden[key], actual[key], f"{path}.{key}", out,
-                          msprobe833)
+                          msprobe833, values)
         return
     if isinstance(golden, list):
         if not isinstance(actual, list) or len(actual) != len(golden):
             out.append(f"{path}: {actual!r} != golden list of {len(golden)}")
             return
         for i, (g, a) in enumerate(zip(golden, actual)):
-            compare_value(g, a, f"{path}[{i}]", out, msprobe833)
+            compare_value(g, a, f"{path}[{i}]", out, msprobe833, values)
         return
     if isinstance(golden, float) and isinstance(actual, float):
         if not (golden == actual
@@ -156,7 +176,8 @@ def _names(data: Dict[str, Any]) -> List[str]:
     return [normalize(n) for n in data if not is_addition(n)]
 
 
-def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
+def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any],
+                 values: bool = True) -> List[str]:
     out: List[str] = []
     for key in ("task", "level", "framework", "dump_data_dir"):
         if golden.get(key) != actual.get(key):
@@ -181,12 +202,70 @@ def compare_dump(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
         if missing:
             out.append(f"golden entries missing: {missing[:10]}")
     by_norm = {normalize(n): v for n, v in a_data.items()}
-    msprobe833 = any("is_recompute" in entry for entry in g_data.values())
+    msprobe833 = _is_833(g_data)
     for name, entry in g_data.items():
         mine = by_norm.get(normalize(name))
         if mine is not None:
             entry = {k: v for k, v in entry.items() if k != "is_recompute"}
-            compare_value(entry, mine, name, out, msprobe833)
+            compare_value(entry, mine, name, out, msprobe833, values)
+    return out
+
+
+def _is_833(data: Dict[str, Any]) -> bool:
+    return any("is_recompute" in entry for entry in data.values())
+
+
+def _compare_live(reference: Any, actual: Any, path: str, out: List[str],
+                  msprobe833: bool) -> None:
+    if isinstance(reference, dict) and reference.get("type") == "torch.Tensor":
+        if isinstance(actual, dict):
+            _compare_statistics(reference, actual, path, out, msprobe833)
+        else:
+            out.append(f"{path}: tensor expected, got {actual!r}")
+    elif isinstance(reference, dict):
+        if not isinstance(actual, dict):
+            out.append(f"{path}: {actual!r} where the reference has a dict")
+            return
+        for key, value in reference.items():
+            if key == "is_recompute":
+                continue
+            if key not in actual:
+                out.append(f"{path}.{key}: missing (in the reference)")
+            else:
+                _compare_live(value, actual[key], f"{path}.{key}", out,
+                              msprobe833)
+    elif isinstance(reference, list):
+        if not isinstance(actual, list) or len(actual) != len(reference):
+            out.append(f"{path}: {actual!r} != reference list of "
+                       f"{len(reference)}")
+            return
+        for i, (r, a) in enumerate(zip(reference, actual)):
+            _compare_live(r, a, f"{path}[{i}]", out, msprobe833)
+    elif not (reference == actual or (
+            isinstance(reference, float) and isinstance(actual, float)
+            and math.isnan(reference) and math.isnan(actual))):
+        out.append(f"{path}: {actual!r} != reference {reference!r}")
+
+
+def compare_values(reference: Dict[str, Any],
+                   actual: Dict[str, Any]) -> List[str]:
+    """The values of ``actual`` (a dump.json) against ``reference``, the
+    dump.json that msprobe wrote for the same model and seed on this
+    machine in this run: entries matched by name (parameters_grad by
+    module), dict values by key, list values by position, whatever their
+    order (which compare_dump checks against the stored tree). Tensors:
+    Max/Min exactly, Mean/Norm within float32 rounding; every other value
+    exactly. Entries only tprobe writes (module backward on PyTorch 1.13)
+    have no reference and are not checked here."""
+    out: List[str] = []
+    ref_data = reference["data"]
+    msprobe833 = _is_833(ref_data)
+    mine = {normalize(n): v for n, v in actual["data"].items()}
+    for name, entry in ref_data.items():
+        if normalize(name) not in mine:
+            out.append(f"{name}: in the reference, not in tprobe's tree")
+        else:
+            _compare_live(entry, mine[normalize(name)], name, out, msprobe833)
     return out
 
 
@@ -241,10 +320,12 @@ def compare_stack(golden: Dict[str, Any], actual: Dict[str, Any]) -> List[str]:
     return []
 
 
-def compare_tree(golden_dir: str,
-                 actual_dir: str) -> Tuple[List[str], List[str]]:
+def compare_tree(golden_dir: str, actual_dir: str,
+                 values: bool = True) -> Tuple[List[str], List[str]]:
+    """dump.json, construct.json and stack.json; ``values=False`` for a
+    stored tree (a tensor's statistics left out)."""
     errors = compare_dump(load(golden_dir, "dump.json"),
-                          load(actual_dir, "dump.json"))
+                          load(actual_dir, "dump.json"), values)
     construct_errors, notes = compare_construct(
         load(golden_dir, "construct.json"), load(actual_dir, "construct.json"))
     errors += construct_errors
@@ -253,11 +334,24 @@ def compare_tree(golden_dir: str,
     return errors, notes
 
 
-if __name__ == "__main__":
-    errs, notes_ = compare_tree(sys.argv[1], sys.argv[2])
+def _main(argv: List[str]) -> int:
+    mode = argv[0] if argv and argv[0] in ("--structure", "--values") else ""
+    dirs = argv[1:] if mode else argv
+    if len(dirs) != 2:
+        print(__doc__.split("Run as a script")[1], file=sys.stderr)
+        return 2
+    if mode == "--values":
+        errs, notes_ = compare_values(load(dirs[0], "dump.json"),
+                                      load(dirs[1], "dump.json")), []
+    else:
+        errs, notes_ = compare_tree(dirs[0], dirs[1], mode != "--structure")
     for line in errs:
         print("ERROR", line)
     for line in notes_:
         print("NOTE", line)
     print(f"{len(errs)} differences")
-    sys.exit(1 if errs else 0)
+    return 1 if errs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
