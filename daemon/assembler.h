@@ -86,6 +86,11 @@ class Assembler {
 
   // Whether `step` has an open tree, and the open steps in order.
   bool IsOpen(uint32_t step) const { return trees_.contains(step); }
+  // Whether data of `step` would open a tree: it has none and is not
+  // finished.
+  bool WouldOpen(uint32_t step) const {
+    return !IsOpen(step) && !(finished_through_ && step <= *finished_through_);
+  }
   std::vector<uint32_t> OpenSteps() const;
 
   // Charges one record that could not be applied to the tree of `step`,

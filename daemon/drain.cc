@@ -27,8 +27,11 @@ class Drainer {
       : producer_(producer), state_(state), log_(log) {}
 
   // See DrainSome; `targets`, when set, holds one ring position per ring
-  // beyond which nothing is consumed.
-  size_t Run(size_t max_records, const std::vector<uint64_t>* targets);
+  // beyond which nothing is consumed. `bounded`: the open-step bound
+  // applies to records of steps after `through_step` (none: all).
+  size_t Run(size_t max_records, const std::vector<uint64_t>* targets,
+             bool bounded = true,
+             std::optional<uint32_t> through_step = std::nullopt);
 
   // Checks the ring headers' counters (they may only grow) and charges the
   // new drops to the assembler; a counter that went back is corruption.
@@ -44,6 +47,9 @@ class Drainer {
   bool ApplyLocal(RingState& ring, record::Decoded& decoded);
   // Applies an Entry or Call record. Returns false on corruption.
   bool ApplyOrdered(uint32_t ring_index, const record::Decoded& decoded);
+  // Whether an Entry or Call record of `step` must wait: it would open a
+  // tree beyond the open-step bound.
+  bool OverBound(uint32_t step, std::optional<uint32_t> through_step) const;
 
   void OnIntern(const record::InternView& v);
   void OnTensor(RingState& ring, record::TensorView& v);
@@ -82,7 +88,25 @@ std::optional<uint64_t> SeqOf(const record::Decoded& d) {
   return std::nullopt;
 }
 
-size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
+std::optional<uint32_t> StepOf(const record::Decoded& d) {
+  if (const auto* call = std::get_if<record::CallView>(&d)) {
+    return call->call.step;
+  }
+  if (const auto* entry = std::get_if<record::EntryView>(&d)) {
+    return entry->entry.step;
+  }
+  return std::nullopt;
+}
+
+bool Drainer::OverBound(uint32_t step,
+                        std::optional<uint32_t> through_step) const {
+  if (through_step && step <= *through_step) return false;
+  return state_.assembler.WouldOpen(step) &&
+         state_.assembler.open_trees() >= producer_.limits().max_open_steps;
+}
+
+size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
+                    bool bounded, std::optional<uint32_t> through_step) {
   size_t consumed = 0;
   auto done = [&] { return max_records != 0 && consumed >= max_records; };
   while (!state_.broken) {
@@ -125,6 +149,10 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets) {
       }
     }
     if (!best) break;
+    if (bounded && OverBound(*StepOf(*best_record), through_step)) {
+      ++state_.read_ahead_stops;
+      break;
+    }
     if (!ApplyOrdered(*best, *best_record)) return consumed;
     state_.rings[*best].reader.Release();
     ++state_.rings[*best].records_read;
@@ -545,21 +573,25 @@ size_t DrainSome(const Producer& producer, ProducerState& state,
 }
 
 void DrainTo(const Producer& producer, ProducerState& state,
-             const std::vector<uint64_t>& targets, spdlog::logger& log) {
+             const std::vector<uint64_t>& targets, spdlog::logger& log,
+             std::optional<uint32_t> through_step) {
   if (state.closed) return;
   Drainer drainer(producer, state, log);
-  drainer.Run(0, &targets);
+  drainer.Run(0, &targets, /*bounded=*/true, through_step);
   drainer.CheckCounters();
 }
 
 void DrainCommitted(const Producer& producer, ProducerState& state,
                     spdlog::logger& log) {
+  if (state.closed) return;
   std::vector<uint64_t> targets;
   for (uint32_t i = 0; i < state.rings.size(); ++i) {
     targets.push_back(producer.segment().ring_header(i)->head.load(
         std::memory_order_acquire));
   }
-  DrainTo(producer, state, targets, log);
+  Drainer drainer(producer, state, log);
+  drainer.Run(0, &targets, /*bounded=*/false);
+  drainer.CheckCounters();
 }
 
 void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {

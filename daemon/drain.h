@@ -52,6 +52,15 @@
 // already finished) is skipped: counted in the tree's accounting, so the
 // step is not complete, and logged at a decreasing rate.
 //
+// Read-ahead is bounded: an Entry or Call record that would open a tree
+// while the producer already holds ProducerLimits::max_open_steps open
+// trees is left in its ring, and so is everything after it in seq order,
+// until a Step closes a tree. The rings then fill and the client's
+// full-ring policy applies (counted by the rank). A command's drain reads
+// the records of the steps it is about (DrainTo's `through_step`) whatever
+// the bound; the final drain of a producer (DrainCommitted) reads
+// everything.
+//
 // Nothing read from shared memory is trusted (ProducerLimits): a tensor
 // larger than max_tensor_bytes is never buffered (it stays incomplete), the
 // intern tables and the tensors waiting for their Entry are bounded, ids are
@@ -63,6 +72,9 @@
 // rings are no longer read. Other producers are not affected.
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "daemon/logger.h"
 #include "daemon/producer.h"
@@ -85,10 +97,12 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
 
 // Consumes each ring up to its position in `targets` (the heads noted when a
 // command arrived: Producer::Enqueue) or until it is empty, then charges new
-// ring drops.
+// ring drops. The open-step bound applies to records of steps after
+// `through_step` (none: to every record; see above).
 // REQUIRES: as DrainSome.
 void DrainTo(const Producer& producer, ProducerState& state,
-             const std::vector<uint64_t>& targets, spdlog::logger& log);
+             const std::vector<uint64_t>& targets, spdlog::logger& log,
+             std::optional<uint32_t> through_step);
 
 // Puts the module nodes still held back for steps up to `up_to_step` (all,
 // by default) into their trees. Called before a step's trees are finished

@@ -17,6 +17,7 @@ constexpr int64_t kMaxIdleExitSeconds = 24 * 3600;
 constexpr int64_t kMaxWorkers = 1024;
 constexpr int64_t kMinTensorBytes = 4096;
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+constexpr int64_t kMaxOpenSteps = 1 << 16;
 
 std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   if (text == "trace") return spdlog::level::trace;
@@ -57,7 +58,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
         arg == "--socket" || arg == "--log-level" || arg == "--idle-exit" ||
         arg == "--group" || arg == "--max-connections" ||
         arg == "--request-timeout" || arg == "--expect-ranks" ||
-        arg == "--workers" || arg == "--max-tensor-bytes";
+        arg == "--workers" || arg == "--max-tensor-bytes" ||
+        arg == "--max-open-steps";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }
@@ -133,6 +135,14 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
                              std::to_string(kMaxTensorBytes));
       }
       flags.max_tensor_bytes = static_cast<uint64_t>(*n);
+    } else if (arg == "--max-open-steps") {
+      auto n = ParseNumber(value, 1, kMaxOpenSteps);
+      if (!n) {
+        return Status::Error("bad --max-open-steps '" + std::string(value) +
+                             "': use a whole number from 1 to " +
+                             std::to_string(kMaxOpenSteps));
+      }
+      flags.max_open_steps = static_cast<size_t>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else {
@@ -157,7 +167,7 @@ std::string Usage() {
       R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
                [--idle-exit SECONDS] [--group NAME] [--max-connections N]
                [--request-timeout SECONDS] [--expect-ranks N] [--workers N]
-               [--max-tensor-bytes BYTES] [--help]
+               [--max-tensor-bytes BYTES] [--max-open-steps N] [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its
 control socket and get a shared-memory segment of rings, into which they push
@@ -209,6 +219,12 @@ Options:
                        4294967296). A larger one is never buffered: it is
                        written with null statistics and the step is marked
                        incomplete.
+  --max-open-steps N   steps of one rank held open at once (default 64, up
+                       to 65536). A rank that runs ahead of its Step
+                       requests is not read further until one closes: its
+                       rings fill and its full-ring policy applies (block,
+                       or drop and count), so the daemon's memory and open
+                       files stay bounded however far a rank runs ahead.
   --help               print this text and exit.
 
 SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write

@@ -43,6 +43,9 @@ struct Flags {
   // --max-tensor-bytes: the largest tensor a client may declare; larger
   // ones are never buffered and are written with null statistics.
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
+  // --max-open-steps: open steps per rank before its drain stops reading
+  // ahead (ProducerLimits::max_open_steps).
+  size_t max_open_steps = 64;
   // --help: print Usage() and exit 0; nothing else is done.
   bool help = false;
 };

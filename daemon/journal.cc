@@ -81,14 +81,12 @@ Journal::Journal(std::string dir, const std::string& task,
                       dump_data_dir ? Json(*dump_data_dir) : Json(nullptr)}));
 }
 
-Journal::~Journal() {
-  if (fd_ >= 0) ::close(fd_);
-}
+Journal::~Journal() = default;
 
 Journal::Journal(Journal&& other) noexcept
     : dir_(std::move(other.dir_)),
       path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
+      created_(std::exchange(other.created_, false)),
       pending_(std::move(other.pending_)),
       changed_(other.changed_),
       oldest_(other.oldest_),
@@ -140,35 +138,44 @@ Status Journal::Sync(const dump::Accounting& accounting,
   }
   Append(kAccounting, AccountingJson(accounting));
   synced_accounting_ = accounting;
-  if (fd_ < 0) {
+  // Opened for each write and closed after it: a rank's open steps cost no
+  // file descriptor between writes, however many there are. A link in
+  // the journal's place is not followed.
+  if (!created_) {
     if (Status s = dump::MakeDirs(dir_); !s.ok()) return s;
-    fd_ = ::open(path_.c_str(),
-                 O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
-    if (fd_ < 0) {
-      return Status::Error("cannot create the journal " + path_ + ": " +
-                           std::strerror(errno));
-    }
   }
+  const int fd = ::open(path_.c_str(),
+                        O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+                            (created_ ? 0 : O_CREAT | O_TRUNC),
+                        0640);
+  if (fd < 0) {
+    return Status::Error(std::string(created_ ? "cannot open the journal "
+                                              : "cannot create the journal ") +
+                         path_ + ": " + std::strerror(errno));
+  }
+  created_ = true;
   size_t done = 0;
   while (done < pending_.size()) {
     const ssize_t n =
-        ::write(fd_, pending_.data() + done, pending_.size() - done);
+        ::write(fd, pending_.data() + done, pending_.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
       return Status::Error("cannot append to the journal " + path_ + ": " +
-                           std::strerror(errno));
+                           std::strerror(n < 0 ? error : ENOSPC));
     }
     done += static_cast<size_t>(n);
   }
+  ::close(fd);
   pending_.clear();
   changed_ = false;
   return Status::Ok();
 }
 
 void Journal::Remove() {
-  if (fd_ < 0) return;
-  ::close(fd_);
-  fd_ = -1;
+  if (!created_) return;
+  created_ = false;
   ::unlink(path_.c_str());
 }
 

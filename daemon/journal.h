@@ -75,7 +75,7 @@ class Journal {
 
   std::string dir_;
   std::string path_;
-  int fd_ = -1;
+  bool created_ = false;  // the file exists: later writes append
   std::vector<uint8_t> pending_;
   bool changed_ = false;  // something besides the header is pending
   std::chrono::steady_clock::time_point oldest_;  // of the pending changes

@@ -86,6 +86,10 @@ struct ProducerLimits {
   // until their step is settled), and their kept bytes (task tensor).
   size_t max_waiting_tensors = size_t{1} << 16;
   uint64_t max_waiting_bytes = uint64_t{16} << 30;
+  // Open steps (trees) of one producer: the drain reads no record that
+  // would open one more (drain.h), so a rank that runs ahead of its Step
+  // commands fills its rings instead of the daemon's memory.
+  size_t max_open_steps = 64;
 };
 
 // Ring header counters the daemon saw last, to check they only grow.
@@ -141,6 +145,8 @@ struct ProducerState {
   uint64_t skipped_records = 0;
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
+  // Drain passes that stopped at the open-step bound (max_open_steps).
+  uint64_t read_ahead_stops = 0;
   // The ring drops (sums of SeenCounters) charged to settled steps.
   uint64_t ring_full_settled = 0;
   uint64_t too_large_settled = 0;

@@ -66,7 +66,13 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
 Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
                   spdlog::logger& log, const Command& c) {
   if (state.closed) return Status::Ok();
-  DrainTo(p, state, c.targets, log);
+  // A command reads the records of the steps it is about past the
+  // open-step bound; a Configure, those made under the old config.
+  std::optional<uint32_t> through = c.step;
+  if (c.kind == Command::Kind::kConfigure) {
+    through = c.step > 0 ? std::optional<uint32_t>(c.step - 1) : std::nullopt;
+  }
+  DrainTo(p, state, c.targets, log, through);
   Status s;
   switch (c.kind) {
     case Command::Kind::kStart:

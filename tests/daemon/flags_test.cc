@@ -60,8 +60,8 @@ TEST(FlagsTest, HelpExplainsEveryFlag) {
   const std::string usage = Usage();
   for (const char* flag :
        {"--socket", "--foreground", "--log-level", "--idle-exit", "--group",
-        "--max-connections", "--request-timeout", "--expect-ranks", "--help",
-        "msprobe"}) {
+        "--max-connections", "--request-timeout", "--expect-ranks",
+        "--max-open-steps", "--help", "msprobe"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }
@@ -87,6 +87,15 @@ TEST(FlagsTest, ConnectionLimitsAndGroupAreParsedAndChecked) {
             "to 3600");
   EXPECT_EQ(Parse({"--group="}).status().message(),
             "--group needs a group name");
+}
+
+TEST(FlagsTest, OpenStepBoundIsParsedAndChecked) {
+  auto f = Parse({"--max-open-steps=8"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->max_open_steps, 8u);
+  EXPECT_EQ(Parse({})->max_open_steps, 64u);
+  EXPECT_EQ(Parse({"--max-open-steps", "0"}).status().message(),
+            "bad --max-open-steps '0': use a whole number from 1 to 65536");
 }
 
 TEST(FlagsTest, LogFileSitsBesideTheSocket) {

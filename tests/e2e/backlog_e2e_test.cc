@@ -1,0 +1,144 @@
+// End to end: a rank that runs far ahead of its daemon. The real C++
+// example at full speed into a real tprobed with a low --max-open-steps:
+// the daemon's open files and memory stay flat (the drain stops reading
+// ahead, the rank's rings fill and its full-ring policy applies), every step
+// reaches the disk with its accounting, no journal or empty folder is left,
+// and SIGTERM ends the daemon promptly.
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe {
+namespace {
+
+using testing::DaemonProcess;
+using testing::ReadFile;
+using testing::RunCommand;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+constexpr int kSteps = 6000;
+
+long OpenFds(pid_t pid) {
+  long n = 0;
+  std::error_code ec;
+  for (auto it =
+           fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+long RssKb(pid_t pid) {
+  std::istringstream status(
+      ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return -1;
+}
+
+TEST(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/d.sock";
+  DaemonProcess daemon({TPROBED_PATH, "--socket", socket, "--foreground",
+                        "--max-open-steps", "4"},
+                       socket);
+  ASSERT_TRUE(daemon.started());
+  const std::string config = tmp.path() + "/config.json";
+  std::ofstream(config) << R"({"task": "statistics", "dump_path": ")"
+                        << tmp.path()
+                        << R"(/dump", "rank": [], "step": [], "level": "mix"})";
+
+  std::atomic<bool> done{false};
+  int rc = -1;
+  std::string out;
+  std::thread rank([&] {
+    rc = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
+                        " --socket " + socket + " --steps " +
+                        std::to_string(kSteps),
+                    &out);
+    done = true;
+  });
+  // Warm-up: the rank has registered and its first steps are written.
+  const auto warm_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done && !fs::exists(tmp.path() + "/dump/step20") &&
+         std::chrono::steady_clock::now() < warm_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const long fds_warm = OpenFds(daemon.pid());
+  const long rss_warm = RssKb(daemon.pid());
+  long fds_max = fds_warm;
+  long rss_max = rss_warm;
+  while (!done) {
+    fds_max = std::max(fds_max, OpenFds(daemon.pid()));
+    rss_max = std::max(rss_max, RssKb(daemon.pid()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  rank.join();
+  ASSERT_EQ(rc, 0) << out;
+
+  // Without the bound, each open step held a journal descriptor and its
+  // tree: thousands of each within seconds.
+  EXPECT_LE(fds_max, fds_warm + 4) << "open files grew under the backlog";
+  EXPECT_LE(rss_max - rss_warm, 32 * 1024)
+      << "daemon memory grew under the backlog: " << rss_warm << " kB -> "
+      << rss_max << " kB";
+
+  const auto term = std::chrono::steady_clock::now();
+  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - term, std::chrono::seconds(10));
+
+  // The rank's own count, as the example prints it.
+  const size_t at = out.find("ring full ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const uint64_t rank_ring_full =
+      std::strtoull(out.c_str() + at + 10, nullptr, 10);
+  int steps = 0;
+  uint64_t ring_full = 0;
+  for (const auto& step : fs::directory_iterator(tmp.path() + "/dump")) {
+    ++steps;
+    const fs::path rank_dir = step.path() / "rank";
+    EXPECT_FALSE(fs::exists(rank_dir / "tprobe.journal")) << step.path();
+    for (const char* file :
+         {"dump.json", "stack.json", "construct.json", "tprobe.json"}) {
+      ASSERT_TRUE(fs::exists(rank_dir / file)) << rank_dir / file;
+    }
+    const auto accounting =
+        nlohmann::json::parse(ReadFile(rank_dir / "tprobe.json"));
+    const auto& records = accounting.at("records");
+    uint64_t dropped = 0;
+    for (const auto& [reason, n] : records.at("dropped").items()) {
+      dropped += n.get<uint64_t>();
+    }
+    EXPECT_EQ(records.at("produced").get<uint64_t>(),
+              records.at("written").get<uint64_t>() + dropped)
+        << step.path();
+    ring_full += records.at("dropped").at("ring_full").get<uint64_t>();
+  }
+  EXPECT_EQ(steps, kSteps);
+  EXPECT_EQ(ring_full, rank_ring_full) << "drops in no step's tprobe.json";
+  // Every file parses, and each step's accounting balances: what was
+  // produced was written or counted as dropped.
+  ASSERT_EQ(RunCommand(std::string(TPROBE_PYTHON) + " " + TPROBE_SOURCE_DIR +
+                           "/tests/e2e/check_tree.py " + tmp.path() + "/dump",
+                       &out),
+            0)
+      << out;
+}
+
+}  // namespace
+}  // namespace tprobe
