@@ -96,6 +96,11 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
         // From the CLI: a capture directive, read by the ranks themselves.
         return reply(ApplyLiveStart(Targets(conn), request.start(), *log_));
       }
+      if (!conn.producer) {
+        return reply(Error(
+            "Start without Register: only a rank's own connection opens its "
+            "steps (tprobe start sends a live Start)"));
+      }
       command.kind = Command::Kind::kStart;
       command.step = request.start().step();
       return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
@@ -120,6 +125,13 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
                    std::move(reply));
     }
     case v1::Request::kStep:
+      // The step's counts are the rank's own: no other connection may
+      // close its steps.
+      if (!conn.producer) {
+        return reply(Error(
+            "Step without Register: only a rank's own connection closes its "
+            "steps"));
+      }
       command.kind = Command::Kind::kStep;
       command.step = request.step().step();
       command.unclosed_calls = request.step().unclosed_calls();

@@ -40,7 +40,7 @@ registered or matching, a step already passed).
 )";
 
 // The one positional argument a command takes, if any.
-enum class Operand { kNone, kStep, kFile };
+enum class Operand { kNone, kFile };
 
 struct Spec {
   std::string_view name;
@@ -49,9 +49,9 @@ struct Spec {
   Operand operand;
   bool needs_ranks;  // does nothing without a registered rank
   std::span<const OptionSpec> options;  // besides --socket, --timeout, --json
-  // Fills the request from the operand (STEP as a number, FILE as given)
-  // and the options; an error is bad input (exit status 2).
-  Status (*fill)(v1::Request& request, uint32_t step, const std::string& file,
+  // Fills the request from the operand (FILE as given) and the options; an
+  // error is bad input (exit status 2).
+  Status (*fill)(v1::Request& request, const std::string& file,
                  const ParsedArgs& args);
 };
 
@@ -123,15 +123,8 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
   }
   const std::vector<std::string>& positionals = parsed->positionals;
   const size_t operands = spec.operand == Operand::kNone ? 0 : 1;
-  uint32_t step = 0;
   std::string file;
-  if (spec.operand == Operand::kStep) {
-    if (positionals.empty()) return usage_error("STEP is missing");
-    Result<int64_t> s = ParseCount(positionals[0], "STEP",
-                                   std::numeric_limits<uint32_t>::max());
-    if (!s.ok()) return usage_error(s.status().message());
-    step = static_cast<uint32_t>(*s);
-  } else if (spec.operand == Operand::kFile) {
+  if (spec.operand == Operand::kFile) {
     if (positionals.empty()) return usage_error("FILE is missing");
     file = positionals[0];
   }
@@ -159,7 +152,7 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
   };
   // Bad input is refused before tprobed is asked anything.
   v1::Request request;
-  if (Status s = spec.fill(request, step, file, *parsed); !s.ok()) {
+  if (Status s = spec.fill(request, file, *parsed); !s.ok()) {
     if (json) report(false, 0, s.message());
     return usage_error(s.message());
   }
@@ -202,8 +195,7 @@ matches --ranks, or every matching rank is already past the last step.
     Operand::kNone,
     true,
     kStartOptions,
-    [](v1::Request& r, uint32_t, const std::string&,
-       const ParsedArgs& args) -> Status {
+    [](v1::Request& r, const std::string&, const ParsedArgs& args) -> Status {
       v1::Start* start = r.mutable_start();
       start->set_live(true);
       if (Status s = ParseSteps(args.Get("steps"), *start); !s.ok()) return s;
@@ -224,8 +216,7 @@ status 3 when no rank is registered or none matches --ranks.
     Operand::kNone,
     true,
     kStopOptions,
-    [](v1::Request& r, uint32_t, const std::string&,
-       const ParsedArgs& args) -> Status {
+    [](v1::Request& r, const std::string&, const ParsedArgs& args) -> Status {
       v1::Stop* stop = r.mutable_stop();
       stop->set_live(true);
       return ParseRanks(args.Get("ranks"), stop->mutable_ranks());
@@ -252,29 +243,10 @@ changes one of those keys, is refused naming the key, and no rank changes
     Operand::kFile,
     true,
     {},
-    [](v1::Request& r, uint32_t, const std::string& file,
-       const ParsedArgs&) -> Status {
+    [](v1::Request& r, const std::string& file, const ParsedArgs&) -> Status {
       auto config = config::LoadConfigFile(file);
       if (!config.ok()) return config.status();
       *r.mutable_configure()->mutable_config() = config::ToProto(*config);
-      return Status::Ok();
-    }};
-
-constexpr Spec kStep{
-    "step",
-    "drain every rank and write and close its steps up to STEP",
-    R"(Usage: tprobe step STEP [--socket PATH] [--timeout SECONDS] [--json]
-
-Drains what every registered rank has committed, writes its steps up to and
-including STEP and closes them, as a rank's own step() does. Data arriving
-later for a closed step is skipped and counted (tprobe.json).
-)",
-    Operand::kStep,
-    true,
-    {},
-    [](v1::Request& r, uint32_t step, const std::string&,
-       const ParsedArgs&) -> Status {
-      r.mutable_step()->set_step(step);
       return Status::Ok();
     }};
 
@@ -289,8 +261,7 @@ Returns once the files are on disk.
     Operand::kNone,
     true,
     {},
-    [](v1::Request& r, uint32_t, const std::string&,
-       const ParsedArgs&) -> Status {
+    [](v1::Request& r, const std::string&, const ParsedArgs&) -> Status {
       r.mutable_flush();
       return Status::Ok();
     }};
@@ -307,8 +278,7 @@ running carry on without it (their records count as dropped_no_daemon).
     Operand::kNone,
     false,
     {},
-    [](v1::Request& r, uint32_t, const std::string&,
-       const ParsedArgs&) -> Status {
+    [](v1::Request& r, const std::string&, const ParsedArgs&) -> Status {
       r.mutable_shutdown();
       return Status::Ok();
     }};
@@ -318,7 +288,6 @@ int RunStop(std::span<const std::string_view> a) { return Run(kStop, a); }
 int RunConfigure(std::span<const std::string_view> a) {
   return Run(kConfigure, a);
 }
-int RunStep(std::span<const std::string_view> a) { return Run(kStep, a); }
 int RunFlush(std::span<const std::string_view> a) { return Run(kFlush, a); }
 int RunShutdown(std::span<const std::string_view> a) {
   return Run(kShutdown, a);
@@ -328,14 +297,13 @@ const Command kCommands[] = {
     {kStart.name, kStart.summary, RunStart},
     {kStop.name, kStop.summary, RunStop},
     {kConfigure.name, kConfigure.summary, RunConfigure},
-    {kStep.name, kStep.summary, RunStep},
     {kFlush.name, kFlush.summary, RunFlush},
     {kShutdown.name, kShutdown.summary, RunShutdown},
 };
 const CommandRegistration kRegistrations[] = {
     CommandRegistration(kCommands[0]), CommandRegistration(kCommands[1]),
     CommandRegistration(kCommands[2]), CommandRegistration(kCommands[3]),
-    CommandRegistration(kCommands[4]), CommandRegistration(kCommands[5]),
+    CommandRegistration(kCommands[4]),
 };
 
 }  // namespace

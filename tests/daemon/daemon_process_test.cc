@@ -348,6 +348,45 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// A Step sent on a connection that never registered would close every
+// rank's step with the sender's counts: refused, and no rank changes.
+TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  RawClient rank(Socket());
+  std::string error;
+  auto segment = rank.Register(Registration(), &error);
+  ASSERT_NE(segment, nullptr) << error;
+  testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.mul.0.forward"));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
+
+  RawClient forger(Socket());
+  v1::Response resp;
+  v1::Request forged = StepRequest(0);
+  forged.mutable_step()->mutable_ledger()->set_produced(424242);
+  ASSERT_TRUE(forger.Call(forged, &resp));
+  EXPECT_FALSE(resp.ok());
+  EXPECT_NE(resp.error().find("Step without Register"), std::string::npos)
+      << resp.error();
+  v1::Request start;
+  start.mutable_start()->set_step(1);
+  ASSERT_TRUE(forger.Call(start, &resp));
+  EXPECT_FALSE(resp.ok());
+  EXPECT_NE(resp.error().find("Start without Register"), std::string::npos)
+      << resp.error();
+  EXPECT_FALSE(std::filesystem::exists(DumpFile("tprobe.json")));
+
+  // The rank's own Step closes the step with its own counts.
+  ASSERT_TRUE(rank.Call(StepRequest(0), &resp));
+  ASSERT_TRUE(resp.ok()) << resp.error();
+  Sync(rank);
+  const dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
+  EXPECT_EQ(acc["entries"], 1);
+  EXPECT_EQ(acc["complete"], true) << acc.dump();
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());

@@ -158,7 +158,7 @@ TEST_F(ControlCommandsTest, StatusJsonListsEveryRank) {
 TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
-  for (const char* command : {"flush", "stop", "step 2", "start --steps 1"}) {
+  for (const char* command : {"flush", "stop", "start --steps 1"}) {
     std::string output;
     EXPECT_EQ(Tprobe(command, &output), 3) << command;
     EXPECT_NE(output.find("no rank is registered with tprobed on " + Socket() +
@@ -182,7 +182,7 @@ TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
                     "\n");
 }
 
-TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
+TEST_F(ControlCommandsTest, StartAndStopActOnEveryRank) {
   DaemonProcess daemon(TPROBED_PATH, Socket());
   ASSERT_TRUE(daemon.started());
   RawClient client(Socket());
@@ -200,7 +200,6 @@ TEST_F(ControlCommandsTest, StartStopAndStepActOnEveryRank) {
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
             std::string::npos)
       << "stop also drains and writes what was captured";
-  ASSERT_EQ(Tprobe("step 0"), 0);
   ASSERT_EQ(Tprobe("start --steps 3-5 --ranks 0"), 0);
   EXPECT_EQ(directive().mode, shm::CaptureMode::kCapture);
   EXPECT_EQ(directive().first_step, 3u);
@@ -233,7 +232,6 @@ TEST_F(ControlCommandsTest, EveryControlCommandPrintsOneJsonLine) {
       {"start", "start --steps 1-"},
       {"stop", "stop"},
       {"configure", "configure " + config},
-      {"step", "step 0"},
       {"flush", "flush"},
       {"shutdown", "shutdown"}};
   for (const auto& [name, args] : commands) {
@@ -291,10 +289,11 @@ TEST_F(ControlCommandsTest, NoDaemonIsAClearErrorWithExitStatusOne) {
 
 TEST_F(ControlCommandsTest, BadCommandLinesExitTwo) {
   std::string output;
-  EXPECT_EQ(Tprobe("step", &output), 2);
-  EXPECT_NE(output.find("tprobe step: STEP is missing"), std::string::npos);
-  EXPECT_EQ(Tprobe("step x", &output), 2);
-  EXPECT_NE(output.find("STEP must be a whole number"), std::string::npos);
+  EXPECT_EQ(Tprobe("configure", &output), 2);
+  EXPECT_NE(output.find("tprobe configure: FILE is missing"),
+            std::string::npos);
+  // Only a rank's own connection closes its steps: no CLI command does.
+  EXPECT_EQ(Tprobe("step 0", &output), 2);
   EXPECT_EQ(Tprobe("flush 3", &output), 2);
   EXPECT_NE(output.find("unexpected argument '3'"), std::string::npos);
   EXPECT_EQ(Tprobe("status --frobnicate", &output), 2);
@@ -305,8 +304,8 @@ TEST_F(ControlCommandsTest, EveryCommandHasHelpAndIsListed) {
   std::string overview;
   ASSERT_EQ(testing::RunCommand(std::string(TPROBE_BIN) + " --help", &overview),
             0);
-  for (const char* command : {"status", "start", "stop", "configure", "step",
-                              "flush", "shutdown", "import"}) {
+  for (const char* command : {"status", "start", "stop", "configure", "flush",
+                              "shutdown", "import"}) {
     EXPECT_NE(overview.find(std::string("\n  ") + command + " "),
               std::string::npos)
         << command << " is not listed:\n"

@@ -799,8 +799,6 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
             "  start      make running ranks capture steps, live\n"
             "  status     show tprobed's ranks: step, ring fill, records, "
             "drops, last error\n"
-            "  step       drain every rank and write and close its steps up "
-            "to STEP\n"
             "  stop       make running ranks stop capturing, live\n"
             "\nRun 'tprobe COMMAND --help' for a command's options.\n");
   const RunResult import = RunTprobe(root_, {"import", "--help"});
