@@ -78,22 +78,18 @@ class Drainer {
   spdlog::logger& log_;
 };
 
-std::optional<uint64_t> SeqOf(const record::Decoded& d) {
-  if (const auto* call = std::get_if<record::CallView>(&d)) {
-    return call->call.seq;
-  }
-  if (const auto* entry = std::get_if<record::EntryView>(&d)) {
-    return entry->entry.seq;
-  }
-  return std::nullopt;
-}
+// An Entry's or Call's place among the rings' records, and its step.
+struct Order {
+  uint64_t seq;
+  uint32_t step;
+};
 
-std::optional<uint32_t> StepOf(const record::Decoded& d) {
+std::optional<Order> OrderOf(const record::Decoded& d) {
   if (const auto* call = std::get_if<record::CallView>(&d)) {
-    return call->call.step;
+    return Order{call->call.seq, call->call.step};
   }
   if (const auto* entry = std::get_if<record::EntryView>(&d)) {
-    return entry->entry.step;
+    return Order{entry->entry.seq, entry->entry.step};
   }
   return std::nullopt;
 }
@@ -112,6 +108,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
   while (!state_.broken) {
     std::optional<uint32_t> best;
     uint64_t best_seq = 0;
+    uint32_t best_step = 0;
     std::optional<record::Decoded> best_record;
     for (uint32_t i = 0; i < state_.rings.size(); ++i) {
       RingState& ring = state_.rings[i];
@@ -132,10 +129,11 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
           Corrupt(i, decoded.status().message());
           return consumed;
         }
-        if (auto seq = SeqOf(decoded.value())) {
-          if (!best || *seq < best_seq) {
+        if (auto order = OrderOf(decoded.value())) {
+          if (!best || order->seq < best_seq) {
             best = i;
-            best_seq = *seq;
+            best_seq = order->seq;
+            best_step = order->step;
             best_record = std::move(decoded).value();
           }
           break;
@@ -149,7 +147,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
       }
     }
     if (!best) break;
-    if (bounded && OverBound(*StepOf(*best_record), through_step)) {
+    if (bounded && OverBound(best_step, through_step)) {
       ++state_.read_ahead_stops;
       break;
     }
