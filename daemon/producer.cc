@@ -90,6 +90,12 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   const uint64_t ring_bytes =
       reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
   if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;
+  // A path is cut at its first NUL by every system call: the daemon would
+  // write somewhere the client did not name.
+  if (config.dump_path.find('\0') != std::string::npos) {
+    return Status::Error(
+        "dump_path contains a NUL byte, which no file path can hold");
+  }
   auto write_path =
       AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();

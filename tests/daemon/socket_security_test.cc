@@ -409,6 +409,15 @@ TEST_F(SocketSecurityTest, AnUnusableDumpPathIsRefusedAtRegistration) {
   if (IsRoot()) RunCommand("umount " + ro, nullptr);
 }
 
+TEST_F(SocketSecurityTest, ADumpPathWithANulIsRefusedAndCreatesNothing) {
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  // The JSON escape reaches the daemon as a NUL inside the string.
+  ExpectRefused(Socket(), dir_.path() + "/cut\\u0000/dump",
+                "dump_path contains a NUL byte");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/cut"));
+}
+
 TEST_F(SocketSecurityTest, ADumpPathThroughAnotherUsersSymlinkIsRefused) {
   if (!IsRoot()) GTEST_SKIP() << "needs root to own a symlink as another user";
   DaemonProcess daemon(Daemon(), Socket());
