@@ -27,10 +27,9 @@ class Drainer {
       : producer_(producer), state_(state), log_(log) {}
 
   // See DrainSome; `targets`, when set, holds one ring position per ring
-  // beyond which nothing is consumed. `bounded`: the open-step bound
-  // applies to records of steps after `through_step` (none: all).
+  // beyond which nothing is consumed. The open-step bound applies to
+  // records of steps after `through_step` (none: to all).
   size_t Run(size_t max_records, const std::vector<uint64_t>* targets,
-             bool bounded = true,
              std::optional<uint32_t> through_step = std::nullopt);
 
   // Checks the ring headers' counters (they may only grow) and charges the
@@ -102,7 +101,7 @@ bool Drainer::OverBound(uint32_t step,
 }
 
 size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
-                    bool bounded, std::optional<uint32_t> through_step) {
+                    std::optional<uint32_t> through_step) {
   size_t consumed = 0;
   auto done = [&] { return max_records != 0 && consumed >= max_records; };
   while (!state_.broken) {
@@ -147,10 +146,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
       }
     }
     if (!best) break;
-    if (bounded && OverBound(best_step, through_step)) {
-      ++state_.read_ahead_stops;
-      break;
-    }
+    if (OverBound(best_step, through_step)) break;
     if (!ApplyOrdered(*best, *best_record)) return consumed;
     state_.rings[*best].reader.Release();
     ++state_.rings[*best].records_read;
@@ -575,21 +571,19 @@ void DrainTo(const Producer& producer, ProducerState& state,
              std::optional<uint32_t> through_step) {
   if (state.closed) return;
   Drainer drainer(producer, state, log);
-  drainer.Run(0, &targets, /*bounded=*/true, through_step);
+  drainer.Run(0, &targets, through_step);
   drainer.CheckCounters();
 }
 
 void DrainCommitted(const Producer& producer, ProducerState& state,
                     spdlog::logger& log) {
-  if (state.closed) return;
   std::vector<uint64_t> targets;
   for (uint32_t i = 0; i < state.rings.size(); ++i) {
     targets.push_back(producer.segment().ring_header(i)->head.load(
         std::memory_order_acquire));
   }
-  Drainer drainer(producer, state, log);
-  drainer.Run(0, &targets, /*bounded=*/false);
-  drainer.CheckCounters();
+  // Every step is the command's: the bound holds nothing back.
+  DrainTo(producer, state, targets, log, UINT32_MAX);
 }
 
 void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {

@@ -145,8 +145,6 @@ struct ProducerState {
   uint64_t skipped_records = 0;
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
-  // Drain passes that stopped at the open-step bound (max_open_steps).
-  uint64_t read_ahead_stops = 0;
   // The ring drops (sums of SeenCounters) charged to settled steps.
   uint64_t ring_full_settled = 0;
   uint64_t too_large_settled = 0;

@@ -26,7 +26,8 @@ from typing import List
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden_compare  # noqa: E402
 from golden_test import (  # noqa: E402
-    PlantedErrors, rank_dir, run_msprobe, run_tiny_gpt)
+    PlantedErrors, run_msprobe, run_tiny_gpt)
+from parity import rank_dir  # noqa: E402
 from tprobed_fixture import ROOT, fresh_dir  # noqa: E402
 
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden26")

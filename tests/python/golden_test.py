@@ -24,6 +24,7 @@ from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden_compare  # noqa: E402
+from parity import rank_dir  # noqa: E402
 from tprobed_fixture import (  # noqa: E402
     ROOT, Tprobed, fresh_dir, tprobed_binary)
 
@@ -87,13 +88,6 @@ def run_msprobe(level: str, tmp: str, golden: str,
     return out
 
 
-def rank_dir(step_dir: str) -> str:
-    """The one process directory of a step (msprobe 26.x: proc{pid})."""
-    [name] = [d for d in os.listdir(step_dir)
-              if os.path.isdir(os.path.join(step_dir, d))]
-    return os.path.join(step_dir, name)
-
-
 def first_statistic(data: dict) -> tuple:
     """(entry name, the tensor dict) of the first float tensor with a
     finite, nonzero Max in a dump.json's data."""
@@ -119,7 +113,7 @@ def first_statistic(data: dict) -> tuple:
 class PlantedErrors:
     """The checks catch a wrong value: a statistic one float32 ulp off, a
     Mean far outside rounding, and a wrong shape. Mixed into the golden
-    tests, which provide ``trees()``: (stored, live reference, tprobe) step
+    tests, which pass the (stored, live reference, tprobe) step
     directories."""
 
     def check_planted(self, stored: str, live: str, mine: str) -> None:
