@@ -109,23 +109,30 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
     return false;
   }
   core_->Attach(std::move(segment).value());
+  std::lock_guard io(io_mu_);
   fd_ = fd;
+  rest_.clear();
   return true;
 }
 
 void ControlChannel::Disconnect(bool daemon_lost) {
   core_->Detach(daemon_lost);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  for (auto& waiter : inflight_) {
+  std::deque<std::shared_ptr<std::promise<v1::Response>>> waiters;
+  {
+    std::lock_guard io(io_mu_);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    rest_.clear();
+    waiters.swap(inflight_);
+    inflight_steps_.clear();
+  }
+  for (auto& waiter : waiters) {
     if (!waiter) continue;
     v1::Response lost;
     lost.set_ok(false);
     lost.set_error("the daemon went away");
     waiter->set_value(lost);
   }
-  inflight_.clear();
-  inflight_steps_.clear();
 }
 
 bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
@@ -159,10 +166,47 @@ void ControlChannel::UpdateConfig(const v1::Config& config) {
 
 void ControlChannel::Send(v1::Request request) {
   request.set_version(control::kProtocolVersion);
+  (void)Submit({std::move(request), nullptr});
+}
+
+bool ControlChannel::WriteLocked(Outgoing& out, Clock::time_point deadline) {
+  if (!WriteFrame(fd_, out.request, deadline)) return false;
+  inflight_.push_back(out.reply);
+  inflight_steps_.push_back(
+      out.request.has_step() ? int64_t{out.request.step().step()} : -1);
+  return true;
+}
+
+bool ControlChannel::Submit(Outgoing out) {
   std::lock_guard lock(mu_);
-  if (stopping_) return;
-  outgoing_.push_back({std::move(request), nullptr});
+  if (stopping_) return false;
+  // Written here only when nothing queued would be overtaken, the
+  // background thread is not writing (it holds io_mu_ from taking a batch
+  // until the batch is out) and the socket has room now. A forked child
+  // shares its parent's socket and never writes to it.
+  if (outgoing_.empty() && !InForkedChild()) {
+    std::unique_lock io(io_mu_, std::try_to_lock);
+    if (io.owns_lock() && fd_ >= 0 && rest_.empty()) {
+      std::string frame = control::EncodeFrame(out.request);
+      const ssize_t n =
+          ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        // What the socket did not take is written next, by the background
+        // thread: the caller never waits for the daemon.
+        if (static_cast<size_t>(n) < frame.size()) {
+          rest_ = frame.substr(static_cast<size_t>(n));
+          cv_.notify_all();
+        }
+        inflight_.push_back(out.reply);
+        inflight_steps_.push_back(
+            out.request.has_step() ? int64_t{out.request.step().step()} : -1);
+        return true;
+      }
+    }
+  }
+  outgoing_.push_back(std::move(out));
   cv_.notify_all();
+  return true;
 }
 
 bool ControlChannel::Call(v1::Request request, int timeout_ms,
@@ -171,12 +215,7 @@ bool ControlChannel::Call(v1::Request request, int timeout_ms,
   request.set_version(control::kProtocolVersion);
   auto promise = std::make_shared<std::promise<v1::Response>>();
   auto future = promise->get_future();
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) return false;
-    outgoing_.push_back({std::move(request), promise});
-    cv_.notify_all();
-  }
+  if (!Submit({std::move(request), promise})) return false;
   if (future.wait_for(std::chrono::milliseconds(timeout_ms)) !=
       std::future_status::ready) {
     return false;
@@ -202,11 +241,15 @@ void ControlChannel::Run() {
   for (;;) {
     std::deque<Outgoing> batch;
     bool stopping = false;
+    // Held from taking the batch until it is written: no caller's write
+    // overtakes it.
+    std::unique_lock<std::mutex> io;
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(20),
                    [&] { return stopping_ || !outgoing_.empty(); });
       stopping = stopping_;
+      io = std::unique_lock(io_mu_);
       batch.swap(outgoing_);
     }
     if (stopping) {
@@ -214,12 +257,17 @@ void ControlChannel::Run() {
       // for) still go out, within a short bound: the daemon runs them after
       // the socket closes.
       const auto deadline = Clock::now() + kCloseWriteBound;
+      if (fd_ >= 0 && !rest_.empty() &&
+          !control::WriteFrameRest(fd_, rest_, 0, deadline).ok()) {
+        return;
+      }
       for (auto& out : batch) {
         if (fd_ < 0 || !WriteFrame(fd_, out.request, deadline)) break;
       }
       return;
     }
     if (fd_ < 0) {
+      io.unlock();
       for (auto& out : batch) {
         if (out.reply) {
           v1::Response lost;
@@ -239,16 +287,18 @@ void ControlChannel::Run() {
       continue;
     }
     const auto deadline = Clock::now() + kWriteBound;
+    bool written =
+        rest_.empty() || control::WriteFrameRest(fd_, rest_, 0, deadline).ok();
+    rest_.clear();
     for (auto& out : batch) {
-      if (!WriteFrame(fd_, out.request, deadline)) {
+      if (!written || !WriteLocked(out, deadline)) {
+        // Failed with the connection, below.
         if (out.reply) inflight_.push_back(out.reply);
-        Disconnect(/*daemon_lost=*/true);
-        break;
+        written = false;
       }
-      inflight_.push_back(out.reply ? out.reply : nullptr);
-      inflight_steps_.push_back(
-          out.request.has_step() ? int64_t{out.request.step().step()} : -1);
     }
+    io.unlock();
+    if (!written) Disconnect(/*daemon_lost=*/true);
     // Replies (or a hang-up) waiting on the socket.
     while (fd_ >= 0 && Readable(fd_)) {
       v1::Response reply;
@@ -256,9 +306,24 @@ void ControlChannel::Run() {
         Disconnect(/*daemon_lost=*/true);
         break;
       }
-      if (!inflight_.empty()) {
-        if (inflight_.front()) {
-          inflight_.front()->set_value(reply);
+      bool awaited = false;
+      std::shared_ptr<std::promise<v1::Response>> waiter;
+      int64_t step = -1;
+      {
+        std::lock_guard lock(io_mu_);
+        if (!inflight_.empty()) {
+          awaited = true;
+          waiter = std::move(inflight_.front());
+          inflight_.pop_front();
+          if (!inflight_steps_.empty()) {
+            step = inflight_steps_.front();
+            inflight_steps_.pop_front();
+          }
+        }
+      }
+      if (awaited) {
+        if (waiter) {
+          waiter->set_value(reply);
         } else if (!reply.ok() && !reported_error_) {
           // A request no one waits for failed (a Step whose files could not
           // be written): the trainer's user hears of it once.
@@ -269,13 +334,8 @@ void ControlChannel::Run() {
                        "the state)\n",
                        reply.error().c_str());
         }
-        inflight_.pop_front();
-        if (!inflight_steps_.empty()) {
-          if (inflight_steps_.front() >= 0 && reply.ok()) {
-            last_step_acknowledged_.store(inflight_steps_.front(),
-                                          std::memory_order_release);
-          }
-          inflight_steps_.pop_front();
+        if (step >= 0 && reply.ok()) {
+          last_step_acknowledged_.store(step, std::memory_order_release);
         }
       }
     }

@@ -2,9 +2,13 @@
 #define TPROBE_CLIENT_CONTROL_CHANNEL_H_
 
 // The client's side of the control socket: registration, the lifecycle
-// messages (start/stop/step), and reconnection with backoff. A background
-// thread owns the socket, so callers never block on the daemon except in
-// Call(), which has a deadline.
+// messages (start/stop/step), and reconnection with backoff. A request is
+// written by the caller when the socket takes it at once, so a Step or a
+// Goodbye is in the kernel (and reaches the daemon even if the process is
+// killed next) when Send returns; otherwise it waits in a queue that a
+// background thread writes. That thread also reads the replies and
+// reconnects, so callers never block on the daemon except in Call(), which
+// has a deadline.
 //
 // Thread safety: all public methods may be called from any thread.
 
@@ -71,6 +75,12 @@ class ControlChannel {
   };
 
   bool ConnectAndRegister(std::string* error);
+  // Queues `out`, or writes it now when nothing is queued before it and the
+  // socket takes it without waiting. False once Close began.
+  bool Submit(Outgoing out);
+  // Writes one request and notes the reply it awaits; io_mu_ held.
+  bool WriteLocked(Outgoing& out,
+                   std::chrono::steady_clock::time_point deadline);
   // Detaches the core and fails the requests in flight. `daemon_lost`: the
   // daemon hung up or stopped answering (not a Close).
   void Disconnect(bool daemon_lost = false);
@@ -86,10 +96,18 @@ class ControlChannel {
   std::deque<Outgoing> outgoing_;
   bool stopping_ = false;
 
-  // Owned by the background thread once it runs.
+  // Guards the writes to fd_ and the replies awaited; taken after mu_. Only
+  // the background thread (or Open, before it runs) changes fd_.
+  std::mutex io_mu_;
   int fd_ = -1;
+  // The end of a frame a caller's write left (the socket took only part of
+  // it): the background thread writes it before anything else.
+  std::string rest_;
+
+  // Owned by the background thread once it runs.
   bool refused_ = false;         // the last ConnectAndRegister was refused
   bool reported_error_ = false;  // a failed request was shown on stderr
+  // The replies awaited, in request order; guarded by io_mu_.
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
   std::deque<int64_t> inflight_steps_;  // a Step's step, -1 for the others
   std::atomic<int64_t> last_step_acknowledged_{-1};

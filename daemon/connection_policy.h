@@ -15,7 +15,10 @@
 // max_request_bytes, checked before anything is allocated, and its bytes are
 // read as they arrive; a connection that has not registered and sends
 // nothing for request_timeout, or any connection that stalls in the middle
-// of a frame that long, is closed.
+// of a frame that long, is closed. A connection with max_pending_replies
+// replies not yet written (it does not read them, or its steps are still
+// being written) is not read until some are: what it sends waits in its own
+// socket, not in the daemon.
 //
 // Thread safety: immutable after construction.
 
@@ -57,6 +60,7 @@ struct ConnectionPolicy {
   AccessPolicy access;
   int max_connections = 256;
   uint32_t max_request_bytes = 1u << 20;
+  size_t max_pending_replies = 4096;
   std::chrono::seconds request_timeout{30};
 };
 

@@ -179,6 +179,9 @@ struct ControlServer::Session {
   Connection conn;
   std::deque<std::shared_ptr<std::optional<v1::Response>>> replies;
   asio::steady_timer wake;  // cancelled to wake Write()
+  // Cancelled by Write() when it wrote a reply, to wake a Serve() that
+  // waits for room among the replies.
+  std::optional<asio::steady_timer> room;
   bool reading = true;
 };
 
@@ -204,9 +207,16 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   asio::co_spawn(io_, Write(session), asio::detached);
   RequestDeadline deadline(session->socket, policy_.request_timeout);
   // Every request is read and queued, whatever happens to the replies: a
-  // client that stopped reading still has its Goodbye honoured.
+  // client that stopped reading and left still has its Goodbye honoured
+  // (its replies are dropped unwritten, which makes room).
   for (;;) {
     boost::system::error_code ec;
+    // At most max_pending_replies unwritten: the rest waits in the socket.
+    while (session->replies.size() >= policy_.max_pending_replies) {
+      session->room.emplace(session->socket.get_executor());
+      session->room->expires_at(std::chrono::steady_clock::time_point::max());
+      co_await session->room->async_wait(token(ec));
+    }
     std::array<unsigned char, control::kFrameHeaderBytes> header;
     // A registered trainer may stay quiet for as long as it trains.
     if (!session->conn.producer) deadline.Arm();
@@ -272,6 +282,7 @@ asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
       const std::string reply =
           control::EncodeFrame(**session->replies.front());
       session->replies.pop_front();
+      if (session->room) session->room->cancel();
       if (can_write) {
         boost::system::error_code ec;
         co_await asio::async_write(

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/config/config_proto.h"
@@ -31,6 +32,12 @@ void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
 }
 
+// Root and the daemon's own user run the daemon: their CLI reaches every
+// rank, and only they may shut it down.
+bool IsOperator(const PeerCredentials& peer) {
+  return peer.uid == 0 || peer.uid == ::geteuid();
+}
+
 }  // namespace
 
 ControlService::ControlService(Registry& registry, Logger log,
@@ -43,7 +50,17 @@ std::vector<std::shared_ptr<Producer>> ControlService::Targets(
     if (conn.goodbye) return {};
     return {conn.producer};
   }
-  return registry_.Snapshot();
+  return Visible(conn);
+}
+
+std::vector<std::shared_ptr<Producer>> ControlService::Visible(
+    const Connection& conn) const {
+  std::vector<std::shared_ptr<Producer>> producers = registry_.Snapshot();
+  if (IsOperator(conn.peer)) return producers;
+  std::erase_if(producers, [&](const std::shared_ptr<Producer>& p) {
+    return p->uid() != conn.peer.uid;
+  });
+  return producers;
 }
 
 void ControlService::Queue(const Connection& conn, Command command, bool wait,
@@ -105,8 +122,10 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       command.step = request.start().step();
       return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
     case v1::Request::kStop: {
-      // `tprobe stop` (no registration) pauses the ranks it names (live),
-      // then writes the open steps and waits.
+      // `tprobe stop` (no registration) pauses the ranks it names (live)
+      // and has the open steps written; it is answered at once (control
+      // never waits behind a rank's backlog), or with --wait once they are
+      // written.
       std::optional<v1::Response> live;
       if (request.stop().live()) {
         live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
@@ -121,7 +140,8 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
           reply(written.ok() ? live : std::move(written));
         };
       }
-      return Queue(conn, std::move(command), /*wait=*/conn.producer == nullptr,
+      return Queue(conn, std::move(command),
+                   /*wait=*/conn.producer == nullptr && request.stop().wait(),
                    std::move(reply));
     }
     case v1::Request::kStep:
@@ -171,8 +191,18 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
     case v1::Request::kFetchConfig:
       return reply(FetchConfig(conn, request.fetch_config()));
     case v1::Request::kStatus:
-      return reply(Report());
+      return reply(Report(conn));
     case v1::Request::kShutdown:
+      if (!IsOperator(conn.peer)) {
+        log_->warn("refused a shutdown from uid {} (pid {})", conn.peer.uid,
+                   conn.peer.pid);
+        return reply(Error(
+            "permission denied: only root and uid " +
+            std::to_string(::geteuid()) +
+            " (the daemon's user) may shut down tprobed, which serves every "
+            "user's ranks; not uid " +
+            std::to_string(conn.peer.uid)));
+      }
       conn.stop_daemon = true;
       log_->info("shutdown requested by pid {}", conn.peer.pid);
       return reply(Ok());
@@ -257,11 +287,11 @@ void ControlService::RecoverJournals(const Producer& producer) const {
   }
 }
 
-v1::Response ControlService::Report() const {
+v1::Response ControlService::Report(const Connection& conn) const {
   v1::Response r = Ok();
   v1::StatusReply* status = r.mutable_status();
   status->set_daemon_pid(::getpid());
-  for (const auto& p : registry_.Snapshot()) {
+  for (const auto& p : Visible(conn)) {
     const Producer::RingCounters c = p->Counters();
     v1::RankStatus* rank = status->add_ranks();
     rank->set_client_id(p->client_id());
@@ -277,6 +307,10 @@ v1::Response ControlService::Report() const {
     rank->set_dropped_no_daemon(published.dropped_no_daemon);
     rank->set_last_error(published.last_error);
     rank->set_dump_ended(published.dump_ended);
+    rank->set_records_behind(c.records -
+                             std::min(c.records, published.records_read));
+    rank->set_steps_open(published.steps_open);
+    rank->set_process_gone(p->ProcessGone());
     if (published.outage) {
       rank->set_had_outage(true);
       rank->set_outage_first_step(published.outage->first_step);

@@ -10,7 +10,8 @@
 //             The rank's journals left by a killed daemon are recovered.
 //   Start, Stop, Step
 //             queued; the reply (at once) means "queued in order". A Stop
-//             from the CLI also writes the open steps and is answered then.
+//             from the CLI also has the open steps written; with wait set,
+//             it is answered once they are.
 //   Flush     queued; the reply comes once the files are written.
 //   Goodbye   queued; the reply comes once the producer is drained, written
 //             and finalised. A client that stops waiting loses nothing: the
@@ -24,9 +25,12 @@
 //             rank's pipeline switches to it behind the records before.
 //   Shutdown  replies, then the daemon drains and writes everything, removes
 //             every segment and exits 0.
-// Start, Stop, Step and Flush on a connection that did not register (the
-// CLI) apply to every producer; a live Start or Stop (the CLI's) becomes a
-// capture directive instead (live_directive.h).
+// Authority: Start, Step and Goodbye come only from the rank's own
+// registered connection. On a connection that did not register (the CLI),
+// Stop, Flush, Configure, a live Start and Status reach the ranks of the
+// peer's uid; for root and the daemon's own uid (the operator), every rank.
+// Only the operator may Shutdown. A live Start or Stop becomes a capture
+// directive (live_directive.h).
 //
 // Thread safety: Handle, HangUp and Register run on the control (Asio)
 // thread; the reply callbacks of Flush and Goodbye run on a worker thread.
@@ -82,12 +86,16 @@ class ControlService {
   // dump path is registered.
   v1::Response Register(Connection& conn, const v1::Register& reg);
   void RecoverJournals(const Producer& producer) const;
-  v1::Response Report() const;
+  // One RankStatus per rank the connection may see (Visible).
+  v1::Response Report(const Connection& conn) const;
   v1::Response FetchConfig(const Connection& conn,
                            const v1::FetchConfig& fetch);
-  // The producers a request applies to: the connection's own, or every one
-  // for a connection that did not register.
+  // The producers a request applies to: the connection's own, or those it
+  // may see for a connection that did not register.
   std::vector<std::shared_ptr<Producer>> Targets(const Connection& conn) const;
+  // Every producer for the operator (root or the daemon's uid); for any
+  // other peer, the producers of its uid.
+  std::vector<std::shared_ptr<Producer>> Visible(const Connection& conn) const;
   // Queues `command` for every target; `reply` gets Ok (or the first write
   // error) once all of them ran it, or at once when `wait` is false.
   void Queue(const Connection& conn, Command command, bool wait, Reply reply);

@@ -124,17 +124,19 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();
-  return std::unique_ptr<Producer>(new Producer(
-      client_id, reg, std::move(config), std::move(segment).value(),
-      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid()));
+  return std::unique_ptr<Producer>(
+      new Producer(client_id, reg, std::move(config),
+                   std::move(segment).value(), std::move(options), limits,
+                   peer.pid > 0 ? peer.pid : reg.pid(), peer.uid));
 }
 
 Producer::Producer(uint64_t client_id, const v1::Register& reg,
                    config::Config config, std::unique_ptr<shm::Segment> segment,
                    AssemblerOptions options, const ProducerLimits& limits,
-                   pid_t watched_pid)
+                   pid_t watched_pid, uid_t uid)
     : client_id_(client_id),
       pid_(reg.pid()),
+      uid_(uid),
       rank_(reg.rank()),
       config_(std::move(config)),
       segment_(std::move(segment)),
@@ -227,7 +229,13 @@ PublishedStatus Producer::Published() const {
 
 void Producer::Publish(const ProducerState& state) {
   const uint32_t step = state.assembler.current_step();
+  uint64_t records_read = 0;
+  for (const RingState& ring : state.rings) records_read += ring.records_read;
+  const auto steps_open =
+      static_cast<uint32_t>(state.assembler.OpenSteps().size());
   std::lock_guard lock(published_mu_);
+  published_.records_read = records_read;
+  published_.steps_open = steps_open;
   if (published_.step == step &&
       published_.dropped_no_daemon == state.dropped_no_daemon &&
       published_.last_error.size() == state.last_error.size() &&

@@ -207,6 +207,8 @@ inline constexpr std::string_view kWriteErrorPrefix = "cannot write the dump: ";
 // touching its state; the worker publishes it after each pass.
 struct PublishedStatus {
   uint32_t step = 0;
+  uint64_t records_read = 0;  // over every ring
+  uint32_t steps_open = 0;
   uint64_t dropped_no_daemon = 0;
   std::string last_error;
   bool dump_ended = false;  // overflow_check: overflow_nums reached
@@ -237,6 +239,10 @@ class Producer {
   uint64_t client_id() const { return client_id_; }
   int32_t pid() const { return pid_; }
   int32_t rank() const { return rank_; }
+  // The user of the process that registered it (SO_PEERCRED): the owner
+  // of its segment and the only user besides the operator whose CLI
+  // commands reach it.
+  uid_t uid() const { return uid_; }
   // The config the client registered with. What a live `tprobe configure`
   // may change is in ProducerState::config; the rest (dump_path, the
   // "tprobe" section) stays as registered.
@@ -308,10 +314,11 @@ class Producer {
  private:
   Producer(uint64_t client_id, const v1::Register& reg, config::Config config,
            std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
-           const ProducerLimits& limits, pid_t watched_pid);
+           const ProducerLimits& limits, pid_t watched_pid, uid_t uid);
 
   const uint64_t client_id_;
   const int32_t pid_;
+  const uid_t uid_;
   const int32_t rank_;
   const config::Config config_;
   const std::unique_ptr<shm::Segment> segment_;

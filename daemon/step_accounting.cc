@@ -8,16 +8,24 @@ namespace {
 constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
 constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
 
+// The drops the ring headers show now, over every ring.
+void RingDrops(const ProducerState& state, uint64_t* ring_full,
+               uint64_t* too_large) {
+  *ring_full = 0;
+  *too_large = 0;
+  for (const RingState& ring : state.rings) {
+    *ring_full += ring.seen.dropped[kFull];
+    *too_large += ring.seen.dropped[kLarge];
+  }
+}
+
 // Moves the settled drop totals up to what the ring headers show now, and
-// returns the increase.
+// returns the increase: the drops of the steps no count will come for.
 void SettleRingDrops(ProducerState& state, uint64_t* ring_full,
                      uint64_t* too_large) {
   uint64_t full = 0;
   uint64_t large = 0;
-  for (const RingState& ring : state.rings) {
-    full += ring.seen.dropped[kFull];
-    large += ring.seen.dropped[kLarge];
-  }
+  RingDrops(state, &full, &large);
   *ring_full = full - std::min(full, state.ring_full_settled);
   *too_large = large - std::min(large, state.too_large_settled);
   state.ring_full_settled = std::max(full, state.ring_full_settled);
@@ -46,14 +54,24 @@ void SettleStep(ProducerState& state, uint32_t step,
         ring.records_settled, i < static_cast<size_t>(ledger.ring_cuts_size())
                                   ? ledger.ring_cuts(static_cast<int>(i))
                                   : ring.records_settled);
-    const uint64_t reached = std::min(ring.records_read, cut);
-    read += reached - std::min(reached, ring.records_settled);
+    // Only the records after the last cut are this step's: those a corrupt
+    // ring left unread before it were counted with their own step.
+    const uint64_t reached =
+        std::clamp(ring.records_read, ring.records_settled, cut);
+    read += reached - ring.records_settled;
     unread += cut - reached;
     ring.records_settled = cut;
   }
-  uint64_t ring_full = 0;
-  uint64_t too_large = 0;
-  SettleRingDrops(state, &ring_full, &too_large);
+  // The rank's count is the step's own. The ring headers' totals already
+  // hold the drops of the steps after it, so they do not settle a step;
+  // drops into an earlier daemon's rings (an outage) are not in them.
+  uint64_t full = 0;
+  uint64_t large = 0;
+  RingDrops(state, &full, &large);
+  state.ring_full_settled =
+      std::min(full, state.ring_full_settled + ledger.dropped_ring_full());
+  state.too_large_settled =
+      std::min(large, state.too_large_settled + ledger.dropped_too_large());
   const bool outage = ledger.dropped_no_daemon() > 0 ||
                       ledger.dropped_daemon_gone() > 0 ||
                       ledger.read_by_lost_daemon() > 0;

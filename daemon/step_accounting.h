@@ -16,7 +16,8 @@
 //
 // When no count will come (the rank died, or this daemon stops first), the
 // steps still open are settled together from the daemon's count alone: what
-// it read since the last cut plus the drops the ring headers show, written
+// it read since the last cut plus the drops the ring headers show beyond
+// those the rank's counts already gave their steps, written
 // in the last open step's tree with the first one as "since_step" (records
 // other than entries and calls carry no step, so the daemon cannot split
 // them).

@@ -89,7 +89,7 @@ struct Names {
       contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
       data_ptr{"data_ptr"}, is_conj{"is_conj"}, resolve_conj{"resolve_conj"},
       fields{"_fields"}, type{"type"}, index{"index"}, item{"item"},
-      asnumpy{"asnumpy"};
+      asnumpy{"asnumpy"}, dataclass_fields{"__dataclass_fields__"};
 };
 
 Names& N() {
@@ -186,7 +186,12 @@ class Encoder {
       EncodeSequence(obj, out, depth);
       return;
     }
-    if (PyDict_Check(o)) {
+    // A dict that is also a dataclass (HuggingFace's ModelOutput) is a
+    // dataclass to msprobe, which checks that first: every field in
+    // declaration order, the unset ones null (the fallback, below).
+    if (PyDict_Check(o) &&
+        (PyDict_CheckExact(o) ||
+         !py::hasattr(py::type::handle_of(obj), N().dataclass_fields))) {
       EncodeDict(obj, out, depth);
       return;
     }

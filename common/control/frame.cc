@@ -72,8 +72,12 @@ uint32_t FrameBodySize(const unsigned char* header) {
 
 FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
                        Deadline deadline) {
-  const std::string frame = EncodeFrame(message);
-  for (size_t done = 0; done < frame.size();) {
+  return WriteFrameRest(fd, EncodeFrame(message), 0, deadline);
+}
+
+FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
+                           Deadline deadline) {
+  for (size_t done = sent; done < frame.size();) {
     const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done,
                              MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {

@@ -59,6 +59,11 @@ using Deadline = std::chrono::steady_clock::time_point;
 FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
                        Deadline deadline);
 
+// Sends what follows the first `sent` bytes of an encoded `frame` by
+// `deadline`.
+FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
+                           Deadline deadline);
+
 // Reads one frame by `deadline` and parses it into `*message`. A header
 // announcing more than `max_body_bytes` is refused before the body is
 // allocated or read.

@@ -1,7 +1,9 @@
 // `tprobe start|stop|configure|step|flush|shutdown`: one control request
 // each, sent to tprobed as an unregistered connection, so that they apply to
-// every registered rank (start and stop: the ones --ranks names, live;
-// configure: every rank, live).
+// every registered rank the caller may reach (start and stop: the ones
+// --ranks names, live; configure: every rank, live). On a daemon shared by
+// several users (root, --group) a user reaches only its own ranks; root and
+// the daemon's user reach all, and only they may shut it down.
 
 #include <cstdio>
 #include <limits>
@@ -56,7 +58,7 @@ struct Spec {
 };
 
 constexpr OptionSpec kStartOptions[] = {{"steps", true}, {"ranks", true}};
-constexpr OptionSpec kStopOptions[] = {{"ranks", true}};
+constexpr OptionSpec kStopOptions[] = {{"ranks", true}, {"wait", false}};
 
 // --steps N, A-B or A- (open-ended); absent: from step 0 on.
 Status ParseSteps(const std::optional<std::string>& text, v1::Start& start) {
@@ -189,7 +191,8 @@ Makes the running ranks capture the steps given (default: every step from
 now on), whatever their config's step and rank lists say. Each rank reads
 the order when its next step starts, so it takes effect within one step;
 nothing is sent into the trainer. --ranks limits it to those ranks (default:
-every registered rank). Exit status 3 when no rank is registered, none
+every registered rank; on a shared daemon, every rank of yours: see
+'tprobe status'). Exit status 3 when no rank is registered, none
 matches --ranks, or every matching rank is already past the last step.
 )",
     Operand::kNone,
@@ -205,13 +208,17 @@ matches --ranks, or every matching rank is already past the last step.
 constexpr Spec kStop{
     "stop",
     "make running ranks stop capturing, live",
-    R"(Usage: tprobe stop [--ranks R,R,...] [--socket PATH] [--timeout SECONDS]
-                  [--json]
+    R"(Usage: tprobe stop [--ranks R,R,...] [--wait] [--socket PATH]
+                  [--timeout SECONDS] [--json]
 
 Makes the running ranks stop capturing (every registered rank, or those
---ranks lists) from their next step boundary on, whatever their config
-says; what they captured so far is written. 'tprobe start' resumes. Exit
-status 3 when no rank is registered or none matches --ranks.
+--ranks lists; on a shared daemon, only ranks of yours) from their next step
+boundary on, whatever their config says; what they captured so far is
+written. It answers as soon as every rank has the order, whatever backlog
+the daemon still has to write; with --wait it answers once the captured
+steps are on disk (a write error is then reported, exit status 1).
+'tprobe start' resumes. Exit status 3 when no rank is registered or none
+matches --ranks.
 )",
     Operand::kNone,
     true,
@@ -219,6 +226,7 @@ status 3 when no rank is registered or none matches --ranks.
     [](v1::Request& r, const std::string&, const ParsedArgs& args) -> Status {
       v1::Stop* stop = r.mutable_stop();
       stop->set_live(true);
+      stop->set_wait(args.Has("wait"));
       return ParseRanks(args.Get("ranks"), stop->mutable_ranks());
     }};
 
@@ -228,7 +236,8 @@ constexpr Spec kConfigure{
     R"(Usage: tprobe configure FILE [--socket PATH] [--timeout SECONDS] [--json]
 
 Checks FILE (an msprobe config.json, as PrecisionDebugger reads it) and
-gives it to every registered rank, which records from its next step on under
+gives it to every registered rank (on a shared daemon, every rank of yours),
+which records from its next step on under
 it: the step that starts after the one running now. It replaces a live
 'tprobe start' or 'tprobe stop'.
 
@@ -255,8 +264,9 @@ constexpr Spec kFlush{
     "drain every rank and write its open steps now",
     R"(Usage: tprobe flush [--socket PATH] [--timeout SECONDS] [--json]
 
-Drains what every registered rank has committed and writes every open step.
-Returns once the files are on disk.
+Drains what every registered rank (on a shared daemon, every rank of yours)
+has committed and writes every open step. Returns once the files are on
+disk.
 )",
     Operand::kNone,
     true,
@@ -274,6 +284,8 @@ constexpr Spec kShutdown{
 Asks tprobed to exit. It answers first, then drains every rank, writes every
 open step, removes the shared-memory segments and exits 0. Ranks still
 running carry on without it (their records count as dropped_no_daemon).
+Only root and the daemon's own user may shut it down: a daemon shared by
+several users refuses the others (exit status 1).
 )",
     Operand::kNone,
     false,

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/dump/json_writer.h"
@@ -17,11 +18,17 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: tprobe status [--json] [--socket PATH] [--timeout SECONDS]
 
-Prints tprobed's pid, then one line per registered rank (trainer process):
+Prints tprobed's pid, then one line per registered rank (trainer process);
+on a daemon shared by several users, only your own ranks (root and the
+daemon's user see every rank):
   RANK        the distributed rank ("-" for none)
   PID         the rank's process id
+  STATE       "running", or "exited" once the process is gone (what it
+              committed is still being written)
   STEP        the step being captured
   RING_FILL   bytes committed to its rings and not yet drained
+  BEHIND      records committed to its rings that tprobed has not read
+  OPEN        steps tprobed holds open: read in part, not yet written
   RECORDS     records it has written, and their BYTES
   RING_FULL   records dropped because a ring was full
   TOO_LARGE   records dropped because they could never fit a ring
@@ -32,7 +39,8 @@ Prints tprobed's pid, then one line per registered rank (trainer process):
 
 With --json, prints one JSON object instead:
   {"daemon_pid": N, "socket": PATH, "ranks": [{"rank": R or null, "pid",
-   "client_id", "step", "ring_fill_bytes", "records", "bytes",
+   "client_id", "state", "step", "ring_fill_bytes", "records_behind",
+   "steps_open", "records", "bytes",
    "dropped": {"ring_full", "too_large", "no_daemon"},
    "outage": {"first_step", "last_step", "records_lost"} or null,
    "last_error": TEXT or null}, ...]}
@@ -60,13 +68,20 @@ int UsageError(const std::string& message) {
   return kExitUsage;
 }
 
-using Row = std::array<std::string, 11>;
+using Row = std::array<std::string, 14>;
+
+const char* State(const v1::RankStatus& r) {
+  return r.process_gone() ? "exited" : "running";
+}
 
 Row RankRow(const v1::RankStatus& r) {
   return {r.rank() < 0 ? std::string("-") : std::to_string(r.rank()),
           std::to_string(r.pid()),
+          State(r),
           std::to_string(r.step()),
           std::to_string(r.ring_fill_bytes()),
+          std::to_string(r.records_behind()),
+          std::to_string(r.steps_open()),
           std::to_string(r.records()),
           std::to_string(r.bytes()),
           std::to_string(r.dropped_ring_full()),
@@ -86,8 +101,11 @@ dump::Json StatusJson(const v1::StatusReply& status,
     rank["rank"] = r.rank() < 0 ? dump::Json() : dump::Json(r.rank());
     rank["pid"] = r.pid();
     rank["client_id"] = r.client_id();
+    rank["state"] = State(r);
     rank["step"] = r.step();
     rank["ring_fill_bytes"] = r.ring_fill_bytes();
+    rank["records_behind"] = r.records_behind();
+    rank["steps_open"] = r.steps_open();
     rank["records"] = r.records();
     rank["bytes"] = r.bytes();
     rank["dropped"] = {{"ring_full", r.dropped_ring_full()},
@@ -136,13 +154,13 @@ int RunStatus(std::span<const std::string_view> args) {
               status.ranks_size() == 1 ? "" : "s");
   if (status.ranks_size() == 0) return kExitOk;
 
-  std::vector<Row> rows = {{"RANK", "PID", "STEP", "RING_FILL", "RECORDS",
-                            "BYTES", "RING_FULL", "TOO_LARGE", "NO_DAEMON",
-                            "OUTAGE", "LAST_ERROR"}};
+  std::vector<Row> rows = {{"RANK", "PID", "STATE", "STEP", "RING_FILL",
+                            "BEHIND", "OPEN", "RECORDS", "BYTES", "RING_FULL",
+                            "TOO_LARGE", "NO_DAEMON", "OUTAGE", "LAST_ERROR"}};
   for (const v1::RankStatus& rank : status.ranks()) {
     rows.push_back(RankRow(rank));
   }
-  std::array<size_t, 11> width{};
+  std::array<size_t, std::tuple_size_v<Row>> width{};
   for (const Row& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
       width[i] = std::max(width[i], row[i].size());
@@ -161,7 +179,7 @@ int RunStatus(std::span<const std::string_view> args) {
 
 const Command kStatusCommand{
     "status",
-    "show tprobed's ranks: step, ring fill, records, drops, last error",
+    "show tprobed's ranks: state, step, backlog, records, drops, last error",
     RunStatus,
 };
 const CommandRegistration kRegistration(kStatusCommand);

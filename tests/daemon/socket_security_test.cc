@@ -6,6 +6,7 @@
 // are skipped, saying so, otherwise.
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -18,7 +19,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "common/control/frame.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
@@ -345,6 +348,160 @@ TEST_F(SocketSecurityTest, GroupMembersAreServedAndOtherUsersRefused) {
                         std::to_string(outsider.uid())),
             std::string::npos)
       << output;
+}
+
+// A group member's CLI on a root daemon: it sees and controls its own rank
+// only, and cannot shut the daemon down for everyone.
+TEST_F(SocketSecurityTest,
+       AGroupMemberReachesOnlyItsOwnRanksAndCannotShutDown) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
+  ThrowawayGroup group;
+  ASSERT_TRUE(group.ok());
+  ThrowawayUser member(group.name());
+  ASSERT_TRUE(member.ok());
+  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
+  ASSERT_TRUE(daemon.started());
+
+  // Rank 0 is root's; rank 1 the member's, registered by a process of that
+  // user which waits for `go`.
+  RawClient root_rank(Socket());
+  std::string error;
+  auto root_segment = root_rank.Register(
+      MakeRegister(ConfigJson(dir_.path() + "/root-dump"), 1, 0), &error);
+  ASSERT_NE(root_segment, nullptr) << error;
+  const std::string member_dump = dir_.path() + "/member-dump";
+  ASSERT_EQ(::mkdir(member_dump.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(member_dump.c_str(), member.uid(), member.gid()), 0);
+  int ready[2], go[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  const v1::Register member_reg = MakeRegister(ConfigJson(member_dump), 1, 1);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    ::close(go[1]);
+    // The daemon's group is the member's only supplementary group.
+    const ::group* g = ::getgrnam(group.name().c_str());
+    const gid_t groups[1] = {g ? g->gr_gid : member.gid()};
+    if (::setgroups(1, groups) != 0 || ::setgid(member.gid()) != 0 ||
+        ::setuid(member.uid()) != 0) {
+      ::_exit(2);
+    }
+    v1::Register reg = member_reg;
+    reg.set_pid(::getpid());
+    reg.set_start_time(shm::ProcessStartTime(::getpid()));
+    RawClient client(Socket());
+    std::string why;
+    const char registered = client.Register(reg, &why) ? 'y' : 'n';
+    (void)!::write(ready[1], &registered, 1);
+    char c;
+    (void)!::read(go[0], &c, 1);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(go[0]);
+  char registered = 0;
+  ASSERT_EQ(::read(ready[0], &registered, 1), 1);
+  ASSERT_EQ(registered, 'y');
+
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(Tprobe("status --json --socket " + Socket())),
+                 &output),
+      0)
+      << output;
+  EXPECT_NE(output.find("\"rank\": 1"), std::string::npos) << output;
+  EXPECT_EQ(output.find("\"rank\": 0"), std::string::npos)
+      << "root's rank is visible to the member: " << output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(Tprobe("stop --ranks 0 --socket " + Socket())),
+                 &output),
+      3)
+      << output;
+  EXPECT_NE(output.find("no registered rank matches --ranks 0"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(Tprobe("stop --socket " + Socket())), &output), 0)
+      << output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(Tprobe("shutdown --socket " + Socket())), &output),
+      1)
+      << output;
+  EXPECT_NE(output.find("permission denied: only root and uid " +
+                        std::to_string(::geteuid()) +
+                        " (the daemon's user) may shut down tprobed"),
+            std::string::npos)
+      << output;
+
+  // The daemon still serves both ranks; root sees them all.
+  RawClient probe(Socket());
+  v1::Request status;
+  status.mutable_status();
+  v1::Response reply;
+  ASSERT_TRUE(probe.Call(status, &reply));
+  EXPECT_EQ(reply.status().ranks_size(), 2);
+  EXPECT_EQ(::write(go[1], "x", 1), 1);
+  int wstatus = 0;
+  ::waitpid(child, &wstatus, 0);
+  ::close(ready[0]);
+  ::close(go[1]);
+  EXPECT_EQ(RunCommand(Tprobe("shutdown --socket " + Socket()), &output), 0)
+      << output;
+}
+
+// A client that sends requests and never reads the replies: the daemon
+// stops reading it once max_pending_replies are unwritten, so its memory
+// stays bounded, and it serves everyone else.
+TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
+  DaemonProcess daemon(Daemon(), Socket());
+  ASSERT_TRUE(daemon.started());
+  const long before = RssKiB(daemon.pid());
+  ASSERT_GT(before, 0);
+  const int fd = ConnectRaw(Socket());
+  ASSERT_GE(fd, 0);
+  v1::Request status;
+  status.set_version(control::kProtocolVersion);
+  status.mutable_status();
+  const std::string one = control::EncodeFrame(status);
+  std::string batch;
+  constexpr int kPerSend = 1000;
+  for (int i = 0; i < kPerSend; ++i) batch += one;
+  // Without the bound the daemon takes all of them (300k requests held it
+  // at +46 MB); with it, its socket fills and stays full.
+  constexpr int kRequests = 300000;
+  int sent = 0;
+  size_t offset = 0;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (sent < kRequests && std::chrono::steady_clock::now() - last_progress <
+                                 std::chrono::seconds(2)) {
+    const ssize_t n = ::send(fd, batch.data() + offset, batch.size() - offset,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      offset += static_cast<size_t>(n);
+      if (offset == batch.size()) {
+        offset = 0;
+        sent += kPerSend;
+      }
+      last_progress = std::chrono::steady_clock::now();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  EXPECT_LT(sent, kRequests) << "the daemon read every request";
+  RawClient probe(Socket());
+  v1::Request other;
+  other.mutable_status();
+  v1::Response reply;
+  ASSERT_TRUE(probe.Call(other, &reply));
+  EXPECT_TRUE(reply.ok());
+  const long after = RssKiB(daemon.pid());
+  EXPECT_LT(after - before, 16 * 1024)
+      << sent << " unread Status requests grew the daemon from " << before
+      << " KiB to " << after << " KiB";
+  ::close(fd);
+  // Once it hangs up, the replies go and the daemon exits cleanly.
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 TEST_F(SocketSecurityTest, ClientsSendNothingToADaemonOfAnotherUser) {

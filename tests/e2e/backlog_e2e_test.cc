@@ -5,6 +5,8 @@
 // reaches the disk with its accounting, no journal or empty folder is left,
 // and SIGTERM ends the daemon promptly.
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -155,6 +157,72 @@ TEST(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
                        &out),
             0)
       << out;
+}
+
+// Control never waits behind a rank's backlog: `tprobe stop` and `start`
+// answer at once while the rank is thousands of records ahead of its daemon;
+// `stop --wait` answers once the captured steps are on disk.
+TEST(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/d.sock";
+  DaemonProcess daemon({TPROBED_PATH, "--socket", socket, "--foreground",
+                        "--max-open-steps", "4"},
+                       socket);
+  ASSERT_TRUE(daemon.started());
+  const std::string config = tmp.path() + "/config.json";
+  std::ofstream(config) << R"({"task": "statistics", "dump_path": ")"
+                        << tmp.path()
+                        << R"(/dump", "rank": [], "step": [], "level": "mix"})";
+  std::atomic<bool> done{false};
+  int rc = -1;
+  std::string out;
+  std::thread rank([&] {
+    rc = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
+                        " --socket " + socket + " --steps 1000000",
+                    &out);
+    done = true;
+  });
+  const auto warm_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done && !fs::exists(tmp.path() + "/dump/step20") &&
+         std::chrono::steady_clock::now() < warm_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(done) << out;
+  auto timed = [&](const std::string& command, std::string* output) {
+    const auto start = std::chrono::steady_clock::now();
+    const int status = RunCommand(
+        std::string(TPROBE_BIN) + " " + command + " --socket " + socket,
+        output);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    return std::pair<int, long>(status, static_cast<long>(ms));
+  };
+  std::string output;
+  // 1 s is generous: the daemon answers on its control thread without
+  // touching the rank's pipeline; the rest is starting the CLI.
+  auto [stop_rc, stop_ms] = timed("stop", &output);
+  EXPECT_EQ(stop_rc, 0) << output;
+  EXPECT_LT(stop_ms, 1000) << "tprobe stop waited on the backlog";
+  auto [start_rc, start_ms] = timed("start", &output);
+  EXPECT_EQ(start_rc, 0) << output;
+  EXPECT_LT(start_ms, 1000) << "tprobe start waited on the backlog";
+  auto [wait_rc, wait_ms] = timed("stop --wait --timeout 60", &output);
+  EXPECT_EQ(wait_rc, 0) << output;
+  RecordProperty("stop_ms", static_cast<int>(stop_ms));
+  RecordProperty("stop_wait_ms", static_cast<int>(wait_ms));
+  // Stopped: the rank runs on without capturing; end it.
+  ASSERT_EQ(
+      RunCommand(std::string(TPROBE_BIN) + " status --json --socket " + socket,
+                 &output),
+      0)
+      << output;
+  for (const auto& r : nlohmann::json::parse(output).at("ranks")) {
+    ::kill(r.at("pid").get<pid_t>(), SIGTERM);
+  }
+  rank.join();
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 }  // namespace

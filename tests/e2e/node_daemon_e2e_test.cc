@@ -181,6 +181,45 @@ TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// Sixteen ranks at full speed into one daemon, each exiting cleanly: every
+// Goodbye reaches it (none is taken for a hang-up), every step is on disk
+// and complete, and each step's records balance.
+TEST_F(NodeDaemonTest, SixteenRanksAtFullSpeedAllExitCleanly) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  constexpr int kRanks = 16;
+  constexpr int kSteps = 300;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < kRanks; ++r) {
+    pids.push_back(StartRank("r" + std::to_string(r), kSteps));
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(WaitRank(pids[r]), 0)
+        << ReadFile(dir_.path() + "/r" + std::to_string(r) + ".log");
+  }
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(120)));
+  for (int r = 0; r < kRanks; ++r) {
+    const std::string rank = "r" + std::to_string(r);
+    const auto steps = Accounting(rank);
+    EXPECT_EQ(steps.size(), static_cast<size_t>(kSteps)) << rank;
+    for (const auto& [step, acc] : steps) {
+      EXPECT_EQ(acc["producer_died"], false) << rank << " step " << step;
+      EXPECT_EQ(acc["complete"], true)
+          << rank << " step " << step << ": " << acc.dump();
+      const Json& records = acc["records"];
+      uint64_t dropped = 0;
+      for (const auto& [reason, n] : records["dropped"].items()) {
+        dropped += n.get<uint64_t>();
+      }
+      EXPECT_EQ(records["produced"].get<uint64_t>(),
+                records["written"].get<uint64_t>() + dropped)
+          << rank << " step " << step << ": " << acc.dump();
+    }
+  }
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 // The target is a second from kill to producer_died; a loaded machine may
 // take longer, so the test bounds it loosely and records the measured time.
 TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
@@ -195,6 +234,14 @@ TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
                       std::chrono::seconds(60)));
   KillRank(victim);
   const auto killed = std::chrono::steady_clock::now();
+  // Status says so at once, whatever the daemon still has to write.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const auto rank = RankOf(victim);
+        return !rank || rank->process_gone();
+      },
+      std::chrono::seconds(1)))
+      << "status still shows the killed rank running";
   auto died = [&] {
     for (const auto& [step, acc] : Accounting("victim")) {
       if (acc["producer_died"] == true) return true;

@@ -98,15 +98,17 @@ TEST_F(ControlCommandsTest, StatusPrintsOneLinePerRank) {
   ASSERT_EQ(lines.size(), 4u) << output;
   EXPECT_EQ(lines[0], "tprobed pid " + std::to_string(daemon.pid()) + " on " +
                           Socket() + ": 2 ranks");
-  EXPECT_EQ(Fields(lines[1]), (std::vector<std::string>{
-                                  "RANK", "PID", "STEP", "RING_FILL", "RECORDS",
-                                  "BYTES", "RING_FULL", "TOO_LARGE",
-                                  "NO_DAEMON", "OUTAGE", "LAST_ERROR"}));
+  EXPECT_EQ(Fields(lines[1]),
+            (std::vector<std::string>{"RANK", "PID", "STATE", "STEP",
+                                      "RING_FILL", "BEHIND", "OPEN", "RECORDS",
+                                      "BYTES", "RING_FULL", "TOO_LARGE",
+                                      "NO_DAEMON", "OUTAGE", "LAST_ERROR"}));
   const std::string pid = std::to_string(::getpid());
   const std::string bytes = std::to_string(sa->ring_header(0)->bytes_written);
+  // Both records read; step 0 is open until its Step.
   EXPECT_EQ(Fields(lines[2]),
-            (std::vector<std::string>{"5", pid, "0", "0", "2", bytes, "3", "0",
-                                      "0", "-", "-"}));
+            (std::vector<std::string>{"5", pid, "running", "0", "0", "0", "1",
+                                      "2", bytes, "3", "0", "0", "-", "-"}));
   EXPECT_EQ(Fields(lines[3])[0], "-") << "no distributed rank";
   // The columns line up under their headers.
   EXPECT_EQ(lines[1].find("RECORDS"), lines[2].find(" 2 ") + 1);
@@ -195,11 +197,11 @@ TEST_F(ControlCommandsTest, StartAndStopActOnEveryRank) {
             .load(std::memory_order_acquire));
   };
   EXPECT_EQ(directive().mode, shm::CaptureMode::kConfig);
-  ASSERT_EQ(Tprobe("stop"), 0);
+  ASSERT_EQ(Tprobe("stop --wait"), 0);
   EXPECT_EQ(directive().mode, shm::CaptureMode::kPause);
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
             std::string::npos)
-      << "stop also drains and writes what was captured";
+      << "stop --wait drains and writes what was captured before it answers";
   ASSERT_EQ(Tprobe("start --steps 3-5 --ranks 0"), 0);
   EXPECT_EQ(directive().mode, shm::CaptureMode::kCapture);
   EXPECT_EQ(directive().first_step, 3u);

@@ -16,7 +16,11 @@ begun when the gradients of its outputs arrive and ended when its own are
 computed, so the backward calls in between are inside it (construct.json
 parents, list ranges),
 with ``input`` = gradients w.r.t. the forward outputs and ``output`` =
-gradients w.r.t. the forward's tensor arguments. The gradients are taken by
+gradients w.r.t. the forward's tensor arguments, one item per tensor that
+needs a gradient (as msprobe 26.x: a bool mask beside them has none). An
+output is a tensor, a tuple or list, or a dict (HuggingFace's ModelOutput
+included), whose values are taken in order; a plain dataclass or another
+container gets no backward entry, as in msprobe. The gradients are taken by
 an identity autograd node around the outputs (it runs when the module's
 backward starts) and one around the inputs (it runs when the module's
 backward is done). Unlike register_full_backward_hook, whose outputs are
@@ -194,20 +198,18 @@ class _Call:
 def _grad_tensors(items: Sequence[Any], positions: List[int]
                   ) -> "tuple[List[int], List[_Tensor], int]":
     """The tensors among ``items`` that need gradients: their slots in
-    ``items`` and the tensors; their positions among all tensor items (a
-    backward entry's list has one item per tensor) are appended to
-    ``positions``; returns the tensor count too."""
+    ``items`` and the tensors; their positions in the backward entry's list
+    are appended to ``positions``; returns how many the list holds. As in
+    msprobe 26.x the list holds the tensors that need a gradient only (a
+    bool mask beside them gets no slot)."""
     slots: List[int] = []
     tensors: List[_Tensor] = []
-    count = 0
     for i, item in enumerate(items):
-        if isinstance(item, _Tensor):
-            if item.requires_grad:
-                slots.append(i)
-                positions.append(count)
-                tensors.append(item)
-            count += 1
-    return slots, tensors, count
+        if isinstance(item, _Tensor) and item.requires_grad:
+            slots.append(i)
+            positions.append(len(tensors))
+            tensors.append(item)
+    return slots, tensors, len(tensors)
 
 
 class _ModuleHook:
@@ -343,8 +345,20 @@ def _wrap_output(call: _Call, output: Any) -> Any:
         call.out_positions.append(0)
         call.out_count = 1
         return _alias(call.on_output_grads, [output])[0]
+    if isinstance(output, dict):
+        # A dict (HuggingFace's ModelOutput too): its values in order, as
+        # msprobe walks them; the aliases replace them in place, which a
+        # ModelOutput mirrors in its attributes.
+        keys = list(output.keys())
+        slots, tensors, call.out_count = _grad_tensors(
+            [output[k] for k in keys], call.out_positions)
+        if not tensors:
+            return None
+        for i, alias in zip(slots, _alias(call.on_output_grads, tensors)):
+            output[keys[i]] = alias
+        return output
     if type(output) not in (tuple, list):
-        return None  # dicts and other containers: no backward entry
+        return None  # dataclasses and other containers: no backward entry
     items = list(output)
     slots, tensors, call.out_count = _grad_tensors(items, call.out_positions)
     if not tensors:
