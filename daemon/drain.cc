@@ -8,6 +8,7 @@
 #include "common/record/codec.h"
 #include "common/stats/crc32.h"
 #include "common/stats/tensor_stats.h"
+#include "common/stats/xor_checksum.h"
 #include "daemon/tensor_store.h"
 
 namespace tprobe::daemon {
@@ -271,6 +272,9 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
     const bool keep = state_.assembler.options().tensor_data;
     if (md5 || keep) info.crc = stats::Crc32(p.bytes);
     if (md5) info.md5 = stats::Crc32Hex(info.crc);
+    if (state_.config.summary_mode == config::SummaryMode::kXor) {
+      info.xor_sum = stats::XorChecksum(info.dtype, info.shape, p.bytes);
+    }
     if (keep) info.bytes = std::move(p.bytes);
   }
   // A ref sent again replaces the tensor that waited under it.
@@ -378,6 +382,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     RenderOptions options;
     options.data_name = state_.assembler.options().tensor_data;
     options.md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
+    options.xor_sum = state_.config.summary_mode == config::SummaryMode::kXor;
     options.mindspore = state_.assembler.options().framework == "mindspore";
     // The tensors the entry refers to: it uses each once.
     std::vector<uint32_t> referenced;
@@ -407,8 +412,11 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     }
     const bool overflow_check =
         state_.config.task == config::Task::kOverflowCheck;
-    if (!overflow_check ||
-        (rendered.overflow && !state_.overflow_limit_reached)) {
+    // Task structure writes no entry: dump.json's data stays {}.
+    const bool structure = state_.config.task == config::Task::kStructure;
+    if (!structure &&
+        (!overflow_check ||
+         (rendered.overflow && !state_.overflow_limit_reached))) {
       state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.body);
       const dump::AddResult added =
           tree->AddEntry(*name, std::move(rendered.body));

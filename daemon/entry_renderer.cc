@@ -184,8 +184,19 @@ Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
   out["dtype"] = std::string(options.mindspore ? MindSporeName(tensor.dtype)
                                                : TorchName(tensor.dtype));
   out["shape"] = tensor.shape;
-  dump::AppendStats(tensor.complete ? tensor.stats : stats::TensorStats{},
-                    &out);
+  if (options.xor_sum) {
+    Json sum;  // null
+    if (!tensor.complete) {
+    } else if (const auto* hex = std::get_if<std::string>(&tensor.xor_sum)) {
+      sum = *hex;
+    } else if (const auto* value = std::get_if<double>(&tensor.xor_sum)) {
+      sum = *value;
+    }
+    out["md5"] = std::move(sum);
+  } else {
+    dump::AppendStats(tensor.complete ? tensor.stats : stats::TensorStats{},
+                      &out);
+  }
   // msprobe's MindSpore dump writes no requires_grad.
   if (!options.mindspore) out["requires_grad"] = tensor.requires_grad;
   if (data_name != nullptr) out["data_name"] = *data_name;

@@ -10,7 +10,9 @@
 //   tensor_ref r                 ->  the tensor object of tensor r
 //                                    (PyTorch's or MindSpore's names):
 //       type, dtype, shape, Max, Min, Mean, Norm, requires_grad,
-//       then data_name (task tensor) and md5 (summary_mode md5)
+//       then data_name (task tensor) and md5 (summary_mode md5); with
+//       summary_mode xor: type, dtype, shape, md5 (the xor checksum),
+//       requires_grad
 // A ref with no tensor renders as null; a tensor whose bytes did not all
 // arrive renders with null statistics. Both count as incomplete tensors.
 // A tensor whose Max or Min is Infinity or NaN marks the entry as an
@@ -28,6 +30,7 @@
 #include "common/dtype.h"
 #include "common/dump/json_writer.h"
 #include "common/stats/tensor_stats.h"
+#include "common/stats/xor_checksum.h"
 #include "common/status.h"
 
 namespace tprobe::daemon {
@@ -44,6 +47,8 @@ struct TensorInfo {
   stats::TensorStats stats;
   // stats::Crc32Hex of the bytes, when summary_mode is md5 and complete.
   std::optional<std::string> md5;
+  // stats::XorChecksum, when summary_mode is xor and complete.
+  stats::XorSum xor_sum;
   // stats::Crc32 of the bytes, when complete and the bytes are kept.
   uint32_t crc = 0;
   // The bytes, kept only while they still have to be written as .npy.
@@ -56,6 +61,9 @@ struct RenderOptions {
   bool data_name = false;
   // summary_mode md5: tensors get an "md5" key (null when incomplete).
   bool md5 = false;
+  // summary_mode xor: tensors get the xor checksum under "md5" in place of
+  // Max, Min, Mean and Norm (null when incomplete), as msprobe 26.x.
+  bool xor_sum = false;
   // A MindSpore producer: tensors are "mindspore.Tensor" with MindSpore's
   // dtype names ("Float32") and no requires_grad, else "torch.Tensor" and
   // "torch.float32".

@@ -18,17 +18,22 @@ using Keys = std::span<const std::string_view>;
 
 constexpr std::string_view kPrefix = "config: ";
 
+// msprobe 26.x's own config.json carries the sections of tasks tprobe does
+// not run (acc_check, ...) and extra_info: accepted by name and ignored.
 constexpr std::string_view kTopKeys[] = {
-    "task",       "dump_path",      "rank",
-    "step",       "level",          "enable_dataloader",
-    "async_dump", "precision",      "statistics",
-    "tensor",     "overflow_check", "run_ut",
-    "grad_probe", "free_benchmark", "tprobe",
-    "risk_level"};
+    "task",          "dump_path",      "rank",
+    "step",          "level",          "enable_dataloader",
+    "async_dump",    "precision",      "statistics",
+    "tensor",        "overflow_check", "run_ut",
+    "grad_probe",    "free_benchmark", "tprobe",
+    "risk_level",    "extra_info",     "acc_check",
+    "diff_check",    "nan_check",      "structure",
+    "exception_dump"};
 constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode",
                                                 "summary_mode", "tensor_list"};
 constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
                                             "file_format"};
+constexpr std::string_view kStructureKeys[] = {"scope", "list", "data_mode"};
 constexpr std::string_view kOverflowCheckKeys[] = {
     "scope", "list", "data_mode", "overflow_nums", "check_mode"};
 constexpr std::string_view kTprobeKeys[] = {
@@ -44,6 +49,8 @@ Keys SectionKeys(Task task) {
       return kTensorKeys;
     case Task::kOverflowCheck:
       return kOverflowCheckKeys;
+    case Task::kStructure:
+      return kStructureKeys;
   }
   return kStatisticsKeys;
 }
@@ -258,10 +265,12 @@ Status ParseTaskSection(const Json& section, std::string_view name,
       config->summary_mode = SummaryMode::kStatistics;
     } else if (*v == "md5") {
       config->summary_mode = SummaryMode::kMd5;
+    } else if (*v == "xor") {
+      config->summary_mode = SummaryMode::kXor;
     } else {
       return Invalid(
           "summary_mode is invalid, summary_mode is not in ['statistics', "
-          "'md5'].");
+          "'md5', 'xor'].");
     }
   }
   if (const Json* v = Find(section, "tensor_list")) {
@@ -394,13 +403,15 @@ Status ParseRoot(const Json& root, Config* config) {
       config->task = Task::kTensor;
     } else if (*v == "overflow_check") {
       config->task = Task::kOverflowCheck;
+    } else if (*v == "structure") {
+      config->task = Task::kStructure;
     } else {
       std::string message =
           "task is invalid, it should be one of [statistics, tensor, "
-          "overflow_check]";
+          "overflow_check, structure]";
       static constexpr std::string_view kOtherMsprobeTasks[] = {
-          "free_benchmark", "run_ut", "grad_probe", "structure",
-          "exception_dump"};
+          "free_benchmark", "run_ut",    "grad_probe", "exception_dump",
+          "acc_check",      "diff_check", "nan_check"};
       if (v->is_string() &&
           Contains(kOtherMsprobeTasks, v->get_ref<const std::string&>())) {
         message += " (tprobe does not support msprobe's task " +
@@ -448,14 +459,16 @@ Status ParseRoot(const Json& root, Config* config) {
       return Invalid("enable_dataloader is invalid, it should be a boolean");
     }
   }
+  // tprobe is always asynchronous: the daemon does what async_dump moves
+  // off the training thread, so either value means the same.
   if (const Json* v = Find(root, "async_dump")) {
     if (!v->is_boolean()) {
       return Invalid("async_dump is invalid, it should be a boolean");
     }
-    if (v->get<bool>()) {
-      return Invalid(
-          "async_dump is not supported by tprobe, set it to false (tprobe "
-          "already copies data off the training thread)");
+  }
+  if (const Json* v = Find(root, "extra_info")) {
+    if (!v->is_boolean()) {
+      return Invalid("extra_info is invalid, it should be a boolean");
     }
   }
   // msprobe 26.x reads a missing risk_level as "FOCUS", and null or "" as
@@ -514,7 +527,15 @@ Result<Config> Parse(std::string_view json_text) {
 }
 
 std::string_view SummaryModeName(SummaryMode mode) {
-  return mode == SummaryMode::kMd5 ? "md5" : "statistics";
+  switch (mode) {
+    case SummaryMode::kMd5:
+      return "md5";
+    case SummaryMode::kXor:
+      return "xor";
+    case SummaryMode::kStatistics:
+      break;
+  }
+  return "statistics";
 }
 
 std::string_view PolicyName(FullRingPolicy policy) {
@@ -651,6 +672,8 @@ std::string_view TaskName(Task task) {
       return "tensor";
     case Task::kOverflowCheck:
       return "overflow_check";
+    case Task::kStructure:
+      return "structure";
   }
   return "statistics";
 }

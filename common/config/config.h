@@ -37,6 +37,8 @@ enum class Task {
   kStatistics,     // per-tensor statistics in dump.json
   kTensor,         // statistics plus the tensor data as .npy files
   kOverflowCheck,  // only calls whose outputs hold NaN or Inf
+  kStructure,      // msprobe 26.x: no data (dump.json's data is {}), only
+                   // construct.json and stack.json
 };
 
 // What is hooked: L0 = modules, L1 = APIs, mix = both.
@@ -49,7 +51,7 @@ enum class RiskLevel { kCore, kFocus, kAll };
 
 // The per-tensor summary in statistics mode: Max/Min/Mean/Norm, or those
 // plus a checksum (msprobe's "md5", which is actually a CRC-32).
-enum class SummaryMode { kStatistics, kMd5 };
+enum class SummaryMode { kStatistics, kMd5, kXor };
 
 // What a producer does when its ring is full: drop the record at once, or
 // wait up to block_timeout_ms and then drop it.
@@ -117,12 +119,14 @@ struct Config {
 };
 
 // Parses and validates the text of a config.json. Accepted top-level keys:
-// task, dump_path, rank, step, level, enable_dataloader, async_dump (must be
-// false), precision, statistics, tensor, overflow_check, run_ut, grad_probe,
-// free_benchmark and tprobe. Only the task section named by `task` is read;
-// the other task sections are ignored, as msprobe ignores them.
-// enable_dataloader, precision, file_format and check_mode are checked but
-// have no effect. On failure returns an error saying which key is wrong and
+// task, dump_path, rank, step, level, risk_level, enable_dataloader,
+// async_dump, extra_info, precision, the task sections statistics, tensor,
+// overflow_check, run_ut, grad_probe, free_benchmark, acc_check,
+// diff_check, nan_check, structure and exception_dump, and tprobe. Only the
+// task section named by `task` is read; the other task sections are
+// ignored, as msprobe ignores them. enable_dataloader, async_dump (tprobe is
+// always asynchronous), extra_info, precision, file_format and check_mode
+// are checked but have no effect. On failure returns an error saying which key is wrong and
 // why, or, for text that is not JSON, where parsing stopped.
 Result<Config> ParseConfig(std::string_view json_text);
 

@@ -46,6 +46,9 @@ v1::Config ToProto(const Config& config) {
     case Task::kOverflowCheck:
       m.set_task(v1::Config::OVERFLOW_CHECK);
       break;
+    case Task::kStructure:
+      m.set_task(v1::Config::STRUCTURE);
+      break;
   }
   m.set_dump_path(config.dump_path);
   m.mutable_ranks()->Add(config.ranks.begin(), config.ranks.end());
@@ -79,9 +82,17 @@ v1::Config ToProto(const Config& config) {
   mode->set_backward(config.data_mode.backward);
   mode->set_input(config.data_mode.input);
   mode->set_output(config.data_mode.output);
-  m.set_summary_mode(config.summary_mode == SummaryMode::kMd5
-                         ? v1::Config::MD5
-                         : v1::Config::SUMMARY_STATISTICS);
+  switch (config.summary_mode) {
+    case SummaryMode::kStatistics:
+      m.set_summary_mode(v1::Config::SUMMARY_STATISTICS);
+      break;
+    case SummaryMode::kMd5:
+      m.set_summary_mode(v1::Config::MD5);
+      break;
+    case SummaryMode::kXor:
+      m.set_summary_mode(v1::Config::XOR);
+      break;
+  }
   m.set_overflow_nums(config.overflow_nums);
   m.set_socket(config.socket);
   m.set_ring_bytes(config.ring_bytes);
@@ -105,10 +116,13 @@ Result<Config> FromProto(const v1::Config& m) {
     case v1::Config::OVERFLOW_CHECK:
       c.task = Task::kOverflowCheck;
       break;
+    case v1::Config::STRUCTURE:
+      c.task = Task::kStructure;
+      break;
     default:
       return Bad("task",
                  "it should be one of [statistics, tensor, "
-                 "overflow_check]");
+                 "overflow_check, structure]");
   }
   if (m.dump_path().empty()) return Bad("dump_path", "it should not be empty");
   c.dump_path = m.dump_path();
@@ -165,8 +179,15 @@ Result<Config> FromProto(const v1::Config& m) {
       }
       c.summary_mode = SummaryMode::kMd5;
       break;
+    case v1::Config::XOR:
+      if (c.task != Task::kStatistics) {
+        return Bad("summary_mode", "only the statistics task sets it");
+      }
+      c.summary_mode = SummaryMode::kXor;
+      break;
     default:
-      return Bad("summary_mode", "it should be one of ['statistics', 'md5']");
+      return Bad("summary_mode",
+                 "it should be one of ['statistics', 'md5', 'xor']");
   }
   if (m.overflow_nums() != -1 && m.overflow_nums() <= 0) {
     return Bad("overflow_nums", "it should be -1 or a positive integer");

@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/sanitizers.h"
 
 namespace tprobe {
 namespace {
@@ -31,20 +32,8 @@ namespace fs = std::filesystem;
 
 constexpr int kSteps = 6000;
 
-// ASan keeps freed memory in its quarantine (256 MB by default), so the
-// daemon's RSS grows there whatever it holds: only the descriptors are
-// checked under it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeans = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kRssMeans = false;
-#else
-constexpr bool kRssMeans = true;
-#endif
-#else
-constexpr bool kRssMeans = true;
-#endif
+// Under ASan only the descriptors are checked (tests/support/sanitizers.h).
+constexpr bool kRssMeans = !testing::kAddressSanitizer;
 
 long OpenFds(pid_t pid) {
   long n = 0;

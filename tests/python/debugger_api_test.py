@@ -4,6 +4,7 @@ module_dump_end, seed_all, save, forward_backward_dump_end, and the clear
 errors for what tprobe does not support (token_range, level debug).
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -205,6 +206,29 @@ class DebuggerApiTest(unittest.TestCase):
         """)
         self.assertIn("ERROR save: name must be a str", run.stdout)
         self.assertEqual(self.dump("save", 0), {})
+
+    @unittest.skipUnless(importlib.util.find_spec("msprobe"),
+                         "needs an installed msprobe (the project's venv)")
+    def test_msprobes_own_default_config_runs_unchanged(self) -> None:
+        # The config.json inside the installed msprobe package, as it ships
+        # (extra_info, async_dump, an acc_check section): only dump_path is
+        # moved into the test's folder.
+        spec = importlib.util.find_spec("msprobe")
+        with open(os.path.join(os.path.dirname(spec.origin),
+                               "config.json")) as f:
+            config = json.load(f)
+        self.assertIn("acc_check", config)
+        self.run_scenario("msprobe_default", config, """
+            d = PrecisionDebugger(config_path=config_path)
+            d.start(model)
+            model(x).sum().backward()
+            d.stop()
+            d.step()
+            assert d.session.flush(30000)
+        """)
+        # Its level is L1: the API calls are dumped.
+        self.assertIn("Functional.linear.0.forward",
+                      self.dump("msprobe_default", 0))
 
     def test_token_range_is_refused_by_name(self) -> None:
         run = self.run_scenario("token", {"task": "statistics",

@@ -16,6 +16,7 @@ patched function is the original again.
 """
 
 import glob
+import inspect
 import json
 import os
 import re
@@ -134,6 +135,7 @@ class ControlTest(unittest.TestCase):
                 PrecisionDebugger(config_path=config)
             write("mix", [1])
             square, add = ops.square, Tensor.__add__
+            from_numpy = inspect.getattr_static(Tensor, "from_numpy")
             debugger = PrecisionDebugger(config_path=config)
             self.assertIs(P._instance, debugger)
             self.assertIsNot(ops.square, square)
@@ -152,6 +154,11 @@ class ControlTest(unittest.TestCase):
             debugger.start([net])  # step 3 > last step 1: the end
             self.assertIs(ops.square, square)
             self.assertIs(Tensor.__add__, add)
+            # A staticmethod is put back as one: callable on an instance.
+            self.assertIs(inspect.getattr_static(Tensor, "from_numpy"),
+                          from_numpy)
+            self.assertEqual(x.from_numpy(np.ones(2, np.float32)).shape,
+                             (2,))
             self.assertIs(type(dense.bias_add), primitive_class)
             self.assertFalse(dense._forward_pre_hook)
             debugger.session.flush()

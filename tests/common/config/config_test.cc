@@ -85,6 +85,23 @@ std::vector<ValidCase> ValidCases() {
       {"AcceptedTopLevelFlags",
        R"({"enable_dataloader": true, "async_dump": false, "precision": "high"})",
        [](Config&) {}},
+      // msprobe 26.x's task structure: no data, construct and stack only.
+      {"SummaryModeXor", R"({"statistics": {"summary_mode": "xor"}})",
+       [](Config& c) { c.summary_mode = SummaryMode::kXor; }},
+      {"TaskStructure", R"({"task": "structure"})",
+       [](Config& c) { c.task = Task::kStructure; }},
+      // tprobe is always asynchronous.
+      {"AsyncDumpTrue", R"({"async_dump": true})", [](Config&) {}},
+      // msprobe 26.2.0's own config.json, as its package ships it.
+      {"Msprobe26DefaultConfig", R"({
+    "task": "statistics", "dump_path": "./dump_path", "rank": [], "step": [],
+    "level": "L1", "extra_info": true, "async_dump": false,
+    "statistics": {"scope": [], "list": [], "data_mode": ["all"],
+                   "summary_mode": "statistics"},
+    "tensor": {"scope": [], "list": [], "data_mode": ["all"]},
+    "acc_check": {"white_list": [], "black_list": [], "error_data_path": "./"}
+})",
+       [](Config& c) { c.dump_path = "./dump_path"; }},
       {"PrecisionLow", R"({"precision": "low"})", [](Config&) {}},
       {"RiskLevelAll", R"({"risk_level": "ALL"})",
        [](Config& c) { c.risk_level = RiskLevel::kAll; }},
@@ -225,7 +242,8 @@ std::vector<InvalidCase> InvalidCases() {
   const std::string kTopKeys =
       "[task, dump_path, rank, step, level, enable_dataloader, async_dump, "
       "precision, statistics, tensor, overflow_check, run_ut, grad_probe, "
-      "free_benchmark, tprobe, risk_level]";
+      "free_benchmark, tprobe, risk_level, extra_info, acc_check, "
+      "diff_check, nan_check, structure, exception_dump]";
   const std::string kModes =
       "is not in ['all','input','output','forward','backward'].";
   return {
@@ -266,10 +284,10 @@ std::vector<InvalidCase> InvalidCases() {
       // Top-level fields.
       {"TaskUnknown", R"({"task": "stats"})",
        "config: task is invalid, it should be one of [statistics, tensor, "
-       "overflow_check]"},
+       "overflow_check, structure]"},
       {"TaskNotAString", R"({"task": 1})",
        "config: task is invalid, it should be one of [statistics, tensor, "
-       "overflow_check]"},
+       "overflow_check, structure]"},
       {"TaskOfMsprobeOnly", R"({"task": "run_ut"})",
        "(tprobe does not support msprobe's task run_ut)"},
       {"LevelUnknown", R"({"level": "L3"})",
@@ -287,8 +305,8 @@ std::vector<InvalidCase> InvalidCases() {
        "config: enable_dataloader is invalid, it should be a boolean"},
       {"AsyncDumpNotABool", R"({"async_dump": 0})",
        "config: async_dump is invalid, it should be a boolean"},
-      {"AsyncDumpTrue", R"({"async_dump": true})",
-       "config: async_dump is not supported by tprobe, set it to false"},
+      {"ExtraInfoNotABool", R"({"extra_info": "yes"})",
+       "config: extra_info is invalid, it should be a boolean"},
       {"PrecisionUnknown", R"({"precision": "medium"})",
        "config: precision is invalid, it should be one of ['low', 'high']"},
       {"RiskLevelUnknown", R"({"risk_level": "all"})",
@@ -371,12 +389,12 @@ std::vector<InvalidCase> InvalidCases() {
        R"({"statistics": {"data_mode":
            ["input", "output", "forward", "backward", "input"]}})",
        "config: The number of elements in the data_made cannot exceed 4."},
-      {"SummaryModeUnknown", R"({"statistics": {"summary_mode": "xor"}})",
+      {"SummaryModeUnknown", R"({"statistics": {"summary_mode": "sha"}})",
        "config: summary_mode is invalid, summary_mode is not in "
-       "['statistics', 'md5']."},
+       "['statistics', 'md5', 'xor']."},
       {"SummaryModeNotAString", R"({"statistics": {"summary_mode": ["md5"]}})",
        "config: summary_mode is invalid, summary_mode is not in "
-       "['statistics', 'md5']."},
+       "['statistics', 'md5', 'xor']."},
       {"TensorListNotEmpty", R"({"statistics": {"tensor_list": ["conv2d"]}})",
        "config: tensor_list is not supported by tprobe yet"},
       {"TensorListNotAList", R"({"statistics": {"tensor_list": "conv2d"}})",

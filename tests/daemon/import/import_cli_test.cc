@@ -797,7 +797,7 @@ TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
             "  recover    rebuild the steps a killed tprobed left as journals\n"
             "  shutdown   make tprobed write everything and exit\n"
             "  start      make running ranks capture steps, live\n"
-            "  status     show tprobed's ranks: step, ring fill, records, "
+            "  status     show tprobed's ranks: state, step, backlog, records, "
             "drops, last error\n"
             "  stop       make running ranks stop capturing, live\n"
             "\nRun 'tprobe COMMAND --help' for a command's options.\n");

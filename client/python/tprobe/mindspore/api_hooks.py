@@ -69,9 +69,17 @@ class ApiHooks:
                 original = getattr(target, attr, None)
                 if not callable(original) or isinstance(original, type):
                     continue
-                own = attr in getattr(target, "__dict__", {})
+                held = getattr(target, "__dict__", {})
+                own = attr in held
                 wrapper = self._wrap(Session.api_base(prefix, api), original,
                                      prefix in _DISTRIBUTED)
+                if own and isinstance(held[attr],
+                                      (staticmethod, classmethod)):
+                    # A class's static or class method (Tensor.from_numpy):
+                    # its original is bound already, so the wrapper takes
+                    # no instance; the descriptor itself is put back.
+                    original = held[attr]
+                    wrapper = staticmethod(wrapper)
                 self._replaced.append((target, attr, original, own, wrapper))
                 setattr(target, attr, wrapper)
 
