@@ -7,6 +7,7 @@
 
 #include "common/config/config_proto.h"
 #include "common/control/socket_path.h"
+#include "daemon/fs_identity.h"
 #include "daemon/journal.h"
 #include "daemon/live_directive.h"
 #include "daemon/rank_pipeline.h"
@@ -226,7 +227,10 @@ v1::Response ControlService::Register(Connection& conn,
     return Error(created.status().message());
   }
   std::shared_ptr<Producer> producer = std::move(created).value();
-  RecoverJournals(*producer);
+  {
+    FsIdentity as_rank(producer->uid(), producer->gid());
+    if (as_rank.ok()) RecoverJournals(*producer);
+  }
   registry_.Add(producer);
   conn.producer = producer;
   log_->info(
@@ -336,7 +340,8 @@ void ControlService::HangUp(Connection& conn) {
 void ControlService::FinishAll() {
   for (const auto& p : registry_.Snapshot()) {
     auto state = p->Lock();
-    FinishPipeline(*p, *state, registry_, *log_);
+    FsIdentity as_rank(p->uid(), p->gid());
+    if (as_rank.ok()) FinishPipeline(*p, *state, registry_, *log_);
   }
 }
 

@@ -414,9 +414,8 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
         state_.config.task == config::Task::kOverflowCheck;
     // Task structure writes no entry: dump.json's data stays {}.
     const bool structure = state_.config.task == config::Task::kStructure;
-    if (!structure &&
-        (!overflow_check ||
-         (rendered.overflow && !state_.overflow_limit_reached))) {
+    if (!structure && (!overflow_check ||
+                       (rendered.overflow && !state_.overflow_limit_reached))) {
       state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.body);
       const dump::AddResult added =
           tree->AddEntry(*name, std::move(rendered.body));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "daemon/fs_identity.h"
 #include "daemon/rank_pipeline.h"
 
 namespace tprobe::daemon {
@@ -49,8 +50,12 @@ void DrainWorker::Run(std::stop_token stop, unsigned index) {
     for (size_t k = 0; k < n; ++k) {
       Producer& producer = *producers[(first + k) % n];
       if (auto state = producer.TryLock()) {
-        work +=
-            RunPipeline(producer, **state, registry_, *log_, options_.batch);
+        // Every file of the rank is made as the rank's user.
+        FsIdentity as_rank(producer.uid(), producer.gid());
+        if (as_rank.ok()) {
+          work +=
+              RunPipeline(producer, **state, registry_, *log_, options_.batch);
+        }
       }
     }
     if (work != 0) {

@@ -13,6 +13,7 @@
 #include "common/config/config_proto.h"
 #include "daemon/crash_cleanup.h"
 #include "daemon/dump_path_check.h"
+#include "daemon/fs_identity.h"
 #include "daemon/shm_space.h"
 
 namespace tprobe::daemon {
@@ -99,10 +100,19 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   auto write_path =
       AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
-  if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid); !s.ok()) {
-    return s;
+  {
+    // As the client's user: what is made is the user's, and only where
+    // the user could make it.
+    FsIdentity as_client(peer.uid, peer.gid);
+    if (!as_client.ok()) {
+      return Status::Error("cannot take the identity of uid " +
+                           std::to_string(peer.uid) + " to write its dump");
+    }
+    if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid); !s.ok()) {
+      return s;
+    }
+    RemoveStaleTempFiles(*write_path, reg.rank());
   }
-  RemoveStaleTempFiles(*write_path, reg.rank());
 
   if (Status s =
           CheckShmSpace(shm::SegmentBytes(ring_count, ring_bytes),
@@ -124,19 +134,19 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();
-  return std::unique_ptr<Producer>(
-      new Producer(client_id, reg, std::move(config),
-                   std::move(segment).value(), std::move(options), limits,
-                   peer.pid > 0 ? peer.pid : reg.pid(), peer.uid));
+  return std::unique_ptr<Producer>(new Producer(
+      client_id, reg, std::move(config), std::move(segment).value(),
+      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid(), peer));
 }
 
 Producer::Producer(uint64_t client_id, const v1::Register& reg,
                    config::Config config, std::unique_ptr<shm::Segment> segment,
                    AssemblerOptions options, const ProducerLimits& limits,
-                   pid_t watched_pid, uid_t uid)
+                   pid_t watched_pid, const PeerCredentials& peer)
     : client_id_(client_id),
       pid_(reg.pid()),
-      uid_(uid),
+      uid_(peer.uid),
+      gid_(peer.gid),
       rank_(reg.rank()),
       config_(std::move(config)),
       segment_(std::move(segment)),

@@ -509,6 +509,92 @@ TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// Every file of a rank is made as the rank's user, so the kernel checks each
+// path as that user: the user owns and can delete its dump, a symlink it
+// planted in its dump path cannot lead root's writes into a root-only
+// folder, and a dump_path the user could not create is refused with nothing
+// created.
+TEST_F(SocketSecurityTest, ARootDaemonWritesOnlyAsTheUser) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
+  ThrowawayGroup group;
+  ASSERT_TRUE(group.ok());
+  ThrowawayUser member(group.name());
+  ASSERT_TRUE(member.ok());
+  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
+  ASSERT_TRUE(daemon.started());
+
+  // A root-only folder with a secret, which must not change.
+  const std::string secret_dir = dir_.path() + "/rootonly";
+  ASSERT_EQ(::mkdir(secret_dir.c_str(), 0700), 0);
+  std::ofstream(secret_dir + "/secret") << "root's";
+  // The member's folder; in its dump path, a step folder it made a link to
+  // the root-only one.
+  const std::string home = dir_.path() + "/member";
+  const std::string dump = home + "/dump";
+  ASSERT_EQ(::mkdir(home.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(dump.c_str(), 0750), 0);
+  ASSERT_EQ(::symlink(secret_dir.c_str(), (dump + "/step1").c_str()), 0);
+  for (const std::string& p : {home, dump, dump + "/step1"}) {
+    ASSERT_EQ(::lchown(p.c_str(), member.uid(), member.gid()), 0) << p;
+  }
+  auto config = [&](const std::string& name, const std::string& path) {
+    const std::string file = home + "/" + name;
+    std::ofstream(file) << R"({"task": "statistics", "level": "L0", )"
+                        << R"("step": [], "dump_path": ")" << path << "\"}";
+    EXPECT_EQ(::chown(file.c_str(), member.uid(), member.gid()), 0);
+    return file;
+  };
+  std::string output;
+  EXPECT_EQ(RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " +
+                                   config("c.json", dump) + " --socket " +
+                                   Socket() + " --steps 3"),
+                       &output),
+            0)
+      << output;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        RawClient probe(Socket());
+        v1::Request status;
+        status.mutable_status();
+        v1::Response reply;
+        return probe.Call(status, &reply) && reply.status().ranks_size() == 0 &&
+               stdfs::exists(dump + "/step2/rank/tprobe.json");
+      },
+      std::chrono::seconds(30)));
+
+  // The secret folder is as it was: step 1 was not written through the
+  // link.
+  std::vector<std::string> secret_files;
+  for (const auto& e : stdfs::directory_iterator(secret_dir)) {
+    secret_files.push_back(e.path().filename());
+  }
+  EXPECT_EQ(secret_files, std::vector<std::string>{"secret"});
+  EXPECT_EQ(ReadFile(secret_dir + "/secret"), "root's");
+  // Everything else in the dump is the member's.
+  int files = 0;
+  for (auto it = stdfs::recursive_directory_iterator(dump);
+       it != stdfs::recursive_directory_iterator(); ++it) {
+    struct stat st;
+    ASSERT_EQ(::lstat(it->path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, member.uid()) << it->path();
+    ++files;
+  }
+  EXPECT_GT(files, 8);
+  EXPECT_TRUE(stdfs::exists(dump + "/step0/rank/dump.json"));
+  EXPECT_TRUE(stdfs::exists(dump + "/step2/rank/dump.json"));
+  // The member can delete its dump.
+  EXPECT_EQ(RunCommand(member.Wrap("rm -rf " + dump), &output), 0) << output;
+  EXPECT_FALSE(stdfs::exists(dump));
+
+  // A dump_path the member could not create: refused, nothing made.
+  RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " +
+                         config("bad.json", secret_dir + "/made/by/root") +
+                         " --socket " + Socket() + " --steps 1"),
+             &output);
+  EXPECT_NE(output.find("cannot be used"), std::string::npos) << output;
+  EXPECT_FALSE(stdfs::exists(secret_dir + "/made"));
+}
+
 TEST_F(SocketSecurityTest, ClientsSendNothingToADaemonOfAnotherUser) {
   if (!IsRoot()) GTEST_SKIP() << "needs root to create a throwaway user";
   ThrowawayUser other;
