@@ -2,7 +2,10 @@
 
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
+#include <string_view>
 
 namespace py = pybind11;
 
@@ -187,7 +190,48 @@ struct ApiWrapper {
   PyObject* weakrefs;
   std::string_view base_text;  // base's UTF-8 (the str caches it)
   bool distributed;            // output = the arguments after the call
+  bool dropout;                // one of kDropoutApis
 };
+
+// msprobe 26.x's DROPOUT_API_LIST: called with p = 0 they return their
+// input as it was, so its grad_fn is the node before them, and msprobe
+// collects no backward for them (pt_hook_manager.py).
+constexpr std::string_view kDropoutApis[] = {"Functional.dropout",
+                                             "Functional.dropout1d",
+                                             "Functional.dropout2d",
+                                             "Functional.dropout3d",
+                                             "Functional.alpha_dropout",
+                                             "Functional.feature_alpha_dropout",
+                                             "Torch.dropout",
+                                             "Torch.dropout_",
+                                             "Torch.alpha_dropout",
+                                             "Torch.alpha_dropout_",
+                                             "Torch.feature_alpha_dropout",
+                                             "Torch.feature_alpha_dropout_",
+                                             "Torch.feature_dropout",
+                                             "Torch.feature_dropout_"};
+
+// A dropout API called with p = 0 (as msprobe reads it: the keyword p, else
+// the second positional argument, else 0.5).
+bool DropoutOff(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject* p = nargs >= 2 ? args[1] : nullptr;
+  if (kwnames != nullptr) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "p") ==
+          0) {
+        p = args[nargs + i];
+      }
+    }
+  }
+  if (p == nullptr || !(PyFloat_Check(p) || PyLong_Check(p))) return false;
+  const double value = PyFloat_AsDouble(p);
+  if (value == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return value == 0.0;
+}
 
 PyTypeObject g_wrapper_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
@@ -340,7 +384,8 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
     }
     api->EndApiCall(call, output);
     Py_XDECREF(output);
-    if (call.backward && !HookBackward(w, call.plan.index, out)) {
+    if (call.backward && !(w->dropout && DropoutOff(args, nargsf, kwnames)) &&
+        !HookBackward(w, call.plan.index, out)) {
       Warn(w->state, "an API hook");
     }
   }
@@ -397,6 +442,8 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   w->compiling = compiling != Py_None ? Py_NewRef(compiling) : nullptr;
   w->base_text = std::string_view(text, static_cast<size_t>(size));
   w->distributed = distributed != 0;
+  w->dropout = std::find(std::begin(kDropoutApis), std::end(kDropoutApis),
+                         w->base_text) != std::end(kDropoutApis);
   return reinterpret_cast<PyObject*>(w);
 }
 
