@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -56,46 +57,66 @@ long RssKb(pid_t pid) {
   return -1;
 }
 
-TEST(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon({TPROBED_PATH, "--socket", socket, "--foreground",
-                        "--max-open-steps", "4"},
-                       socket);
-  ASSERT_TRUE(daemon.started());
-  const std::string config = tmp.path() + "/config.json";
-  std::ofstream(config) << R"({"task": "statistics", "dump_path": ")"
-                        << tmp.path()
-                        << R"(/dump", "rank": [], "step": [], "level": "mix"})";
-
-  std::atomic<bool> done{false};
-  int rc = -1;
-  std::string out;
-  std::thread rank([&] {
-    rc = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
-                        " --socket " + socket + " --steps " +
-                        std::to_string(kSteps),
-                    &out);
-    done = true;
-  });
-  // Warm-up: the rank has registered and its first steps are written.
-  const auto warm_deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done && !fs::exists(tmp.path() + "/dump/step20") &&
-         std::chrono::steady_clock::now() < warm_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+// The C++ example at full speed, in a thread, into a real tprobed with
+// --max-open-steps 4.
+class BacklogE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{TPROBED_PATH, "--socket", socket_,
+                                 "--foreground", "--max-open-steps", "4"},
+        socket_);
+    ASSERT_TRUE(daemon_->started());
+    std::ofstream(config_) << R"({"task": "statistics", "dump_path": ")"
+                           << tmp_.path()
+                           << R"(/dump", "rank": [], "step": [], )"
+                           << R"("level": "mix"})";
   }
-  const long fds_warm = OpenFds(daemon.pid());
-  const long rss_warm = RssKb(daemon.pid());
+  void TearDown() override {
+    if (rank_.joinable()) rank_.join();
+  }
+
+  // Starts the rank for `steps` steps and waits for the warm-up: it has
+  // registered and its first steps are written (or it ended).
+  void StartRank(int steps) {
+    rank_ = std::thread([this, steps] {
+      rc_ = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config_ +
+                           " --socket " + socket_ + " --steps " +
+                           std::to_string(steps),
+                       &out_);
+      done_ = true;
+    });
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done_ && !fs::exists(tmp_.path() + "/dump/step20") &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  TempDir tmp_;
+  const std::string socket_ = tmp_.path() + "/d.sock";
+  const std::string config_ = tmp_.path() + "/config.json";
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::thread rank_;
+  std::atomic<bool> done_{false};
+  int rc_ = -1;
+  std::string out_;
+};
+
+TEST_F(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
+  StartRank(kSteps);
+  const long fds_warm = OpenFds(daemon_->pid());
+  const long rss_warm = RssKb(daemon_->pid());
   long fds_max = fds_warm;
   long rss_max = rss_warm;
-  while (!done) {
-    fds_max = std::max(fds_max, OpenFds(daemon.pid()));
-    rss_max = std::max(rss_max, RssKb(daemon.pid()));
+  while (!done_) {
+    fds_max = std::max(fds_max, OpenFds(daemon_->pid()));
+    rss_max = std::max(rss_max, RssKb(daemon_->pid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  rank.join();
-  ASSERT_EQ(rc, 0) << out;
+  rank_.join();
+  ASSERT_EQ(rc_, 0) << out_;
 
   // Without the bound, each open step held a journal descriptor and its
   // tree: thousands of each within seconds.
@@ -107,17 +128,17 @@ TEST(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
   }
 
   const auto term = std::chrono::steady_clock::now();
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - term, std::chrono::seconds(10));
 
   // The rank's own count, as the example prints it.
-  const size_t at = out.find("ring full ");
-  ASSERT_NE(at, std::string::npos) << out;
+  const size_t at = out_.find("ring full ");
+  ASSERT_NE(at, std::string::npos) << out_;
   const uint64_t rank_ring_full =
-      std::strtoull(out.c_str() + at + 10, nullptr, 10);
+      std::strtoull(out_.c_str() + at + 10, nullptr, 10);
   int steps = 0;
   uint64_t ring_full = 0;
-  for (const auto& step : fs::directory_iterator(tmp.path() + "/dump")) {
+  for (const auto& step : fs::directory_iterator(tmp_.path() + "/dump")) {
     ++steps;
     const fs::path rank_dir = step.path() / "rank";
     EXPECT_FALSE(fs::exists(rank_dir / "tprobe.journal")) << step.path();
@@ -142,46 +163,22 @@ TEST(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
   // Every file parses, and each step's accounting balances: what was
   // produced was written or counted as dropped.
   ASSERT_EQ(RunCommand(std::string(TPROBE_PYTHON) + " " + TPROBE_SOURCE_DIR +
-                           "/tests/e2e/check_tree.py " + tmp.path() + "/dump",
-                       &out),
+                           "/tests/e2e/check_tree.py " + tmp_.path() + "/dump",
+                       &out_),
             0)
-      << out;
+      << out_;
 }
 
 // Control never waits behind a rank's backlog: `tprobe stop` and `start`
 // answer at once while the rank is thousands of records ahead of its daemon;
 // `stop --wait` answers once the captured steps are on disk.
-TEST(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon({TPROBED_PATH, "--socket", socket, "--foreground",
-                        "--max-open-steps", "4"},
-                       socket);
-  ASSERT_TRUE(daemon.started());
-  const std::string config = tmp.path() + "/config.json";
-  std::ofstream(config) << R"({"task": "statistics", "dump_path": ")"
-                        << tmp.path()
-                        << R"(/dump", "rank": [], "step": [], "level": "mix"})";
-  std::atomic<bool> done{false};
-  int rc = -1;
-  std::string out;
-  std::thread rank([&] {
-    rc = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
-                        " --socket " + socket + " --steps 1000000",
-                    &out);
-    done = true;
-  });
-  const auto warm_deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done && !fs::exists(tmp.path() + "/dump/step20") &&
-         std::chrono::steady_clock::now() < warm_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_FALSE(done) << out;
+TEST_F(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
+  StartRank(1000000);
+  ASSERT_FALSE(done_) << out_;
   auto timed = [&](const std::string& command, std::string* output) {
     const auto start = std::chrono::steady_clock::now();
     const int status = RunCommand(
-        std::string(TPROBE_BIN) + " " + command + " --socket " + socket,
+        std::string(TPROBE_BIN) + " " + command + " --socket " + socket_,
         output);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - start)
@@ -203,15 +200,15 @@ TEST(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
   RecordProperty("stop_wait_ms", static_cast<int>(wait_ms));
   // Stopped: the rank runs on without capturing; end it.
   ASSERT_EQ(
-      RunCommand(std::string(TPROBE_BIN) + " status --json --socket " + socket,
+      RunCommand(std::string(TPROBE_BIN) + " status --json --socket " + socket_,
                  &output),
       0)
       << output;
   for (const auto& r : nlohmann::json::parse(output).at("ranks")) {
     ::kill(r.at("pid").get<pid_t>(), SIGTERM);
   }
-  rank.join();
-  EXPECT_EQ(daemon.Terminate(), 0);
+  rank_.join();
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 }  // namespace

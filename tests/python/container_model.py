@@ -10,15 +10,16 @@ tprobe with one config.json, it writes one dump tree.
 - ``Head`` returns a plain dataclass with an unset field.
 """
 
-import argparse
 import collections
 import dataclasses
-import json
 import os
 import sys
 from typing import Any, Optional
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_run  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -92,27 +93,10 @@ class Model(torch.nn.Module):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tool", choices=["msprobe", "tprobe"],
-                        required=True)
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--dump-path", required=True)
-    parser.add_argument("--steps", type=int, default=2)
-    args = parser.parse_args()
-    with open(args.config, encoding="utf-8") as f:
-        config = json.load(f)
-    config["dump_path"] = args.dump_path
-    config_path = os.path.join(os.path.dirname(args.config),
-                               f"{args.tool}.json")
-    with open(config_path, "w", encoding="utf-8") as f:
-        json.dump(config, f)
-    if args.tool == "msprobe":
-        from msprobe.pytorch import PrecisionDebugger
-    else:
-        from tprobe.torch import PrecisionDebugger
+    args = model_run.parse_args(__doc__)
     torch.manual_seed(0)
     model = Model()
-    debugger = PrecisionDebugger(config_path=config_path)
+    debugger, finish = model_run.debugger(args)
     for _ in range(args.steps):
         model.zero_grad()
         debugger.start(model)
@@ -121,8 +105,7 @@ def main() -> int:
         model(x, mask).sum().backward()
         debugger.stop()
         debugger.step()
-    if args.tool == "tprobe":
-        debugger.session.flush(30000)
+    finish()
     return 0
 
 

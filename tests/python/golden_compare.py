@@ -334,6 +334,25 @@ def compare_tree(golden_dir: str, actual_dir: str,
     return errors, notes
 
 
+def compare_live_tree(reference_dir: str, actual_dir: str) -> List[str]:
+    """Every difference of tprobe's tree in ``actual_dir`` from the one
+    msprobe wrote in ``reference_dir`` for the same model, seed and config
+    on this machine in this run: the structure (compare_dump without
+    values), every value (compare_values), construct.json parents and
+    stack.json groups."""
+    reference = load(reference_dir, "dump.json")
+    actual = load(actual_dir, "dump.json")
+    errors = compare_dump(reference, actual, values=False)
+    errors += compare_values(reference, actual)
+    construct_errors, _ = compare_construct(
+        load(reference_dir, "construct.json"),
+        load(actual_dir, "construct.json"))
+    errors += construct_errors
+    errors += compare_stack(load(reference_dir, "stack.json"),
+                            load(actual_dir, "stack.json"))
+    return errors
+
+
 def _main(argv: List[str]) -> int:
     mode = argv[0] if argv and argv[0] in ("--structure", "--values") else ""
     dirs = argv[1:] if mode else argv

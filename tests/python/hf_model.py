@@ -8,12 +8,13 @@ config.json.
 - ``bert``: an encoder (BertModel) with a padded attention mask.
 """
 
-import argparse
-import json
 import os
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_run  # noqa: E402
 
 
 def build(name: str) -> tuple:
@@ -46,28 +47,10 @@ def loss_of(output) -> torch.Tensor:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", choices=["gpt2", "bert"], required=True)
-    parser.add_argument("--tool", choices=["msprobe", "tprobe"],
-                        required=True)
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--dump-path", required=True)
-    parser.add_argument("--steps", type=int, default=2)
-    args = parser.parse_args()
-    with open(args.config, encoding="utf-8") as f:
-        config = json.load(f)
-    config["dump_path"] = args.dump_path
-    config_path = os.path.join(os.path.dirname(args.config),
-                               f"{args.tool}-{args.model}.json")
-    with open(config_path, "w", encoding="utf-8") as f:
-        json.dump(config, f)
-    if args.tool == "msprobe":
-        from msprobe.pytorch import PrecisionDebugger
-    else:
-        from tprobe.torch import PrecisionDebugger
+    args = model_run.parse_args(__doc__, model=["gpt2", "bert"])
     model, inputs = build(args.model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    debugger = PrecisionDebugger(config_path=config_path)
+    debugger, finish = model_run.debugger(args, f"-{args.model}")
     for _ in range(args.steps):
         optimizer.zero_grad()
         debugger.start(model)
@@ -76,8 +59,7 @@ def main() -> int:
         debugger.stop()
         optimizer.step()
         debugger.step()
-    if args.tool == "tprobe":
-        assert debugger.session.flush(30000)
+    finish()
     return 0
 
 
