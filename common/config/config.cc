@@ -410,7 +410,7 @@ Status ParseRoot(const Json& root, Config* config) {
           "task is invalid, it should be one of [statistics, tensor, "
           "overflow_check, structure]";
       static constexpr std::string_view kOtherMsprobeTasks[] = {
-          "free_benchmark", "run_ut",    "grad_probe", "exception_dump",
+          "free_benchmark", "run_ut",     "grad_probe", "exception_dump",
           "acc_check",      "diff_check", "nan_check"};
       if (v->is_string() &&
           Contains(kOtherMsprobeTasks, v->get_ref<const std::string&>())) {

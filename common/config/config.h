@@ -126,8 +126,9 @@ struct Config {
 // task section named by `task` is read; the other task sections are
 // ignored, as msprobe ignores them. enable_dataloader, async_dump (tprobe is
 // always asynchronous), extra_info, precision, file_format and check_mode
-// are checked but have no effect. On failure returns an error saying which key is wrong and
-// why, or, for text that is not JSON, where parsing stopped.
+// are checked but have no effect. On failure returns an error saying which
+// key is wrong and why, or, for text that is not JSON, where parsing
+// stopped.
 Result<Config> ParseConfig(std::string_view json_text);
 
 // Reads the file at `path` and parses it with ParseConfig. Every error
