@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "common/control/frame.h"
@@ -351,17 +352,36 @@ TEST_F(SocketSecurityTest, GroupMembersAreServedAndOtherUsersRefused) {
       << output;
 }
 
+// A root daemon shared with a throwaway group, and a throwaway member of
+// it, as on a node where tprobed runs under systemd with --group.
+class SharedDaemonTest : public SocketSecurityTest {
+ protected:
+  void SetUp() override {
+    SocketSecurityTest::SetUp();
+    if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
+    group_.emplace();
+    ASSERT_TRUE(group_->ok());
+    member_.emplace(group_->name());
+    ASSERT_TRUE(member_->ok());
+    daemon_.emplace(Daemon({"--group", group_->name()}), Socket());
+    ASSERT_TRUE(daemon_->started());
+  }
+  void TearDown() override {
+    daemon_.reset();  // before the user and group go
+    member_.reset();
+    group_.reset();
+  }
+
+  std::optional<ThrowawayGroup> group_;
+  std::optional<ThrowawayUser> member_;
+  std::optional<DaemonProcess> daemon_;
+};
+
 // A group member's CLI on a root daemon: it sees and controls its own rank
 // only, and cannot shut the daemon down for everyone.
-TEST_F(SocketSecurityTest,
-       AGroupMemberReachesOnlyItsOwnRanksAndCannotShutDown) {
-  if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
-  ThrowawayGroup group;
-  ASSERT_TRUE(group.ok());
-  ThrowawayUser member(group.name());
-  ASSERT_TRUE(member.ok());
-  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
-  ASSERT_TRUE(daemon.started());
+TEST_F(SharedDaemonTest, AGroupMemberReachesOnlyItsOwnRanksAndCannotShutDown) {
+  const ThrowawayGroup& group = *group_;
+  const ThrowawayUser& member = *member_;
 
   // Rank 0 is root's; rank 1 the member's, registered by a process of that
   // user which waits for `go`.
@@ -514,14 +534,8 @@ TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
 // planted in its dump path cannot lead root's writes into a root-only
 // folder, and a dump_path the user could not create is refused with nothing
 // created.
-TEST_F(SocketSecurityTest, ARootDaemonWritesOnlyAsTheUser) {
-  if (!IsRoot()) GTEST_SKIP() << "needs root to create throwaway users";
-  ThrowawayGroup group;
-  ASSERT_TRUE(group.ok());
-  ThrowawayUser member(group.name());
-  ASSERT_TRUE(member.ok());
-  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
-  ASSERT_TRUE(daemon.started());
+TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
+  const ThrowawayUser& member = *member_;
 
   // A root-only folder with a secret, which must not change.
   const std::string secret_dir = dir_.path() + "/rootonly";
