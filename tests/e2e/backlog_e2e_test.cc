@@ -204,7 +204,8 @@ TEST_F(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
                  &output),
       0)
       << output;
-  for (const auto& r : nlohmann::json::parse(output).at("ranks")) {
+  const nlohmann::json status = nlohmann::json::parse(output);
+  for (const auto& r : status.at("ranks")) {
     ::kill(r.at("pid").get<pid_t>(), SIGTERM);
   }
   rank_.join();
