@@ -169,11 +169,15 @@ void ControlChannel::Send(v1::Request request) {
   (void)Submit({std::move(request), nullptr});
 }
 
-bool ControlChannel::WriteLocked(Outgoing& out, Clock::time_point deadline) {
-  if (!WriteFrame(fd_, out.request, deadline)) return false;
+void ControlChannel::AwaitReply(const Outgoing& out) {
   inflight_.push_back(out.reply);
   inflight_steps_.push_back(
       out.request.has_step() ? int64_t{out.request.step().step()} : -1);
+}
+
+bool ControlChannel::WriteLocked(Outgoing& out, Clock::time_point deadline) {
+  if (!WriteFrame(fd_, out.request, deadline)) return false;
+  AwaitReply(out);
   return true;
 }
 
@@ -197,9 +201,7 @@ bool ControlChannel::Submit(Outgoing out) {
           rest_ = frame.substr(static_cast<size_t>(n));
           cv_.notify_all();
         }
-        inflight_.push_back(out.reply);
-        inflight_steps_.push_back(
-            out.request.has_step() ? int64_t{out.request.step().step()} : -1);
+        AwaitReply(out);
         return true;
       }
     }

@@ -78,6 +78,8 @@ class ControlChannel {
   // Queues `out`, or writes it now when nothing is queued before it and the
   // socket takes it without waiting. False once Close began.
   bool Submit(Outgoing out);
+  // Notes the reply a request written awaits, in order; io_mu_ held.
+  void AwaitReply(const Outgoing& out);
   // Writes one request and notes the reply it awaits; io_mu_ held.
   bool WriteLocked(Outgoing& out,
                    std::chrono::steady_clock::time_point deadline);

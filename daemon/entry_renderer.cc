@@ -185,14 +185,13 @@ Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
                                                : TorchName(tensor.dtype));
   out["shape"] = tensor.shape;
   if (options.xor_sum) {
-    Json sum;  // null
-    if (!tensor.complete) {
-    } else if (const auto* hex = std::get_if<std::string>(&tensor.xor_sum)) {
+    Json sum;  // null: incomplete, or no elements
+    if (const auto* hex = std::get_if<std::string>(&tensor.xor_sum)) {
       sum = *hex;
     } else if (const auto* value = std::get_if<double>(&tensor.xor_sum)) {
       sum = *value;
     }
-    out["md5"] = std::move(sum);
+    out["md5"] = tensor.complete ? std::move(sum) : Json();
   } else {
     dump::AppendStats(tensor.complete ? tensor.stats : stats::TensorStats{},
                       &out);

@@ -4,6 +4,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace tprobe::daemon {
 namespace {
 
@@ -12,15 +15,25 @@ int ThreadSetGroups(size_t n, const gid_t* groups) {
   return static_cast<int>(::syscall(SYS_setgroups, n, groups));
 }
 
+// The daemon's own supplementary groups, read once, by the first guard
+// before it changes its thread's (guards do not nest, so a thread has them
+// whenever a guard begins).
+const std::vector<gid_t>& DaemonGroups() {
+  static const std::vector<gid_t> groups = [] {
+    std::vector<gid_t> g(
+        static_cast<size_t>(std::max(0, ::getgroups(0, nullptr))));
+    g.resize(static_cast<size_t>(
+        std::max(0, ::getgroups(static_cast<int>(g.size()), g.data()))));
+    return g;
+  }();
+  return groups;
+}
+
 }  // namespace
 
 FsIdentity::FsIdentity(uid_t uid, gid_t gid) {
   if (::geteuid() != 0 || uid == 0) return;
-  const int n = ::getgroups(0, nullptr);
-  if (n > 0) {
-    groups_.resize(static_cast<size_t>(n));
-    groups_.resize(static_cast<size_t>(::getgroups(n, groups_.data())));
-  }
+  (void)DaemonGroups();  // read while this thread still has them
   active_ = true;
   // setfsuid/setfsgid return the previous value, whether or not they took
   // the new one: calling them again with the same value says which.
@@ -36,7 +49,8 @@ FsIdentity::~FsIdentity() {
   if (!active_) return;
   ::setfsuid(fsuid_);
   ::setfsgid(fsgid_);
-  (void)ThreadSetGroups(groups_.size(), groups_.data());
+  const std::vector<gid_t>& groups = DaemonGroups();
+  (void)ThreadSetGroups(groups.size(), groups.data());
 }
 
 }  // namespace tprobe::daemon

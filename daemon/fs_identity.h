@@ -21,8 +21,6 @@
 
 #include <sys/types.h>
 
-#include <vector>
-
 namespace tprobe::daemon {
 
 class FsIdentity {
@@ -39,10 +37,9 @@ class FsIdentity {
  private:
   bool active_ = false;
   bool ok_ = true;
-  // The thread's own, put back at the end.
+  // The thread's own, put back at the end (and the daemon's groups).
   uid_t fsuid_ = 0;
   gid_t fsgid_ = 0;
-  std::vector<gid_t> groups_;
 };
 
 }  // namespace tprobe::daemon

@@ -118,6 +118,17 @@ int ConnectRaw(const std::string& path) {
   return fd;
 }
 
+// The daemon's answer to a Status on a fresh connection to `socket`, if it
+// answered.
+std::optional<v1::Response> StatusOf(const std::string& socket) {
+  RawClient probe(socket);
+  v1::Request status;
+  status.mutable_status();
+  v1::Response reply;
+  if (!probe.Call(status, &reply)) return std::nullopt;
+  return reply;
+}
+
 // True once the daemon closed `fd` (a read returns end of file or an error).
 bool ClosedByPeer(int fd, std::chrono::milliseconds timeout) {
   return WaitFor(
@@ -243,12 +254,9 @@ TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
     fds.push_back(fd);
   }
   // The daemon has read every prefix once it answers a later request.
-  RawClient probe(Socket());
-  v1::Request status;
-  status.mutable_status();
-  v1::Response reply;
-  ASSERT_TRUE(probe.Call(status, &reply));
-  EXPECT_TRUE(reply.ok());
+  const auto reply = StatusOf(Socket());
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(reply->ok());
   const long after = RssKiB(daemon.pid());
   EXPECT_LT(after - before, 8 * 1024)
       << "30 announced 1 MiB frames grew the daemon from " << before
@@ -456,12 +464,9 @@ TEST_F(SharedDaemonTest, AGroupMemberReachesOnlyItsOwnRanksAndCannotShutDown) {
       << output;
 
   // The daemon still serves both ranks; root sees them all.
-  RawClient probe(Socket());
-  v1::Request status;
-  status.mutable_status();
-  v1::Response reply;
-  ASSERT_TRUE(probe.Call(status, &reply));
-  EXPECT_EQ(reply.status().ranks_size(), 2);
+  const auto reply = StatusOf(Socket());
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status().ranks_size(), 2);
   EXPECT_EQ(::write(go[1], "x", 1), 1);
   int wstatus = 0;
   ::waitpid(child, &wstatus, 0);
@@ -510,12 +515,9 @@ TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
     }
   }
   EXPECT_LT(sent, kRequests) << "the daemon read every request";
-  RawClient probe(Socket());
-  v1::Request other;
-  other.mutable_status();
-  v1::Response reply;
-  ASSERT_TRUE(probe.Call(other, &reply));
-  EXPECT_TRUE(reply.ok());
+  const auto reply = StatusOf(Socket());
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(reply->ok());
   // ASan keeps freed memory in its quarantine, so there RSS grows with
   // every request handled, bounded or not: the count above says it.
   if (!testing::kAddressSanitizer) {
@@ -567,11 +569,8 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
       << output;
   ASSERT_TRUE(WaitFor(
       [&] {
-        RawClient probe(Socket());
-        v1::Request status;
-        status.mutable_status();
-        v1::Response reply;
-        return probe.Call(status, &reply) && reply.status().ranks_size() == 0 &&
+        const auto reply = StatusOf(Socket());
+        return reply && reply->status().ranks_size() == 0 &&
                stdfs::exists(dump + "/step2/rank/tprobe.json");
       },
       std::chrono::seconds(30)));
