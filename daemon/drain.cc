@@ -72,6 +72,9 @@ class Drainer {
   dump::StepTree* Tree(uint32_t step, const std::string& name);
   void Skipped(uint32_t step, const std::string& why);
   void Corrupt(uint32_t ring_index, const std::string& what);
+  // Marks the stream corrupt once the segment faulted (Segment::faulted):
+  // what was read from it since may be zeros.
+  void CheckFault();
 
   const Producer& producer_;
   ProducerState& state_;
@@ -105,6 +108,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
                     std::optional<uint32_t> through_step) {
   size_t consumed = 0;
   auto done = [&] { return max_records != 0 && consumed >= max_records; };
+  CheckFault();
   while (!state_.broken) {
     std::optional<uint32_t> best;
     uint64_t best_seq = 0;
@@ -522,7 +526,15 @@ void Drainer::Corrupt(uint32_t ring_index, const std::string& what) {
       state_.last_error);
 }
 
+void Drainer::CheckFault() {
+  if (state_.broken || !producer_.segment().faulted()) return;
+  Corrupt(0,
+          "the shared memory segment was shrunk under the daemon (a bus "
+          "error on reading it)");
+}
+
 void Drainer::CheckCounters() {
+  CheckFault();
   if (state_.broken) return;
   constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
   constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);

@@ -66,7 +66,8 @@
 // intern tables and the tensors waiting for their Entry are bounded, ids are
 // interned once, and the ring headers' counters must only grow.
 //
-// A corrupt record (a ring or decode error, a malformed Entry body) is
+// A corrupt record (a ring or decode error, a malformed Entry body), or a
+// segment its producer shrank under the daemon (Segment::faulted), is
 // logged once, naming the producer; the producer is then
 // marked broken, its trees are marked stream_corrupt (incomplete) and its
 // rings are no longer read. Other producers are not affected.

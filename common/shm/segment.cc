@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/shm/fault_guard.h"
 #include "common/shm/ring.h"
 
 namespace tprobe::shm {
@@ -23,6 +24,8 @@ namespace bip = boost::interprocess;
 struct Segment::Mapping {
   bip::shared_memory_object object;
   bip::mapped_region region;
+  // The creator's: set by Create, destroyed before the region is unmapped.
+  std::unique_ptr<FaultGuard> guard;
 };
 
 Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
@@ -34,6 +37,10 @@ Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
 }
 
 Segment::~Segment() = default;
+
+bool Segment::faulted() const {
+  return mapping_->guard != nullptr && mapping_->guard->faulted();
+}
 
 RingHeader* Segment::ring_header(uint32_t i) const {
   assert(i < ring_count_);
@@ -106,6 +113,13 @@ Result<std::unique_ptr<Segment>> Segment::Create(
                            "': " + std::strerror(err));
     }
     m->region = bip::mapped_region(m->object, bip::read_write);
+    auto guard = FaultGuard::Watch(m->region.get_address(), bytes);
+    if (!guard.ok()) {
+      bip::shared_memory_object::remove(name.c_str());
+      return Status::Error("shared memory segment '" + name +
+                           "': " + guard.status().message());
+    }
+    m->guard = std::move(guard).value();
     Prefault(m->region.get_address(), bytes);
     auto* h = static_cast<SegmentHeader*>(m->region.get_address());
     std::memset(static_cast<void*>(h), 0, sizeof *h);

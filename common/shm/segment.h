@@ -16,6 +16,10 @@
 // the mapping (the creator allocates every page, the opener populates its
 // page tables), so the first records written cost what later ones do.
 //
+// The opener may shrink the segment (its owner can truncate it). The
+// creator's mapping is watched (fault_guard.h): a bus error on it then reads
+// zeros and sets faulted(), instead of ending the creator's process.
+//
 // Thread safety: a Segment is immutable after Create/Open; its accessors may
 // be called from any thread.
 
@@ -65,6 +69,10 @@ class Segment {
 
   const std::string& name() const { return name_; }
   SegmentHeader* header() const { return header_; }
+  // True once an access to the creator's mapping faulted (the segment was
+  // shrunk under it): the mapping reads zeros from then on, and nothing in
+  // it is to be trusted. Always false for an opener.
+  bool faulted() const;
   // The geometry as it was at Create/Open (never re-read).
   uint32_t ring_count() const { return ring_count_; }
   uint64_t ring_bytes() const { return ring_bytes_; }

@@ -1,8 +1,8 @@
 // A daemon that holds a whole node: the real tprobed serving several real
 // trainer processes (tprobe-example, each on its own dump path) through real
 // shared memory and sockets, under load and under faults: a rank killed in
-// mid-step, a segment overwritten with garbage, the daemon killed in
-// mid-step and restarted.
+// mid-step, a segment overwritten with garbage or shrunk under the daemon,
+// the daemon killed in mid-step and restarted.
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -115,6 +115,14 @@ class NodeDaemonTest : public ::testing::Test {
       }
     }
     return std::nullopt;
+  }
+
+  // The name of the shared memory segment of `rank` (producer.h).
+  static std::string SegmentName(const v1::RankStatus& rank,
+                                 const DaemonProcess& daemon) {
+    return "tprobe." + std::to_string(::getuid()) + "." +
+           std::to_string(rank.pid()) + "." + std::to_string(rank.client_id()) +
+           "." + std::to_string(daemon.pid());
   }
 
   // True once the daemon serves no rank: every producer was finalised.
@@ -293,11 +301,7 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
         return rank && Accounting("victim").size() >= 5;
       },
       std::chrono::seconds(60)));
-  const std::string name = "tprobe." + std::to_string(::getuid()) + "." +
-                           std::to_string(victim) + "." +
-                           std::to_string(rank->client_id()) + "." +
-                           std::to_string(daemon.pid());
-  auto segment = shm::Segment::Open(name);
+  auto segment = shm::Segment::Open(SegmentName(*rank, daemon));
   ASSERT_TRUE(segment.ok()) << segment.status().message();
   // Random bytes over the segment header and every ring header, as a stray
   // write in the trainer would leave them.
@@ -338,6 +342,45 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
   EXPECT_GE(corrupt, 1);
   ExpectValidFiles("victim");
   EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST_F(NodeDaemonTest, ASegmentShrunkUnderTheDaemonMarksOnlyThatRank) {
+  DaemonProcess daemon(TPROBED_PATH, Socket());
+  ASSERT_TRUE(daemon.started());
+  // The victim drops instead of waiting: it faults on its own segment once
+  // it is shrunk, and its rings may then look full.
+  const pid_t victim = StartRank("victim", 1000000, "drop");
+  const pid_t other = StartRank("other", 400);
+  std::optional<v1::RankStatus> rank;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        rank = RankOf(victim);
+        return rank && Accounting("victim").size() >= 5;
+      },
+      std::chrono::seconds(60)));
+  // What the segment's owner, the trainer's user, can do to it: every page
+  // the daemon reads next raises SIGBUS.
+  const std::string path = "/dev/shm/" + SegmentName(*rank, daemon);
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0) << path;
+
+  // The trainer itself may die of the bus error on its own writes; either
+  // way the daemon reads the shrunk segment and marks that rank.
+  EXPECT_EQ(WaitRank(other), 0);
+  KillRank(victim);
+  ASSERT_TRUE(
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+  const auto others = Accounting("other");
+  EXPECT_EQ(others.size(), 400u);
+  for (const auto& [step, acc] : others) {
+    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
+  }
+  int corrupt = 0;
+  for (const auto& [step, acc] : Accounting("victim")) {
+    if (acc["stream_corrupt"] == true) ++corrupt;
+  }
+  EXPECT_GE(corrupt, 1);
+  ExpectValidFiles("victim");
+  EXPECT_EQ(daemon.Terminate(), 0) << "the daemon lived to a clean exit";
 }
 
 }  // namespace

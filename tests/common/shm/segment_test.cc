@@ -42,6 +42,20 @@ TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
   Segment::Remove(name);
 }
 
+TEST(SegmentTest, ASegmentShrunkUnderItsCreatorReadsZerosAndIsFaulted) {
+  const std::string name = UniqueName("shrunk");
+  auto created = Segment::Create(name, 2, 1 << 16, ::getpid(), 1);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  RingHeader* last = (*created)->ring_header(1);
+  last->head.store(77);
+  EXPECT_FALSE((*created)->faulted());
+  // What the opener (who owns the segment) can do to it.
+  ASSERT_EQ(::truncate(("/dev/shm/" + name).c_str(), 0), 0);
+  EXPECT_EQ(last->head.load(), 0u) << "read zeros instead of a SIGBUS";
+  EXPECT_TRUE((*created)->faulted());
+  Segment::Remove(name);
+}
+
 TEST(SegmentTest, OpenMissingSegmentIsAClearError) {
   auto opened = Segment::Open(UniqueName("missing"));
   ASSERT_FALSE(opened.ok());
