@@ -7,6 +7,9 @@ config.json.
   the model's own;
 - ``bert``: an encoder (BertModel) with a padded attention mask;
 - ``t5``: an encoder-decoder (T5ForConditionalGeneration), labels given;
+- ``ddp-gpt2``: ``gpt2`` wrapped in DistributedDataParallel, one process
+  per rank under torchrun (gloo on the CPU), each rank on its own half of
+  the batch;
 - ``cnn``: a ResNet-style CNN (Conv2d, BatchNorm2d, ReLU(inplace=True),
   a residual add, pooling), the shape of torchvision's BasicBlock written
   out here: the torchvision wheel pip finds is a CUDA build whose compiled
@@ -128,9 +131,24 @@ def loss_of(output) -> torch.Tensor:
     return output.last_hidden_state.float().pow(2).mean()
 
 
+def distributed(name: str) -> tuple:
+    """``build`` of the model after "ddp-", wrapped in DDP on the process
+    group torchrun describes; each rank takes its own sample."""
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    model, inputs = build(name[len("ddp-"):])
+    rank = dist.get_rank()
+    inputs = {k: v[rank:rank + 1] for k, v in inputs.items()}
+    return torch.nn.parallel.DistributedDataParallel(model), inputs
+
+
 def main() -> int:
-    args = model_run.parse_args(__doc__, model=["gpt2", "bert", "t5", "cnn"])
-    model, inputs = build(args.model)
+    args = model_run.parse_args(
+        __doc__, model=["gpt2", "bert", "t5", "cnn", "ddp-gpt2"])
+    if args.model.startswith("ddp-"):
+        model, inputs = distributed(args.model)
+    else:
+        model, inputs = build(args.model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     debugger, finish = model_run.debugger(args, f"-{args.model}")
     for _ in range(args.steps):
@@ -142,6 +160,8 @@ def main() -> int:
         optimizer.step()
         debugger.step()
     finish()
+    if args.model.startswith("ddp-"):
+        torch.distributed.destroy_process_group()
     return 0
 
 

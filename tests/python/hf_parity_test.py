@@ -1,12 +1,13 @@
 """Third-party models against the installed msprobe 26.x: HuggingFace
 transformers' GPT2LMHeadModel (a causal LM, its own loss), BertModel with
 a padded attention mask and T5ForConditionalGeneration (an encoder-decoder),
-built from small configs with random weights, and a ResNet-style CNN with
-BatchNorm and in-place ReLU (hf_model.py): 2 training steps under msprobe
+built from small configs with random weights, a ResNet-style CNN with
+BatchNorm and in-place ReLU, and GPT-2 under DistributedDataParallel on 2
+ranks (torchrun, gloo), all in hf_model.py: 2 training steps under msprobe
 and under tprobe with the same config, at L0, L1 and mix, on this machine
-in this run. The trees must
-agree: entry names in order, keys, every value (statistics within float32
-rounding), construct.json parents and stack.json groups.
+in this run. The trees must agree, rank by rank: entry names in order,
+keys, every value (statistics within float32 rounding), construct.json
+parents and stack.json groups.
 
 DELIBERATE lists where msprobe is wrong and tprobe is kept, each with its
 evidence; a difference outside it fails, and so does an entry of it that no
@@ -42,17 +43,17 @@ DELIBERATE = [
      "bias: softmax is invariant to it, so its gradient is rounding noise "
      "(~1e-21) and so are its values after one SGD step. Accepted only when "
      "Norm^2 < FLT_MIN and the two agree to 1 %"),
-    (r"^step(\d): Functional\.relu\.(\d+)\.backward\.output\[0\]\."
-     r"(Max|Min|Mean|Norm): (\S+) (?:!=|not within float32 rounding of) "
-     r"golden \S+$",
+    (r"^step(\d): (?:rank\d: )?Functional\.relu\.(\d+)\.backward"
+     r"\.output\[0\]\.(Max|Min|Mean|Norm): (\S+) "
+     r"(?:!=|not within float32 rounding of) golden \S+$",
      "At mix, msprobe writes the gradient an in-place ReLU received "
      "(backward input) as the gradient of its input (backward output) too, "
      "unmasked: the two are equal in its dump. tprobe's value is the "
      "gradient autograd gives the ReLU's input (hf_model."
      "relu_input_gradients, on the same seeded model with out-of-place "
      "ReLUs); accepted only when tprobe's statistic equals that truth"),
-    (r"^step\d: construct\.json: (\S+) (?:missing|-> \S+, golden -> "
-     r"'(\S+)')$",
+    (r"^step\d: (?:rank\d: )?construct\.json: (\S+) "
+     r"(?:missing|-> \S+, golden -> '(\S+)')$",
      "A ReLU(inplace=True) module has no backward entry in either tool (its "
      "output is overwritten in place, which module backward hooks cannot "
      "see). msprobe still makes a construct.json node for it, one that its "
@@ -97,11 +98,18 @@ def phantom_relu_node(error: str, reference_entries: dict) -> bool:
 
 def run_model(model: str, tool: str, config: str, out: str,
               env: dict) -> None:
+    # A ddp- model runs as 2 ranks under torchrun (torchrun_test.py says
+    # why the redirects are set).
+    launcher = [sys.executable]
+    if model.startswith("ddp-"):
+        launcher += ["-m", "torch.distributed.run", "--standalone",
+                     "--nproc_per_node=2", "--redirects", "2", "--tee", "2"]
     proc = subprocess.run(
-        [sys.executable, MODEL, "--model", model, "--tool", tool, "--config",
-         config, "--dump-path", out, "--steps", "2"],
-        env=env, timeout=600, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True)
+        launcher + [MODEL, "--model", model, "--tool", tool, "--config",
+                    config, "--dump-path", out, "--steps", "2"],
+        env=dict(env, OMP_NUM_THREADS="1"), cwd=os.path.dirname(out),
+        timeout=600, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
     if proc.returncode != 0:
         raise AssertionError(f"{tool} {model} failed: {proc.stdout[-3000:]}")
 
@@ -123,15 +131,20 @@ class HfParityTest(unittest.TestCase):
                 raise AssertionError("tprobed failed: " + daemon.log())
         errors = []
         self.reference_entries = {}
+        ranks = ["rank0", "rank1"] if model.startswith("ddp-") else [None]
         for step in (0, 1):
-            ref_dir = rank_dir(os.path.join(reference, f"step{step}"))
-            my_dir = os.path.join(mine, f"step{step}", "rank")
-            data = golden_compare.load(my_dir, "dump.json")
-            self.assertGreater(len(data["data"]), 20, f"step{step}")
-            self.reference_entries[step] = golden_compare.load(
-                ref_dir, "dump.json")["data"]
-            errors += [f"step{step}: {e}" for e in
-                       golden_compare.compare_live_tree(ref_dir, my_dir)]
+            for rank in ranks:
+                step_dir = os.path.join(reference, f"step{step}")
+                ref_dir = (os.path.join(step_dir, rank) if rank
+                           else rank_dir(step_dir))
+                my_dir = os.path.join(mine, f"step{step}", rank or "rank")
+                data = golden_compare.load(my_dir, "dump.json")
+                self.assertGreater(len(data["data"]), 20, f"step{step}")
+                self.reference_entries.setdefault(step, {}).update(
+                    golden_compare.load(ref_dir, "dump.json")["data"])
+                where = f"step{step}: " + (f"{rank}: " if rank else "")
+                errors += [where + e for e in
+                           golden_compare.compare_live_tree(ref_dir, my_dir)]
         return errors
 
     def check(self, model: str, level: str) -> dict:
@@ -184,6 +197,15 @@ class HfParityTest(unittest.TestCase):
 
     def test_t5_mix(self) -> None:
         self.check("t5", "mix")
+
+    def test_ddp_gpt2_l0(self) -> None:
+        self.check("ddp-gpt2", "L0")
+
+    def test_ddp_gpt2_l1(self) -> None:
+        self.check("ddp-gpt2", "L1")
+
+    def test_ddp_gpt2_mix(self) -> None:
+        self.check("ddp-gpt2", "mix")
 
     def test_cnn_l0(self) -> None:
         self.assertGreater(self.check("cnn", "L0")["phantom_relu_node"], 0)
