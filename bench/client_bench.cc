@@ -3,6 +3,7 @@
 // ring against a plain memcpy of the same bytes. A real segment is drained
 // by a consumer thread, as the daemon would.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,10 +30,13 @@ class Rig {
  public:
   explicit Rig(uint64_t ring_bytes)
       : core_(config::FullRingPolicy::kBlock, 1000) {
-    name_ = "tprobe.bench." + std::to_string(::getpid());
-    auto created = shm::Segment::Create(name_, 1, ring_bytes, ::getpid(), 0);
+    auto created =
+        shm::Segment::Create("tprobe.bench", 1, ring_bytes, ::getpid(), 0);
     consumer_seg_ = std::move(created).value();
-    core_.Attach(std::move(shm::Segment::Open(name_)).value());
+    core_.Attach(std::move(shm::Segment::Open(
+                               ::fcntl(consumer_seg_->fd(), F_DUPFD_CLOEXEC, 0),
+                               consumer_seg_->name()))
+                     .value());
     drainer_ = std::thread([this] {
       shm::RingReader reader(consumer_seg_->ring_header(0),
                              consumer_seg_->ring_data(0));
@@ -47,12 +51,10 @@ class Rig {
   ~Rig() {
     stop_ = true;
     drainer_.join();
-    shm::Segment::Remove(name_);
   }
   Core& core() { return core_; }
 
  private:
-  std::string name_;
   std::unique_ptr<shm::Segment> consumer_seg_;
   Core core_;
   std::atomic<bool> stop_{false};

@@ -91,18 +91,32 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   req.mutable_register_()->set_dropped_no_daemon(core_->dropped_no_daemon());
   v1::Response reply;
   const auto deadline = Clock::now() + std::chrono::seconds(5);
-  if (!WriteFrame(fd, req, deadline) || !ReadFrame(fd, &reply, deadline)) {
+  // The reply carries the segment's memory file.
+  int segment_fd = -1;
+  if (!WriteFrame(fd, req, deadline) ||
+      !control::ReadFrame(fd, &reply, deadline, control::kMaxFrameBytes,
+                          &segment_fd)
+           .ok()) {
+    if (segment_fd >= 0) ::close(segment_fd);
     ::close(fd);
     *error = "the daemon on " + socket_path_ + " did not answer registration";
     return false;
   }
   if (!reply.ok() || !reply.has_register_()) {
+    if (segment_fd >= 0) ::close(segment_fd);
     ::close(fd);
     *error = "the daemon refused registration: " + reply.error();
     refused_ = true;
     return false;
   }
-  auto segment = shm::Segment::Open(reply.register_().segment_name());
+  if (segment_fd < 0) {
+    ::close(fd);
+    *error = "the daemon on " + socket_path_ +
+             " answered registration without its shared memory";
+    return false;
+  }
+  auto segment =
+      shm::Segment::Open(segment_fd, reply.register_().segment_name());
   if (!segment.ok()) {
     ::close(fd);
     *error = segment.status().message();

@@ -275,20 +275,47 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   session->wake.cancel();
 }
 
+asio::awaitable<bool> ControlServer::WriteReply(Session& session,
+                                                const std::string& reply,
+                                                int passed_fd) {
+  boost::system::error_code ec;
+  auto token = asio::redirect_error(asio::use_awaitable, ec);
+  size_t sent = 0;
+  while (passed_fd >= 0) {
+    const ssize_t n = control::SendWithDescriptor(
+        session.socket.native_handle(), reply.data(), reply.size(), passed_fd);
+    if (n >= 0) {
+      sent = static_cast<size_t>(n);
+      break;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) co_return false;
+    co_await session.socket.async_wait(Socket::wait_write, token);
+    if (ec) co_return false;
+  }
+  if (sent < reply.size()) {
+    co_await asio::async_write(
+        session.socket, asio::buffer(reply.data() + sent, reply.size() - sent),
+        token);
+  }
+  co_return !ec;
+}
+
 asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
   bool can_write = true;
   for (;;) {
     while (!session->replies.empty() && session->replies.front()->has_value()) {
-      const std::string reply =
-          control::EncodeFrame(**session->replies.front());
+      const v1::Response& response = **session->replies.front();
+      const std::string reply = control::EncodeFrame(response);
+      // A registered rank gets its segment with the reply that names it.
+      const int segment_fd =
+          response.ok() && response.has_register_() && session->conn.producer
+              ? session->conn.producer->segment().fd()
+              : -1;
       session->replies.pop_front();
       if (session->room) session->room->cancel();
       if (can_write) {
-        boost::system::error_code ec;
-        co_await asio::async_write(
-            session->socket, asio::buffer(reply),
-            asio::redirect_error(asio::use_awaitable, ec));
-        can_write = !ec;  // the client left: its requests still run
+        // The client left: its requests still run.
+        can_write = co_await WriteReply(*session, reply, segment_fd);
       }
       if (service_.AfterReply(session->conn)) Stop("a Shutdown request");
     }

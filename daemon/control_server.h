@@ -13,7 +13,8 @@
 // the drain workers) are written in request order. A reply that cannot be
 // sent never stops the reading, so no request the client sent is lost. A
 // connection that hangs up is handed to ControlService::HangUp after its
-// last request.
+// last request. The reply to a successful Register carries the rank's
+// segment (its memory file, as SCM_RIGHTS on the frame's first byte).
 //
 // Thread safety: everything runs on the io_context's thread.
 
@@ -74,6 +75,11 @@ class ControlServer {
   struct Session;
   boost::asio::awaitable<void> Serve(Socket socket);
   boost::asio::awaitable<void> Write(std::shared_ptr<Session> session);
+  // Writes one encoded reply, passing `passed_fd` with it when it is not
+  // -1. Returns false when the client is gone.
+  boost::asio::awaitable<bool> WriteReply(Session& session,
+                                          const std::string& reply,
+                                          int passed_fd);
   // Fills the peer's uid and pid. Returns why it may not connect (logged),
   // or an empty string.
   std::string CheckPeer(Socket& socket, Connection& conn);

@@ -6,7 +6,8 @@
 // it never drains a ring or writes a file. Requests that concern the data
 // are queued into the producer's pipeline (rank_pipeline.h says what each
 // does there), behind the records sent before them:
-//   Register  creates the client's Producer and segment; the reply names it.
+//   Register  creates the client's Producer and segment; the reply carries
+//             the segment (control_server.h).
 //             The rank's journals left by a killed daemon are recovered.
 //   Start, Stop, Step
 //             queued; the reply (at once) means "queued in order". A Stop

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/dump/tree_writer.h"
-#include "common/shm/segment.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -65,28 +64,6 @@ bool IsRunningDaemon(int64_t pid) {
   std::string name;
   if (!std::getline(comm, name)) return false;
   return name == "tprobed";
-}
-
-size_t RemoveOrphanSegments() {
-  size_t removed = 0;
-  std::error_code ec;
-  for (const auto& entry : stdfs::directory_iterator("/dev/shm", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with("tprobe.")) continue;
-    std::vector<std::string_view> fields;
-    std::string_view rest(name);
-    for (size_t dot; (dot = rest.find('.')) != std::string_view::npos;) {
-      fields.push_back(rest.substr(0, dot));
-      rest.remove_prefix(dot + 1);
-    }
-    fields.push_back(rest);
-    if (fields.size() != 5) continue;
-    const auto daemon = ParsePid(fields[4]);
-    if (!daemon || IsRunningDaemon(*daemon)) continue;
-    shm::Segment::Remove(name);
-    ++removed;
-  }
-  return removed;
 }
 
 size_t RemoveStaleTempFiles(const std::string& write_path, int rank) {

@@ -207,10 +207,10 @@ Options:
                        request that long (default 30). Requests are at most
                        1 MiB.
   --expect-ranks N     refuse to start unless N ranks' rings (the default
-                       tprobe.ring_count x ring_bytes each) fit in the free
-                       space of /dev/shm. Each registration is checked
-                       anyway; this makes a too small /dev/shm (a container's
-                       64 MiB default) fail at start-up, clearly.
+                       tprobe.ring_count x ring_bytes each) fit in the memory
+                       available to tprobed (MemAvailable, and its cgroup's
+                       memory.max). Each registration is checked anyway; this
+                       makes a too small memory limit fail at start-up.
   --workers N          drain worker threads (default 0: one per core). Each
                        rank has its own pipeline; a worker serves one rank
                        at a time, so a rank's records stay in order.

@@ -36,7 +36,7 @@ struct Flags {
   // or any connection may take to finish a frame it began.
   std::chrono::seconds request_timeout{30};
   // --expect-ranks: refuse to start unless this many ranks' default rings
-  // fit in /dev/shm (0: no check).
+  // fit in the memory available (0: no check).
   int expect_ranks = 0;
   // --workers: drain worker threads; 0 (the default) means one per core.
   unsigned workers = 0;

@@ -70,9 +70,6 @@ int main(int argc, char** argv) {
     startup.Failed(s.message());
     return 1;
   }
-  if (size_t n = RemoveOrphanSegments(); n > 0) {
-    log->info("removed {} shared-memory segments of a daemon that died", n);
-  }
   DrainWorker drain(registry, log,
                     DrainWorkerOptions{.threads = flags->workers});
   drain.Start();

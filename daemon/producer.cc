@@ -124,8 +124,7 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   }
   const std::string name = SegmentName(peer.uid, reg.pid(), client_id);
   auto segment = shm::Segment::Create(name, ring_count, ring_bytes, reg.pid(),
-                                      reg.start_time(),
-                                      shm::SegmentOwner{peer.uid, peer.gid});
+                                      reg.start_time());
   if (!segment.ok()) return segment.status();
 
   AssemblerOptions options;

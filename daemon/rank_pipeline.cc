@@ -55,7 +55,6 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   }
   state.closed = true;
   registry.Remove(p.client_id());
-  shm::Segment::Remove(p.segment_name());
   // Commands queued after the end (a CLI flush) have nothing left to do.
   for (Command& c : p.CloseQueue()) {
     if (c.done) c.done(Status::Ok());

@@ -1,9 +1,8 @@
 #include "daemon/shm_space.h"
 
-#include <sys/statvfs.h>
-
-#include <cerrno>
-#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "common/config/config.h"
 #include "common/shm/layout.h"
@@ -15,26 +14,58 @@ std::string MiB(uint64_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
 
-}  // namespace
-
-Status CheckShmSpace(uint64_t bytes, const std::string& what,
-                     const std::string& dir) {
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) {
-    return Status::Error("cannot read the free space of " + dir + ": " +
-                         std::strerror(errno));
+// MemAvailable from /proc/meminfo, in bytes.
+std::optional<uint64_t> MemAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib << 10;
   }
-  const uint64_t free = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  if (bytes <= free) return Status::Ok();
-  return Status::Error(
-      what + " need " + MiB(bytes) + " of shared memory, but " + dir + " has " +
-      MiB(free) + " free (of " +
-      MiB(static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize) +
-      "); enlarge it (docker --shm-size, a Kubernetes emptyDir with medium "
-      "Memory and a sizeLimit) or lower tprobe.ring_bytes / ring_count");
+  return std::nullopt;
 }
 
-Status CheckExpectedRanks(int ranks, const std::string& dir) {
+// What is left under this process's cgroup v2 memory limit, when it has one.
+std::optional<uint64_t> CgroupRoom() {
+  std::ifstream cgroup("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cgroup, line)) {
+    if (!line.starts_with("0::")) continue;
+    const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+    std::ifstream max_file(dir + "/memory.max");
+    std::ifstream current_file(dir + "/memory.current");
+    std::string max;
+    uint64_t current = 0;
+    if (!(max_file >> max) || max == "max" || !(current_file >> current)) {
+      return std::nullopt;
+    }
+    std::istringstream parse(max);
+    uint64_t limit = 0;
+    if (!(parse >> limit)) return std::nullopt;
+    return limit > current ? limit - current : 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status CheckShmSpace(uint64_t bytes, const std::string& what) {
+  std::optional<uint64_t> room = MemAvailable();
+  std::string where = "this machine has";
+  if (auto cgroup = CgroupRoom(); cgroup && (!room || *cgroup < *room)) {
+    room = cgroup;
+    where = "tprobed's memory cgroup has";
+  }
+  if (!room || bytes <= *room) return Status::Ok();
+  return Status::Error(
+      what + " need " + MiB(bytes) + " of shared memory, but " + where + " " +
+      MiB(*room) +
+      " available; lower tprobe.ring_bytes / ring_count, or give tprobed "
+      "more memory");
+}
+
+Status CheckExpectedRanks(int ranks) {
   if (ranks <= 0) return Status::Ok();
   const config::Config defaults;
   return CheckShmSpace(
@@ -42,8 +73,7 @@ Status CheckExpectedRanks(int ranks, const std::string& dir) {
           shm::SegmentBytes(defaults.ring_count, defaults.ring_bytes),
       "--expect-ranks " + std::to_string(ranks) + ": that many ranks with " +
           std::to_string(defaults.ring_count) + " rings of " +
-          MiB(defaults.ring_bytes) + " each",
-      dir);
+          MiB(defaults.ring_bytes) + " each");
 }
 
 }  // namespace tprobe::daemon

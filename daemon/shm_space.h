@@ -1,12 +1,16 @@
 #ifndef TPROBE_DAEMON_SHM_SPACE_H_
 #define TPROBE_DAEMON_SHM_SPACE_H_
 
-// Whether rings fit in /dev/shm. A segment larger than the free space of
-// the tmpfs behind /dev/shm is created without complaint (it is sparse) and
-// then kills whoever touches its missing pages with SIGBUS: in a container
-// whose /dev/shm is the default 64 MiB, that is the daemon or the trainer.
-// So the space is checked before a segment is made, and the refusal says
-// how to size /dev/shm (README, "Sizing /dev/shm").
+// Whether rings fit in memory. A segment (common/shm/segment.h) is a memory
+// file whose every page the daemon allocates when it creates it: rings
+// larger than the memory left would push the node into swap or the OOM
+// killer before the allocation failed. So the space is checked before a
+// segment is made, against the memory the kernel reports available
+// (MemAvailable) and, where tprobed runs in a memory cgroup with a limit
+// (cgroup v2 memory.max), what is left under that limit; the refusal gives
+// both sizes and what to change.
+//
+// Thread safety: reads /proc and /sys only; any thread.
 
 #include <cstdint>
 #include <string>
@@ -15,15 +19,14 @@
 
 namespace tprobe::daemon {
 
-// Ok when `bytes` more fit in the file system of `dir` (/dev/shm), else an
-// error giving both sizes and what to change. `what` names the need
-// ("the rings of rank 3", "--expect-ranks 8 ranks of the default rings").
-Status CheckShmSpace(uint64_t bytes, const std::string& what,
-                     const std::string& dir = "/dev/shm");
+// Ok when `bytes` more fit in the memory available to this process, else
+// an error giving both sizes, where the limit comes from and what to change.
+// `what` names the need ("the rings of rank 3", "--expect-ranks 8: ...").
+Status CheckShmSpace(uint64_t bytes, const std::string& what);
 
 // The start-up check of --expect-ranks: `ranks` segments of the default
 // ring geometry (config.h) fit. Ok for 0 ranks.
-Status CheckExpectedRanks(int ranks, const std::string& dir = "/dev/shm");
+Status CheckExpectedRanks(int ranks);
 
 }  // namespace tprobe::daemon
 

@@ -3,9 +3,11 @@
 #include <google/protobuf/message_lite.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace tprobe::control {
 namespace {
@@ -37,9 +39,44 @@ FrameResult FromErrno(int e) {
       e);
 }
 
-FrameResult ReadExact(int fd, char* out, size_t size, Deadline deadline) {
+// Takes the descriptors of an SCM_RIGHTS message: the first into
+// `*passed_fd` when it is free (-1), every other one is closed.
+void TakeDescriptors(msghdr& msg, int* passed_fd) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+       c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (passed_fd != nullptr && *passed_fd < 0) {
+        *passed_fd = fd;
+      } else {
+        ::close(fd);
+      }
+    }
+  }
+}
+
+// recv(MSG_DONTWAIT), which also takes the descriptors that come with the
+// bytes (TakeDescriptors).
+ssize_t Receive(int fd, char* out, size_t size, int* passed_fd) {
+  iovec iov{out, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n >= 0) TakeDescriptors(msg, passed_fd);
+  return n;
+}
+
+FrameResult ReadExact(int fd, char* out, size_t size, Deadline deadline,
+                      int* passed_fd) {
   for (size_t done = 0; done < size;) {
-    const ssize_t n = ::recv(fd, out + done, size - done, MSG_DONTWAIT);
+    const ssize_t n = Receive(fd, out + done, size - done, passed_fd);
     if (n > 0) {
       done += static_cast<size_t>(n);
     } else if (n == 0) {
@@ -93,11 +130,33 @@ FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
   return {};
 }
 
+ssize_t SendWithDescriptor(int socket, const char* data, size_t size,
+                           int passed_fd) {
+  iovec iov{const_cast<char*>(data), size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &passed_fd, sizeof passed_fd);
+  ssize_t n;
+  do {
+    n = ::sendmsg(socket, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
 FrameResult ReadFrame(int fd, google::protobuf::MessageLite* message,
-                      Deadline deadline, uint32_t max_body_bytes) {
+                      Deadline deadline, uint32_t max_body_bytes,
+                      int* passed_fd) {
   unsigned char header[kFrameHeaderBytes];
-  FrameResult r =
-      ReadExact(fd, reinterpret_cast<char*>(header), sizeof header, deadline);
+  FrameResult r = ReadExact(fd, reinterpret_cast<char*>(header), sizeof header,
+                            deadline, passed_fd);
   if (!r.ok()) return r;
   const uint32_t size = FrameBodySize(header);
   if (size > max_body_bytes) {
@@ -106,7 +165,7 @@ FrameResult ReadFrame(int fd, google::protobuf::MessageLite* message,
     return r;
   }
   std::string body(size, '\0');
-  r = ReadExact(fd, body.data(), size, deadline);
+  r = ReadExact(fd, body.data(), size, deadline, passed_fd);
   if (!r.ok()) return r;
   if (!message->ParseFromString(body)) return Fail(FrameError::kMalformed);
   return {};

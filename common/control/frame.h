@@ -9,9 +9,12 @@
 // EncodeFrame and FrameBodySize are the codec (the daemon reads with Asio).
 // WriteFrame and ReadFrame do blocking I/O on a stream socket's descriptor,
 // bounded by a deadline (the client's control channel and the CLI); they
-// never raise SIGPIPE.
+// never raise SIGPIPE. A frame may carry one file descriptor (SCM_RIGHTS
+// on its first byte): the daemon hands a rank its shared memory so.
 //
 // Thread safety: pure functions; one thread at a time per descriptor.
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
@@ -66,9 +69,21 @@ FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
 
 // Reads one frame by `deadline` and parses it into `*message`. A header
 // announcing more than `max_body_bytes` is refused before the body is
-// allocated or read.
+// allocated or read. With `passed_fd`, the first file descriptor that comes
+// with the frame's bytes (SCM_RIGHTS, close-on-exec) is stored there if
+// `*passed_fd` is -1, and the caller owns it; without it, or for any
+// further one, a descriptor that comes is closed.
 FrameResult ReadFrame(int fd, google::protobuf::MessageLite* message,
-                      Deadline deadline, uint32_t max_body_bytes);
+                      Deadline deadline, uint32_t max_body_bytes,
+                      int* passed_fd = nullptr);
+
+// One non-blocking sendmsg of `size` bytes of `data` on the stream socket
+// `socket`, with `passed_fd` as SCM_RIGHTS attached to the first byte (a
+// frame's, so ReadFrame takes it). Returns the bytes sent, or -1 with
+// errno set (EAGAIN: nothing was sent, and the descriptor was not passed);
+// never raises SIGPIPE.
+ssize_t SendWithDescriptor(int socket, const char* data, size_t size,
+                           int passed_fd);
 
 }  // namespace tprobe::control
 

@@ -17,7 +17,9 @@ std::string DefaultSocketPath();
 // set, else DefaultSocketPath().
 std::string ResolveSocketPath(const std::string& explicit_path);
 
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: the Register reply carries the segment as a memory file (SCM_RIGHTS)
+// instead of naming a /dev/shm object.
+inline constexpr uint32_t kProtocolVersion = 2;
 
 }  // namespace tprobe::control
 

@@ -2,12 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/interprocess/mapped_region.hpp>
-#include <boost/interprocess/permissions.hpp>
-#include <boost/interprocess/shared_memory_object.hpp>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -19,24 +17,44 @@
 
 namespace tprobe::shm {
 
-namespace bip = boost::interprocess;
-
+// The segment's memory file (the creator's; -1 for an opener, which closes
+// it once mapped) and the mapping.
 struct Segment::Mapping {
-  bip::shared_memory_object object;
-  bip::mapped_region region;
-  // The creator's: set by Create, destroyed before the region is unmapped.
+  ~Mapping() {
+    guard.reset();  // before the memory it watches goes
+    if (address != nullptr) ::munmap(address, bytes);
+    if (fd >= 0) ::close(fd);
+  }
+  // Maps `size` bytes of `fd` shared, for reading and writing.
+  Status Map(size_t size) {
+    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED) {
+      return Status::Error(std::string("cannot map it: ") +
+                           std::strerror(errno));
+    }
+    address = at;
+    bytes = size;
+    return Status::Ok();
+  }
+
+  int fd = -1;
+  void* address = nullptr;
+  size_t bytes = 0;
+  // The creator's: set by Create.
   std::unique_ptr<FaultGuard> guard;
 };
 
 Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
     : name_(std::move(name)), mapping_(std::move(mapping)) {
-  header_ = static_cast<SegmentHeader*>(mapping_->region.get_address());
+  header_ = static_cast<SegmentHeader*>(mapping_->address);
   // Read once; Create wrote it and Open checked it before this copy.
   ring_count_ = header_->ring_count;
   ring_bytes_ = header_->ring_bytes;
 }
 
 Segment::~Segment() = default;
+
+int Segment::fd() const { return mapping_->fd; }
 
 bool Segment::faulted() const {
   return mapping_->guard != nullptr && mapping_->guard->faulted();
@@ -55,23 +73,6 @@ std::span<std::byte> Segment::ring_data(uint32_t i) const {
 
 namespace {
 
-// Gives the segment's file descriptor to `owner` where that is needed.
-Status GiveTo(int fd, const std::string& name,
-              const std::optional<SegmentOwner>& owner) {
-  if (!owner || owner->uid == 0) return Status::Ok();  // root maps anything
-  if (owner->uid == ::geteuid() && owner->gid == ::getegid()) {
-    return Status::Ok();
-  }
-  if (::fchown(fd, owner->uid, owner->gid) == 0) return Status::Ok();
-  // Only the group could not be changed: the owner still maps it.
-  if (owner->uid == ::geteuid()) return Status::Ok();
-  return Status::Error("cannot give shared memory segment '" + name +
-                       "' to uid " + std::to_string(owner->uid) + " gid " +
-                       std::to_string(owner->gid) + ": " +
-                       std::strerror(errno) +
-                       " (a daemon serving other users must run as root)");
-}
-
 // Populates the page tables of a mapping, so that the first write to each
 // page does not fault. Where the kernel lacks MADV_POPULATE_WRITE (before
 // Linux 5.14), one read per page maps the pages the creator allocated.
@@ -82,106 +83,93 @@ void Prefault(void* address, size_t bytes) {
   for (size_t at = 0; at < bytes; at += static_cast<size_t>(page)) (void)p[at];
 }
 
+Status SystemError(const std::string& what, int err) {
+  return Status::Error(what + ": " + std::strerror(err));
+}
+
+// The seals a daemon's segment carries: its size is fixed for good.
+constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
 }  // namespace
 
-Result<std::unique_ptr<Segment>> Segment::Create(
-    const std::string& name, uint32_t ring_count, uint64_t ring_bytes,
-    int32_t producer_pid, uint64_t producer_start_time,
-    std::optional<SegmentOwner> owner) {
+Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
+                                                 uint32_t ring_count,
+                                                 uint64_t ring_bytes,
+                                                 int32_t producer_pid,
+                                                 uint64_t producer_start_time) {
   const uint64_t bytes = SegmentBytes(ring_count, ring_bytes);
-  try {
-    bip::shared_memory_object::remove(name.c_str());
-    auto m = std::make_unique<Mapping>();
-    m->object =
-        bip::shared_memory_object(bip::create_only, name.c_str(),
-                                  bip::read_write, bip::permissions(0600));
-    if (Status s = GiveTo(m->object.get_mapping_handle().handle, name, owner);
-        !s.ok()) {
-      bip::shared_memory_object::remove(name.c_str());
-      return s;
-    }
-    m->object.truncate(static_cast<bip::offset_t>(bytes));
-    // Allocate every page now: the rings are warm from the first record,
-    // and a full /dev/shm fails here with a message instead of a SIGBUS in
-    // the trainer later.
-    if (int err = ::posix_fallocate(m->object.get_mapping_handle().handle, 0,
-                                    static_cast<off_t>(bytes));
-        err != 0) {
-      bip::shared_memory_object::remove(name.c_str());
-      return Status::Error("cannot allocate " + std::to_string(bytes) +
-                           " bytes of shared memory for segment '" + name +
-                           "': " + std::strerror(err));
-    }
-    m->region = bip::mapped_region(m->object, bip::read_write);
-    auto guard = FaultGuard::Watch(m->region.get_address(), bytes);
-    if (!guard.ok()) {
-      bip::shared_memory_object::remove(name.c_str());
-      return Status::Error("shared memory segment '" + name +
-                           "': " + guard.status().message());
-    }
-    m->guard = std::move(guard).value();
-    Prefault(m->region.get_address(), bytes);
-    auto* h = static_cast<SegmentHeader*>(m->region.get_address());
-    std::memset(static_cast<void*>(h), 0, sizeof *h);
-    h->layout_version = kLayoutVersion;
-    h->ring_count = ring_count;
-    h->ring_bytes = ring_bytes;
-    h->producer_pid = producer_pid;
-    h->producer_start_time = producer_start_time;
-    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
-    for (uint32_t i = 0; i < ring_count; ++i) InitRing(seg->ring_header(i));
-    // The magic goes last, with release order: a header with the magic is a
-    // complete header. (A store rather than a fence, which GCC's TSan does
-    // not model.)
-    std::atomic_ref<uint64_t>(h->magic).store(kSegmentMagic,
-                                              std::memory_order_release);
-    return seg;
-  } catch (const bip::interprocess_exception& e) {
-    bip::shared_memory_object::remove(name.c_str());
-    return Status::Error("cannot create shared memory segment '" + name +
-                         "' of " + std::to_string(bytes) +
-                         " bytes: " + e.what());
+  const std::string what = "shared memory segment '" + name + "' of " +
+                           std::to_string(bytes) + " bytes";
+  auto m = std::make_unique<Mapping>();
+  m->fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (m->fd < 0) return SystemError("cannot create " + what, errno);
+  if (::ftruncate(m->fd, static_cast<off_t>(bytes)) != 0) {
+    return SystemError("cannot size " + what, errno);
   }
+  // Allocate every page now: the rings are warm from the first record, and
+  // memory that is not there fails here with a message instead of a SIGBUS
+  // in the trainer later.
+  if (int err = ::posix_fallocate(m->fd, 0, static_cast<off_t>(bytes));
+      err != 0) {
+    return SystemError("cannot allocate " + what, err);
+  }
+  if (::fcntl(m->fd, F_ADD_SEALS, kSeals) != 0) {
+    return SystemError("cannot seal " + what, errno);
+  }
+  if (Status s = m->Map(bytes); !s.ok()) {
+    return Status::Error(what + ": " + s.message());
+  }
+  auto guard = FaultGuard::Watch(m->address, bytes);
+  if (!guard.ok()) return Status::Error(what + ": " + guard.status().message());
+  m->guard = std::move(guard).value();
+  Prefault(m->address, bytes);
+  auto* h = static_cast<SegmentHeader*>(m->address);
+  std::memset(static_cast<void*>(h), 0, sizeof *h);
+  h->layout_version = kLayoutVersion;
+  h->ring_count = ring_count;
+  h->ring_bytes = ring_bytes;
+  h->producer_pid = producer_pid;
+  h->producer_start_time = producer_start_time;
+  std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
+  for (uint32_t i = 0; i < ring_count; ++i) InitRing(seg->ring_header(i));
+  // The magic goes last, with release order: a header with the magic is a
+  // complete header. (A store rather than a fence, which GCC's TSan does
+  // not model.)
+  std::atomic_ref<uint64_t>(h->magic).store(kSegmentMagic,
+                                            std::memory_order_release);
+  return seg;
 }
 
-Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
-  try {
-    auto m = std::make_unique<Mapping>();
-    m->object = bip::shared_memory_object(bip::open_only, name.c_str(),
-                                          bip::read_write);
-    m->region = bip::mapped_region(m->object, bip::read_write);
-    const uint64_t mapped = m->region.get_size();
-    if (mapped < sizeof(SegmentHeader)) {
-      return Status::Error("shared memory segment '" + name +
-                           "' is too small to hold a header");
-    }
-    // Check a private copy: the creator may still change the mapping.
-    SegmentHeader header;
-    std::memcpy(&header, m->region.get_address(), sizeof header);
-    if (Status s = CheckHeader(header, mapped); !s.ok()) {
-      return Status::Error("shared memory segment '" + name +
-                           "': " + s.message());
-    }
-    Prefault(m->region.get_address(), mapped);
-    std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
-    if (seg->ring_count_ != header.ring_count ||
-        seg->ring_bytes_ != header.ring_bytes) {
-      return Status::Error("shared memory segment '" + name +
-                           "' changed while it was opened");
-    }
-    return seg;
-  } catch (const bip::interprocess_exception& e) {
-    return Status::Error("cannot open shared memory segment '" + name +
-                         "': " + e.what());
+Result<std::unique_ptr<Segment>> Segment::Open(int fd,
+                                               const std::string& name) {
+  auto m = std::make_unique<Mapping>();
+  m->fd = fd;
+  const std::string what = "shared memory segment '" + name + "'";
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return SystemError("cannot open " + what, errno);
+  const auto mapped = static_cast<uint64_t>(st.st_size);
+  if (mapped < sizeof(SegmentHeader)) {
+    return Status::Error(what + " is too small to hold a header");
   }
-}
-
-void Segment::Remove(const std::string& name) {
-  try {
-    bip::shared_memory_object::remove(name.c_str());
-  } catch (const bip::interprocess_exception&) {
-    // Nothing to remove.
+  if (Status s = m->Map(mapped); !s.ok()) {
+    return Status::Error("cannot open " + what + ": " + s.message());
   }
+  // The mapping keeps the memory: the descriptor is not needed any more.
+  ::close(m->fd);
+  m->fd = -1;
+  // Check a private copy: the creator may still change the mapping.
+  SegmentHeader header;
+  std::memcpy(&header, m->address, sizeof header);
+  if (Status s = CheckHeader(header, mapped); !s.ok()) {
+    return Status::Error(what + ": " + s.message());
+  }
+  Prefault(m->address, mapped);
+  std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
+  if (seg->ring_count_ != header.ring_count ||
+      seg->ring_bytes_ != header.ring_bytes) {
+    return Status::Error(what + " changed while it was opened");
+  }
+  return seg;
 }
 
 Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes) {

@@ -1,14 +1,17 @@
 #ifndef TPROBE_COMMON_SHM_SEGMENT_H_
 #define TPROBE_COMMON_SHM_SEGMENT_H_
 
-// A named POSIX shared-memory segment laid out as common/shm/layout.h says.
-// This is the only place that knows Boost.Interprocess; everything else works
-// on (header*, span<byte>).
+// A shared-memory segment laid out as common/shm/layout.h says: a sealed
+// memory file (memfd) that the daemon creates for each registered producer
+// and hands to it over the control socket (SCM_RIGHTS, frame.h). It has no
+// name in any file system, so no other process can open it, and nothing is
+// left behind when both sides are gone, however they end.
 //
-// The daemon creates a segment for each registered producer and removes it
-// when the producer is gone. The producer opens it by name. A segment has
-// mode 0600: only its owner (and root) can map it, so a daemon running as
-// another user (root, for a node's shared daemon) gives it to the producer.
+// The file is sealed at its size (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SEAL):
+// the producer can write every byte but cannot truncate the segment under
+// the daemon, which would turn the daemon's next read into a SIGBUS. The
+// creator's mapping is watched besides (fault_guard.h): a bus error on it
+// reads zeros and sets faulted() instead of ending the daemon.
 //
 // The geometry (ring count and size) is copied out of the header once, when
 // the segment is created or opened, and never read from shared memory again:
@@ -16,9 +19,8 @@
 // the mapping (the creator allocates every page, the opener populates its
 // page tables), so the first records written cost what later ones do.
 //
-// The opener may shrink the segment (its owner can truncate it). The
-// creator's mapping is watched (fault_guard.h): a bus error on it then reads
-// zeros and sets faulted(), instead of ending the creator's process.
+// Boost.Interprocess, which the rest of the stack would suggest, has neither
+// memory files nor seals: this file maps with mmap directly.
 //
 // Thread safety: a Segment is immutable after Create/Open; its accessors may
 // be called from any thread.
@@ -27,7 +29,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 
@@ -36,42 +37,37 @@
 
 namespace tprobe::shm {
 
-// The user and group a segment is given to.
-struct SegmentOwner {
-  uid_t uid;
-  gid_t gid;
-};
-
 class Segment {
  public:
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
 
-  // Creates the segment `name` with mode 0600 (replacing a stale one of the
-  // same name), writes its header and initialises every ring. With `owner`,
-  // the segment is given to that user and group (fchown) unless it is the
-  // calling process's own or root's, which can map it anyway. Returns an
-  // error naming the segment when shared memory cannot be created or sized,
-  // or when it cannot be given to another user (the caller is not root).
+  // Creates a segment called `name` (a label, shown in /proc/PID/maps),
+  // writes its header, initialises every ring and seals its size. Returns
+  // an error naming the segment when the memory cannot be created,
+  // allocated, sealed, mapped or watched.
   // REQUIRES: ring_bytes is a power of two, at least 4096.
-  static Result<std::unique_ptr<Segment>> Create(
-      const std::string& name, uint32_t ring_count, uint64_t ring_bytes,
-      int32_t producer_pid, uint64_t producer_start_time,
-      std::optional<SegmentOwner> owner = std::nullopt);
+  static Result<std::unique_ptr<Segment>> Create(const std::string& name,
+                                                 uint32_t ring_count,
+                                                 uint64_t ring_bytes,
+                                                 int32_t producer_pid,
+                                                 uint64_t producer_start_time);
 
-  // Opens an existing segment and checks its magic, layout version and size.
-  // Returns an error naming the segment when it cannot be mapped or checked.
-  static Result<std::unique_ptr<Segment>> Open(const std::string& name);
-
-  // Removes the name; mappings stay valid until their Segment is destroyed.
-  static void Remove(const std::string& name);
+  // Maps the segment whose memory file is `fd` (the one a Create passed
+  // over the socket) and checks its magic, layout version and size. Takes
+  // `fd` and closes it, on success and on failure. Returns an error naming
+  // the segment (`name`, for messages) when it cannot be mapped or checked.
+  static Result<std::unique_ptr<Segment>> Open(int fd, const std::string& name);
 
   const std::string& name() const { return name_; }
   SegmentHeader* header() const { return header_; }
-  // True once an access to the creator's mapping faulted (the segment was
-  // shrunk under it): the mapping reads zeros from then on, and nothing in
-  // it is to be trusted. Always false for an opener.
+  // The creator's memory file, to pass to the producer (-1 for an opener).
+  // The segment owns it.
+  int fd() const;
+  // True once an access to the creator's mapping faulted: the mapping reads
+  // zeros from then on, and nothing in it is to be trusted. Always false for
+  // an opener.
   bool faulted() const;
   // The geometry as it was at Create/Open (never re-read).
   uint32_t ring_count() const { return ring_count_; }

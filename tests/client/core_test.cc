@@ -4,6 +4,7 @@
 
 #include "client/core.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -23,13 +24,14 @@ class CoreTest : public ::testing::Test {
   static constexpr uint32_t kRings = 4;
 
   CoreTest() : core_(config::FullRingPolicy::kDrop, 0) {
-    name_ = "tprobe.core_test." + std::to_string(::getpid());
-    daemon_side_ =
-        std::move(shm::Segment::Create(name_, kRings, 1 << 16, ::getpid(), 0))
-            .value();
-    core_.Attach(std::move(shm::Segment::Open(name_)).value());
+    daemon_side_ = std::move(shm::Segment::Create("tprobe.core_test", kRings,
+                                                  1 << 16, ::getpid(), 0))
+                       .value();
+    core_.Attach(std::move(shm::Segment::Open(
+                               ::fcntl(daemon_side_->fd(), F_DUPFD_CLOEXEC, 0),
+                               daemon_side_->name()))
+                     .value());
   }
-  ~CoreTest() override { shm::Segment::Remove(name_); }
 
   // The call records ring `i` shows the daemon now, read and freed.
   std::vector<record::CallView> Read(uint32_t i) {
@@ -64,7 +66,6 @@ class CoreTest : public ::testing::Test {
     }
   }
 
-  std::string name_;
   std::unique_ptr<shm::Segment> daemon_side_;
   Core core_;
 };

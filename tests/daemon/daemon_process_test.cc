@@ -33,6 +33,7 @@ using testing::GoodbyeRequest;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
+using testing::MapsSegment;
 using testing::RawClient;
 using testing::ReadFile;
 using testing::Ref;
@@ -222,9 +223,10 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   const std::string name = segment->name();
   ASSERT_TRUE(client.Call(GoodbyeRequest(), &resp));
   EXPECT_TRUE(resp.ok()) << resp.error();
-  EXPECT_TRUE(WaitFor([&] { return !shm::Segment::Open(name).ok(); },
+  client.Close();
+  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon.pid(), name); },
                       std::chrono::seconds(5)))
-      << "the segment is removed after Goodbye";
+      << "the daemon lets the segment go after Goodbye and hang-up";
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
@@ -243,7 +245,6 @@ TEST_F(DaemonProcessTest, SigtermWritesWhatWasCapturedAndExitsZero) {
   // No Step came: the daemon's own count of the 13 records it read.
   EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false, 13));
   EXPECT_FALSE(std::filesystem::exists(Socket()));
-  EXPECT_FALSE(shm::Segment::Open(segment->name()).ok());
 }
 
 TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
@@ -274,9 +275,11 @@ TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
   EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
   // Client id 1: the first registration of this daemon.
   const std::string segment = "tprobe." + std::to_string(::getuid()) + "." +
-                              std::to_string(child) + ".1";
-  EXPECT_TRUE(WaitFor([&] { return !shm::Segment::Open(segment).ok(); },
-                      std::chrono::seconds(5)));
+                              std::to_string(child) + ".1." +
+                              std::to_string(daemon.pid());
+  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon.pid(), segment); },
+                      std::chrono::seconds(5)))
+      << "the daemon lets the dead client's segment go";
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
@@ -567,7 +570,7 @@ TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
   EXPECT_FALSE(resp.ok());
   EXPECT_EQ(resp.error(),
             "protocol version 7 is not supported: this tprobed speaks version "
-            "1; use a client and daemon from the same tprobe release");
+            "2; use a client and daemon from the same tprobe release");
 }
 
 TEST_F(DaemonProcessTest, ASecondDaemonOnTheSameSocketRefusesToStart) {

@@ -33,11 +33,6 @@ bool WaitFor(F condition, std::chrono::milliseconds timeout) {
 
 class DrainWorkerTest : public ::testing::Test {
  protected:
-  ~DrainWorkerTest() override {
-    for (const auto& p : registry_.Snapshot()) {
-      shm::Segment::Remove(p->segment_name());
-    }
-  }
   std::shared_ptr<Producer> AddProducer(uint64_t id) {
     auto created = Producer::Create(id, testing::Self(),
                                     MakeRegister(ConfigJson(dir_.path())));

@@ -1,12 +1,12 @@
 #include "daemon/producer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "daemon/shm_space.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
 
@@ -30,24 +30,17 @@ TEST(ProducerTest, SegmentIsNamedAfterUidPidClientIdAndDaemonPid) {
   EXPECT_EQ((*p)->segment().ring_count(), 3u);
   EXPECT_EQ((*p)->segment().header()->producer_pid, ::getpid());
   EXPECT_EQ((*p)->Lock()->rings.size(), 3u);
-  shm::Segment::Remove(expected);
 }
 
-TEST(ProducerTest, TheSegmentBelongsToThePeersUserAndGroup) {
-  if (::geteuid() != 0) GTEST_SKIP() << "only root gives segments away";
+TEST(ProducerTest, TheSegmentIsSealedAtItsSize) {
   TempDir dir;
-  // A root daemon writes only where its client may: the peer's folder.
-  ASSERT_EQ(::chown(dir.path().c_str(), 65534, 65533), 0);
-  const PeerCredentials peer{65534, 65533, ::getpid()};
-  auto p = Producer::Create(79, peer, MakeRegister(ConfigJson(dir.path())));
+  auto p = Producer::Create(79, testing::Self(),
+                            MakeRegister(ConfigJson(dir.path())));
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ((*p)->segment_name(), "tprobe.65534." + std::to_string(::getpid()) +
-                                      ".79." + std::to_string(::getpid()));
-  struct stat st;
-  ASSERT_EQ(::stat(("/dev/shm/" + (*p)->segment_name()).c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, 65534u);
-  EXPECT_EQ(st.st_gid, 65533u);
-  shm::Segment::Remove((*p)->segment_name());
+  const int seals = ::fcntl((*p)->segment().fd(), F_GET_SEALS);
+  EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  EXPECT_EQ(seals & F_SEAL_WRITE, 0) << "the rank writes its rings";
 }
 
 TEST(ProducerTest, ABadConfigIsRefusedNamingTheKey) {
@@ -91,17 +84,14 @@ TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
   EXPECT_EQ(state->assembler.options().write_path, dir.path() + "/dump");
   EXPECT_EQ(state->assembler.options().dump_path, "./dump")
       << "dump_data_dir keeps the path as configured, as msprobe does";
-  shm::Segment::Remove((*p)->segment_name());
 }
 
-TEST(ProducerTest, RingsThatDoNotFitInDevShmAreRefusedClearly) {
+TEST(ProducerTest, RingsThatDoNotFitInMemoryAreRefusedClearly) {
   TempDir dir;
   v1::Register reg = MakeRegister(ConfigJson(dir.path()), 64);
   reg.set_ring_bytes(config::kMaxRingBytes);  // 64 GiB in all
-  struct statvfs vfs {};
-  ASSERT_EQ(::statvfs("/dev/shm", &vfs), 0);
-  if (static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize >= (65ull << 30)) {
-    GTEST_SKIP() << "/dev/shm holds 64 GiB here";
+  if (CheckShmSpace(65ull << 30, "a test").ok()) {
+    GTEST_SKIP() << "64 GiB of memory are available here";
   }
   auto p = Producer::Create(80, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
@@ -109,8 +99,7 @@ TEST(ProducerTest, RingsThatDoNotFitInDevShmAreRefusedClearly) {
                 "the 64 rings of 1048576 KiB of rank 0 need 6553"),
             std::string::npos)
       << p.status().message();
-  EXPECT_NE(p.status().message().find(" MiB of shared memory, but /dev/shm "
-                                      "has "),
+  EXPECT_NE(p.status().message().find(" MiB of shared memory, but "),
             std::string::npos)
       << p.status().message();
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/control/socket_path.h"
 #include "common/shm/segment.h"
@@ -51,8 +52,14 @@ class RawClient {
   }
   ~RawClient() {
     if (fd_ >= 0) ::close(fd_);
+    if (passed_fd_ >= 0) ::close(passed_fd_);
   }
   bool connected() const { return fd_ >= 0; }
+  // Hangs up.
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
   // Sends `request` (with the protocol version unless `version` says
   // otherwise) and waits up to 10 s for the response.
@@ -85,7 +92,12 @@ class RawClient {
       *error = "register failed: " + resp.error();
       return nullptr;
     }
-    auto segment = shm::Segment::Open(resp.register_().segment_name());
+    if (passed_fd_ < 0) {
+      *error = "the Register reply carried no segment";
+      return nullptr;
+    }
+    auto segment = shm::Segment::Open(std::exchange(passed_fd_, -1),
+                                      resp.register_().segment_name());
     if (!segment.ok()) {
       *error = segment.status().message();
       return nullptr;
@@ -104,8 +116,23 @@ class RawClient {
       if (left.count() <= 0 || ::poll(&pfd, 1, left.count()) <= 0) {
         return false;
       }
-      ssize_t n = ::recv(fd_, p, size, 0);
+      // A reply may carry a descriptor (the Register reply: its segment).
+      iovec iov{p, size};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
       if (n <= 0) return false;
+      if (cmsghdr* c = CMSG_FIRSTHDR(&msg);
+          c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+        int passed;
+        std::memcpy(&passed, CMSG_DATA(c), sizeof passed);
+        if (passed_fd_ >= 0) ::close(passed_fd_);
+        passed_fd_ = passed;
+      }
       p += n;
       size -= static_cast<size_t>(n);
     }
@@ -113,6 +140,7 @@ class RawClient {
   }
 
   int fd_ = -1;
+  int passed_fd_ = -1;  // the last descriptor a reply carried
 };
 
 inline v1::Request StepRequest(uint32_t step) {

@@ -63,9 +63,6 @@ class TestProducer {
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) producer_ = std::move(created).value();
   }
-  ~TestProducer() {
-    if (producer_) shm::Segment::Remove(producer_->segment_name());
-  }
 
   daemon::Producer& operator*() const { return *producer_; }
   daemon::Producer* operator->() const { return producer_.get(); }

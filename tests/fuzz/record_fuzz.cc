@@ -228,7 +228,6 @@ void Drained(uint8_t mode, Cursor& in) {
     daemon::ReleaseSettledTensors(*producer, *state, *log);
     (void)state->assembler.Finish(UINT32_MAX);
   }
-  shm::Segment::Remove(producer->segment_name());
 }
 
 }  // namespace

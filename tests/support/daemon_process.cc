@@ -117,6 +117,11 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+bool MapsSegment(pid_t pid, const std::string& label) {
+  const std::string maps = ReadFile("/proc/" + std::to_string(pid) + "/maps");
+  return maps.find("/memfd:" + label + " ") != std::string::npos;
+}
+
 ProcessCost CostOf(pid_t pid) {
   ProcessCost cost;
   const std::string proc = "/proc/" + std::to_string(pid);

@@ -55,6 +55,10 @@ int RunCommand(const std::string& command, std::string* output);
 
 std::string ReadFile(const std::string& path);
 
+// True while process `pid` maps the segment labelled `label` (a memory
+// file: "/memfd:LABEL" in /proc/PID/maps).
+bool MapsSegment(pid_t pid, const std::string& label);
+
 // What process `pid` has cost so far, for idle-cost tests. Neither figure is
 // a timing: `sleeps` counts voluntary context switches over every thread
 // (each idle poll is one), which load can only lower, since a loaded

@@ -1,12 +1,15 @@
-// Tests for common/shm/segment.cc on real POSIX shared memory.
+// Tests for common/shm/segment.cc on real memory files.
 
 #include "common/shm/segment.h"
 
-#include <sys/stat.h>
-#include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "common/shm/ring.h"
 #include "gtest/gtest.h"
@@ -14,20 +17,23 @@
 namespace tprobe::shm {
 namespace {
 
-std::string UniqueName(const char* tag) {
-  return std::string("tprobe.test.") + tag + "." + std::to_string(::getpid());
+// What a producer receives over the socket: its own descriptor of the
+// creator's memory file.
+Result<std::unique_ptr<Segment>> OpenCopy(const Segment& created) {
+  return Segment::Open(::fcntl(created.fd(), F_DUPFD_CLOEXEC, 0),
+                       created.name());
 }
 
 TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
-  const std::string name = UniqueName("open");
-  auto created = Segment::Create(name, 3, 1 << 16, ::getpid(),
+  auto created = Segment::Create("tprobe.test.open", 3, 1 << 16, ::getpid(),
                                  ProcessStartTime(::getpid()));
   ASSERT_TRUE(created.ok()) << created.status().message();
-  auto opened = Segment::Open(name);
+  auto opened = OpenCopy(**created);
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   EXPECT_EQ((*opened)->ring_count(), 3u);
   EXPECT_EQ((*opened)->header()->producer_pid, ::getpid());
   EXPECT_NE((*opened)->header()->producer_start_time, 0u);
+  EXPECT_EQ((*opened)->fd(), -1) << "an opener keeps no descriptor";
 
   RingWriter w((*opened)->ring_header(2), (*opened)->ring_data(2));
   std::byte* p = w.Reserve(7, 5);
@@ -39,39 +45,65 @@ TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
   auto rec = r.Peek();
   ASSERT_TRUE(rec.ok() && rec.value());
   EXPECT_EQ(rec.value()->type, 7);
-  Segment::Remove(name);
 }
 
-TEST(SegmentTest, ASegmentShrunkUnderItsCreatorReadsZerosAndIsFaulted) {
-  const std::string name = UniqueName("shrunk");
-  auto created = Segment::Create(name, 2, 1 << 16, ::getpid(), 1);
+TEST(SegmentTest, ASegmentCannotBeShrunkOrGrownByItsOpener) {
+  auto created =
+      Segment::Create("tprobe.test.sealed", 2, 1 << 16, ::getpid(), 1);
   ASSERT_TRUE(created.ok()) << created.status().message();
-  RingHeader* last = (*created)->ring_header(1);
-  last->head.store(77);
+  // What a producer could try with the descriptor it was passed.
+  const int fd = ::fcntl((*created)->fd(), F_DUPFD_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::ftruncate(fd, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(::ftruncate(fd, off_t{1} << 30), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1)
+      << "no further seal can be added";
+  ::close(fd);
+  (*created)->ring_header(1)->head.store(77);
+  EXPECT_EQ((*created)->ring_header(1)->head.load(), 77u);
   EXPECT_FALSE((*created)->faulted());
-  // What the opener (who owns the segment) can do to it.
-  ASSERT_EQ(::truncate(("/dev/shm/" + name).c_str(), 0), 0);
-  EXPECT_EQ(last->head.load(), 0u) << "read zeros instead of a SIGBUS";
-  EXPECT_TRUE((*created)->faulted());
-  Segment::Remove(name);
 }
 
-TEST(SegmentTest, OpenMissingSegmentIsAClearError) {
-  auto opened = Segment::Open(UniqueName("missing"));
-  ASSERT_FALSE(opened.ok());
-  EXPECT_NE(opened.status().message().find("cannot open shared memory"),
-            std::string::npos);
+TEST(SegmentTest, ASegmentHasNoNameInAnyFileSystem) {
+  const std::string name = "tprobe.test.unnamed." + std::to_string(::getpid());
+  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name));
+  // Its label shows where it is mapped.
+  std::ifstream maps("/proc/self/maps");
+  const std::string text((std::istreambuf_iterator<char>(maps)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("/memfd:" + name), std::string::npos);
+}
+
+TEST(SegmentTest, OpeningWhatIsNotASegmentIsAClearError) {
+  const int fd = ::memfd_create("not-a-segment", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 16), 0);
+  auto small = Segment::Open(::dup(fd), "small");
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("too small to hold a header"),
+            std::string::npos)
+      << small.status().message();
+  ASSERT_EQ(::ftruncate(fd, 1 << 16), 0);
+  auto zeros = Segment::Open(fd, "zeros");
+  ASSERT_FALSE(zeros.ok());
+  EXPECT_NE(zeros.status().message().find("bad magic"), std::string::npos);
+  auto closed = Segment::Open(fd, "closed");  // Open closed it
+  ASSERT_FALSE(closed.ok());
+  EXPECT_NE(closed.status().message().find("cannot open"), std::string::npos);
 }
 
 TEST(SegmentTest, ForeignMagicIsRefused) {
-  const std::string name = UniqueName("magic");
-  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1);
+  auto created =
+      Segment::Create("tprobe.test.magic", 1, 1 << 12, ::getpid(), 1);
   ASSERT_TRUE(created.ok());
   (*created)->header()->magic = 42;
-  auto opened = Segment::Open(name);
+  auto opened = OpenCopy(**created);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("bad magic"), std::string::npos);
-  Segment::Remove(name);
 }
 
 TEST(SegmentTest, OtherLayoutVersionIsRefused) {
@@ -83,77 +115,6 @@ TEST(SegmentTest, OtherLayoutVersionIsRefused) {
   Status s = CheckHeader(h, SegmentBytes(1, 4096));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("layout version"), std::string::npos);
-}
-
-// Whether a process running as `uid`/`gid` can open segment `name` for
-// writing, as a producer does. REQUIRES: running as root.
-bool OpenableAs(uid_t uid, gid_t gid, const std::string& name) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    if (::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(2);
-    ::_exit(Segment::Open(name).ok() ? 0 : 1);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-constexpr uid_t kNobody = 65534;
-
-TEST(SegmentTest, ASegmentIsPrivateToItsCreator) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
-  const std::string name = UniqueName("private");
-  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1);
-  ASSERT_TRUE(created.ok()) << created.status().message();
-  struct stat st;
-  ASSERT_EQ(::stat(("/dev/shm/" + name).c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_FALSE(OpenableAs(kNobody, kNobody, name));
-  Segment::Remove(name);
-}
-
-TEST(SegmentTest, ARootDaemonGivesTheSegmentToItsOwner) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
-  const std::string name = UniqueName("owner");
-  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
-                                 SegmentOwner{kNobody, kNobody});
-  ASSERT_TRUE(created.ok()) << created.status().message();
-  struct stat st;
-  ASSERT_EQ(::stat(("/dev/shm/" + name).c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, kNobody);
-  EXPECT_EQ(st.st_gid, kNobody);
-  EXPECT_TRUE(OpenableAs(kNobody, kNobody, name));
-  Segment::Remove(name);
-}
-
-TEST(SegmentTest, AnOwnerThatIsNotRootsOwnIsRefusedWithoutRoot) {
-  if (::geteuid() != 0) {
-    const std::string name = UniqueName("foreign");
-    auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
-                                   SegmentOwner{::geteuid() + 1, ::getegid()});
-    ASSERT_FALSE(created.ok());
-    EXPECT_NE(created.status().message().find("must run as root"),
-              std::string::npos)
-        << created.status().message();
-    EXPECT_FALSE(Segment::Open(name).ok()) << "nothing is left behind";
-    return;
-  }
-  // As root: a child that gave up root cannot give a segment away.
-  const pid_t child = ::fork();
-  if (child == 0) {
-    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(2);
-    const std::string name = UniqueName("foreign");
-    auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1,
-                                   SegmentOwner{kNobody + 1, kNobody});
-    const bool refused = !created.ok() &&
-                         created.status().message().find("must run as root") !=
-                             std::string::npos &&
-                         !Segment::Open(name).ok();
-    ::_exit(refused ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(SegmentTest, ProcessStartTimeIdentifiesLiveProcessesOnly) {
