@@ -400,12 +400,13 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
       AddStack(*tree, v.entry.step, *name, v.entry.stack_id);
       return true;
     }
-    Result<RenderedEntry> render = RenderEntry(*name, v.body, lookup, options);
-    if (!render.ok()) {
-      Corrupt(ring_index, render.status().message());
+    RenderedEntry& rendered = state_.rendered;
+    if (Status s =
+            state_.renderer.Render(*name, v.body, lookup, options, &rendered);
+        !s.ok()) {
+      Corrupt(ring_index, s.message());
       return false;
     }
-    RenderedEntry& rendered = render.value();
     // A lost chunk counts even in an entry that is not kept: it might
     // have held the overflow.
     dump::Accounting& accounting = tree->accounting();
@@ -420,9 +421,8 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     const bool structure = state_.config.task == config::Task::kStructure;
     if (!structure && (!overflow_check ||
                        (rendered.overflow && !state_.overflow_limit_reached))) {
-      state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.body);
-      const dump::AddResult added =
-          tree->AddEntry(*name, std::move(rendered.body));
+      state_.assembler.JournalOf(v.entry.step)->Entry(*name, rendered.text);
+      const dump::AddResult added = tree->AddEntry(*name, rendered.text);
       if (added != dump::AddResult::kDuplicate) {
         WriteTensorFiles(v.entry.step, ring, rendered.files);
       }

@@ -1,17 +1,15 @@
 #include "daemon/entry_renderer.h"
 
+#include <cassert>
 #include <cmath>
 #include <variant>
 
 #include "common/dump/stats_json.h"
 #include "common/dump/tree.h"
 #include "common/fs/safe_path.h"
-#include "common/record/codec.h"
 
 namespace tprobe::daemon {
 namespace {
-
-using dump::Json;
 
 // True for an infinite or NaN Max or Min (the check of msprobe's
 // OverflowCheckDataProcessor on a device with INF/NAN mode).
@@ -32,185 +30,227 @@ std::string_view Category(std::string_view key) {
   return key;
 }
 
-class Renderer : public record::ValueVisitor {
- public:
-  Renderer(std::string_view name, const TensorLookup& lookup,
-           const RenderOptions& options)
-      : name_(name),
-        param_grads_(name.find(".parameters_grad.") != std::string_view::npos),
-        lookup_(lookup),
-        options_(options) {
-    result_.body = Json::object();
-    frames_.push_back(Frame{&result_.body, Frame::kBody, 0, {}});
-  }
-
-  Result<RenderedEntry> Run(std::span<const std::byte> body) {
-    if (Status s = record::ReadEntryBody(body, *this); !s.ok()) return s;
-    return std::move(result_);
-  }
-
-  void Key(std::string_view key) override { frames_.back().key = key; }
-  void Null() override { Leaf(nullptr); }
-  void Bool(bool v) override { Leaf(v); }
-  void Int(int64_t v) override { Leaf(v); }
-  void Float(double v) override { Leaf(v); }
-  void Str(std::string_view v) override { Leaf(std::string(v)); }
-  void TensorRef(uint32_t ref) override {
-    Enter();
-    *Slot() = Tensor(ref);
-    Leave();
-  }
-  void BeginList() override { Open(Json::array(), Frame::kList); }
-  void BeginDict() override { Open(Json::object(), Frame::kDict); }
-  void BeginTyped(std::string_view type) override {
-    Json typed = Json::object();
-    typed["type"] = std::string(type);
-    Open(std::move(typed), Frame::kTyped);
-  }
-  void End() override {
-    frames_.pop_back();
-    Leave();
-  }
-
- private:
-  // An open container: where its next value goes.
-  struct Frame {
-    Json* json;
-    enum Kind { kBody, kList, kDict, kTyped } kind;
-    size_t index;          // a list's next index
-    std::string_view key;  // a dict's or the body's next key
-  };
-
-  // Pushes the path element of the next value of the innermost container (a
-  // typed value has its typed's path); Leave pops it once the value is done.
-  void Enter() {
-    Frame& f = frames_.back();
-    switch (f.kind) {
-      case Frame::kBody:
-        path_.emplace_back(Category(f.key));
-        break;
-      case Frame::kDict:
-        path_.emplace_back(f.key);
-        break;
-      case Frame::kList:
-        path_.push_back(std::to_string(f.index));
-        break;
-      case Frame::kTyped:
-        break;
-    }
-  }
-  void Leave() {
-    if (frames_.back().kind != Frame::kTyped) path_.pop_back();
-  }
-
-  // Where the next value goes (after Enter).
-  Json* Slot() {
-    Frame& f = frames_.back();
-    switch (f.kind) {
-      case Frame::kList:
-        ++f.index;
-        f.json->push_back(nullptr);
-        return &f.json->back();
-      case Frame::kTyped:
-        return &(*f.json)["value"];
-      case Frame::kBody:
-      case Frame::kDict:
-        break;
-    }
-    return &(*f.json)[std::string(f.key)];
-  }
-
-  void Leaf(Json v) {
-    Enter();
-    *Slot() = std::move(v);
-    Leave();
-  }
-
-  void Open(Json container, Frame::Kind kind) {
-    Enter();
-    Json* slot = Slot();
-    *slot = std::move(container);
-    frames_.push_back(Frame{slot, kind, 0, {}});
-  }
-
-  Json Tensor(uint32_t ref) {
-    const TensorInfo* tensor = lookup_(ref);
-    if (tensor == nullptr || !tensor->complete) NoteIncomplete();
-    if (tensor == nullptr) return nullptr;
-    if (tensor->complete && Overflows(tensor->stats)) result_.overflow = true;
-    if (!options_.data_name || !tensor->complete) {
-      return RenderTensor(*tensor, options_, nullptr);
-    }
-    std::string file(name_);
-    // A parameter gradient is the only element of its list: msprobe names
-    // the file after the parameter alone.
-    const bool short_name =
-        param_grads_ && path_.size() == 2 && path_[1] == "0";
-    for (size_t i = 0; i < (short_name ? 1 : path_.size()); ++i) {
-      file += '.';
-      file += path_[i];
-    }
-    file += ".npy";
-    // The name comes from the trainer: '/' or ".." must not leave the
-    // folder (common/fs/safe_path.h).
-    file = fs::SafeComponent(file);
-    result_.files.push_back(TensorFile{ref, file});
-    return RenderTensor(*tensor, options_, &file);
-  }
-
-  void NoteIncomplete() {
-    ++result_.tensors_incomplete;
-    if (result_.incomplete_tensors.size() >= dump::kMaxIncompleteNames) return;
-    std::string name(name_);
-    for (const std::string& key : path_) name += "." + key;
-    result_.incomplete_tensors.push_back(std::move(name));
-  }
-
-  std::string_view name_;
-  bool param_grads_;
-  const TensorLookup& lookup_;
-  const RenderOptions& options_;
-  std::vector<Frame> frames_;
-  std::vector<std::string> path_;
-  RenderedEntry result_;
-};
-
 }  // namespace
 
-Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
-                  const std::string* data_name) {
-  Json out = Json::object();
-  out["type"] = options.mindspore ? "mindspore.Tensor" : "torch.Tensor";
-  out["dtype"] = std::string(options.mindspore ? MindSporeName(tensor.dtype)
-                                               : TorchName(tensor.dtype));
-  out["shape"] = tensor.shape;
-  if (options.xor_sum) {
-    Json sum;  // null: incomplete, or no elements
-    if (const auto* hex = std::get_if<std::string>(&tensor.xor_sum)) {
-      sum = *hex;
-    } else if (const auto* value = std::get_if<double>(&tensor.xor_sum)) {
-      sum = *value;
-    }
-    out["md5"] = tensor.complete ? std::move(sum) : Json();
-  } else {
-    dump::AppendStats(tensor.complete ? tensor.stats : stats::TensorStats{},
-                      &out);
-  }
-  // msprobe's MindSpore dump writes no requires_grad.
-  if (!options.mindspore) out["requires_grad"] = tensor.requires_grad;
-  if (data_name != nullptr) out["data_name"] = *data_name;
-  if (options.md5) {
-    out["md5"] =
-        tensor.complete && tensor.md5 ? Json(*tensor.md5) : Json(nullptr);
-  }
-  return out;
+void RenderedEntry::Clear() {
+  text.Clear();
+  tensors_incomplete = 0;
+  incomplete_tensors.clear();
+  overflow = false;
+  files.clear();
 }
 
-Result<RenderedEntry> RenderEntry(std::string_view name,
-                                  std::span<const std::byte> body,
-                                  const TensorLookup& lookup,
-                                  const RenderOptions& options) {
-  return Renderer(name, lookup, options).Run(body);
+Status EntryRenderer::Render(std::string_view name,
+                             std::span<const std::byte> body,
+                             const TensorLookup& lookup,
+                             const RenderOptions& options, RenderedEntry* out) {
+  assert(!(options.md5 && options.xor_sum));
+  name_ = name;
+  param_grads_ = name.find(".parameters_grad.") != std::string_view::npos;
+  lookup_ = &lookup;
+  options_ = &options;
+  out_ = out;
+  out->Clear();
+  frames_.clear();
+  frames_.push_back(Frame{Frame::kBody});
+  return record::ReadEntryBody(body, *this);
+}
+
+void EntryRenderer::Key(std::string_view key) {
+  Frame& frame = frames_.back();
+  frame.key = key;
+  if (frame.kind == Frame::kBody) {
+    writer_.Reset(out_->text.BeginMember(key), dump::kEntryMemberDepth);
+  } else {
+    writer_.Key(key);
+  }
+}
+
+void EntryRenderer::StartValue() {
+  Frame& frame = frames_.back();
+  if (frame.kind == Frame::kList) ++frame.items;
+}
+
+void EntryRenderer::EndValue() {
+  if (frames_.size() == 1) out_->text.EndMember();
+}
+
+void EntryRenderer::Null() {
+  StartValue();
+  writer_.Null();
+  EndValue();
+}
+
+void EntryRenderer::Bool(bool v) {
+  StartValue();
+  writer_.Bool(v);
+  EndValue();
+}
+
+void EntryRenderer::Int(int64_t v) {
+  StartValue();
+  writer_.Int(v);
+  EndValue();
+}
+
+void EntryRenderer::Float(double v) {
+  StartValue();
+  writer_.Float(v);
+  EndValue();
+}
+
+void EntryRenderer::Str(std::string_view v) {
+  StartValue();
+  writer_.String(v);
+  EndValue();
+}
+
+void EntryRenderer::TensorRef(uint32_t ref) {
+  StartValue();
+  WriteTensor(ref);
+  EndValue();
+}
+
+void EntryRenderer::Open(Frame::Kind kind) {
+  StartValue();
+  frames_.push_back(Frame{kind});
+}
+
+void EntryRenderer::BeginList() {
+  Open(Frame::kList);
+  writer_.BeginList();
+}
+
+void EntryRenderer::BeginDict() {
+  Open(Frame::kDict);
+  writer_.BeginDict();
+}
+
+void EntryRenderer::BeginTyped(std::string_view type) {
+  Open(Frame::kTyped);
+  writer_.BeginDict();
+  writer_.Key("type");
+  writer_.String(type);
+  writer_.Key("value");
+}
+
+void EntryRenderer::End() {
+  frames_.pop_back();
+  writer_.End();
+  EndValue();
+}
+
+void EntryRenderer::BuildPath() {
+  size_t n = 0;
+  for (const Frame& frame : frames_) {
+    if (frame.kind == Frame::kTyped) continue;
+    if (path_.size() == n) path_.emplace_back();
+    std::string& element = path_[n++];
+    switch (frame.kind) {
+      case Frame::kBody:
+        element = Category(frame.key);
+        break;
+      case Frame::kDict:
+        element = frame.key;
+        break;
+      case Frame::kList:
+        element = std::to_string(frame.items - 1);
+        break;
+      case Frame::kTyped:
+        break;
+    }
+  }
+  path_.resize(n);
+}
+
+void EntryRenderer::WriteTensor(uint32_t ref) {
+  const TensorInfo* tensor = (*lookup_)(ref);
+  const bool complete = tensor != nullptr && tensor->complete;
+  if (!complete) NoteIncomplete();
+  if (tensor == nullptr) {
+    writer_.Null();
+    return;
+  }
+  if (complete && Overflows(tensor->stats)) out_->overflow = true;
+  if (!options_->data_name || !complete) {
+    WriteTensorObject(*tensor, nullptr);
+    return;
+  }
+  BuildPath();
+  file_.assign(name_);
+  // A parameter gradient is the only element of its list: msprobe names
+  // the file after the parameter alone.
+  const bool short_name = param_grads_ && path_.size() == 2 && path_[1] == "0";
+  for (size_t i = 0; i < (short_name ? 1 : path_.size()); ++i) {
+    file_ += '.';
+    file_ += path_[i];
+  }
+  file_ += ".npy";
+  // The name comes from the trainer: '/' or ".." must not leave the
+  // folder (common/fs/safe_path.h).
+  out_->files.push_back(TensorFile{ref, fs::SafeComponent(file_)});
+  WriteTensorObject(*tensor, &out_->files.back().file_name);
+}
+
+void EntryRenderer::WriteTensorObject(const TensorInfo& tensor,
+                                      const std::string* data_name) {
+  const RenderOptions& options = *options_;
+  writer_.BeginDict();
+  writer_.Key("type");
+  writer_.String(options.mindspore ? "mindspore.Tensor" : "torch.Tensor");
+  writer_.Key("dtype");
+  writer_.String(options.mindspore ? MindSporeName(tensor.dtype)
+                                   : TorchName(tensor.dtype));
+  writer_.Key("shape");
+  writer_.BeginList();
+  for (int64_t dim : tensor.shape) writer_.Int(dim);
+  writer_.End();
+  if (options.xor_sum) {
+    writer_.Key("md5");
+    // null: incomplete, or no elements
+    const auto* hex = std::get_if<std::string>(&tensor.xor_sum);
+    const auto* value = std::get_if<double>(&tensor.xor_sum);
+    if (tensor.complete && hex != nullptr) {
+      writer_.String(*hex);
+    } else if (tensor.complete && value != nullptr) {
+      writer_.Float(*value);
+    } else {
+      writer_.Null();
+    }
+  } else {
+    dump::WriteStats(tensor.complete ? tensor.stats : stats::TensorStats{},
+                     writer_);
+  }
+  // msprobe's MindSpore dump writes no requires_grad.
+  if (!options.mindspore) {
+    writer_.Key("requires_grad");
+    writer_.Bool(tensor.requires_grad);
+  }
+  if (data_name != nullptr) {
+    writer_.Key("data_name");
+    writer_.String(*data_name);
+  }
+  if (options.md5) {
+    writer_.Key("md5");
+    if (tensor.complete && tensor.md5) {
+      writer_.String(*tensor.md5);
+    } else {
+      writer_.Null();
+    }
+  }
+  writer_.End();
+}
+
+void EntryRenderer::NoteIncomplete() {
+  ++out_->tensors_incomplete;
+  if (out_->incomplete_tensors.size() >= dump::kMaxIncompleteNames) return;
+  BuildPath();
+  std::string name(name_);
+  for (const std::string& key : path_) {
+    name += '.';
+    name += key;
+  }
+  out_->incomplete_tensors.push_back(std::move(name));
 }
 
 }  // namespace tprobe::daemon

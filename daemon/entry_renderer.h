@@ -1,9 +1,9 @@
 #ifndef TPROBE_DAEMON_ENTRY_RENDERER_H_
 #define TPROBE_DAEMON_ENTRY_RENDERER_H_
 
-// Turns one entry's body (a value stream, common/record/record.h) into the JSON
-// that msprobe writes as dump.json's data[name] (reference/msprobe-format.md,
-// sections 2.2 to 2.4):
+// Turns one entry's body (a value stream, common/record/record.h) into the
+// bytes of the JSON that msprobe writes as dump.json's data[name]
+// (reference/msprobe-format.md, sections 2.2 to 2.4), in one pass:
 //   null, bool, int, float, str  ->  the JSON value itself
 //   list, dict                   ->  array, object (keys in their order)
 //   typed {t, v}                 ->  {"type": t, "value": v}
@@ -16,7 +16,9 @@
 // A ref with no tensor renders as null; a tensor whose bytes did not all
 // arrive renders with null statistics. Both count as incomplete tensors.
 // A tensor whose Max or Min is Infinity or NaN marks the entry as an
-// overflow (task overflow_check keeps only those entries).
+// overflow (task overflow_check keeps only those entries). A key that comes
+// twice in a dict is written twice (a top-level key takes its new value in
+// its place, dump::EntryText).
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +30,9 @@
 #include <vector>
 
 #include "common/dtype.h"
-#include "common/dump/json_writer.h"
+#include "common/dump/entry_text.h"
+#include "common/dump/json_stream_writer.h"
+#include "common/record/codec.h"
 #include "common/stats/tensor_stats.h"
 #include "common/stats/xor_checksum.h"
 #include "common/status.h"
@@ -76,35 +80,92 @@ struct TensorFile {
   std::string file_name;  // relative to dump_tensor_data/
 };
 
+// What rendering an entry gave. Reused from entry to entry: Clear keeps the
+// buffers.
 struct RenderedEntry {
-  dump::Json body;
+  // dump.json's data[name], in its final bytes.
+  dump::EntryText text;
   uint64_t tensors_incomplete = 0;
   // The incomplete tensors, "{name}.{key path}" (the first few).
   std::vector<std::string> incomplete_tensors;
   // A complete tensor of the entry has an infinite or NaN Max or Min.
   bool overflow = false;
   std::vector<TensorFile> files;
+
+  void Clear();
 };
 
 // Returns the tensor with `ref`, or nullptr when there is none.
 using TensorLookup = std::function<const TensorInfo*(uint32_t ref)>;
 
-// Renders `body`, the body of dump entry `name`; an error for a malformed
-// body (record::ReadEntryBody). File names follow msprobe's
-// rule "{name}.{category}.{path}.npy", where category is input (input_args
-// and backward input), kwargs (input_kwargs), output or parameters, and path
-// is the list indices and dict keys down to the tensor joined by '.'. A
-// parameters_grad entry names its files "{name}.{param}.npy".
+// Renders entry bodies, one at a time, straight to their dump.json bytes
+// (dump::JsonStreamWriter), with no JSON tree in between. It keeps its
+// buffers from one entry to the next.
 //
-// Thread safety: pure.
-Result<RenderedEntry> RenderEntry(std::string_view name,
-                                  std::span<const std::byte> body,
-                                  const TensorLookup& lookup,
-                                  const RenderOptions& options);
+// Thread safety: none; one renderer per thread.
+class EntryRenderer : private record::ValueVisitor {
+ public:
+  EntryRenderer() = default;
+  EntryRenderer(const EntryRenderer&) = delete;
+  EntryRenderer& operator=(const EntryRenderer&) = delete;
 
-// The tensor object of `tensor`; `data_name` is written when not null.
-dump::Json RenderTensor(const TensorInfo& tensor, const RenderOptions& options,
-                        const std::string* data_name);
+  // Renders `body`, the body of dump entry `name`, into `*out` (cleared
+  // first); an error for a malformed body (record::ReadEntryBody), when
+  // `*out` holds part of the entry and is to be dropped. File names follow
+  // msprobe's rule "{name}.{category}.{path}.npy", where category is input
+  // (input_args and backward input), kwargs (input_kwargs), output or
+  // parameters, and path is the list indices and dict keys down to the
+  // tensor joined by '.'. A parameters_grad entry names its files
+  // "{name}.{param}.npy".
+  //
+  // REQUIRES: at most one of options.md5 and options.xor_sum.
+  Status Render(std::string_view name, std::span<const std::byte> body,
+                const TensorLookup& lookup, const RenderOptions& options,
+                RenderedEntry* out);
+
+ private:
+  // An open container of the value stream.
+  struct Frame {
+    enum Kind { kBody, kList, kDict, kTyped } kind;
+    size_t items = 0;      // a list's items so far
+    std::string_view key;  // a dict's or the body's current key
+  };
+
+  void Key(std::string_view key) override;
+  void Null() override;
+  void Bool(bool v) override;
+  void Int(int64_t v) override;
+  void Float(double v) override;
+  void Str(std::string_view v) override;
+  void TensorRef(uint32_t ref) override;
+  void BeginList() override;
+  void BeginDict() override;
+  void BeginTyped(std::string_view type) override;
+  void End() override;
+
+  // Before and after each value of the stream.
+  void StartValue();
+  void EndValue();
+  void Open(Frame::Kind kind);
+  // Fills path_ with the path of the value being written.
+  void BuildPath();
+  void WriteTensor(uint32_t ref);
+  void WriteTensorObject(const TensorInfo& tensor,
+                         const std::string* data_name);
+  void NoteIncomplete();
+
+  // Of the entry being rendered.
+  std::string_view name_;
+  bool param_grads_ = false;
+  const TensorLookup* lookup_ = nullptr;
+  const RenderOptions* options_ = nullptr;
+  RenderedEntry* out_ = nullptr;
+
+  dump::JsonStreamWriter writer_;
+  std::vector<Frame> frames_;
+  std::vector<std::string> path_;
+  std::string file_;
+};
 
 }  // namespace tprobe::daemon
 

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <utility>
 
+#include "common/dump/json_reindent.h"
 #include "common/dump/tree_writer.h"
 #include "common/stats/crc32.h"
 
@@ -21,19 +22,75 @@ using dump::Json;
 
 enum Kind : uint8_t {
   kHeader = 1,
-  kEntry = 2,
+  kEntry = 2,  // format 1
   kParent = 3,
   kStack = 4,
   kAccounting = 5,
+  kEntryText = 6,
 };
+
+constexpr uint64_t kFormat = 2;
 
 void PutU32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
+void PutText(std::vector<uint8_t>& out, std::string_view text) {
+  PutU32(out, static_cast<uint32_t>(text.size()));
+  out.insert(out.end(), text.begin(), text.end());
+}
+
 uint32_t GetU32(const uint8_t* p) {
   return p[0] | (p[1] << 8) | (p[2] << 16) |
          (static_cast<uint32_t>(p[3]) << 24);
+}
+
+// Reads the fields of a kEntryText body, every length checked against what
+// is left.
+class FieldReader {
+ public:
+  explicit FieldReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  bool U32(uint32_t* v) {
+    if (bytes_.size() < 4) return false;
+    *v = GetU32(bytes_.data());
+    bytes_ = bytes_.subspan(4);
+    return true;
+  }
+  bool Text(std::string_view* text) {
+    uint32_t size;
+    if (!U32(&size) || size > bytes_.size()) return false;
+    *text =
+        std::string_view(reinterpret_cast<const char*>(bytes_.data()), size);
+    bytes_ = bytes_.subspan(size);
+    return true;
+  }
+  bool done() const { return bytes_.empty(); }
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
+// The entry of a kEntryText body, each value checked and laid out again;
+// nullopt when any byte is out of place.
+std::optional<std::pair<std::string, dump::EntryText>> ReadEntryText(
+    std::span<const uint8_t> body) {
+  FieldReader reader(body);
+  std::string_view name;
+  uint32_t count;
+  if (!reader.Text(&name) || !reader.U32(&count)) return std::nullopt;
+  dump::EntryText entry;
+  for (uint32_t i = 0; i < count; ++i) {
+    std::string_view key;
+    std::string_view value;
+    if (!reader.Text(&key) || !reader.Text(&value)) return std::nullopt;
+    if (!dump::ReindentPythonJson(value, dump::kEntryMemberDepth,
+                                  *entry.BeginMember(key))) {
+      return std::nullopt;
+    }
+    entry.EndMember();
+  }
+  if (!reader.done()) return std::nullopt;
+  return std::make_pair(std::string(name), std::move(entry));
 }
 
 bool SameCounters(const dump::Accounting& a, const dump::Accounting& b) {
@@ -78,7 +135,8 @@ Journal::Journal(std::string dir, const std::string& task,
     : dir_(std::move(dir)), path_(dir_ + "/" + kJournalFileName) {
   Append(kHeader,
          Json::array({task, level, framework,
-                      dump_data_dir ? Json(*dump_data_dir) : Json(nullptr)}));
+                      dump_data_dir ? Json(*dump_data_dir) : Json(nullptr),
+                      kFormat}));
 }
 
 Journal::~Journal() = default;
@@ -92,12 +150,15 @@ Journal::Journal(Journal&& other) noexcept
       oldest_(other.oldest_),
       synced_accounting_(other.synced_accounting_) {}
 
-void Journal::Append(uint8_t kind, const Json& body) {
+size_t Journal::Begin(uint8_t kind) {
   const size_t at = pending_.size();
-  PutU32(pending_, 0);  // size, then crc, filled in below
+  PutU32(pending_, 0);  // size, then crc, filled in by Seal
   PutU32(pending_, 0);
   pending_.push_back(kind);
-  Json::to_cbor(body, pending_);
+  return at;
+}
+
+void Journal::Seal(size_t at, uint8_t kind) {
   const auto size = static_cast<uint32_t>(pending_.size() - at - 8);
   const uint32_t crc = stats::Crc32(std::span<const std::byte>(
       reinterpret_cast<const std::byte*>(pending_.data() + at + 8), size));
@@ -111,8 +172,21 @@ void Journal::Append(uint8_t kind, const Json& body) {
   }
 }
 
-void Journal::Entry(const std::string& name, const Json& body) {
-  Append(kEntry, Json::array({name, body}));
+void Journal::Append(uint8_t kind, const Json& body) {
+  const size_t at = Begin(kind);
+  Json::to_cbor(body, pending_);
+  Seal(at, kind);
+}
+
+void Journal::Entry(const std::string& name, const dump::EntryText& entry) {
+  const size_t at = Begin(kEntryText);
+  PutText(pending_, name);
+  PutU32(pending_, static_cast<uint32_t>(entry.size()));
+  for (size_t i = 0; i < entry.size(); ++i) {
+    PutText(pending_, entry.key(i));
+    PutText(pending_, entry.value(i));
+  }
+  Seal(at, kEntryText);
 }
 
 void Journal::Parent(const std::string& node,
@@ -195,18 +269,26 @@ Result<bool> RecoverStep(const std::string& dir) {
     const std::span<const uint8_t> body(&bytes[at + 8], size);
     if (stats::Crc32(std::as_bytes(body)) != crc) break;
     at += 8 + size;
+    const uint8_t kind = body[0];
+    if (kind == kEntryText) {
+      auto entry = ReadEntryText(body.subspan(1));
+      if (!tree || !entry) break;
+      tree->AddEntry(entry->first, entry->second);
+      continue;
+    }
     const Json value = Json::from_cbor(body.subspan(1), /*strict=*/true,
                                        /*allow_exceptions=*/false);
     if (value.is_discarded() || !value.is_array()) break;
-    const uint8_t kind = body[0];
     try {
-      if (kind == kHeader && !tree && value.size() == 4) {
+      if (kind == kHeader && !tree &&
+          (value.size() == 4 ||
+           (value.size() == 5 && value[4].get<uint64_t>() == kFormat))) {
         tree.emplace(value[0].get<std::string>(), value[1].get<std::string>(),
                      value[2].get<std::string>());
         tree->set_dump_data_dir(OptionalString(value[3]));
       } else if (!tree) {
         break;
-      } else if (kind == kEntry && value.size() == 2) {
+      } else if (kind == kEntry && value.size() == 2) {  // format 1
         tree->AddEntry(value[0].get<std::string>(), value[1]);
       } else if (kind == kParent && value.size() == 2) {
         tree->SetParent(value[0].get<std::string>(), OptionalString(value[1]));

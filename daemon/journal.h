@@ -18,11 +18,20 @@
 // journal cut short by the death (a partial last record) is read up to its last
 // whole record.
 //
-// Format: a sequence of records, each [u32 size][u32 crc32 of the body]
-// [body], little-endian. A body is one byte of kind, then CBOR (RFC 8949,
-// which keeps NaN and infinities exactly): kHeader {task, level, framework,
-// dump_data_dir}, kEntry [name, body], kParent [node, parent or null],
-// kStack [name, [lines]], kAccounting {counters}.
+// Format 2: a sequence of records, each [u32 size][u32 crc32 of the body]
+// [body], little-endian. A body is one byte of kind, then:
+//   kHeader      CBOR (RFC 8949) [task, level, framework, dump_data_dir or
+//                null, 2], the last item the format;
+//   kEntryText   [u32 n][name], [u32 count], then count members, each
+//                [u32 n][key][u32 n][value]: the entry's members as
+//                dump::EntryText holds them, the value in its dump.json
+//                bytes (read back through dump::ReindentPythonJson, so a
+//                value that is not JSON is refused);
+//   kParent      CBOR [node, parent or null];
+//   kStack       CBOR [name, [lines]];
+//   kAccounting  CBOR [counters].
+// Format 1 (a header of four items) held entries as kEntry, CBOR [name,
+// body]; RecoverStep still reads it.
 //
 // Thread safety: none; a Journal belongs to one open tree (Assembler).
 
@@ -55,7 +64,7 @@ class Journal {
   Journal(const Journal&) = delete;
 
   // Buffer one change, in the order it was made to the tree.
-  void Entry(const std::string& name, const dump::Json& body);
+  void Entry(const std::string& name, const dump::EntryText& entry);
   void Parent(const std::string& node,
               const std::optional<std::string>& parent);
   void Stack(const std::string& name, const std::vector<std::string>& lines);
@@ -72,6 +81,9 @@ class Journal {
 
  private:
   void Append(uint8_t kind, const dump::Json& body);
+  // Starts a record of `kind`, whose body follows in pending_ until Seal.
+  size_t Begin(uint8_t kind);
+  void Seal(size_t at, uint8_t kind);
 
   std::string dir_;
   std::string path_;

@@ -161,6 +161,9 @@ struct ProducerState {
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
+  // Reused for every entry, so rendering costs no allocation once warm.
+  EntryRenderer renderer;
+  RenderedEntry rendered;
 };
 
 // The credentials of a control connection (SO_PEERCRED).

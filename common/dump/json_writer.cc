@@ -60,11 +60,26 @@ size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
   return len;
 }
 
+}  // namespace
+
 // Python's json encoder with ensure_ascii=True (py_encode_basestring_ascii).
-void AppendString(std::string& out, std::string_view s) {
+void AppendPythonString(std::string& out, std::string_view s) {
   out += '"';
   size_t i = 0;
   while (i < s.size()) {
+    // The common case, a run of printable ASCII that needs no escape, is
+    // copied in one append.
+    size_t plain = i;
+    while (plain < s.size()) {
+      const auto c = static_cast<uint8_t>(s[plain]);
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(s, i, plain - i);
+      i = plain;
+      continue;
+    }
     const auto c = static_cast<uint8_t>(s[i]);
     if (c >= 0x80) {
       uint32_t cp = 0;
@@ -107,6 +122,8 @@ void AppendString(std::string& out, std::string_view s) {
   out += '"';
 }
 
+namespace {
+
 template <typename Int>
 void AppendInteger(std::string& out, Int v) {
   char buf[24];
@@ -119,7 +136,9 @@ void AppendNewlineIndent(std::string& out, int depth) {
   out.append(static_cast<size_t>(depth), ' ');
 }
 
-void AppendValue(std::string& out, const Json& v, int depth) {
+}  // namespace
+
+void AppendPythonJson(std::string& out, const Json& v, int depth) {
   switch (v.type()) {
     case Json::value_t::null:
     case Json::value_t::discarded:
@@ -135,10 +154,10 @@ void AppendValue(std::string& out, const Json& v, int depth) {
       AppendInteger(out, v.get<uint64_t>());
       return;
     case Json::value_t::number_float:
-      out += PythonFloatRepr(v.get<double>());
+      AppendPythonFloat(out, v.get<double>());
       return;
     case Json::value_t::string:
-      AppendString(out, v.get_ref<const std::string&>());
+      AppendPythonString(out, v.get_ref<const std::string&>());
       return;
     case Json::value_t::array: {
       if (v.empty()) {
@@ -151,7 +170,7 @@ void AppendValue(std::string& out, const Json& v, int depth) {
         if (!first) out += ',';
         first = false;
         AppendNewlineIndent(out, depth + 1);
-        AppendValue(out, element, depth + 1);
+        AppendPythonJson(out, element, depth + 1);
       }
       AppendNewlineIndent(out, depth);
       out += ']';
@@ -168,9 +187,9 @@ void AppendValue(std::string& out, const Json& v, int depth) {
         if (!first) out += ',';
         first = false;
         AppendNewlineIndent(out, depth + 1);
-        AppendString(out, key);
+        AppendPythonString(out, key);
         out += ": ";
-        AppendValue(out, value, depth + 1);
+        AppendPythonJson(out, value, depth + 1);
       }
       AppendNewlineIndent(out, depth);
       out += '}';
@@ -183,17 +202,27 @@ void AppendValue(std::string& out, const Json& v, int depth) {
   out += "null";
 }
 
-}  // namespace
-
 std::string PythonJsonDumps(const Json& v) {
   std::string out;
-  AppendValue(out, v, 0);
+  AppendPythonJson(out, v, 0);
   return out;
 }
 
 std::string PythonFloatRepr(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  std::string out;
+  AppendPythonFloat(out, v);
+  return out;
+}
+
+void AppendPythonFloat(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v > 0 ? "Infinity" : "-Infinity";
+    return;
+  }
 
   // Shortest round-trip digits, as "d[.ddd]e<sign><exp>".
   char buf[64];
@@ -202,22 +231,25 @@ std::string PythonFloatRepr(double v) {
   const std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
   const bool negative = sci.front() == '-';
   const size_t e_pos = sci.find('e');
-  std::string digits;
+  // At most 17 significant digits: no allocation.
+  char digit_buf[24];
+  size_t digit_count = 0;
   for (char c : sci.substr(negative ? 1 : 0, e_pos - (negative ? 1 : 0))) {
-    if (c != '.') digits += c;
+    if (c != '.') digit_buf[digit_count++] = c;
   }
+  const std::string_view digits(digit_buf, digit_count);
   std::string_view exp_text = sci.substr(e_pos + 1);
   if (exp_text.front() == '+') exp_text.remove_prefix(1);
   int exp = 0;
   std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exp);
   const auto ndigits = static_cast<int>(digits.size());
 
-  std::string out = negative ? "-" : "";
+  if (negative) out += '-';
   if (exp < -4 || exp >= 16) {
     out += digits[0];
     if (ndigits > 1) {
       out += '.';
-      out.append(digits, 1);
+      out += digits.substr(1);
     }
     out += exp < 0 ? "e-" : "e+";
     const int abs_exp = exp < 0 ? -exp : exp;
@@ -228,15 +260,14 @@ std::string PythonFloatRepr(double v) {
     out.append(static_cast<size_t>(-exp - 1), '0');
     out += digits;
   } else if (ndigits > exp + 1) {
-    out.append(digits, 0, static_cast<size_t>(exp + 1));
+    out += digits.substr(0, static_cast<size_t>(exp + 1));
     out += '.';
-    out.append(digits, static_cast<size_t>(exp + 1));
+    out += digits.substr(static_cast<size_t>(exp + 1));
   } else {
     out += digits;
     out.append(static_cast<size_t>(exp + 1 - ndigits), '0');
     out += ".0";
   }
-  return out;
 }
 
 }  // namespace tprobe::dump

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace tprobe::dump {
 
@@ -40,6 +41,20 @@ using Json = nlohmann::ordered_json;
 // (unmodified) values.
 std::string PythonJsonDumps(const Json& v);
 
+// Appends `v` to `out` as PythonJsonDumps writes it, for a value that sits
+// `depth` levels deep in its document: its items are indented by depth + 1
+// spaces and its closing bracket by `depth`.
+//
+// Thread safety: pure.
+void AppendPythonJson(std::string& out, const Json& v, int depth);
+
+// Appends the JSON string of `s`, quotes included, exactly as
+// PythonJsonDumps writes strings (ensure_ascii, \ufffd for each byte that is
+// not valid UTF-8).
+//
+// Thread safety: pure.
+void AppendPythonString(std::string& out, std::string_view s);
+
 // Returns Python's repr(v) for a float: the shortest digits that round-trip,
 // in fixed notation when the decimal exponent is in [-4, 16) ("1.0", "-0.0",
 // "0.30000000000000004", "123456789012345.0"), else in exponent notation
@@ -49,6 +64,11 @@ std::string PythonJsonDumps(const Json& v);
 //
 // Thread safety: pure.
 std::string PythonFloatRepr(double v);
+
+// Appends PythonFloatRepr(v) to `out`.
+//
+// Thread safety: pure.
+void AppendPythonFloat(std::string& out, double v);
 
 }  // namespace tprobe::dump
 

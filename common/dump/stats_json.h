@@ -7,6 +7,7 @@
 // ("999.0", "NaN", "Infinity", "-Infinity" through PythonJsonDumps), a bool
 // is true or false, and an absent statistic is null.
 
+#include "common/dump/json_stream_writer.h"
 #include "common/dump/json_writer.h"
 #include "common/stats/tensor_stats.h"
 
@@ -19,6 +20,11 @@ namespace tprobe::dump {
 //
 // Thread safety: pure.
 void AppendStats(const stats::TensorStats& stats, Json* tensor);
+
+// Writes the same four keys and values to the dict `writer` has open.
+//
+// Thread safety: pure (but for `writer`).
+void WriteStats(const stats::TensorStats& stats, JsonStreamWriter& writer);
 
 }  // namespace tprobe::dump
 

@@ -9,33 +9,32 @@ StepTree::StepTree(std::string task, std::string level, std::string framework,
       framework_(std::move(framework)),
       stack_style_(stack_style) {}
 
-AddResult StepTree::AddEntry(const std::string& name, Json body) {
-  // Json's ordered object finds a key by a linear scan; the index keeps
-  // adding an entry constant-time in the size of the step.
-  auto& entries = data_.get_ref<Json::object_t&>();
-  auto [slot, inserted] = entry_index_.try_emplace(name, entries.size());
+AddResult StepTree::AddEntry(const std::string& name, const EntryText& body) {
+  auto [slot, inserted] = entry_index_.try_emplace(name, entries_.size());
   if (inserted) {
-    entries.emplace_back(name, std::move(body));
+    entries_.push_back(Entry{name, body});
     ++accounting_.entries;
     return AddResult::kNew;
   }
-  Json& existing = (entries.begin() + slot->second)->second;
+  EntryText& existing = entries_[slot->second].text;
   if (existing == body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
-  for (auto& [key, value] : body.items()) existing[key] = std::move(value);
+  for (size_t i = 0; i < body.size(); ++i) {
+    existing.Set(body.key(i), body.value(i));
+  }
   if (name.starts_with("Module.") || name.starts_with("Cell.")) {
     // msprobe 26.x moves an updated module entry to the end (its outputs
     // come after its children's entries). Linear in the entries after it.
     const size_t from = slot->second;
-    Json moved = std::move(existing);
-    entries.erase(entries.begin() + from);
-    for (size_t i = from; i < entries.size(); ++i) {
-      entry_index_[(entries.begin() + i)->first] = i;
+    Entry moved = std::move(entries_[from]);
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(from));
+    for (size_t i = from; i < entries_.size(); ++i) {
+      entry_index_[entries_[i].name] = i;
     }
-    slot->second = entries.size();
-    entries.emplace_back(name, std::move(moved));
+    slot->second = entries_.size();
+    entries_.push_back(std::move(moved));
   }
   return AddResult::kMerged;
 }
@@ -69,14 +68,33 @@ void StepTree::AddStack(const std::string& name,
   stacks_[it->second].names.push_back(name);
 }
 
-Json StepTree::DumpDocument() const {
-  Json doc = Json::object();
-  doc["task"] = task_;
-  doc["level"] = level_;
-  doc["framework"] = framework_;
-  doc["dump_data_dir"] = dump_data_dir_ ? Json(*dump_data_dir_) : Json(nullptr);
-  doc["data"] = data_;
-  return doc;
+std::string StepTree::DumpJson() const {
+  std::string out = "{\n \"task\": ";
+  AppendPythonString(out, task_);
+  out += ",\n \"level\": ";
+  AppendPythonString(out, level_);
+  out += ",\n \"framework\": ";
+  AppendPythonString(out, framework_);
+  out += ",\n \"dump_data_dir\": ";
+  if (dump_data_dir_) {
+    AppendPythonString(out, *dump_data_dir_);
+  } else {
+    out += "null";
+  }
+  out += ",\n \"data\": ";
+  if (entries_.empty()) {
+    out += "{}\n}";
+    return out;
+  }
+  out += '{';
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    out += i == 0 ? "\n  " : ",\n  ";
+    AppendPythonString(out, entries_[i].name);
+    out += ": ";
+    entries_[i].text.AppendTo(out);
+  }
+  out += "\n }\n}";
+  return out;
 }
 
 Json StepTree::StackDocument() const {

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/dump/entry_text.h"
 #include "common/dump/json_writer.h"
 
 namespace tprobe::dump {
@@ -149,8 +150,12 @@ class StepTree {
   // as a duplicate. An existing name with other content is merged key by
   // key, as msprobe's dict.update does, keeping the entry's position; a
   // module or cell entry ("Module.*", "Cell.*") moves to the end, as in
-  // msprobe 26.x.
-  AddResult AddEntry(const std::string& name, Json body);
+  // msprobe 26.x. Contents are compared by their bytes.
+  AddResult AddEntry(const std::string& name, const EntryText& body);
+  // The same for an entry given as a JSON object.
+  AddResult AddEntry(const std::string& name, const Json& body) {
+    return AddEntry(name, EntryText::FromJson(body));
+  }
 
   // Sets construct.json's parent of `node` (null when none). A node already
   // present keeps its position and gets the new parent.
@@ -167,11 +172,17 @@ class StepTree {
   }
   Accounting& accounting() { return accounting_; }
   const Accounting& accounting() const { return accounting_; }
-  bool empty() const { return data_.empty() && construct_.empty(); }
-  const Json& data() const { return data_; }
+  // dump.json's data, in order.
+  struct Entry {
+    std::string name;
+    EntryText text;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+  bool empty() const { return entries_.empty() && construct_.empty(); }
 
-  // The documents, in msprobe's key order.
-  Json DumpDocument() const;
+  // The bytes of dump.json (as PythonJsonDumps writes the document).
+  std::string DumpJson() const;
+  // The other documents, in msprobe's key order.
   Json StackDocument() const;
   Json ConstructDocument() const;
   Json AccountingDocument() const;
@@ -182,9 +193,9 @@ class StepTree {
   std::string framework_;
   StackStyle stack_style_;
   std::optional<std::string> dump_data_dir_;
-  Json data_ = Json::object();
+  std::vector<Entry> entries_;
   Json construct_ = Json::object();
-  // Positions of the names in data_ and construct_.
+  // Positions of the names in entries_ and construct_.
   std::unordered_map<std::string, size_t> entry_index_;
   std::unordered_map<std::string, size_t> construct_index_;
   // Grouped: one per distinct stack. Per entry: one per entry, names[0].

@@ -43,14 +43,14 @@ Status MakeDirs(const std::string& dir) {
 
 Status WriteStepTree(const std::string& dir, const StepTree& tree) {
   if (Status s = MakeDirs(dir); !s.ok()) return s;
-  const std::pair<const char*, Json> files[] = {
-      {"dump.json", tree.DumpDocument()},
-      {"stack.json", tree.StackDocument()},
-      {"construct.json", tree.ConstructDocument()},
-      {"tprobe.json", tree.AccountingDocument()},
+  const std::pair<const char*, std::string> files[] = {
+      {"dump.json", tree.DumpJson()},
+      {"stack.json", PythonJsonDumps(tree.StackDocument())},
+      {"construct.json", PythonJsonDumps(tree.ConstructDocument())},
+      {"tprobe.json", PythonJsonDumps(tree.AccountingDocument())},
   };
-  for (const auto& [name, doc] : files) {
-    Status s = fs::WriteFileAtomic(dir + "/" + name, PythonJsonDumps(doc));
+  for (const auto& [name, bytes] : files) {
+    Status s = fs::WriteFileAtomic(dir + "/" + name, bytes);
     if (!s.ok()) return s;
   }
   return Status::Ok();

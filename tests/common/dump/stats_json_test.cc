@@ -15,10 +15,20 @@ using stats::TensorStats;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The stats as AppendStats puts them in a JSON object; WriteStats must
+// write the same bytes.
 std::string Dumps(const TensorStats& stats) {
   Json out = Json::object();
   AppendStats(stats, &out);
-  return PythonJsonDumps(out);
+  const std::string dumped = PythonJsonDumps(out);
+  std::string written;
+  JsonStreamWriter writer;
+  writer.Reset(&written, 0);
+  writer.BeginDict();
+  WriteStats(stats, writer);
+  writer.End();
+  EXPECT_EQ(written, dumped) << "WriteStats and AppendStats differ";
+  return dumped;
 }
 
 TEST(StatsJsonTest, DefaultStatsAreFourNullsInMsprobeKeyOrder) {

@@ -5,9 +5,24 @@
 namespace tprobe::dump {
 namespace {
 
-std::vector<std::string> Keys(const Json& object) {
+// The names of the tree's entries, in order.
+std::vector<std::string> Names(const StepTree& tree) {
+  std::vector<std::string> names;
+  for (const StepTree::Entry& entry : tree.entries()) {
+    names.push_back(entry.name);
+  }
+  return names;
+}
+
+// The member keys of entry `name`.
+std::vector<std::string> Keys(const StepTree& tree, const std::string& name) {
   std::vector<std::string> keys;
-  for (const auto& [key, value] : object.items()) keys.push_back(key);
+  for (const StepTree::Entry& entry : tree.entries()) {
+    if (entry.name != name) continue;
+    for (size_t i = 0; i < entry.text.size(); ++i) {
+      keys.emplace_back(entry.text.key(i));
+    }
+  }
   return keys;
 }
 
@@ -19,8 +34,8 @@ TEST(StepTreeTest, AddEntryTellsNewMergedAndDuplicateApart) {
   // API backward data merged into an existing key keeps its position.
   EXPECT_EQ(tree.AddEntry("A", Json{{"output", 2}}), AddResult::kMerged);
   EXPECT_EQ(tree.AddEntry("B", Json{{"output", 1}}), AddResult::kDuplicate);
-  EXPECT_EQ(Keys(tree.data()), (std::vector<std::string>{"A", "B"}));
-  EXPECT_EQ(Keys(tree.data()["A"]),
+  EXPECT_EQ(Names(tree), (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(Keys(tree, "A"),
             (std::vector<std::string>{"input_args", "output"}));
   EXPECT_EQ(tree.accounting().entries, 2u);
   EXPECT_EQ(tree.accounting().duplicates_dropped, 1u);
@@ -41,10 +56,9 @@ TEST(StepTreeTest, AnUpdatedModuleEntryMovesToTheEnd) {
   EXPECT_EQ(tree.AddEntry(module, Json{{"output", 2}, {"parameters", 3}}),
             AddResult::kMerged);
   EXPECT_EQ(tree.AddEntry(cell, Json{{"output", 2}}), AddResult::kMerged);
-  EXPECT_EQ(
-      Keys(tree.data()),
-      (std::vector<std::string>{"Functional.linear.0.forward", module, cell}));
-  EXPECT_EQ(Keys(tree.data()[module]),
+  EXPECT_EQ(Names(tree), (std::vector<std::string>{
+                             "Functional.linear.0.forward", module, cell}));
+  EXPECT_EQ(Keys(tree, module),
             (std::vector<std::string>{"input_args", "output", "parameters"}));
   EXPECT_EQ(tree.accounting().entries, 3u);
 }
@@ -58,11 +72,34 @@ TEST(StepTreeTest, MergedModuleEntriesMoveToTheEndEvenForGradients) {
       tree.AddEntry("Cell.fc.Dense.parameters_grad.0", Json{{"weight", 4}}),
       AddResult::kMerged);
   // msprobe 26.x: a Cell./Module. entry moves; any other stays in place.
-  EXPECT_EQ(Keys(tree.data()),
+  EXPECT_EQ(Names(tree),
             (std::vector<std::string>{"Primitive.matmul.MatMul.0.backward",
                                       "Cell.fc.Dense.parameters_grad.0"}));
-  EXPECT_EQ(Keys(tree.data()["Cell.fc.Dense.parameters_grad.0"]),
+  EXPECT_EQ(Keys(tree, "Cell.fc.Dense.parameters_grad.0"),
             (std::vector<std::string>{"bias", "weight"}));
+}
+
+TEST(StepTreeTest, DumpJsonIsPythonJsonDumpsOfTheDocument) {
+  StepTree tree("statistics", "mix", "pytorch");
+  Json doc = {{"task", "statistics"},
+              {"level", "mix"},
+              {"framework", "pytorch"},
+              {"dump_data_dir", nullptr},
+              {"data", Json::object()}};
+  EXPECT_EQ(tree.DumpJson(), PythonJsonDumps(doc));
+  const Json a = {{"input_args", Json::array({Json{{"type", "int"}}, 1.5})}};
+  const Json module = {{"input_args", Json::array()}};
+  tree.AddEntry("A.Ã©", a);
+  tree.AddEntry("Module.m.M.forward.0", module);
+  tree.AddEntry("Empty", Json::object());
+  tree.AddEntry("Module.m.M.forward.0", Json{{"output", Json::array({2})}});
+  tree.set_dump_data_dir("/dump/step0/rank0/dump_tensor_data");
+  doc["dump_data_dir"] = "/dump/step0/rank0/dump_tensor_data";
+  doc["data"]["A.Ã©"] = a;
+  doc["data"]["Empty"] = Json::object();
+  doc["data"]["Module.m.M.forward.0"] = {{"input_args", Json::array()},
+                                         {"output", Json::array({2})}};
+  EXPECT_EQ(tree.DumpJson(), PythonJsonDumps(doc));
 }
 
 TEST(StepTreeTest, GroupedStacksListEachNameOnceInFirstUseOrder) {
