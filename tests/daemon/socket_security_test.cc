@@ -552,7 +552,17 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
   ASSERT_EQ(::mkdir(home.c_str(), 0700), 0);
   ASSERT_EQ(::mkdir(dump.c_str(), 0750), 0);
   ASSERT_EQ(::symlink(secret_dir.c_str(), (dump + "/step1").c_str()), 0);
-  for (const std::string& p : {home, dump, dump + "/step1"}) {
+  // In step 2's rank folder, links to the secret where the daemon writes
+  // dump.json and the journal.
+  const std::string rank2 = dump + "/step2/rank";
+  ASSERT_TRUE(stdfs::create_directories(rank2));
+  for (const char* name : {"/dump.json", "/tprobe.journal"}) {
+    ASSERT_EQ(
+        ::symlink((secret_dir + "/secret").c_str(), (rank2 + name).c_str()), 0);
+  }
+  for (const std::string& p :
+       {home, dump, dump + "/step1", dump + "/step2", rank2,
+        rank2 + "/dump.json", rank2 + "/tprobe.journal"}) {
     ASSERT_EQ(::lchown(p.c_str(), member.uid(), member.gid()), 0) << p;
   }
   auto config = [&](const std::string& name, const std::string& path) {
@@ -596,7 +606,9 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
   }
   EXPECT_GT(files, 8);
   EXPECT_TRUE(stdfs::exists(dump + "/step0/rank/dump.json"));
-  EXPECT_TRUE(stdfs::exists(dump + "/step2/rank/dump.json"));
+  // The planted dump.json link was replaced, not followed.
+  EXPECT_TRUE(
+      stdfs::is_regular_file(stdfs::symlink_status(rank2 + "/dump.json")));
   // The member can delete its dump.
   EXPECT_EQ(RunCommand(member.Wrap("rm -rf " + dump), &output), 0) << output;
   EXPECT_FALSE(stdfs::exists(dump));
