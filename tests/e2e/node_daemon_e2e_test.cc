@@ -127,6 +127,22 @@ class NodeDaemonTest : public ::testing::Test {
            "." + std::to_string(daemon.pid());
   }
 
+  // Waits until trainer `victim` registered and wrote 5 steps; then a
+  // descriptor of its segment's memory file (SegmentFileOf the daemon), or
+  // -1.
+  int VictimSegment(const DaemonProcess& daemon, pid_t victim) const {
+    std::optional<v1::RankStatus> rank;
+    if (!WaitFor(
+            [&] {
+              rank = RankOf(victim);
+              return rank && Accounting("victim").size() >= 5;
+            },
+            std::chrono::seconds(60))) {
+      return -1;
+    }
+    return SegmentFileOf(daemon.pid(), SegmentName(*rank, daemon));
+  }
+
   // A descriptor of the memory file that process `pid` holds for the
   // segment `label`, opened through /proc, or -1. The trainer closes the
   // descriptor it was passed once it mapped the segment, so tests take the
@@ -312,17 +328,9 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
   // its rings look full.
   const pid_t victim = StartRank("victim", 1000000, "drop");
   const pid_t other = StartRank("other", 400);
-  std::optional<v1::RankStatus> rank;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        rank = RankOf(victim);
-        return rank && Accounting("victim").size() >= 5;
-      },
-      std::chrono::seconds(60)));
-  const std::string label = SegmentName(*rank, daemon);
-  const int fd = SegmentFileOf(daemon.pid(), label);
-  ASSERT_GE(fd, 0) << "no memory file " << label << " in the daemon";
-  auto segment = shm::Segment::Open(fd, label);
+  const int fd = VictimSegment(daemon, victim);
+  ASSERT_GE(fd, 0) << "the victim did not register, or has no segment";
+  auto segment = shm::Segment::Open(fd, "the victim's");
   ASSERT_TRUE(segment.ok()) << segment.status().message();
   // Random bytes over the segment header and every ring header, as a stray
   // write in the trainer would leave them.
@@ -372,19 +380,11 @@ TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
   // pages are zeroed.
   const pid_t victim = StartRank("victim", 1000000, "drop");
   const pid_t other = StartRank("other", 400);
-  std::optional<v1::RankStatus> rank;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        rank = RankOf(victim);
-        return rank && Accounting("victim").size() >= 5;
-      },
-      std::chrono::seconds(60)));
   // What the trainer's user can do to the segment: the kernel refuses to
   // shrink it (the daemon's next read past the end would be a SIGBUS), and
   // the pages it may drop read as zeros.
-  const std::string label = SegmentName(*rank, daemon);
-  const int fd = SegmentFileOf(daemon.pid(), label);
-  ASSERT_GE(fd, 0) << "no memory file " << label << " in the daemon";
+  const int fd = VictimSegment(daemon, victim);
+  ASSERT_GE(fd, 0) << "the victim did not register, or has no segment";
   EXPECT_EQ(::ftruncate(fd, 0), -1);
   EXPECT_EQ(errno, EPERM);
   struct stat st;
