@@ -228,7 +228,7 @@ v1::Response ControlService::Register(Connection& conn,
   }
   std::shared_ptr<Producer> producer = std::move(created).value();
   {
-    FsIdentity as_rank(producer->uid(), producer->gid());
+    FsIdentity as_rank(producer->uid(), producer->gid(), producer->groups());
     if (as_rank.ok()) RecoverJournals(*producer);
   }
   registry_.Add(producer);
@@ -340,7 +340,7 @@ void ControlService::HangUp(Connection& conn) {
 void ControlService::FinishAll() {
   for (const auto& p : registry_.Snapshot()) {
     auto state = p->Lock();
-    FsIdentity as_rank(p->uid(), p->gid());
+    FsIdentity as_rank(p->uid(), p->gid(), p->groups());
     if (as_rank.ok()) FinishPipeline(*p, *state, registry_, *log_);
   }
 }

@@ -51,7 +51,7 @@ void DrainWorker::Run(std::stop_token stop, unsigned index) {
       Producer& producer = *producers[(first + k) % n];
       if (auto state = producer.TryLock()) {
         // Every file of the rank is made as the rank's user.
-        FsIdentity as_rank(producer.uid(), producer.gid());
+        FsIdentity as_rank(producer.uid(), producer.gid(), producer.groups());
         if (as_rank.ok()) {
           work +=
               RunPipeline(producer, **state, registry_, *log_, options_.batch);

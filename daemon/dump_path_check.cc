@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -69,15 +70,20 @@ Status CheckSymlinks(const std::string& path, uid_t uid) {
   return Status::Ok();
 }
 
-bool PeerMayWrite(const struct stat& st, uid_t uid, gid_t gid) {
+bool PeerMayWrite(const struct stat& st, uid_t uid, gid_t gid,
+                  std::span<const gid_t> groups) {
   if (st.st_uid == uid) return (st.st_mode & S_IWUSR) != 0;
-  if (st.st_gid == gid) return (st.st_mode & S_IWGRP) != 0;
+  if (st.st_gid == gid ||
+      std::ranges::find(groups, st.st_gid) != groups.end()) {
+    return (st.st_mode & S_IWGRP) != 0;
+  }
   return (st.st_mode & S_IWOTH) != 0;
 }
 
 }  // namespace
 
-Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid) {
+Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid,
+                       std::span<const gid_t> groups) {
   if (Status s = CheckSymlinks(path, uid); !s.ok()) return s;
   if (Status s = dump::MakeDirs(path); !s.ok()) {
     return Status::Error(Refuse(path, s.message()));
@@ -99,7 +105,7 @@ Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid) {
   ::unlink(probe.c_str());
   struct stat st;
   if (::geteuid() == 0 && uid != 0 &&
-      (::stat(path.c_str(), &st) != 0 || !PeerMayWrite(st, uid, gid))) {
+      (::stat(path.c_str(), &st) != 0 || !PeerMayWrite(st, uid, gid, groups))) {
     return Status::Error(Refuse(path, "uid " + std::to_string(uid) +
                                           " may not write there, and a root "
                                           "tprobed writes only where its "

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <span>
 #include <string>
 
 #include "common/status.h"
@@ -17,10 +18,12 @@ namespace tprobe::daemon {
 // the way must belong to `uid` (the client), root, or the daemon's own user:
 // one another user controls could point the dump anywhere that user likes.
 // Then the folder is created (mode 0750) and a probe file is created and
-// removed in it. A daemon running as root also checks that `uid`/`gid`
-// could write there itself, so that it never writes where the client could
-// not. Returns an error naming dump_path and the reason.
-Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid);
+// removed in it. A daemon running as root also checks that `uid`, with
+// `gid` and its supplementary `groups`, could write there itself, so that
+// it never writes where the client could not. Returns an error naming
+// dump_path and the reason.
+Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid,
+                       std::span<const gid_t> groups = {});
 
 }  // namespace tprobe::daemon
 

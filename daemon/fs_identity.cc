@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace tprobe::daemon {
@@ -31,14 +34,28 @@ const std::vector<gid_t>& DaemonGroups() {
 
 }  // namespace
 
-FsIdentity::FsIdentity(uid_t uid, gid_t gid) {
+std::vector<gid_t> ProcessGroups(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  std::vector<gid_t> groups;
+  while (std::getline(status, line)) {
+    if (!line.starts_with("Groups:")) continue;
+    std::istringstream ids(line.substr(7));
+    for (gid_t g; ids >> g;) groups.push_back(g);
+    break;
+  }
+  return groups;
+}
+
+FsIdentity::FsIdentity(uid_t uid, gid_t gid, std::span<const gid_t> groups) {
   if (::geteuid() != 0 || uid == 0) return;
   (void)DaemonGroups();  // read while this thread still has them
   active_ = true;
   // setfsuid/setfsgid return the previous value, whether or not they took
   // the new one: calling them again with the same value says which.
-  const gid_t one[1] = {gid};
-  ok_ = ThreadSetGroups(1, one) == 0;
+  std::vector<gid_t> all{gid};
+  all.insert(all.end(), groups.begin(), groups.end());
+  ok_ = ThreadSetGroups(all.size(), all.data()) == 0;
   fsgid_ = static_cast<gid_t>(::setfsgid(gid));
   ok_ = ok_ && static_cast<gid_t>(::setfsgid(gid)) == gid;
   fsuid_ = static_cast<uid_t>(::setfsuid(uid));

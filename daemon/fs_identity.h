@@ -3,8 +3,9 @@
 
 // A rank's files are made as the rank's user. In a daemon running as root,
 // an FsIdentity sets the calling thread's filesystem uid and gid
-// (setfsuid/setfsgid) and its supplementary groups to the rank's user and
-// primary group for its lifetime. The kernel then checks every path walk,
+// (setfsuid/setfsgid) and its supplementary groups to the rank's user,
+// primary group and the supplementary groups its process has
+// (ProcessGroups) for its lifetime. The kernel then checks every path walk,
 // open, mkdir, rename and link as that user: a symlink the user planted
 // cannot lead a write where the user could not write, and what is created
 // belongs to the user, who can read and delete it. Changing the fsuid from
@@ -21,11 +22,19 @@
 
 #include <sys/types.h>
 
+#include <span>
+#include <vector>
+
 namespace tprobe::daemon {
+
+// The supplementary groups of process `pid` ("Groups:" of
+// /proc/PID/status), read when it registers; empty when they cannot be read
+// (the process is gone, or in another pid namespace).
+std::vector<gid_t> ProcessGroups(pid_t pid);
 
 class FsIdentity {
  public:
-  FsIdentity(uid_t uid, gid_t gid);
+  FsIdentity(uid_t uid, gid_t gid, std::span<const gid_t> groups = {});
   ~FsIdentity();
   FsIdentity(const FsIdentity&) = delete;
   FsIdentity& operator=(const FsIdentity&) = delete;

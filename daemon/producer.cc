@@ -100,15 +100,18 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   auto write_path =
       AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
+  std::vector<gid_t> groups =
+      peer.pid > 0 ? ProcessGroups(peer.pid) : std::vector<gid_t>{};
   {
     // As the client's user: what is made is the user's, and only where
     // the user could make it.
-    FsIdentity as_client(peer.uid, peer.gid);
+    FsIdentity as_client(peer.uid, peer.gid, groups);
     if (!as_client.ok()) {
       return Status::Error("cannot take the identity of uid " +
                            std::to_string(peer.uid) + " to write its dump");
     }
-    if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid); !s.ok()) {
+    if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid, groups);
+        !s.ok()) {
       return s;
     }
     RemoveStaleTempFiles(*write_path, reg.rank());
@@ -135,17 +138,20 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   options.rank = reg.rank();
   return std::unique_ptr<Producer>(new Producer(
       client_id, reg, std::move(config), std::move(segment).value(),
-      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid(), peer));
+      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid(), peer,
+      std::move(groups)));
 }
 
 Producer::Producer(uint64_t client_id, const v1::Register& reg,
                    config::Config config, std::unique_ptr<shm::Segment> segment,
                    AssemblerOptions options, const ProducerLimits& limits,
-                   pid_t watched_pid, const PeerCredentials& peer)
+                   pid_t watched_pid, const PeerCredentials& peer,
+                   std::vector<gid_t> groups)
     : client_id_(client_id),
       pid_(reg.pid()),
       uid_(peer.uid),
       gid_(peer.gid),
+      groups_(std::move(groups)),
       rank_(reg.rank()),
       config_(std::move(config)),
       segment_(std::move(segment)),

@@ -246,9 +246,10 @@ class Producer {
   // of its segment and the only user besides the operator whose CLI
   // commands reach it.
   uid_t uid() const { return uid_; }
-  // Its primary group: with uid(), whom its files are made as
-  // (fs_identity.h).
+  // Its primary group and the supplementary groups its process had when
+  // it registered: with uid(), whom its files are made as (fs_identity.h).
   gid_t gid() const { return gid_; }
+  const std::vector<gid_t>& groups() const { return groups_; }
   // The config the client registered with. What a live `tprobe configure`
   // may change is in ProducerState::config; the rest (dump_path, the
   // "tprobe" section) stays as registered.
@@ -321,12 +322,13 @@ class Producer {
   Producer(uint64_t client_id, const v1::Register& reg, config::Config config,
            std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
            const ProducerLimits& limits, pid_t watched_pid,
-           const PeerCredentials& peer);
+           const PeerCredentials& peer, std::vector<gid_t> groups);
 
   const uint64_t client_id_;
   const int32_t pid_;
   const uid_t uid_;
   const gid_t gid_;
+  const std::vector<gid_t> groups_;
   const int32_t rank_;
   const config::Config config_;
   const std::unique_ptr<shm::Segment> segment_;

@@ -622,6 +622,45 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
   EXPECT_FALSE(stdfs::exists(secret_dir + "/made"));
 }
 
+// A dump path the member may write only as a member of the daemon's group
+// (one of its supplementary groups): a root daemon writes there as the
+// member with that group, and the files are the member's.
+TEST_F(SharedDaemonTest, ADumpPathWritableThroughASupplementaryGroupWorks) {
+  const ThrowawayUser& member = *member_;
+  struct group* g = ::getgrnam(group_->name().c_str());
+  ASSERT_NE(g, nullptr);
+  const gid_t shared_gid = g->gr_gid;
+  ASSERT_NE(shared_gid, member.gid())
+      << "the group must be a supplementary one";
+  const std::string shared = dir_.path() + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0770), 0);
+  ASSERT_EQ(::chown(shared.c_str(), 0, shared_gid), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0770), 0);
+  const std::string config = dir_.path() + "/group.json";
+  std::ofstream(config) << R"({"task": "statistics", "level": "L0", )"
+                        << R"("step": [], "dump_path": ")" << shared
+                        << "/dump\"}";
+  ASSERT_EQ(::chmod(config.c_str(), 0644), 0);
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " + config +
+                             " --socket " + Socket() + " --steps 2"),
+                 &output),
+      0)
+      << output;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto reply = StatusOf(Socket());
+        return reply && reply->status().ranks_size() == 0 &&
+               stdfs::exists(shared + "/dump/step1/rank/tprobe.json");
+      },
+      std::chrono::seconds(30)))
+      << output;
+  struct stat st;
+  ASSERT_EQ(::stat((shared + "/dump/step1/rank/dump.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, member.uid());
+}
+
 TEST_F(SocketSecurityTest, ClientsSendNothingToADaemonOfAnotherUser) {
   if (!IsRoot()) GTEST_SKIP() << "needs root to create a throwaway user";
   ThrowawayUser other;
