@@ -529,8 +529,8 @@ void Drainer::Corrupt(uint32_t ring_index, const std::string& what) {
 void Drainer::CheckFault() {
   if (state_.broken || !producer_.segment().faulted()) return;
   Corrupt(0,
-          "the shared memory segment was shrunk under the daemon (a bus "
-          "error on reading it)");
+          "a bus error on reading the shared memory segment: it reads zeros "
+          "now and is no longer trusted");
 }
 
 void Drainer::CheckCounters() {

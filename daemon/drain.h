@@ -67,7 +67,7 @@
 // interned once, and the ring headers' counters must only grow.
 //
 // A corrupt record (a ring or decode error, a malformed Entry body), or a
-// segment its producer shrank under the daemon (Segment::faulted), is
+// bus error on the producer's segment (Segment::faulted), is
 // logged once, naming the producer; the producer is then
 // marked broken, its trees are marked stream_corrupt (incomplete) and its
 // rings are no longer read. Other producers are not affected.

@@ -34,10 +34,11 @@ const std::vector<gid_t>& DaemonGroups() {
 
 }  // namespace
 
-std::vector<gid_t> ProcessGroups(pid_t pid) {
+std::vector<gid_t> RankGroups(gid_t gid, pid_t pid) {
+  std::vector<gid_t> groups{gid};
+  if (pid <= 0) return groups;
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
-  std::vector<gid_t> groups;
   while (std::getline(status, line)) {
     if (!line.starts_with("Groups:")) continue;
     std::istringstream ids(line.substr(7));
@@ -53,9 +54,9 @@ FsIdentity::FsIdentity(uid_t uid, gid_t gid, std::span<const gid_t> groups) {
   active_ = true;
   // setfsuid/setfsgid return the previous value, whether or not they took
   // the new one: calling them again with the same value says which.
-  std::vector<gid_t> all{gid};
-  all.insert(all.end(), groups.begin(), groups.end());
-  ok_ = ThreadSetGroups(all.size(), all.data()) == 0;
+  const gid_t primary[1] = {gid};
+  if (groups.empty()) groups = primary;
+  ok_ = ThreadSetGroups(groups.size(), groups.data()) == 0;
   fsgid_ = static_cast<gid_t>(::setfsgid(gid));
   ok_ = ok_ && static_cast<gid_t>(::setfsgid(gid)) == gid;
   fsuid_ = static_cast<uid_t>(::setfsuid(uid));

@@ -4,8 +4,8 @@
 // A rank's files are made as the rank's user. In a daemon running as root,
 // an FsIdentity sets the calling thread's filesystem uid and gid
 // (setfsuid/setfsgid) and its supplementary groups to the rank's user,
-// primary group and the supplementary groups its process has
-// (ProcessGroups) for its lifetime. The kernel then checks every path walk,
+// primary group and the groups its process has (RankGroups) for its
+// lifetime. The kernel then checks every path walk,
 // open, mkdir, rename and link as that user: a symlink the user planted
 // cannot lead a write where the user could not write, and what is created
 // belongs to the user, who can read and delete it. Changing the fsuid from
@@ -27,13 +27,16 @@
 
 namespace tprobe::daemon {
 
-// The supplementary groups of process `pid` ("Groups:" of
-// /proc/PID/status), read when it registers; empty when they cannot be read
-// (the process is gone, or in another pid namespace).
-std::vector<gid_t> ProcessGroups(pid_t pid);
+// The groups a rank's files are made with: `gid` (its primary group), then
+// the supplementary groups of process `pid` ("Groups:" of /proc/PID/status,
+// none when they cannot be read: the process is gone, or in another pid
+// namespace). Read once, when the rank registers.
+std::vector<gid_t> RankGroups(gid_t gid, pid_t pid);
 
 class FsIdentity {
  public:
+  // Takes `uid`, `gid` and the group list `groups` (RankGroups; just `gid`
+  // when empty).
   FsIdentity(uid_t uid, gid_t gid, std::span<const gid_t> groups = {});
   ~FsIdentity();
   FsIdentity(const FsIdentity&) = delete;

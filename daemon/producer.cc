@@ -100,8 +100,7 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   auto write_path =
       AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
   if (!write_path.ok()) return write_path.status();
-  std::vector<gid_t> groups =
-      peer.pid > 0 ? ProcessGroups(peer.pid) : std::vector<gid_t>{};
+  std::vector<gid_t> groups = RankGroups(peer.gid, peer.pid);
   {
     // As the client's user: what is made is the user's, and only where
     // the user could make it.

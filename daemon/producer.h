@@ -246,8 +246,9 @@ class Producer {
   // of its segment and the only user besides the operator whose CLI
   // commands reach it.
   uid_t uid() const { return uid_; }
-  // Its primary group and the supplementary groups its process had when
-  // it registered: with uid(), whom its files are made as (fs_identity.h).
+  // Its primary group, and that group followed by the supplementary groups
+  // its process had when it registered (RankGroups): with uid(), whom its
+  // files are made as (fs_identity.h).
   gid_t gid() const { return gid_; }
   const std::vector<gid_t>& groups() const { return groups_; }
   // The config the client registered with. What a live `tprobe configure`

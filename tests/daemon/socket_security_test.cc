@@ -382,6 +382,28 @@ class SharedDaemonTest : public SocketSecurityTest {
     group_.reset();
   }
 
+  // Runs tprobe-example as the member with `config` for `steps` steps;
+  // returns its exit status, with what it printed in *output.
+  int RunExampleAsMember(const std::string& config, int steps,
+                         std::string* output) const {
+    return RunCommand(member_->Wrap(std::string(EXAMPLE_PATH) + " --config " +
+                                    config + " --socket " + Socket() +
+                                    " --steps " + std::to_string(steps)),
+                      output);
+  }
+
+  // Waits until the daemon serves no rank any more and `file` (the last
+  // step's) exists; false after 30 s.
+  bool WaitUntilWritten(const std::string& file) const {
+    return WaitFor(
+        [&] {
+          const auto reply = StatusOf(Socket());
+          return reply && reply->status().ranks_size() == 0 &&
+                 stdfs::exists(file);
+        },
+        std::chrono::seconds(30));
+  }
+
   std::optional<ThrowawayGroup> group_;
   std::optional<ThrowawayUser> member_;
   std::optional<DaemonProcess> daemon_;
@@ -573,19 +595,9 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
     return file;
   };
   std::string output;
-  EXPECT_EQ(RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " +
-                                   config("c.json", dump) + " --socket " +
-                                   Socket() + " --steps 3"),
-                       &output),
-            0)
+  EXPECT_EQ(RunExampleAsMember(config("c.json", dump), 3, &output), 0)
       << output;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const auto reply = StatusOf(Socket());
-        return reply && reply->status().ranks_size() == 0 &&
-               stdfs::exists(dump + "/step2/rank/tprobe.json");
-      },
-      std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitUntilWritten(dump + "/step2/rank/tprobe.json"));
 
   // The secret folder is as it was: step 1 was not written through the
   // link.
@@ -614,10 +626,8 @@ TEST_F(SharedDaemonTest, ARootDaemonWritesOnlyAsTheUser) {
   EXPECT_FALSE(stdfs::exists(dump));
 
   // A dump_path the member could not create: refused, nothing made.
-  RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " +
-                         config("bad.json", secret_dir + "/made/by/root") +
-                         " --socket " + Socket() + " --steps 1"),
-             &output);
+  RunExampleAsMember(config("bad.json", secret_dir + "/made/by/root"), 1,
+                     &output);
   EXPECT_NE(output.find("cannot be used"), std::string::npos) << output;
   EXPECT_FALSE(stdfs::exists(secret_dir + "/made"));
 }
@@ -642,19 +652,8 @@ TEST_F(SharedDaemonTest, ADumpPathWritableThroughASupplementaryGroupWorks) {
                         << "/dump\"}";
   ASSERT_EQ(::chmod(config.c_str(), 0644), 0);
   std::string output;
-  EXPECT_EQ(
-      RunCommand(member.Wrap(std::string(EXAMPLE_PATH) + " --config " + config +
-                             " --socket " + Socket() + " --steps 2"),
-                 &output),
-      0)
-      << output;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const auto reply = StatusOf(Socket());
-        return reply && reply->status().ranks_size() == 0 &&
-               stdfs::exists(shared + "/dump/step1/rank/tprobe.json");
-      },
-      std::chrono::seconds(30)))
+  EXPECT_EQ(RunExampleAsMember(config, 2, &output), 0) << output;
+  ASSERT_TRUE(WaitUntilWritten(shared + "/dump/step1/rank/tprobe.json"))
       << output;
   struct stat st;
   ASSERT_EQ(::stat((shared + "/dump/step1/rank/dump.json").c_str(), &st), 0);

@@ -181,6 +181,16 @@ class NodeDaemonTest : public ::testing::Test {
     return steps;
   }
 
+  // Trainer `rank` wrote `steps` steps, each complete.
+  void ExpectEveryStepComplete(const std::string& rank, size_t steps) const {
+    const auto written = Accounting(rank);
+    EXPECT_EQ(written.size(), steps) << rank;
+    for (const auto& [step, acc] : written) {
+      EXPECT_EQ(acc["complete"], true)
+          << rank << " step " << step << ": " << acc.dump();
+    }
+  }
+
   // Every file of the rank's tree is whole: it parses as the JSON Python
   // writes (NaN and Infinity included), and no journal is left.
   void ExpectValidFiles(const std::string& rank) const {
@@ -312,11 +322,7 @@ TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
   }
   EXPECT_GE(victim_died, 1);
   EXPECT_LE(victim_died, 2) << "only the steps open at the kill";
-  const auto others = Accounting("other");
-  EXPECT_EQ(others.size(), 400u);
-  for (const auto& [step, acc] : others) {
-    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
-  }
+  ExpectEveryStepComplete("other", 400);
   ExpectValidFiles("victim");
   EXPECT_EQ(daemon.Terminate(), 0);
 }
@@ -359,11 +365,7 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
   ASSERT_TRUE(
       WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
   ASSERT_TRUE(Status().has_value()) << "the daemon still answers";
-  const auto others = Accounting("other");
-  EXPECT_EQ(others.size(), 400u);
-  for (const auto& [step, acc] : others) {
-    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
-  }
+  ExpectEveryStepComplete("other", 400);
   int corrupt = 0;
   for (const auto& [step, acc] : Accounting("victim")) {
     if (acc["stream_corrupt"] == true) ++corrupt;
@@ -399,11 +401,7 @@ TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
   KillRank(victim);
   ASSERT_TRUE(
       WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
-  const auto others = Accounting("other");
-  EXPECT_EQ(others.size(), 400u);
-  for (const auto& [step, acc] : others) {
-    EXPECT_EQ(acc["complete"], true) << "step " << step << ": " << acc.dump();
-  }
+  ExpectEveryStepComplete("other", 400);
   ExpectValidFiles("victim");
   EXPECT_EQ(daemon.Terminate(), 0) << "the daemon lived to a clean exit";
 }
