@@ -145,6 +145,14 @@ Status Assembler::Finish(uint32_t step) {
   return first;
 }
 
+size_t Assembler::open_bytes() const {
+  size_t bytes = 0;
+  for (const auto& [step, open] : trees_) {
+    bytes += open.tree.held_bytes() + open.journal.pending_bytes();
+  }
+  return bytes;
+}
+
 Journal* Assembler::JournalOf(uint32_t step) {
   auto it = trees_.find(step);
   return it == trees_.end() ? nullptr : &it->second.journal;

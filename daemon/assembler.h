@@ -138,6 +138,9 @@ class Assembler {
   std::string TensorDataDir(uint32_t step) const;
 
   size_t open_trees() const { return trees_.size(); }
+  // About the bytes the open trees hold: their text (StepTree::held_bytes)
+  // and their journals' unsynced changes. Linear in the open trees.
+  size_t open_bytes() const;
 
  private:
   struct Open {

@@ -100,8 +100,11 @@ std::optional<Order> OrderOf(const record::Decoded& d) {
 bool Drainer::OverBound(uint32_t step,
                         std::optional<uint32_t> through_step) const {
   if (through_step && step <= *through_step) return false;
-  return state_.assembler.WouldOpen(step) &&
-         state_.assembler.open_trees() >= producer_.limits().max_open_steps;
+  if (!state_.assembler.WouldOpen(step)) return false;
+  const ProducerLimits& limits = producer_.limits();
+  return state_.assembler.open_trees() >= limits.max_open_steps ||
+         (state_.assembler.open_trees() > 0 &&
+          state_.assembler.open_bytes() >= limits.max_open_bytes);
 }
 
 size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,

@@ -54,12 +54,12 @@
 //
 // Read-ahead is bounded: an Entry or Call record that would open a tree
 // while the producer already holds ProducerLimits::max_open_steps open
-// trees is left in its ring, and so is everything after it in seq order,
-// until a Step closes a tree. The rings then fill and the client's
-// full-ring policy applies (counted by the rank). A command's drain reads
-// the records of the steps it is about (DrainTo's `through_step`) whatever
-// the bound; the final drain of a producer (DrainCommitted) reads
-// everything.
+// trees, or open trees holding max_open_bytes, is left in its ring, and so
+// is everything after it in seq order, until a Step closes a tree. The rings
+// then fill and the client's full-ring policy applies (counted by the rank). A
+// command's drain reads the records of the steps it is about (DrainTo's
+// `through_step`) whatever the bound; the final drain of a producer
+// (DrainCommitted) reads everything.
 //
 // Nothing read from shared memory is trusted (ProducerLimits): a tensor
 // larger than max_tensor_bytes is never buffered (it stays incomplete), the

@@ -18,6 +18,8 @@ constexpr int64_t kMaxWorkers = 1024;
 constexpr int64_t kMinTensorBytes = 4096;
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 constexpr int64_t kMaxOpenSteps = 1 << 16;
+constexpr int64_t kMinOpenBytes = int64_t{1} << 20;
+constexpr int64_t kMaxOpenBytes = int64_t{1} << 40;
 
 std::optional<spdlog::level::level_enum> ParseLevel(std::string_view text) {
   if (text == "trace") return spdlog::level::trace;
@@ -59,7 +61,7 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
         arg == "--group" || arg == "--max-connections" ||
         arg == "--request-timeout" || arg == "--expect-ranks" ||
         arg == "--workers" || arg == "--max-tensor-bytes" ||
-        arg == "--max-open-steps";
+        arg == "--max-open-steps" || arg == "--max-open-bytes";
     if (!takes_value && inline_value) {
       return Status::Error("flag " + std::string(arg) + " takes no value");
     }
@@ -143,6 +145,15 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
                              std::to_string(kMaxOpenSteps));
       }
       flags.max_open_steps = static_cast<size_t>(*n);
+    } else if (arg == "--max-open-bytes") {
+      auto n = ParseNumber(value, kMinOpenBytes, kMaxOpenBytes);
+      if (!n) {
+        return Status::Error("bad --max-open-bytes '" + std::string(value) +
+                             "': use a byte count from " +
+                             std::to_string(kMinOpenBytes) + " to " +
+                             std::to_string(kMaxOpenBytes));
+      }
+      flags.max_open_bytes = static_cast<uint64_t>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else {
@@ -167,7 +178,8 @@ std::string Usage() {
       R"(Usage: tprobed [--socket PATH] [--foreground] [--log-level LEVEL]
                [--idle-exit SECONDS] [--group NAME] [--max-connections N]
                [--request-timeout SECONDS] [--expect-ranks N] [--workers N]
-               [--max-tensor-bytes BYTES] [--max-open-steps N] [--help]
+               [--max-tensor-bytes BYTES] [--max-open-steps N]
+               [--max-open-bytes BYTES] [--help]
 
 tprobed is tprobe's per-node dump daemon. Trainer processes register on its
 control socket and get a shared-memory segment of rings, into which they push
@@ -225,6 +237,13 @@ Options:
                        rings fill and its full-ring policy applies (block,
                        or drop and count), so the daemon's memory and open
                        files stay bounded however far a rank runs ahead.
+  --max-open-bytes BYTES
+                       the bytes one rank's open steps may hold (their
+                       dump.json, construct and stack text; default
+                       1073741824, at least 1048576). Past it no further
+                       step is opened until one closes, as above; the
+                       steps already open are still read, so one step
+                       larger than this is written whole.
   --help               print this text and exit.
 
 SIGTERM, SIGINT and a Shutdown request make tprobed drain every ring, write

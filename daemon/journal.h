@@ -79,6 +79,9 @@ class Journal {
   // The step's files are written: the journal is no longer needed.
   void Remove();
 
+  // The bytes buffered for the next Sync.
+  size_t pending_bytes() const { return pending_.size(); }
+
  private:
   void Append(uint8_t kind, const dump::Json& body);
   // Starts a record of `kind`, whose body follows in pending_ until Seal.

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   ProducerLimits limits;
   limits.max_tensor_bytes = flags->max_tensor_bytes;
   limits.max_open_steps = flags->max_open_steps;
+  limits.max_open_bytes = flags->max_open_bytes;
   ControlService service(registry, log, limits);
   ControlServer server(io, flags->socket, service, log, flags->idle_exit,
                        std::move(policy).value());

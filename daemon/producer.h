@@ -90,6 +90,10 @@ struct ProducerLimits {
   // would open one more (drain.h), so a rank that runs ahead of its Step
   // commands fills its rings instead of the daemon's memory.
   size_t max_open_steps = 64;
+  // ... and the bytes they may hold (Assembler::open_bytes) before the drain
+  // opens no further one. A single step may exceed it: its own records are
+  // always read.
+  uint64_t max_open_bytes = uint64_t{1} << 30;
 };
 
 // Ring header counters the daemon saw last, to check they only grow.

@@ -44,6 +44,8 @@ class EntryText {
 
   size_t size() const { return members_.size(); }
   bool empty() const { return members_.empty(); }
+  // The bytes the entry holds (replaced values included, until Clear).
+  size_t held_bytes() const { return bytes_.size(); }
   std::string_view key(size_t i) const {
     return View(members_[i].key_begin, members_[i].key_size);
   }

@@ -13,6 +13,7 @@ AddResult StepTree::AddEntry(const std::string& name, const EntryText& body) {
   auto [slot, inserted] = entry_index_.try_emplace(name, entries_.size());
   if (inserted) {
     entries_.push_back(Entry{name, body});
+    held_bytes_ += name.size() + body.held_bytes();
     ++accounting_.entries;
     return AddResult::kNew;
   }
@@ -21,9 +22,11 @@ AddResult StepTree::AddEntry(const std::string& name, const EntryText& body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
+  held_bytes_ -= existing.held_bytes();
   for (size_t i = 0; i < body.size(); ++i) {
     existing.Set(body.key(i), body.value(i));
   }
+  held_bytes_ += existing.held_bytes();
   if (name.starts_with("Module.") || name.starts_with("Cell.")) {
     // msprobe 26.x moves an updated module entry to the end (its outputs
     // come after its children's entries). Linear in the entries after it.
@@ -41,10 +44,12 @@ AddResult StepTree::AddEntry(const std::string& name, const EntryText& body) {
 
 void StepTree::SetParent(const std::string& node,
                          std::optional<std::string> parent) {
+  held_bytes_ += parent ? parent->size() : 0;
   Json value = parent ? Json(std::move(*parent)) : Json(nullptr);
   auto& nodes = construct_.get_ref<Json::object_t&>();
   auto [slot, inserted] = construct_index_.try_emplace(node, nodes.size());
   if (inserted) {
+    held_bytes_ += node.size();
     nodes.emplace_back(node, std::move(value));
   } else {
     (nodes.begin() + slot->second)->second = std::move(value);
@@ -54,7 +59,9 @@ void StepTree::SetParent(const std::string& node,
 void StepTree::AddStack(const std::string& name,
                         const std::vector<std::string>& lines) {
   if (!stack_names_.insert(name).second) return;  // listed once
+  held_bytes_ += 2 * name.size();  // the name's group and its set member
   if (stack_style_ == StackStyle::kPerEntry) {
+    for (const auto& line : lines) held_bytes_ += line.size();
     stacks_.push_back(StackGroup{{name}, lines});
     return;
   }
@@ -64,7 +71,10 @@ void StepTree::AddStack(const std::string& name,
     key.push_back('\0');
   }
   auto [it, inserted] = stack_index_.emplace(key, stacks_.size());
-  if (inserted) stacks_.push_back(StackGroup{{}, lines});
+  if (inserted) {
+    held_bytes_ += 2 * key.size();  // the lines and their index key
+    stacks_.push_back(StackGroup{{}, lines});
+  }
   stacks_[it->second].names.push_back(name);
 }
 

@@ -179,6 +179,9 @@ class StepTree {
   };
   const std::vector<Entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty() && construct_.empty(); }
+  // About the bytes the tree's text holds: entries, construct nodes and
+  // stacks (not counting the containers' own overhead).
+  size_t held_bytes() const { return held_bytes_; }
 
   // The bytes of dump.json (as PythonJsonDumps writes the document).
   std::string DumpJson() const;
@@ -207,6 +210,7 @@ class StepTree {
   std::unordered_map<std::string, size_t> stack_index_;  // joined lines
   std::unordered_set<std::string> stack_names_;
   Accounting accounting_;
+  size_t held_bytes_ = 0;
 };
 
 }  // namespace tprobe::dump

@@ -549,5 +549,52 @@ TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
   EXPECT_EQ(state->assembler.Tree(0)->accounting().entries, 150u);
 }
 
+// Read-ahead stops before a record that would open one step more than the
+// bound allows, by count or by the bytes the open steps hold; a step already
+// open is still read past the byte bound, and closing a step lets the next
+// one in.
+TEST_F(DrainTest, ReadAheadStopsAtTheOpenStepAndOpenByteBounds) {
+  auto fill = [](TestProducer& p) {
+    auto w = p.Writer(0);
+    EXPECT_TRUE(w.Intern(1, record::InternKind::kName, "Torch.add.0.forward"));
+    const testing::Entry e =
+        MakeEntry({{"output", testing::Str(std::string(4096, 'x'))}});
+    uint64_t seq = 1;
+    for (uint32_t step = 0; step < 6; ++step) {
+      EXPECT_TRUE(w.Entry(seq++, step, 1, 0, e));
+    }
+  };
+  {
+    ProducerLimits limits;
+    limits.max_open_steps = 2;
+    TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+    ASSERT_TRUE(p);
+    fill(p);
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_EQ(state->assembler.OpenSteps(), (std::vector<uint32_t>{0, 1}));
+    ASSERT_TRUE(state->assembler.Finish(0).ok());
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_EQ(state->assembler.OpenSteps(), (std::vector<uint32_t>{1, 2}));
+  }
+  {
+    // Each step holds a little over 8 KiB (its tree's text and the same in
+    // its journal): the second one reaches a 12 KiB bound, so the third
+    // waits.
+    ProducerLimits limits;
+    limits.max_open_bytes = 12 << 10;
+    TestProducer p(MakeRegister(ConfigJson(dir_.path() + "/b")), limits);
+    ASSERT_TRUE(p);
+    fill(p);
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_EQ(state->assembler.OpenSteps(), (std::vector<uint32_t>{0, 1}));
+    EXPECT_GE(state->assembler.open_bytes(), size_t{16} << 10);
+    ASSERT_TRUE(state->assembler.Finish(1).ok());
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_EQ(state->assembler.OpenSteps(), (std::vector<uint32_t>{2, 3}));
+  }
+}
+
 }  // namespace
 }  // namespace tprobe::daemon

@@ -61,7 +61,7 @@ TEST(FlagsTest, HelpExplainsEveryFlag) {
   for (const char* flag :
        {"--socket", "--foreground", "--log-level", "--idle-exit", "--group",
         "--max-connections", "--request-timeout", "--expect-ranks",
-        "--max-open-steps", "--help", "msprobe"}) {
+        "--max-open-steps", "--max-open-bytes", "--help", "msprobe"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }
@@ -96,6 +96,13 @@ TEST(FlagsTest, OpenStepBoundIsParsedAndChecked) {
   EXPECT_EQ(Parse({})->max_open_steps, 64u);
   EXPECT_EQ(Parse({"--max-open-steps", "0"}).status().message(),
             "bad --max-open-steps '0': use a whole number from 1 to 65536");
+  auto b = Parse({"--max-open-bytes=8388608"});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->max_open_bytes, uint64_t{8} << 20);
+  EXPECT_EQ(Parse({})->max_open_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(Parse({"--max-open-bytes", "1000"}).status().message(),
+            "bad --max-open-bytes '1000': use a byte count from 1048576 to "
+            "1099511627776");
 }
 
 TEST(FlagsTest, LogFileSitsBesideTheSocket) {
