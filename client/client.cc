@@ -8,7 +8,7 @@
 // Ring order: every tensor goes into the ring when it is added, copied from
 // the caller's buffer, and its entry (which refers to it by ref) at EndCall.
 // The daemon keeps a tensor until the entry that refers to it, so a module's
-// input tensors wait while its children's entries go by (daemon/drain.h).
+// input tensors wait while its children's entries go by (daemon/ingest/drain.h).
 
 #include "tprobe/client.h"
 

@@ -10,17 +10,17 @@
 #include <cstdio>
 #include <string>
 
-#include "daemon/connection_policy.h"
-#include "daemon/control_server.h"
-#include "daemon/control_service.h"
-#include "daemon/crash_cleanup.h"
-#include "daemon/daemonize.h"
-#include "daemon/drain_worker.h"
-#include "daemon/flags.h"
-#include "daemon/logger.h"
-#include "daemon/registry.h"
-#include "daemon/sd_notify.h"
-#include "daemon/shm_space.h"
+#include "daemon/control/connection_policy.h"
+#include "daemon/control/control_server.h"
+#include "daemon/control/control_service.h"
+#include "daemon/process/crash_cleanup.h"
+#include "daemon/process/daemonize.h"
+#include "daemon/ingest/drain_worker.h"
+#include "daemon/process/flags.h"
+#include "daemon/process/logger.h"
+#include "daemon/ingest/registry.h"
+#include "daemon/process/sd_notify.h"
+#include "daemon/process/shm_space.h"
 
 int main(int argc, char** argv) {
   using namespace tprobe::daemon;

@@ -9,7 +9,7 @@
 //
 // Temporary names end in a marker and the writer's pid ("NAME.tmp<pid>"),
 // so that a daemon restarted after a crash can tell its predecessor's
-// leftovers (daemon/crash_cleanup.h).
+// leftovers (daemon/process/crash_cleanup.h).
 //
 // Thread safety: may be called concurrently for different paths.
 

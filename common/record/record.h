@@ -40,7 +40,7 @@ struct InternRecord {
 };
 
 // kGroup: msprobe's "optimizer" and "clip_grad" nodes, which are the parent
-// of the calls made inside them (daemon/drain.h).
+// of the calls made inside them (daemon/ingest/drain.h).
 enum class CallKind : uint8_t { kModule = 0, kApi = 1, kGroup = 2 };
 using Direction = ::tprobe::Direction;  // client/include/tprobe/types.h
 

@@ -1,5 +1,5 @@
 // `tprobe recover DIR`: turns the journals a killed tprobed left into valid
-// step files (daemon/journal.h).
+// step files (daemon/output/journal.h).
 
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "daemon/cli/args.h"
 #include "daemon/cli/command.h"
-#include "daemon/journal.h"
+#include "daemon/output/journal.h"
 
 namespace tprobe::cli {
 namespace {

@@ -1,11 +1,11 @@
-#include "daemon/assembler.h"
+#include "daemon/output/assembler.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "daemon/drain.h"
-#include "daemon/logger.h"
+#include "daemon/ingest/drain.h"
+#include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"

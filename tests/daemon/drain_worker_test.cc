@@ -1,4 +1,4 @@
-#include "daemon/drain_worker.h"
+#include "daemon/ingest/drain_worker.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/logger.h"
+#include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"

@@ -1,4 +1,4 @@
-#include "daemon/entry_renderer.h"
+#include "daemon/output/entry_renderer.h"
 
 #include <gtest/gtest.h>
 

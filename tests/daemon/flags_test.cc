@@ -1,4 +1,4 @@
-#include "daemon/flags.h"
+#include "daemon/process/flags.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/journal.h"
+#include "daemon/output/journal.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "daemon/producer.h"
+#include "daemon/ingest/producer.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "daemon/shm_space.h"
+#include "daemon/process/shm_space.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
 

@@ -1,8 +1,8 @@
-// Step accounting (daemon/step_accounting.h) against the counts a rank
+// Step accounting (daemon/ingest/step_accounting.h) against the counts a rank
 // sends: each step is charged its own drops and its own unread records,
 // whatever the rings' running totals hold by the time it is settled.
 
-#include "daemon/step_accounting.h"
+#include "daemon/ingest/step_accounting.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/tensor_store.h"
+#include "daemon/output/tensor_store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -14,7 +14,7 @@
 
 #include "common/config/config_proto.h"
 #include "common/shm/segment.h"
-#include "daemon/producer.h"
+#include "daemon/ingest/producer.h"
 #include "tests/daemon/ring_records.h"
 #include "tprobe/v1/control.pb.h"
 

@@ -1,5 +1,5 @@
 // libFuzzer target: what the daemon does with the bytes clients send on
-// its control socket (daemon/control_server.h, control_service.h): read
+// its control socket (daemon/control/control_server.h, control_service.h): read
 // frames (common/control/frame.h: a 4-byte little-endian length, then a
 // serialized tprobe.v1.Request), parse each Request and answer it with the
 // real ControlService, with a real Registry; the producers a Register
@@ -29,10 +29,10 @@
 
 #include "common/config/config_proto.h"
 #include "common/control/frame.h"
-#include "daemon/connection_policy.h"
-#include "daemon/control_service.h"
-#include "daemon/rank_pipeline.h"
-#include "daemon/registry.h"
+#include "daemon/control/connection_policy.h"
+#include "daemon/control/control_service.h"
+#include "daemon/ingest/rank_pipeline.h"
+#include "daemon/ingest/registry.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 #include "tprobe/v1/control.pb.h"

@@ -1,5 +1,5 @@
 // libFuzzer target: the daemon's reading of a producer's rings, whose bytes
-// a trainer process wrote (common/shm/ring.h, common/record, daemon/drain.h).
+// a trainer process wrote (common/shm/ring.h, common/record, daemon/ingest/drain.h).
 //
 // The first byte chooses the mode:
 //   bit 4 set   raw ring: the rest is [u64 head][u64 tail][ring bytes]; a
@@ -36,9 +36,9 @@
 #include "common/record/codec.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
-#include "daemon/drain.h"
-#include "daemon/producer.h"
-#include "daemon/step_accounting.h"
+#include "daemon/ingest/drain.h"
+#include "daemon/ingest/producer.h"
+#include "daemon/ingest/step_accounting.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 #include "tprobe/v1/control.pb.h"

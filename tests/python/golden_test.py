@@ -226,7 +226,7 @@ class GoldenTest(PlantedErrors, unittest.TestCase):
     def test_mix_construct_key_order(self) -> None:
         """msprobe inserts a module's construct node only after the next
         API node of its thread (or at its data); tprobed holds module nodes
-        back the same way (daemon/drain.h)."""
+        back the same way (daemon/ingest/drain.h)."""
         self.assertEqual(self.construct_order_notes("mix"), [])
 
 if __name__ == "__main__":

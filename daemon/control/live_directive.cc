@@ -1,0 +1,191 @@
+#include "daemon/control/live_directive.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "common/config/config.h"
+#include "common/shm/directive.h"
+
+namespace tprobe::daemon {
+namespace {
+
+// `nothing`: a valid request that changes nothing (Response.nothing_done).
+v1::Response Reply(const std::string& error, bool nothing = true) {
+  v1::Response r;
+  r.set_ok(error.empty());
+  if (!error.empty()) r.set_error(error);
+  r.set_nothing_done(!error.empty() && nothing);
+  return r;
+}
+
+std::string RankList(const std::vector<std::shared_ptr<Producer>>& producers) {
+  std::string text;
+  for (const auto& p : producers) {
+    if (!text.empty()) text += ", ";
+    text += p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank());
+  }
+  return text;
+}
+
+std::string Listed(const google::protobuf::RepeatedField<int32_t>& ranks) {
+  std::string text;
+  for (int32_t r : ranks) text += (text.empty() ? "" : ",") + std::to_string(r);
+  return text;
+}
+
+// The producers `ranks` names (all when empty), or the reason there are
+// none.
+std::vector<std::shared_ptr<Producer>> Match(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const google::protobuf::RepeatedField<int32_t>& ranks, const char* verb,
+    std::string* why) {
+  if (producers.empty()) {
+    *why = std::string("no rank is registered: nothing to ") + verb;
+    return {};
+  }
+  std::vector<std::shared_ptr<Producer>> matched;
+  for (const auto& p : producers) {
+    if (ranks.empty() ||
+        std::find(ranks.begin(), ranks.end(), p->rank()) != ranks.end()) {
+      matched.push_back(p);
+    }
+  }
+  if (matched.empty()) {
+    *why = "no registered rank matches --ranks " + Listed(ranks) +
+           " (registered ranks: " + RankList(producers) + "): nothing to " +
+           verb;
+  }
+  return matched;
+}
+
+void Store(Producer& producer, const shm::Directive& directive) {
+  std::atomic_ref<uint64_t>(producer.segment().header()->directive)
+      .store(shm::EncodeDirective(directive), std::memory_order_release);
+}
+
+// The first key of `next` that differs from `running` and cannot change
+// live, or an empty string.
+std::string FixedKeyChanged(const config::Config& running,
+                            const config::Config& next, std::string* was,
+                            std::string* now) {
+  auto differs = [&](const auto& a, const auto& b) {
+    if (a == b) return false;
+    *was = fmt::format("{}", a);
+    *now = fmt::format("{}", b);
+    return true;
+  };
+  if (differs(running.dump_path, next.dump_path)) {
+    return "dump_path";
+  }
+  if (differs(running.socket, next.socket)) {
+    return "tprobe.socket";
+  }
+  if (differs(running.ring_bytes, next.ring_bytes)) {
+    return "tprobe.ring_bytes";
+  }
+  if (differs(running.ring_count, next.ring_count)) {
+    return "tprobe.ring_count";
+  }
+  if (running.policy != next.policy) {
+    *was = running.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
+    *now = next.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
+    return "tprobe.policy";
+  }
+  if (differs(running.block_timeout_ms, next.block_timeout_ms)) {
+    return "tprobe.block_timeout_ms";
+  }
+  if (differs(running.exit_timeout_ms, next.exit_timeout_ms)) {
+    return "tprobe.exit_timeout_ms";
+  }
+  return "";
+}
+
+}  // namespace
+
+v1::Response ApplyLiveConfigure(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const config::Config& config, spdlog::logger& log) {
+  if (producers.empty()) {
+    return Reply("no rank is registered: nothing to configure");
+  }
+  // Checked for every rank before any is offered the config: a refusal
+  // changes nothing.
+  for (const auto& p : producers) {
+    std::string was, now;
+    const std::string key = FixedKeyChanged(p->config(), config, &was, &now);
+    if (key.empty()) continue;
+    v1::Response r = Reply(
+        "config: " + key + " cannot change while the training runs (rank " +
+            (p->rank() < 0 ? std::string("(none)")
+                           : std::to_string(p->rank())) +
+            " registered with '" + was + "', the new config says '" + now +
+            "'): set it back to '" + was +
+            "'; a live config may change task, level, step, rank, scope, "
+            "list, data_mode, summary_mode and overflow_nums",
+        /*nothing=*/false);
+    r.set_invalid(true);
+    return r;
+  }
+  for (const auto& p : producers) p->OfferConfig(config);
+  log.info("live configure of ranks {}: {}", RankList(producers),
+           config::ToJson(config));
+  return Reply("");
+}
+
+v1::Response ApplyLiveStart(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Start& start, spdlog::logger& log) {
+  std::string why;
+  auto matched = Match(producers, start.ranks(), "start", &why);
+  if (matched.empty()) return Reply(why);
+  shm::Directive d;
+  d.mode = shm::CaptureMode::kCapture;
+  d.first_step = std::min(start.first_step(), shm::kMaxDirectiveStep);
+  d.last_step = start.last_step() >= shm::kOpenEnded
+                    ? shm::kOpenEnded
+                    : std::min(start.last_step(), shm::kMaxDirectiveStep);
+  if (d.last_step < d.first_step) {
+    return Reply("bad steps: the last step " + std::to_string(d.last_step) +
+                     " comes before the first " + std::to_string(d.first_step),
+                 /*nothing=*/false);
+  }
+  if (d.last_step != shm::kOpenEnded) {
+    // The step each rank last published (or tprobed last saw).
+    uint32_t lowest = shm::kOpenEnded;
+    for (const auto& p : matched) {
+      const uint32_t published =
+          std::atomic_ref<uint32_t>(p->segment().header()->producer_step)
+              .load(std::memory_order_relaxed);
+      lowest = std::min(
+          lowest, std::max(published, p->Lock()->assembler.current_step()));
+    }
+    if (lowest > d.last_step) {
+      return Reply("step " + std::to_string(d.last_step) +
+                   " has already passed on every matching rank (the earliest "
+                   "is at step " +
+                   std::to_string(lowest) + "): nothing to start");
+    }
+  }
+  for (const auto& p : matched) Store(*p, d);
+  log.info("live start: steps {}..{} on ranks {}", d.first_step,
+           d.last_step == shm::kOpenEnded ? std::string("")
+                                          : std::to_string(d.last_step),
+           RankList(matched));
+  return Reply("");
+}
+
+v1::Response ApplyLiveStop(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Stop& stop, spdlog::logger& log) {
+  std::string why;
+  auto matched = Match(producers, stop.ranks(), "stop", &why);
+  if (matched.empty()) return Reply(why);
+  shm::Directive d;
+  d.mode = shm::CaptureMode::kPause;
+  for (const auto& p : matched) Store(*p, d);
+  log.info("live stop on ranks {}", RankList(matched));
+  return Reply("");
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,53 @@
+#ifndef TPROBE_DAEMON_CONTROL_LIVE_DIRECTIVE_H_
+#define TPROBE_DAEMON_CONTROL_LIVE_DIRECTIVE_H_
+
+// `tprobe start [--steps A-B] [--ranks R,...]` and `tprobe stop [--ranks
+// R,...]` for running ranks: the CLI's live Start or Stop becomes a capture
+// directive written into the segment header of every matching rank
+// (common/shm/directive.h), which each rank reads when its next step starts
+// or ends. Nothing is sent to the trainers.
+//
+// A request that would change nothing is refused with the reason: no rank
+// registered, no registered rank matching, or (Start) a last step every
+// matching rank has already passed.
+//
+// `tprobe configure FILE` goes the same way: the new config is offered to
+// every registered rank (Producer::OfferConfig bumps the segment's
+// config_generation and clears the directive), and each rank fetches it
+// when its next step starts, so that step is the first recorded under it.
+// A live config may change what a rank decides per call or per step: task,
+// level, step, rank, scope, list, data_mode, summary_mode and
+// overflow_nums. It may not change what was fixed when the rank registered:
+// dump_path (the daemon checked and created it, and recovers journals under
+// it; one run writes one tree) and the "tprobe" section (the socket the
+// rank talks to, its rings' geometry, full-ring policy and timeouts live in
+// the trainer's process). Such a config is refused as a whole, naming the
+// key and both values (Response.invalid), and nothing changes.
+//
+// Thread safety: called from the control thread; takes each producer's lock
+// to read its step.
+
+#include <memory>
+#include <vector>
+
+#include "daemon/process/logger.h"
+#include "daemon/ingest/producer.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::daemon {
+
+v1::Response ApplyLiveStart(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Start& start, spdlog::logger& log);
+
+v1::Response ApplyLiveConfigure(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const config::Config& config, spdlog::logger& log);
+
+v1::Response ApplyLiveStop(
+    const std::vector<std::shared_ptr<Producer>>& producers,
+    const v1::Stop& stop, spdlog::logger& log);
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_CONTROL_LIVE_DIRECTIVE_H_

@@ -1,0 +1,49 @@
+#ifndef TPROBE_DAEMON_INGEST_COMMAND_H_
+#define TPROBE_DAEMON_INGEST_COMMAND_H_
+
+// A control request for one producer, as the control thread queues it
+// (Producer::Enqueue) and its pipeline runs it (rank_pipeline.h).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/config/config.h"
+#include "common/status.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::daemon {
+
+// A control request for one producer, run by its pipeline in arrival order.
+struct Command {
+  enum class Kind {
+    kStart,
+    kStop,
+    kStep,
+    kFlush,
+    kGoodbye,
+    kHangUp,
+    kConfigure
+  };
+  Kind kind = Kind::kFlush;
+  uint32_t step = 0;  // Start, Step; Configure: the first step under config
+  std::shared_ptr<const config::Config> config;  // Configure
+  uint64_t unclosed_calls = 0;     // Step: calls the client never ended
+  uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
+  bool write_open = false;         // Stop from the CLI: write open steps
+  // Step, Goodbye: the rank's count of the step's records; Step: an outage
+  // it reports.
+  std::optional<v1::StepLedger> ledger;
+  std::optional<v1::Outage> outage;
+  // Each ring's head when the request arrived: what it must drain first.
+  std::vector<uint64_t> targets;
+  // Called once the command has run (from a worker thread), with the first
+  // write error; null when nobody waits.
+  std::function<void(Status)> done;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_INGEST_COMMAND_H_

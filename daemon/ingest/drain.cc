@@ -1,0 +1,162 @@
+#include "daemon/ingest/drain.h"
+
+#include <optional>
+#include <variant>
+
+#include "common/record/codec.h"
+#include "daemon/ingest/drainer.h"
+
+namespace tprobe::daemon {
+
+namespace {
+
+// An Entry's or Call's place among the rings' records, and its step.
+struct Order {
+  uint64_t seq;
+  uint32_t step;
+};
+
+std::optional<Order> OrderOf(const record::Decoded& d) {
+  if (const auto* call = std::get_if<record::CallView>(&d)) {
+    return Order{call->call.seq, call->call.step};
+  }
+  if (const auto* entry = std::get_if<record::EntryView>(&d)) {
+    return Order{entry->entry.seq, entry->entry.step};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool Drainer::OverBound(uint32_t step,
+                        std::optional<uint32_t> through_step) const {
+  if (through_step && step <= *through_step) return false;
+  if (!state_.assembler.WouldOpen(step)) return false;
+  const ProducerLimits& limits = producer_.limits();
+  return state_.assembler.open_trees() >= limits.max_open_steps ||
+         (state_.assembler.open_trees() > 0 &&
+          state_.assembler.open_bytes() >= limits.max_open_bytes);
+}
+
+size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
+                    std::optional<uint32_t> through_step) {
+  size_t consumed = 0;
+  auto done = [&] { return max_records != 0 && consumed >= max_records; };
+  CheckFault();
+  while (!state_.broken) {
+    std::optional<uint32_t> best;
+    uint64_t best_seq = 0;
+    uint32_t best_step = 0;
+    std::optional<record::Decoded> best_record;
+    for (uint32_t i = 0; i < state_.rings.size(); ++i) {
+      RingState& ring = state_.rings[i];
+      for (;;) {
+        if (targets != nullptr && i < targets->size() &&
+            ring.reader.position() >= (*targets)[i]) {
+          break;
+        }
+        auto peeked = ring.reader.Peek();
+        if (!peeked.ok()) {
+          Corrupt(i, peeked.status().message());
+          return consumed;
+        }
+        if (!peeked.value()) break;
+        const shm::RecordView view = *peeked.value();
+        auto decoded = record::Decode(view.type, view.payload);
+        if (!decoded.ok()) {
+          Corrupt(i, decoded.status().message());
+          return consumed;
+        }
+        if (auto order = OrderOf(decoded.value())) {
+          if (!best || order->seq < best_seq) {
+            best = i;
+            best_seq = order->seq;
+            best_step = order->step;
+            best_record = std::move(decoded).value();
+          }
+          break;
+        }
+        ApplyLocal(ring, decoded.value());
+        if (state_.broken) return consumed;  // a bound was exceeded
+        ring.reader.Release();
+        ++ring.records_read;
+        ++consumed;
+        if (done()) return consumed;
+      }
+    }
+    if (!best) break;
+    if (OverBound(best_step, through_step)) break;
+    if (!ApplyOrdered(*best, *best_record)) return consumed;
+    state_.rings[*best].reader.Release();
+    ++state_.rings[*best].records_read;
+    ++consumed;
+    if (done()) break;
+  }
+  return consumed;
+}
+
+bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
+  if (auto* chunk = std::get_if<record::ChunkView>(&decoded)) {
+    OnChunk(ring, *chunk);
+    return true;
+  }
+  if (ring.pending) CloseTensor(ring, /*complete=*/false);
+  if (auto* intern = std::get_if<record::InternView>(&decoded)) {
+    OnIntern(*intern);
+    return true;
+  }
+  if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {
+    if (ring.tensors.size() >= producer_.limits().max_waiting_tensors) {
+      Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
+              "more than " +
+                  std::to_string(producer_.limits().max_waiting_tensors) +
+                  " tensors without an entry");
+      return true;
+    }
+    OnTensor(ring, *tensor);
+    return true;
+  }
+  return false;
+}
+
+bool Drainer::ApplyOrdered(uint32_t ring_index,
+                           const record::Decoded& decoded) {
+  RingState& ring = state_.rings[ring_index];
+  if (ring.pending) CloseTensor(ring, /*complete=*/false);
+  if (const auto* call = std::get_if<record::CallView>(&decoded)) {
+    OnCall(ring, *call);
+    return true;
+  }
+  return OnEntry(ring_index, std::get<record::EntryView>(decoded));
+}
+
+size_t DrainSome(const Producer& producer, ProducerState& state,
+                 size_t max_records, spdlog::logger& log) {
+  if (state.closed) return 0;
+  Drainer drainer(producer, state, log);
+  const size_t n = drainer.Run(max_records, nullptr);
+  drainer.CheckCounters();
+  return n;
+}
+
+void DrainTo(const Producer& producer, ProducerState& state,
+             const std::vector<uint64_t>& targets, spdlog::logger& log,
+             std::optional<uint32_t> through_step) {
+  if (state.closed) return;
+  Drainer drainer(producer, state, log);
+  drainer.Run(0, &targets, through_step);
+  drainer.CheckCounters();
+}
+
+void DrainCommitted(const Producer& producer, ProducerState& state,
+                    spdlog::logger& log) {
+  std::vector<uint64_t> targets;
+  for (uint32_t i = 0; i < state.rings.size(); ++i) {
+    targets.push_back(producer.segment().ring_header(i)->head.load(
+        std::memory_order_acquire));
+  }
+  // Every step is the command's: the bound holds nothing back.
+  DrainTo(producer, state, targets, log, UINT32_MAX);
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,121 @@
+#include <algorithm>
+
+#include "common/stats/crc32.h"
+#include "common/stats/tensor_stats.h"
+#include "common/stats/xor_checksum.h"
+#include "daemon/ingest/drainer.h"
+
+namespace tprobe::daemon {
+
+namespace {
+
+// Tensor bytes are reserved up front only up to this much; a larger (or
+// lying) nbytes grows the buffer as chunks really arrive.
+constexpr size_t kMaxReserve = size_t{64} << 20;
+
+}  // namespace
+
+void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
+  PendingTensor pending;
+  pending.meta = v.tensor;
+  pending.record = ring.records_read;
+  pending.info.dtype = v.dtype;
+  pending.info.shape = std::move(v.shape);
+  pending.info.requires_grad = v.tensor.requires_grad != 0;
+  if (v.tensor.nbytes > producer_.limits().max_tensor_bytes) {
+    // Never buffered: its chunks are skipped and it stays incomplete.
+    pending.broken = true;
+  } else {
+    pending.bytes.reserve(std::min<uint64_t>(v.tensor.nbytes, kMaxReserve));
+  }
+  ring.pending = std::move(pending);
+  if (v.tensor.nbytes == 0) CloseTensor(ring, /*complete=*/true);
+}
+
+void Drainer::OnChunk(RingState& ring, const record::ChunkView& v) {
+  if (!ring.pending || ring.pending->meta.ref != v.chunk.ref) {
+    log_.debug("producer {}: chunk of tensor {} without its tensor record",
+               producer_.client_id(), v.chunk.ref);
+    return;
+  }
+  PendingTensor& p = *ring.pending;
+  if (p.broken) return;
+  const uint64_t received = p.bytes.size();
+  if (v.chunk.offset != received || v.bytes.size() > p.meta.nbytes - received) {
+    p.broken = true;  // a chunk went missing: the tensor cannot complete
+    return;
+  }
+  p.bytes.insert(p.bytes.end(), v.bytes.begin(), v.bytes.end());
+  if (p.bytes.size() == p.meta.nbytes) CloseTensor(ring, /*complete=*/true);
+}
+
+void Drainer::CloseTensor(RingState& ring, bool complete) {
+  PendingTensor& p = *ring.pending;
+  TensorInfo info = std::move(p.info);
+  info.complete = complete;
+  if (complete) {
+    info.stats =
+        stats::ComputeStats(info.dtype, info.shape, p.bytes,
+                            state_.assembler.options().framework == "mindspore"
+                                ? stats::StatRules::kMindSpore
+                                : stats::StatRules::kPyTorch);
+    const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
+    const bool keep = state_.assembler.options().tensor_data;
+    if (md5 || keep) info.crc = stats::Crc32(p.bytes);
+    if (md5) info.md5 = stats::Crc32Hex(info.crc);
+    if (state_.config.summary_mode == config::SummaryMode::kXor) {
+      info.xor_sum = stats::XorChecksum(info.dtype, info.shape, p.bytes);
+    }
+    if (keep) info.bytes = std::move(p.bytes);
+  }
+  // A ref sent again replaces the tensor that waited under it.
+  auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
+  if (!added) ring.waiting_bytes -= it->second.info.bytes.size();
+  ring.waiting_bytes += info.bytes.size();
+  it->second = WaitingTensor{p.record, std::move(info)};
+  ring.pending.reset();
+  if (ring.waiting_bytes > producer_.limits().max_waiting_bytes) {
+    Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
+            "tensors waiting for their entry hold more than " +
+                std::to_string(producer_.limits().max_waiting_bytes) +
+                " bytes");
+  }
+}
+
+void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
+  if (refs == nullptr) {
+    ring.tensors.clear();
+    ring.waiting_bytes = 0;
+    return;
+  }
+  for (uint32_t ref : *refs) {
+    auto it = ring.tensors.find(ref);
+    if (it == ring.tensors.end()) continue;
+    ring.waiting_bytes -= it->second.info.bytes.size();
+    ring.tensors.erase(it);
+  }
+}
+
+void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
+                           spdlog::logger& log) {
+  uint64_t released = 0;
+  for (RingState& ring : state.rings) {
+    for (auto it = ring.tensors.begin(); it != ring.tensors.end();) {
+      if (it->second.record >= ring.records_settled) {
+        ++it;
+        continue;
+      }
+      ring.waiting_bytes -= it->second.info.bytes.size();
+      it = ring.tensors.erase(it);
+      ++released;
+    }
+  }
+  if (released > 0) {
+    log.debug(
+        "producer {} (pid {}, rank {}): released {} tensors no entry referred "
+        "to",
+        producer.client_id(), producer.pid(), producer.rank(), released);
+  }
+}
+
+}  // namespace tprobe::daemon

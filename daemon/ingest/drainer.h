@@ -1,0 +1,91 @@
+#ifndef TPROBE_DAEMON_INGEST_DRAINER_H_
+#define TPROBE_DAEMON_INGEST_DRAINER_H_
+
+// The drain's worker for one pass over one producer's rings (drain.h says
+// what a pass does). Private to the drain; its parts are in:
+//   drain.cc          the ring loop, the seq order across rings and the
+//                     dispatch of each record, and the bounds on read-ahead
+//   drain_tensors.cc  tensors assembled from their chunks, and released
+//   drain_calls.cc    Call records: construct.json's nodes, held or not
+//   drain_entries.cc  Entry records: dump.json, stack.json, tensor files
+//                     and task overflow_check
+//   drain_checks.cc   intern tables, skipped and corrupt records, and the
+//                     ring headers' counters
+//
+// Thread safety: none; the caller holds the producer's state.
+
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/dump/tree.h"
+#include "common/record/codec.h"
+#include "daemon/ingest/producer.h"
+
+namespace tprobe::daemon {
+
+class Drainer {
+ public:
+  Drainer(const Producer& producer, ProducerState& state, spdlog::logger& log)
+      : producer_(producer), state_(state), log_(log) {}
+
+  // See DrainSome; `targets`, when set, holds one ring position per ring
+  // beyond which nothing is consumed. The open-step bound applies to
+  // records of steps after `through_step` (none: to all).
+  size_t Run(size_t max_records, const std::vector<uint64_t>* targets,
+             std::optional<uint32_t> through_step = std::nullopt);
+
+  // Checks the ring headers' counters (they may only grow) and charges the
+  // new drops to the assembler; a counter that went back is corruption.
+  void CheckCounters();
+
+  // Puts the ring's held module nodes of steps up to `up_to_step` into
+  // their trees, in order; later steps' nodes stay held.
+  void ReleaseHeld(RingState& ring, uint32_t up_to_step = UINT32_MAX);
+
+ private:
+  // Applies an Intern, Tensor or Chunk record, which only concern their
+  // ring. Returns false for anything else.
+  bool ApplyLocal(RingState& ring, record::Decoded& decoded);
+  // Applies an Entry or Call record. Returns false on corruption.
+  bool ApplyOrdered(uint32_t ring_index, const record::Decoded& decoded);
+  // Whether an Entry or Call record of `step` must wait: it would open a
+  // tree beyond the open-step bound.
+  bool OverBound(uint32_t step, std::optional<uint32_t> through_step) const;
+
+  void OnIntern(const record::InternView& v);
+  void OnTensor(RingState& ring, record::TensorView& v);
+  void OnChunk(RingState& ring, const record::ChunkView& v);
+  void OnCall(RingState& ring, const record::CallView& v);
+  bool OnEntry(uint32_t ring_index, const record::EntryView& v);
+  void CloseTensor(RingState& ring, bool complete);
+  // Forgets the waiting tensors `refs` names (those it names twice or not
+  // at all are skipped); all of them when `refs` is null.
+  void Forget(RingState& ring, const std::vector<uint32_t>* refs);
+  // Task overflow_check: counts a kept overflow entry, and notes (and
+  // logs) when overflow_nums is reached.
+  void CountOverflow(const std::string& name);
+  void AddStack(dump::StepTree& tree, uint32_t step, const std::string& name,
+                uint32_t stack_id);
+  void WriteTensorFiles(uint32_t step, const RingState& ring,
+                        const std::vector<TensorFile>& files);
+
+  const std::string* Name(uint32_t id, uint32_t step, const char* what);
+  dump::StepTree* Tree(uint32_t step, const std::string& name);
+  void Skipped(uint32_t step, const std::string& why);
+  void Corrupt(uint32_t ring_index, const std::string& what);
+  // Marks the stream corrupt once the segment faulted (Segment::faulted):
+  // what was read from it since may be zeros.
+  void CheckFault();
+
+  const Producer& producer_;
+  ProducerState& state_;
+  spdlog::logger& log_;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_INGEST_DRAINER_H_

@@ -1,0 +1,66 @@
+#ifndef TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
+#define TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
+
+// Everything the daemon keeps about one producer in its own memory: each
+// ring's decode state, the intern tables, the open dump trees and the
+// producer's loss counts.
+//
+// Thread safety: none; the producer's mutex guards it (Producer::Lock).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/config/config.h"
+#include "common/dump/tree.h"
+#include "daemon/ingest/ring_state.h"
+#include "daemon/output/assembler.h"
+#include "daemon/output/entry_renderer.h"
+
+namespace tprobe::daemon {
+
+// The producer's daemon-side state, guarded by the producer's mutex.
+struct ProducerState {
+  ProducerState(AssemblerOptions options, config::Config registered)
+      : assembler(std::move(options)), config(std::move(registered)) {}
+  std::vector<RingState> rings;
+  std::unordered_map<uint32_t, std::string> names;  // InternKind::kName
+  std::unordered_map<uint32_t, std::vector<std::string>> stacks;
+  uint64_t interned_bytes = 0;  // text of names and stacks
+  Assembler assembler;
+  // The config the records being drained were made under: the registered
+  // one until a Configure command switches it (`tprobe configure`).
+  config::Config config;
+  // Cumulative count the client reported (Register, then Goodbye).
+  uint64_t dropped_no_daemon = 0;
+  // Entries and calls that were dropped: late for a finished step, or naming
+  // an id that was never interned.
+  uint64_t skipped_records = 0;
+  // A corrupt record was seen: the rings are no longer read.
+  bool broken = false;
+  // The ring drops (sums of SeenCounters) charged to settled steps.
+  uint64_t ring_full_settled = 0;
+  uint64_t too_large_settled = 0;
+  // The last outage the rank reported (Step.outage).
+  std::optional<dump::Outage> outage;
+  // Task overflow_check: calls kept so far, and whether overflow_nums was
+  // reached. That ends the dump service, as in msprobe: nothing that comes
+  // later goes into any file, and no later step gets a directory.
+  uint64_t overflows_dumped = 0;
+  bool overflow_limit_reached = false;
+  // The control connection hung up without Goodbye; the producer is
+  // finalised as dead once its process is gone.
+  bool hung_up = false;
+  // Finalised (Goodbye, death or shutdown): nothing more to do.
+  bool closed = false;
+  std::string last_error;
+  // Reused for every entry, so rendering costs no allocation once warm.
+  EntryRenderer renderer;
+  RenderedEntry rendered;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_

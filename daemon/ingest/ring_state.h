@@ -1,0 +1,87 @@
+#ifndef TPROBE_DAEMON_INGEST_RING_STATE_H_
+#define TPROBE_DAEMON_INGEST_RING_STATE_H_
+
+// What the drain (drain.h) remembers about one ring of a producer between
+// records: the tensor being assembled from its chunks, the closed tensors
+// waiting for their Entry, the module calls still open and the construct
+// nodes held back, and the ring header's counters seen last.
+//
+// Thread safety: none; it is part of ProducerState, guarded by the
+// producer's mutex.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/record/record.h"
+#include "common/shm/ring.h"
+#include "daemon/output/entry_renderer.h"
+
+namespace tprobe::daemon {
+
+// A tensor whose Tensor record arrived and whose chunks are still coming.
+struct PendingTensor {
+  record::TensorRecord meta;
+  TensorInfo info;  // dtype, shape, requires_grad
+  std::vector<std::byte> bytes;
+  bool broken = false;  // a chunk was out of order: never completes
+  uint64_t record = 0;  // its Tensor record's index on the ring
+};
+
+// A closed tensor waiting for the Entry that refers to it. `record` (its
+// Tensor record's index on the ring, as RingState::records_read counts)
+// places it against the step cuts: once its step is settled no Entry can
+// refer to it any more (drain.h ReleaseSettledTensors).
+struct WaitingTensor {
+  uint64_t record = 0;
+  TensorInfo info;
+};
+
+// A module's construct.json node whose CallBegin was seen but which is not
+// in its tree yet (drain.h says when it goes in).
+struct HeldNode {
+  uint32_t step;
+  std::string name;
+  std::optional<std::string> parent;
+};
+
+// Ring header counters the daemon saw last, to check they only grow.
+struct SeenCounters {
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t dropped[static_cast<size_t>(shm::DropReason::kCount)] = {};
+};
+
+// What the daemon remembers about one ring between records.
+struct RingState {
+  explicit RingState(shm::RingReader r) : reader(r) {}
+  shm::RingReader reader;
+  std::optional<PendingTensor> pending;
+  // Closed tensors by ref, until the Entry that refers to them (or their
+  // step is settled), and the bytes they keep.
+  std::unordered_map<uint32_t, WaitingTensor> tensors;
+  uint64_t waiting_bytes = 0;
+  SeenCounters seen;
+  // Records read from this ring (padding not counted), and how many of
+  // them belonged to steps already settled (step_accounting.h).
+  uint64_t records_read = 0;
+  uint64_t records_settled = 0;
+  // Module nodes whose CallBegin was seen and CallEnd not yet (innermost
+  // last): the innermost one of its step is the parent of the next
+  // construct node. Those still open when their step is finished are the
+  // step's unclosed calls (drain.h CloseOpenCalls).
+  struct OpenModule {
+    uint32_t step;
+    std::string name;
+  };
+  std::vector<OpenModule> open_modules;
+  // Module nodes held back, in CallBegin order.
+  std::vector<HeldNode> held_nodes;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_INGEST_RING_STATE_H_

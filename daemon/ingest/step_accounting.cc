@@ -1,0 +1,140 @@
+#include "daemon/ingest/step_accounting.h"
+
+#include <algorithm>
+
+namespace tprobe::daemon {
+namespace {
+
+constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
+constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
+
+// The drops the ring headers show now, over every ring.
+void RingDrops(const ProducerState& state, uint64_t* ring_full,
+               uint64_t* too_large) {
+  *ring_full = 0;
+  *too_large = 0;
+  for (const RingState& ring : state.rings) {
+    *ring_full += ring.seen.dropped[kFull];
+    *too_large += ring.seen.dropped[kLarge];
+  }
+}
+
+// Moves the settled drop totals up to what the ring headers show now, and
+// returns the increase: the drops of the steps no count will come for.
+void SettleRingDrops(ProducerState& state, uint64_t* ring_full,
+                     uint64_t* too_large) {
+  uint64_t full = 0;
+  uint64_t large = 0;
+  RingDrops(state, &full, &large);
+  *ring_full = full - std::min(full, state.ring_full_settled);
+  *too_large = large - std::min(large, state.too_large_settled);
+  state.ring_full_settled = std::max(full, state.ring_full_settled);
+  state.too_large_settled = std::max(large, state.too_large_settled);
+}
+
+void Apply(dump::StepTree& tree, const dump::RecordLedger& r) {
+  dump::Accounting& a = tree.accounting();
+  a.dropped_ring_full = r.ring_full;
+  a.dropped_too_large = r.too_large;
+  a.dropped_no_daemon = r.no_daemon + r.daemon_gone;
+  a.records = r;
+}
+
+}  // namespace
+
+void SettleStep(ProducerState& state, uint32_t step,
+                const v1::StepLedger& ledger) {
+  uint64_t read = 0;
+  uint64_t unread = 0;
+  for (size_t i = 0; i < state.rings.size(); ++i) {
+    RingState& ring = state.rings[i];
+    // A cut never goes back; a ring without one (no connection) is as it
+    // was at the last.
+    const uint64_t cut = std::max(
+        ring.records_settled, i < static_cast<size_t>(ledger.ring_cuts_size())
+                                  ? ledger.ring_cuts(static_cast<int>(i))
+                                  : ring.records_settled);
+    // Only the records after the last cut are this step's: those a corrupt
+    // ring left unread before it were counted with their own step.
+    const uint64_t reached =
+        std::clamp(ring.records_read, ring.records_settled, cut);
+    read += reached - ring.records_settled;
+    unread += cut - reached;
+    ring.records_settled = cut;
+  }
+  // The rank's count is the step's own. The ring headers' totals already
+  // hold the drops of the steps after it, so they do not settle a step;
+  // drops into an earlier daemon's rings (an outage) are not in them.
+  uint64_t full = 0;
+  uint64_t large = 0;
+  RingDrops(state, &full, &large);
+  state.ring_full_settled =
+      std::min(full, state.ring_full_settled + ledger.dropped_ring_full());
+  state.too_large_settled =
+      std::min(large, state.too_large_settled + ledger.dropped_too_large());
+  const bool outage = ledger.dropped_no_daemon() > 0 ||
+                      ledger.dropped_daemon_gone() > 0 ||
+                      ledger.read_by_lost_daemon() > 0;
+  // A step of the outage gets no tree of its own; one this daemon opened
+  // (its Start came after the reconnection, its records before) is written
+  // with the count, so it says what it lost.
+  if (outage && ledger.committed() == 0 && !state.assembler.IsOpen(step)) {
+    return;
+  }
+  if (!state.assembler.IsOpen(step) && ledger.produced() == 0) return;
+  dump::StepTree* tree = state.assembler.Tree(step);
+  if (tree == nullptr) return;  // finished already: late
+  dump::RecordLedger r;
+  r.from_client = true;
+  r.produced = ledger.produced();
+  r.ring_full = ledger.dropped_ring_full();
+  r.too_large = ledger.dropped_too_large();
+  r.no_daemon = ledger.dropped_no_daemon();
+  r.daemon_gone = ledger.dropped_daemon_gone() + ledger.read_by_lost_daemon();
+  r.skipped = std::min(read, tree->accounting().records_skipped);
+  r.written = read - r.skipped;
+  r.unread = unread;
+  Apply(*tree, r);
+  dump::Accounting& a = tree->accounting();
+  a.entries_lost += ledger.entries_lost();
+  for (const std::string& name : ledger.lost_entries()) {
+    a.NoteIncompleteEntry(name);
+  }
+}
+
+void SettleOpenStep(ProducerState& state) {
+  const std::vector<uint32_t> open = state.assembler.OpenSteps();
+  if (open.empty()) return;
+  const uint32_t step = open.back();
+  dump::StepTree* tree = state.assembler.Tree(step);
+  if (tree == nullptr) return;
+  uint64_t read = 0;
+  for (RingState& ring : state.rings) {
+    read +=
+        ring.records_read - std::min(ring.records_read, ring.records_settled);
+    ring.records_settled = std::max(ring.records_settled, ring.records_read);
+  }
+  dump::RecordLedger r;
+  SettleRingDrops(state, &r.ring_full, &r.too_large);
+  r.skipped = std::min(read, tree->accounting().records_skipped);
+  r.written = read - r.skipped;
+  r.produced = read + r.ring_full + r.too_large;
+  if (open.front() != step) r.first_step = open.front();
+  Apply(*tree, r);
+}
+
+void NoteOutage(ProducerState& state, const v1::Outage& o) {
+  dump::Outage outage;
+  outage.first_step = o.first_step();
+  outage.last_step = std::max(o.first_step(), o.last_step());
+  outage.produced = o.produced();
+  outage.no_daemon = o.dropped_no_daemon();
+  outage.daemon_gone = o.dropped_daemon_gone();
+  outage.ring_full = o.dropped_ring_full();
+  outage.too_large = o.dropped_too_large();
+  outage.read_by_lost_daemon = o.read_by_lost_daemon();
+  state.outage = outage;
+  state.assembler.NoteOutage(outage);
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,176 @@
+#include "daemon/output/assembler.h"
+
+#include <algorithm>
+
+#include "common/dump/tree_writer.h"
+
+namespace tprobe::daemon {
+
+Assembler::Assembler(AssemblerOptions options) : options_(std::move(options)) {}
+
+dump::StepTree* Assembler::Tree(uint32_t step) {
+  if (finished_through_ && step <= *finished_through_) return nullptr;
+  auto it = trees_.find(step);
+  if (it == trees_.end()) {
+    dump::StepTree tree(options_.task, options_.level, options_.framework);
+    std::optional<std::string> data_dir;
+    if (options_.tensor_data) {
+      data_dir = dump::StepRankDir(options_.dump_path, step, options_.rank) +
+                 "/dump_tensor_data";
+      tree.set_dump_data_dir(data_dir);
+    }
+    tree.accounting().records_skipped += deferred_skipped_;
+    tree.accounting().stream_corrupt = stream_corrupt_;
+    deferred_skipped_ = 0;
+    Journal journal(dump::StepRankDir(options_.write_path, step, options_.rank),
+                    options_.task, options_.level, options_.framework,
+                    data_dir);
+    it = trees_
+             .emplace(step,
+                      Open{std::move(tree), TensorStore(TensorDataDir(step)),
+                           std::move(journal)})
+             .first;
+  }
+  it->second.dirty = true;
+  return &it->second.tree;
+}
+
+std::vector<uint32_t> Assembler::OpenSteps() const {
+  std::vector<uint32_t> steps;
+  for (const auto& [step, open] : trees_) steps.push_back(step);
+  return steps;
+}
+
+void Assembler::NoteStep(uint32_t step) { current_step_ = step; }
+
+void Assembler::AddRingDrops(uint64_t ring_full, uint64_t too_large) {
+  ring_full_due_ += ring_full;
+  too_large_due_ += too_large;
+  if (ring_full_due_ == 0 && too_large_due_ == 0) return;
+  dump::StepTree* tree = Tree(current_step_);
+  if (tree == nullptr) return;  // charged on a later call
+  tree->accounting().dropped_ring_full += ring_full_due_;
+  tree->accounting().dropped_too_large += too_large_due_;
+  ring_full_due_ = 0;
+  too_large_due_ = 0;
+}
+
+void Assembler::AddSkipped(uint32_t step) {
+  dump::StepTree* tree = Tree(step);
+  if (tree == nullptr) tree = Tree(current_step_);
+  if (tree == nullptr) {
+    ++deferred_skipped_;
+    return;
+  }
+  ++tree->accounting().records_skipped;
+}
+
+void Assembler::NoteUnclosedCalls(uint32_t step, uint64_t count) {
+  if (count == 0) return;
+  dump::StepTree* tree = Tree(step);
+  if (tree == nullptr) return;  // finished: its calls were counted then
+  uint64_t& unclosed = tree->accounting().calls_unclosed;
+  unclosed = std::max(unclosed, count);
+}
+
+void Assembler::MarkStreamCorrupt() {
+  stream_corrupt_ = true;
+  Tree(current_step_);  // the step being captured is cut short too
+  for (auto& [step, open] : trees_) {
+    open.tree.accounting().stream_corrupt = true;
+    open.dirty = true;
+  }
+}
+
+TensorStore* Assembler::Tensors(uint32_t step) {
+  if (finished_through_ && step <= *finished_through_) return nullptr;
+  auto it = trees_.find(step);
+  return it == trees_.end() ? nullptr : &it->second.tensors;
+}
+
+void Assembler::MarkProducerDied() {
+  for (auto& [step, open] : trees_) {
+    open.tree.accounting().producer_died = true;
+    open.dirty = true;
+  }
+}
+
+Status Assembler::Write(uint32_t step, Open& open, bool closing) {
+  if (!open.dirty && open.tree.accounting().step_open != closing) {
+    if (closing) open.journal.Remove();
+    return Status::Ok();
+  }
+  open.tree.accounting().step_open = !closing;
+  if (outage_due_ && !open.tree.accounting().outage) {
+    open.tree.accounting().outage = std::move(outage_due_);
+    outage_due_.reset();
+  }
+  Status s = dump::WriteStepTree(
+      dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
+  if (s.ok()) {
+    open.dirty = false;
+    if (closing) open.journal.Remove();
+  } else {
+    // Kept dirty: the next write tries again, and tprobe.json tells.
+    ++open.tree.accounting().write_failures;
+    open.tree.accounting().last_write_error = s.message();
+  }
+  return s;
+}
+
+Status Assembler::WriteDirty() {
+  Status first;
+  for (auto it = trees_.begin(); it != trees_.end();) {
+    // A finished step kept only for a failed write is written closed.
+    const bool finished = finished_through_ && it->first <= *finished_through_;
+    Status s = Write(it->first, it->second, /*closing=*/finished);
+    if (first.ok() && !s.ok()) first = s;
+    it = s.ok() && finished ? trees_.erase(it) : std::next(it);
+  }
+  return first;
+}
+
+Status Assembler::Finish(uint32_t step) {
+  Status first;
+  for (auto it = trees_.begin(); it != trees_.end() && it->first <= step;) {
+    Status s = Write(it->first, it->second, /*closing=*/true);
+    if (first.ok() && !s.ok()) first = s;
+    // A step that could not be written stays until WriteDirty succeeds.
+    it = s.ok() ? trees_.erase(it) : std::next(it);
+  }
+  if (!finished_through_ || step > *finished_through_) {
+    finished_through_ = step;
+  }
+  if (current_step_ <= step) current_step_ = step + 1;
+  return first;
+}
+
+size_t Assembler::open_bytes() const {
+  size_t bytes = 0;
+  for (const auto& [step, open] : trees_) {
+    bytes += open.tree.held_bytes() + open.journal.pending_bytes();
+  }
+  return bytes;
+}
+
+Journal* Assembler::JournalOf(uint32_t step) {
+  auto it = trees_.find(step);
+  return it == trees_.end() ? nullptr : &it->second.journal;
+}
+
+Status Assembler::SyncJournals() {
+  Status first;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [step, open] : trees_) {
+    Status s = open.journal.Sync(open.tree.accounting(), now);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+std::string Assembler::TensorDataDir(uint32_t step) const {
+  return dump::StepRankDir(options_.write_path, step, options_.rank) +
+         "/dump_tensor_data";
+}
+
+}  // namespace tprobe::daemon

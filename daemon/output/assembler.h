@@ -1,0 +1,171 @@
+#ifndef TPROBE_DAEMON_OUTPUT_ASSEMBLER_H_
+#define TPROBE_DAEMON_OUTPUT_ASSEMBLER_H_
+
+// The open dump trees of one producer: one dump::StepTree per step, all for
+// the producer's rank. The drain adds entries, construct nodes and stacks to
+// them; the control requests and the periodic flush write them to
+// dump_path/step{N}/rank{R}/ with dump::WriteStepTree.
+//
+// A tree is dirty from the moment it is handed out for a change until it is
+// written. Finish(step) writes the trees up to that step and forgets them;
+// data that still arrives for such a step is late and gets no tree.
+//
+// Each open tree has a TensorStore for its dump_tensor_data/ files, and a
+// Journal (journal.h): every change to the tree is also made to its journal,
+// which SyncJournals appends to disk, so a daemon killed mid-step leaves a
+// journal that RecoverStep turns into the step's files. A tree's files are
+// written once, when its step closes (Finish); WriteDirty (an explicit
+// flush) writes open trees marked step_open.
+//
+// Loss accounting: ring drops (from the ring headers) are charged to the
+// step being captured until the rank's own count of the step settles them
+// (step_accounting.h); an outage the rank reports goes to the next tree
+// written. Skipped
+// records go to their step's tree, or to the step being captured when
+// theirs was finished. A corrupt stream marks every open tree and every
+// tree opened later.
+//
+// Thread safety: none. The owning Producer's mutex guards it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/dump/tree.h"
+#include "common/status.h"
+#include "daemon/output/journal.h"
+#include "daemon/output/tensor_store.h"
+
+namespace tprobe::daemon {
+
+struct AssemblerOptions {
+  std::string task;       // "statistics", "tensor", "overflow_check"
+  std::string level;      // "L0", "L1", "mix"
+  std::string framework;  // "pytorch", ...
+  // dump_path as configured: dump.json's dump_data_dir is derived from it,
+  // as msprobe does, so it may be relative.
+  std::string dump_path;
+  // Where the files go: dump_path made absolute.
+  std::string write_path;
+  int rank = -1;  // -1: no distributed rank, directory "rank"
+  // Tasks tensor and overflow_check: trees name dump_tensor_data/ as their
+  // dump_data_dir and their entries' tensors get files there.
+  bool tensor_data = false;
+};
+
+class Assembler {
+ public:
+  explicit Assembler(AssemblerOptions options);
+
+  const AssemblerOptions& options() const { return options_; }
+  // A live config (`tprobe configure`): trees opened from now on take this
+  // task, level and tensor_data; open trees keep theirs.
+  void SetCapture(const AssemblerOptions& capture) {
+    options_.task = capture.task;
+    options_.level = capture.level;
+    options_.tensor_data = capture.tensor_data;
+  }
+
+  // The tree of `step`, opened on first use and marked dirty. Returns nullptr
+  // for a step that Finish() already closed (late data).
+  dump::StepTree* Tree(uint32_t step);
+
+  // Notes the step being captured (Start, or a record's step); drops are
+  // charged to it.
+  void NoteStep(uint32_t step);
+  uint32_t current_step() const { return current_step_; }
+
+  // Charges ring drops (the increase of the ring headers' counters, already
+  // checked to be monotonic) to the current step's tree.
+  void AddRingDrops(uint64_t ring_full, uint64_t too_large);
+
+  // An outage the rank reported: the next tree written carries it.
+  void NoteOutage(const dump::Outage& outage) { outage_due_ = outage; }
+
+  // Whether `step` has an open tree, and the open steps in order.
+  bool IsOpen(uint32_t step) const { return trees_.contains(step); }
+  // Whether data of `step` would open a tree: it has none and is not
+  // finished.
+  bool WouldOpen(uint32_t step) const {
+    return !IsOpen(step) && !(finished_through_ && step <= *finished_through_);
+  }
+  std::vector<uint32_t> OpenSteps() const;
+
+  // Charges one record that could not be applied to the tree of `step`,
+  // or to the current step's when `step` was finished.
+  void AddSkipped(uint32_t step);
+
+  // Notes that `count` calls of `step` began and never ended (seen by the
+  // daemon or reported by the client; the larger count is kept, as both
+  // may see the same calls). Such a step is not complete.
+  void NoteUnclosedCalls(uint32_t step, uint64_t count);
+
+  // Marks every open tree, and every tree opened from now on, as cut short
+  // by a corrupt stream; opens the current step's tree if need be.
+  void MarkStreamCorrupt();
+
+  // Marks every open tree as cut short by the producer's death.
+  void MarkProducerDied();
+
+  // The tensor files of `step`'s open tree, or nullptr when Finish() closed
+  // the step. Storing files does not make the tree dirty.
+  TensorStore* Tensors(uint32_t step);
+
+  // Writes every dirty tree, marked step_open (the step has not closed, so
+  // it is not complete). Returns the first error; the other trees are still
+  // written. A tree whose write fails stays dirty (its tprobe.json counts
+  // the failure) and is written again by the next call, so a full disk
+  // delays a step and never loses it.
+  Status WriteDirty();
+
+  // Writes the trees of steps <= `step` as closed (unless already written
+  // closed and unchanged), then forgets every one that was written; one
+  // whose write failed is kept for WriteDirty. Returns the first write
+  // error.
+  Status Finish(uint32_t step);
+
+  // The journal of `step`'s open tree, or nullptr when Finish() closed it.
+  // The caller makes the same change to the journal as to the tree.
+  Journal* JournalOf(uint32_t step);
+
+  // Appends every open tree's journalled changes that are due to disk
+  // (Journal::Sync). Returns the first error.
+  Status SyncJournals();
+
+  // Absolute directory of step's tensor files (dump_tensor_data/).
+  std::string TensorDataDir(uint32_t step) const;
+
+  size_t open_trees() const { return trees_.size(); }
+  // About the bytes the open trees hold: their text (StepTree::held_bytes)
+  // and their journals' unsynced changes. Linear in the open trees.
+  size_t open_bytes() const;
+
+ private:
+  struct Open {
+    dump::StepTree tree;
+    TensorStore tensors;
+    Journal journal;
+    bool dirty = true;
+  };
+
+  // Writes the tree if it changed since it was last written, or if it was
+  // last written open and now closes.
+  Status Write(uint32_t step, Open& open, bool closing);
+
+  AssemblerOptions options_;
+  std::map<uint32_t, Open> trees_;
+  std::optional<uint32_t> finished_through_;
+  uint32_t current_step_ = 0;
+  // Drops not charged yet: the current step was already finished.
+  uint64_t ring_full_due_ = 0;
+  uint64_t too_large_due_ = 0;
+  std::optional<dump::Outage> outage_due_;
+  uint64_t deferred_skipped_ = 0;
+  bool stream_corrupt_ = false;
+};
+
+}  // namespace tprobe::daemon
+
+#endif  // TPROBE_DAEMON_OUTPUT_ASSEMBLER_H_
