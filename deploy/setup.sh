@@ -4,7 +4,12 @@
 # torch 2.13.0, numpy, msprobe as a test reference), then configures and
 # builds tprobe into ./build and puts it into .venv.
 #
-#   deploy/setup.sh [--no-build]
+#   deploy/setup.sh [--no-build | --runtime]
+#
+# --runtime builds only what a training runs: tprobed, the tprobe CLI,
+# libtprobe and the Python module (the quick start); without it everything
+# is built, the tests and benchmarks too (deploy/test.sh). Where ccache is
+# installed (it is one of the packages below) compiled objects are reused.
 #
 # Safe to re-run: apt is only called for packages that are not installed,
 # pip only when a pin of deploy/requirements.txt is not satisfied, and the
@@ -14,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format ccache
   libboost-dev libprotobuf-dev protobuf-compiler libspdlog-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-torch
@@ -39,14 +44,23 @@ else
   echo "[setup] all packages present"
 fi
 
-[[ "${1:-}" == "--no-build" ]] && exit 0
+targets=()
+case "${1:-}" in
+  "") ;;
+  --no-build) exit 0 ;;
+  --runtime) targets=(--target tprobed tprobe_cli tprobe tprobe_python) ;;
+  *)
+    echo "usage: deploy/setup.sh [--no-build | --runtime]" >&2
+    exit 2
+    ;;
+esac
 
 # The venv comes before the configure step: the tests that need it are
 # registered only when .venv/bin/python exists (TPROBE_VENV_PYTHON).
 deploy/venv.sh build
 
-echo "[setup] building into ./build"
+echo "[setup] building ${targets[*]:+${targets[*]:1} }into ./build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)"
+cmake --build build -j "$(nproc)" "${targets[@]}"
 echo "[setup] done: build/bin/tprobed, build/bin/tprobe, build/lib/libtprobe.so;" \
      ".venv/bin/python has torch 2.13.0 and tprobe"
