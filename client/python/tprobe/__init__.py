@@ -11,6 +11,6 @@ For PyTorch use the drop-in debugger::
 """
 
 from tprobe._C import Session
+from tprobe._version import __version__
 
 __all__ = ["Session", "__version__"]
-__version__ = "0.1.0"
