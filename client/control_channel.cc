@@ -12,6 +12,7 @@
 
 #include "common/control/frame.h"
 #include "common/control/peer_check.h"
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
 
 namespace tprobe::client {
@@ -102,7 +103,7 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
     *error = "the daemon on " + socket_path_ + " did not answer registration";
     return false;
   }
-  if (!reply.ok() || !reply.has_register_()) {
+  if (!control::IsOk(reply) || !reply.has_register_()) {
     if (segment_fd >= 0) ::close(segment_fd);
     ::close(fd);
     *error = "the daemon refused registration: " + reply.error();
@@ -142,10 +143,8 @@ void ControlChannel::Disconnect(bool daemon_lost) {
   }
   for (auto& waiter : waiters) {
     if (!waiter) continue;
-    v1::Response lost;
-    lost.set_ok(false);
-    lost.set_error("the daemon went away");
-    waiter->set_value(lost);
+    waiter->set_value(
+        control::ResponseOf(Status::Unavailable("the daemon went away")));
   }
 }
 
@@ -237,7 +236,7 @@ bool ControlChannel::Call(v1::Request request, int timeout_ms,
     return false;
   }
   *reply = future.get();
-  return reply->ok();
+  return control::IsOk(*reply);
 }
 
 void ControlChannel::Close() {
@@ -286,10 +285,8 @@ void ControlChannel::Run() {
       io.unlock();
       for (auto& out : batch) {
         if (out.reply) {
-          v1::Response lost;
-          lost.set_ok(false);
-          lost.set_error("no daemon connected");
-          out.reply->set_value(lost);
+          out.reply->set_value(
+              control::ResponseOf(Status::Unavailable("no daemon connected")));
         }
       }
       if (InForkedChild() || Clock::now() < next_attempt) continue;
@@ -340,7 +337,7 @@ void ControlChannel::Run() {
       if (awaited) {
         if (waiter) {
           waiter->set_value(reply);
-        } else if (!reply.ok() && !reported_error_) {
+        } else if (!control::IsOk(reply) && !reported_error_) {
           // A request no one waits for failed (a Step whose files could not
           // be written): the trainer's user hears of it once.
           reported_error_ = true;
@@ -350,7 +347,7 @@ void ControlChannel::Run() {
                        "the state)\n",
                        reply.error().c_str());
         }
-        if (step >= 0 && reply.ok()) {
+        if (step >= 0 && control::IsOk(reply)) {
           last_step_acknowledged_.store(step, std::memory_order_release);
         }
       }

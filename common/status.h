@@ -7,6 +7,10 @@
 // - An expected failure (bad config, corrupt record, no shm space) returns a
 //   Status whose message a user can act on.
 // - A normal condition (ring full, daemon absent) is a bool plus a counter.
+//
+// A Status has a code, which says what the caller can do about it; the
+// control protocol carries it (Response.code, common/control/response.h) and
+// the CLI's exit status is mapped from it.
 
 #include <cassert>
 #include <optional>
@@ -16,22 +20,55 @@
 
 namespace tprobe {
 
+enum class StatusCode {
+  kOk,
+  // The request carried a bad value (a config key, a flag): fix the input.
+  kInvalidArgument,
+  // A valid request that changed nothing: no rank matched, the step passed.
+  kNothingToDo,
+  // The caller may not do this (another user's ranks, a shutdown).
+  kPermissionDenied,
+  // The other side is not there or went away: trying again may work.
+  kUnavailable,
+  // A failure of tprobe itself or of the system under it (a write failed).
+  kInternal,
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) {
+  // An error of code `code` (not kOk).
+  static Status Make(StatusCode code, std::string message) {
+    assert(code != StatusCode::kOk);
     Status s;
+    s.code_ = code;
     s.message_ = std::move(message);
-    s.ok_ = false;
     return s;
   }
+  // An error of no more particular code than kInternal.
+  static Status Error(std::string message) {
+    return Make(StatusCode::kInternal, std::move(message));
+  }
+  static Status InvalidArgument(std::string message) {
+    return Make(StatusCode::kInvalidArgument, std::move(message));
+  }
+  static Status NothingToDo(std::string message) {
+    return Make(StatusCode::kNothingToDo, std::move(message));
+  }
+  static Status PermissionDenied(std::string message) {
+    return Make(StatusCode::kPermissionDenied, std::move(message));
+  }
+  static Status Unavailable(std::string message) {
+    return Make(StatusCode::kUnavailable, std::move(message));
+  }
 
-  bool ok() const { return ok_; }
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
  private:
-  bool ok_ = true;
+  StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
 

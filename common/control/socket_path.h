@@ -18,8 +18,9 @@ std::string DefaultSocketPath();
 std::string ResolveSocketPath(const std::string& explicit_path);
 
 // 2: the Register reply carries the segment as a memory file (SCM_RIGHTS)
-// instead of naming a /dev/shm object.
-inline constexpr uint32_t kProtocolVersion = 2;
+// instead of naming a /dev/shm object. 3: a Response carries a Code instead
+// of the ok, nothing_done and invalid booleans.
+inline constexpr uint32_t kProtocolVersion = 3;
 
 }  // namespace tprobe::control
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+
 namespace tprobe::cli {
 
 // Exit statuses of every subcommand.
@@ -17,6 +19,21 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the command ran and failed
 inline constexpr int kExitUsage = 2;    // bad command line
 inline constexpr int kExitNothing = 3;  // nothing to do (no rank registered)
+
+// The exit status for a command that ended with `status`: a bad value is a
+// usage error, a request that changed nothing is kExitNothing.
+inline int ExitStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+      return kExitUsage;
+    case StatusCode::kNothingToDo:
+      return kExitNothing;
+    default:
+      return kExitFailure;
+  }
+}
 
 struct Command {
   std::string_view name;     // "import"

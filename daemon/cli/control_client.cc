@@ -12,6 +12,7 @@
 
 #include "common/control/frame.h"
 #include "common/control/peer_check.h"
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
 
 namespace tprobe::cli {
@@ -84,7 +85,7 @@ Result<v1::Response> ControlClient::Call(v1::Request request) {
   if (!sent.ok()) {
     // A daemon that refuses the connection says why before closing it.
     auto refusal = ReadResponse(deadline);
-    if (refusal.ok()) return refusal;
+    if (refusal.ok()) return refusal;  // the daemon's reason, not ours
     return Status::Error(
         "cannot send to tprobed on " + socket_path_ + ": " +
         (sent.error == control::FrameError::kTimeout
@@ -146,23 +147,21 @@ std::string CliSocketPath(const std::string& flag) {
   return control::ResolveSocketPath(flag);
 }
 
-std::optional<v1::Response> CallDaemon(std::string_view command,
-                                       const std::string& socket_path,
-                                       const v1::Request& request,
-                                       std::chrono::milliseconds timeout,
-                                       v1::Response* refusal) {
-  auto fail = [command](const std::string& why) {
+Result<v1::Response> CallDaemon(std::string_view command,
+                                const std::string& socket_path,
+                                const v1::Request& request,
+                                std::chrono::milliseconds timeout) {
+  auto fail = [command](Status why) {
     std::fprintf(stderr, "tprobe %.*s: %s\n", static_cast<int>(command.size()),
-                 command.data(), why.c_str());
-    return std::nullopt;
+                 command.data(), why.message().c_str());
+    return why;
   };
   auto client = ControlClient::Connect(socket_path, timeout);
-  if (!client.ok()) return fail(client.status().message());
+  if (!client.ok()) return fail(client.status());
   auto response = (*client)->Call(request);
-  if (!response.ok()) return fail(response.status().message());
-  if (!response->ok()) {
-    if (refusal) *refusal = *response;
-    return fail("tprobed: " + response->error());
+  if (!response.ok()) return fail(response.status());
+  if (Status refused = control::StatusOf(*response); !refused.ok()) {
+    return fail(Status::Make(refused.code(), "tprobed: " + refused.message()));
   }
   return std::move(response).value();
 }

@@ -66,16 +66,14 @@ Result<std::chrono::milliseconds> CliTimeout(
 // default path (common/control/socket_path.h).
 std::string CliSocketPath(const std::string& flag);
 
-// Sends `request` to the daemon on `socket_path`. On failure (no daemon,
-// broken connection, or ok = false) prints "tprobe COMMAND: <why>" to
-// stderr and returns nullopt.
-// When the daemon answers with ok = false, *refusal (when not null) gets
-// its Response (nothing_done, invalid).
-std::optional<v1::Response> CallDaemon(std::string_view command,
-                                       const std::string& socket_path,
-                                       const v1::Request& request,
-                                       std::chrono::milliseconds timeout,
-                                       v1::Response* refusal = nullptr);
+// Sends `request` to the daemon on `socket_path` and returns its answer.
+// On failure prints "tprobe COMMAND: <why>" to stderr and returns why: no
+// daemon or a broken connection (kUnavailable, or the connection's own
+// error), or the daemon's refusal with its code (control::StatusOf).
+Result<v1::Response> CallDaemon(std::string_view command,
+                                const std::string& socket_path,
+                                const v1::Request& request,
+                                std::chrono::milliseconds timeout);
 
 }  // namespace tprobe::cli
 

@@ -162,7 +162,7 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
   v1::Request status;
   status.mutable_status();
   auto ranks = CallDaemon(spec.name, socket, status, *timeout);
-  if (!ranks) return kExitFailure;
+  if (!ranks.ok()) return kExitFailure;
   const int count = ranks->status().ranks_size();
   if (count == 0 && spec.needs_ranks) {
     report(false, 0,
@@ -171,11 +171,10 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
                " (start the training first, or check its TPROBE_SOCKET)");
     return kExitNothing;
   }
-  v1::Response refusal;
-  if (!CallDaemon(spec.name, socket, request, *timeout, &refusal)) {
-    if (json) report(false, count, refusal.error());
-    if (refusal.invalid()) return kExitUsage;
-    return refusal.nothing_done() ? kExitNothing : kExitFailure;
+  auto done = CallDaemon(spec.name, socket, request, *timeout);
+  if (!done.ok()) {
+    if (json) report(false, count, done.status().message());
+    return ExitStatusOf(done.status());
   }
   report(true, count, "");
   return kExitOk;

@@ -143,7 +143,7 @@ int RunStatus(std::span<const std::string_view> args) {
   v1::Request request;
   request.mutable_status();
   const auto response = CallDaemon("status", socket, request, *timeout);
-  if (!response) return kExitFailure;
+  if (!response.ok()) return kExitFailure;
   const v1::StatusReply& status = response->status();
   if (parsed->Has("json")) {
     std::printf("%s\n", StatusJson(status, socket).dump(1).c_str());

@@ -20,9 +20,10 @@
 #include <optional>
 
 #include "common/control/frame.h"
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
-#include "daemon/process/private_dir.h"
 #include "daemon/control/request_deadline.h"
+#include "daemon/process/private_dir.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -192,9 +193,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   };
   if (std::string why = CheckPeer(session->socket, session->conn);
       !why.empty()) {
-    v1::Response refusal;
-    refusal.set_ok(false);
-    refusal.set_error(why);
+    const v1::Response refusal =
+        control::ResponseOf(Status::PermissionDenied(why));
     boost::system::error_code ec;
     co_await asio::async_write(session->socket,
                                asio::buffer(control::EncodeFrame(refusal)),
@@ -263,11 +263,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
     if (request.ParseFromString(body)) {
       service_.Handle(session->conn, request, std::move(reply));
     } else {
-      v1::Response response;
-      response.set_ok(false);
-      response.set_error(
-          "malformed request: the frame is not a tprobe.v1.Request");
-      reply(std::move(response));
+      reply(control::ResponseOf(Status::InvalidArgument(
+          "malformed request: the frame is not a tprobe.v1.Request")));
     }
   }
   session->reading = false;
@@ -307,10 +304,11 @@ asio::awaitable<void> ControlServer::Write(std::shared_ptr<Session> session) {
       const v1::Response& response = **session->replies.front();
       const std::string reply = control::EncodeFrame(response);
       // A registered rank gets its segment with the reply that names it.
-      const int segment_fd =
-          response.ok() && response.has_register_() && session->conn.producer
-              ? session->conn.producer->segment().fd()
-              : -1;
+      const int segment_fd = control::IsOk(response) &&
+                                     response.has_register_() &&
+                                     session->conn.producer
+                                 ? session->conn.producer->segment().fd()
+                                 : -1;
       session->replies.pop_front();
       if (session->room) session->room->cancel();
       if (can_write) {

@@ -6,26 +6,22 @@
 #include <mutex>
 
 #include "common/config/config_proto.h"
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
-#include "daemon/process/fs_identity.h"
-#include "daemon/output/journal.h"
 #include "daemon/control/live_directive.h"
 #include "daemon/ingest/rank_pipeline.h"
+#include "daemon/output/journal.h"
+#include "daemon/process/fs_identity.h"
 
 namespace tprobe::daemon {
 namespace {
 
-v1::Response Ok() {
-  v1::Response r;
-  r.set_ok(true);
-  return r;
-}
+v1::Response Ok() { return control::ResponseOf(Status::Ok()); }
 
-v1::Response Error(const std::string& message) {
-  v1::Response r;
-  r.set_ok(false);
-  r.set_error(message);
-  return r;
+// A refusal: a request this connection may not make, or that is malformed
+// (kInvalidArgument).
+v1::Response Refused(const std::string& message) {
+  return control::ResponseOf(Status::InvalidArgument(message));
 }
 
 // Keeps the first error of several.
@@ -89,8 +85,9 @@ void ControlService::Queue(const Connection& conn, Command command, bool wait,
     if (--join->left != 0) return;
     const Status first = join->first;
     lock.unlock();
-    join->reply(
-        first.ok() ? Ok() : Error("cannot write the dump: " + first.message()));
+    join->reply(first.ok() ? Ok()
+                           : control::ResponseOf(Status::Error(
+                                 "cannot write the dump: " + first.message())));
   };
   for (const auto& p : targets) p->Enqueue(command);
   registry_.Wake();
@@ -100,10 +97,10 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
                             Reply reply) {
   if (request.version() != control::kProtocolVersion) {
     return reply(
-        Error("protocol version " + std::to_string(request.version()) +
-              " is not supported: this tprobed speaks version " +
-              std::to_string(control::kProtocolVersion) +
-              "; use a client and daemon from the same tprobe release"));
+        Refused("protocol version " + std::to_string(request.version()) +
+                " is not supported: this tprobed speaks version " +
+                std::to_string(control::kProtocolVersion) +
+                "; use a client and daemon from the same tprobe release"));
   }
   Command command;
   switch (request.body_case()) {
@@ -112,10 +109,11 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
     case v1::Request::kStart:
       if (request.start().live()) {
         // From the CLI: a capture directive, read by the ranks themselves.
-        return reply(ApplyLiveStart(Targets(conn), request.start(), *log_));
+        return reply(control::ResponseOf(
+            ApplyLiveStart(Targets(conn), request.start(), *log_)));
       }
       if (!conn.producer) {
-        return reply(Error(
+        return reply(Refused(
             "Start without Register: only a rank's own connection opens its "
             "steps (tprobe start sends a live Start)"));
       }
@@ -127,20 +125,12 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       // and has the open steps written; it is answered at once (control
       // never waits behind a rank's backlog), or with --wait once they are
       // written.
-      std::optional<v1::Response> live;
       if (request.stop().live()) {
-        live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
-        if (!live->ok()) return reply(std::move(*live));
+        Status live = ApplyLiveStop(Targets(conn), request.stop(), *log_);
+        if (!live.ok()) return reply(control::ResponseOf(live));
       }
       command.kind = Command::Kind::kStop;
       command.write_open = conn.producer == nullptr;
-      if (live) {
-        // The live reply says which ranks it reached; a write error wins.
-        reply = [reply = std::move(reply),
-                 live = std::move(*live)](v1::Response written) {
-          reply(written.ok() ? live : std::move(written));
-        };
-      }
       return Queue(conn, std::move(command),
                    /*wait=*/conn.producer == nullptr && request.stop().wait(),
                    std::move(reply));
@@ -149,7 +139,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       // The step's counts are the rank's own: no other connection may
       // close its steps.
       if (!conn.producer) {
-        return reply(Error(
+        return reply(Refused(
             "Step without Register: only a rank's own connection closes its "
             "steps"));
       }
@@ -166,7 +156,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       command.kind = Command::Kind::kFlush;
       return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
     case v1::Request::kGoodbye:
-      if (!conn.producer) return reply(Error("Goodbye without Register"));
+      if (!conn.producer) return reply(Refused("Goodbye without Register"));
       if (conn.goodbye) return reply(Ok());
       command.kind = Command::Kind::kGoodbye;
       command.dropped_no_daemon = request.goodbye().dropped_no_daemon();
@@ -179,15 +169,15 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       return;
     case v1::Request::kConfigure: {
       if (conn.producer) {
-        return reply(Error("Configure comes from the CLI, not from a rank"));
+        return reply(Refused("Configure comes from the CLI, not from a rank"));
       }
       auto config = config::FromProto(request.configure().config());
       if (!config.ok()) {
-        v1::Response r = Error(config.status().message());
-        r.set_invalid(true);
-        return reply(std::move(r));
+        return reply(control::ResponseOf(
+            Status::InvalidArgument(config.status().message())));
       }
-      return reply(ApplyLiveConfigure(Targets(conn), *config, *log_));
+      return reply(control::ResponseOf(
+          ApplyLiveConfigure(Targets(conn), *config, *log_)));
     }
     case v1::Request::kFetchConfig:
       return reply(FetchConfig(conn, request.fetch_config()));
@@ -197,34 +187,34 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       if (!IsOperator(conn.peer)) {
         log_->warn("refused a shutdown from uid {} (pid {})", conn.peer.uid,
                    conn.peer.pid);
-        return reply(Error(
+        return reply(control::ResponseOf(Status::PermissionDenied(
             "permission denied: only root and uid " +
             std::to_string(::geteuid()) +
             " (the daemon's user) may shut down tprobed, which serves every "
             "user's ranks; not uid " +
-            std::to_string(conn.peer.uid)));
+            std::to_string(conn.peer.uid))));
       }
       conn.stop_daemon = true;
       log_->info("shutdown requested by pid {}", conn.peer.pid);
       return reply(Ok());
     case v1::Request::BODY_NOT_SET:
-      return reply(Error("empty request: it carries no message"));
+      return reply(Refused("empty request: it carries no message"));
   }
-  reply(Error("unknown request"));
+  reply(Refused("unknown request"));
 }
 
 v1::Response ControlService::Register(Connection& conn,
                                       const v1::Register& reg) {
   if (conn.producer) {
-    return Error("this connection already registered as client " +
-                 std::to_string(conn.producer->client_id()));
+    return Refused("this connection already registered as client " +
+                   std::to_string(conn.producer->client_id()));
   }
   const uint64_t id = registry_.NextClientId();
   auto created = Producer::Create(id, conn.peer, reg, limits_);
   if (!created.ok()) {
     log_->warn("refused registration of pid {} (rank {}): {}", reg.pid(),
                reg.rank(), created.status().message());
-    return Error(created.status().message());
+    return control::ResponseOf(created.status());
   }
   std::shared_ptr<Producer> producer = std::move(created).value();
   {
@@ -250,11 +240,14 @@ v1::Response ControlService::Register(Connection& conn,
 v1::Response ControlService::FetchConfig(const Connection& conn,
                                          const v1::FetchConfig& fetch) {
   if (!conn.producer || conn.goodbye) {
-    return Error("FetchConfig needs a registered rank");
+    return Refused("FetchConfig needs a registered rank");
   }
   std::shared_ptr<const config::Config> offered =
       conn.producer->OfferedConfig();
-  if (!offered) return Error("no config was offered to this rank");
+  if (!offered) {
+    return control::ResponseOf(
+        Status::NothingToDo("no config was offered to this rank"));
+  }
   // Behind the records the rank sent before it asked: they were made under
   // the old config.
   Command command;

@@ -43,8 +43,8 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/process/logger.h"
 #include "daemon/ingest/registry.h"
+#include "daemon/process/logger.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::daemon {

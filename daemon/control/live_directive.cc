@@ -10,15 +10,6 @@
 namespace tprobe::daemon {
 namespace {
 
-// `nothing`: a valid request that changes nothing (Response.nothing_done).
-v1::Response Reply(const std::string& error, bool nothing = true) {
-  v1::Response r;
-  r.set_ok(error.empty());
-  if (!error.empty()) r.set_error(error);
-  r.set_nothing_done(!error.empty() && nothing);
-  return r;
-}
-
 std::string RankList(const std::vector<std::shared_ptr<Producer>>& producers) {
   std::string text;
   for (const auto& p : producers) {
@@ -34,15 +25,14 @@ std::string Listed(const google::protobuf::RepeatedField<int32_t>& ranks) {
   return text;
 }
 
-// The producers `ranks` names (all when empty), or the reason there are
-// none.
-std::vector<std::shared_ptr<Producer>> Match(
+// The producers `ranks` names (all when empty), or why there are none
+// (kNothingToDo).
+Result<std::vector<std::shared_ptr<Producer>>> Match(
     const std::vector<std::shared_ptr<Producer>>& producers,
-    const google::protobuf::RepeatedField<int32_t>& ranks, const char* verb,
-    std::string* why) {
+    const google::protobuf::RepeatedField<int32_t>& ranks, const char* verb) {
   if (producers.empty()) {
-    *why = std::string("no rank is registered: nothing to ") + verb;
-    return {};
+    return Status::NothingToDo(
+        std::string("no rank is registered: nothing to ") + verb);
   }
   std::vector<std::shared_ptr<Producer>> matched;
   for (const auto& p : producers) {
@@ -52,9 +42,9 @@ std::vector<std::shared_ptr<Producer>> Match(
     }
   }
   if (matched.empty()) {
-    *why = "no registered rank matches --ranks " + Listed(ranks) +
-           " (registered ranks: " + RankList(producers) + "): nothing to " +
-           verb;
+    return Status::NothingToDo(
+        "no registered rank matches --ranks " + Listed(ranks) +
+        " (registered ranks: " + RankList(producers) + "): nothing to " + verb);
   }
   return matched;
 }
@@ -103,11 +93,11 @@ std::string FixedKeyChanged(const config::Config& running,
 
 }  // namespace
 
-v1::Response ApplyLiveConfigure(
+Status ApplyLiveConfigure(
     const std::vector<std::shared_ptr<Producer>>& producers,
     const config::Config& config, spdlog::logger& log) {
   if (producers.empty()) {
-    return Reply("no rank is registered: nothing to configure");
+    return Status::NothingToDo("no rank is registered: nothing to configure");
   }
   // Checked for every rank before any is offered the config: a refusal
   // changes nothing.
@@ -115,30 +105,25 @@ v1::Response ApplyLiveConfigure(
     std::string was, now;
     const std::string key = FixedKeyChanged(p->config(), config, &was, &now);
     if (key.empty()) continue;
-    v1::Response r = Reply(
+    return Status::InvalidArgument(
         "config: " + key + " cannot change while the training runs (rank " +
-            (p->rank() < 0 ? std::string("(none)")
-                           : std::to_string(p->rank())) +
-            " registered with '" + was + "', the new config says '" + now +
-            "'): set it back to '" + was +
-            "'; a live config may change task, level, step, rank, scope, "
-            "list, data_mode, summary_mode and overflow_nums",
-        /*nothing=*/false);
-    r.set_invalid(true);
-    return r;
+        (p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank())) +
+        " registered with '" + was + "', the new config says '" + now +
+        "'): set it back to '" + was +
+        "'; a live config may change task, level, step, rank, scope, "
+        "list, data_mode, summary_mode and overflow_nums");
   }
   for (const auto& p : producers) p->OfferConfig(config);
   log.info("live configure of ranks {}: {}", RankList(producers),
            config::ToJson(config));
-  return Reply("");
+  return Status::Ok();
 }
 
-v1::Response ApplyLiveStart(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const v1::Start& start, spdlog::logger& log) {
-  std::string why;
-  auto matched = Match(producers, start.ranks(), "start", &why);
-  if (matched.empty()) return Reply(why);
+Status ApplyLiveStart(const std::vector<std::shared_ptr<Producer>>& producers,
+                      const v1::Start& start, spdlog::logger& log) {
+  auto found = Match(producers, start.ranks(), "start");
+  if (!found.ok()) return found.status();
+  const auto& matched = *found;
   shm::Directive d;
   d.mode = shm::CaptureMode::kCapture;
   d.first_step = std::min(start.first_step(), shm::kMaxDirectiveStep);
@@ -146,9 +131,9 @@ v1::Response ApplyLiveStart(
                     ? shm::kOpenEnded
                     : std::min(start.last_step(), shm::kMaxDirectiveStep);
   if (d.last_step < d.first_step) {
-    return Reply("bad steps: the last step " + std::to_string(d.last_step) +
-                     " comes before the first " + std::to_string(d.first_step),
-                 /*nothing=*/false);
+    return Status::InvalidArgument(
+        "bad steps: the last step " + std::to_string(d.last_step) +
+        " comes before the first " + std::to_string(d.first_step));
   }
   if (d.last_step != shm::kOpenEnded) {
     // The step each rank last published (or tprobed last saw).
@@ -161,10 +146,11 @@ v1::Response ApplyLiveStart(
           lowest, std::max(published, p->Lock()->assembler.current_step()));
     }
     if (lowest > d.last_step) {
-      return Reply("step " + std::to_string(d.last_step) +
-                   " has already passed on every matching rank (the earliest "
-                   "is at step " +
-                   std::to_string(lowest) + "): nothing to start");
+      return Status::NothingToDo(
+          "step " + std::to_string(d.last_step) +
+          " has already passed on every matching rank (the earliest "
+          "is at step " +
+          std::to_string(lowest) + "): nothing to start");
     }
   }
   for (const auto& p : matched) Store(*p, d);
@@ -172,20 +158,19 @@ v1::Response ApplyLiveStart(
            d.last_step == shm::kOpenEnded ? std::string("")
                                           : std::to_string(d.last_step),
            RankList(matched));
-  return Reply("");
+  return Status::Ok();
 }
 
-v1::Response ApplyLiveStop(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const v1::Stop& stop, spdlog::logger& log) {
-  std::string why;
-  auto matched = Match(producers, stop.ranks(), "stop", &why);
-  if (matched.empty()) return Reply(why);
+Status ApplyLiveStop(const std::vector<std::shared_ptr<Producer>>& producers,
+                     const v1::Stop& stop, spdlog::logger& log) {
+  auto found = Match(producers, stop.ranks(), "stop");
+  if (!found.ok()) return found.status();
+  const auto& matched = *found;
   shm::Directive d;
   d.mode = shm::CaptureMode::kPause;
   for (const auto& p : matched) Store(*p, d);
   log.info("live stop on ranks {}", RankList(matched));
-  return Reply("");
+  return Status::Ok();
 }
 
 }  // namespace tprobe::daemon

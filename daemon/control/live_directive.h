@@ -7,7 +7,8 @@
 // (common/shm/directive.h), which each rank reads when its next step starts
 // or ends. Nothing is sent to the trainers.
 //
-// A request that would change nothing is refused with the reason: no rank
+// A request that would change nothing is refused with the reason
+// (kNothingToDo): no rank
 // registered, no registered rank matching, or (Start) a last step every
 // matching rank has already passed.
 //
@@ -22,7 +23,7 @@
 // it; one run writes one tree) and the "tprobe" section (the socket the
 // rank talks to, its rings' geometry, full-ring policy and timeouts live in
 // the trainer's process). Such a config is refused as a whole, naming the
-// key and both values (Response.invalid), and nothing changes.
+// key and both values (kInvalidArgument), and nothing changes.
 //
 // Thread safety: called from the control thread; takes each producer's lock
 // to read its step.
@@ -30,23 +31,22 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/process/logger.h"
+#include "common/status.h"
 #include "daemon/ingest/producer.h"
+#include "daemon/process/logger.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::daemon {
 
-v1::Response ApplyLiveStart(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const v1::Start& start, spdlog::logger& log);
+Status ApplyLiveStart(const std::vector<std::shared_ptr<Producer>>& producers,
+                      const v1::Start& start, spdlog::logger& log);
 
-v1::Response ApplyLiveConfigure(
+Status ApplyLiveConfigure(
     const std::vector<std::shared_ptr<Producer>>& producers,
     const config::Config& config, spdlog::logger& log);
 
-v1::Response ApplyLiveStop(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const v1::Stop& stop, spdlog::logger& log);
+Status ApplyLiveStop(const std::vector<std::shared_ptr<Producer>>& producers,
+                     const v1::Stop& stop, spdlog::logger& log);
 
 }  // namespace tprobe::daemon
 

@@ -23,16 +23,17 @@ bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 Status CheckGeometry(uint32_t ring_count, uint64_t ring_bytes) {
   if (ring_count < 1 || ring_count > config::kMaxRingCount) {
-    return Status::Error("ring_count " + std::to_string(ring_count) +
-                         " is out of range: use 1 to " +
-                         std::to_string(config::kMaxRingCount));
+    return Status::InvalidArgument("ring_count " + std::to_string(ring_count) +
+                                   " is out of range: use 1 to " +
+                                   std::to_string(config::kMaxRingCount));
   }
   if (!IsPowerOfTwo(ring_bytes) || ring_bytes < config::kMinRingBytes ||
       ring_bytes > config::kMaxRingBytes) {
-    return Status::Error("ring_bytes " + std::to_string(ring_bytes) +
-                         " must be a power of two from " +
-                         std::to_string(config::kMinRingBytes) + " to " +
-                         std::to_string(config::kMaxRingBytes));
+    return Status::InvalidArgument("ring_bytes " + std::to_string(ring_bytes) +
+                                   " must be a power of two from " +
+                                   std::to_string(config::kMinRingBytes) +
+                                   " to " +
+                                   std::to_string(config::kMaxRingBytes));
   }
   return Status::Ok();
 }
@@ -79,12 +80,14 @@ void SetCaptureOptions(const config::Config& config,
 Result<std::unique_ptr<Producer>> Producer::Create(
     uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
     const ProducerLimits& limits) {
-  if (!reg.has_config()) return Status::Error("Register carries no config");
+  if (!reg.has_config()) {
+    return Status::InvalidArgument("Register carries no config");
+  }
   auto parsed = config::FromProto(reg.config());
-  if (!parsed.ok()) return parsed.status();
+  if (!parsed.ok()) return Status::InvalidArgument(parsed.status().message());
   config::Config config = std::move(parsed).value();
   if (reg.pid() <= 0) {
-    return Status::Error("Register needs the client's pid");
+    return Status::InvalidArgument("Register needs the client's pid");
   }
   const uint32_t ring_count =
       reg.ring_count() != 0 ? reg.ring_count() : config.ring_count;

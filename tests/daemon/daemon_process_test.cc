@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/control/response.h"
 #include "common/dump/json_writer.h"
 #include "common/shm/segment.h"
 #include "tests/daemon/raw_client.h"
@@ -178,7 +179,7 @@ void Sync(RawClient& client) {
   req.mutable_flush();
   v1::Response resp;
   ASSERT_TRUE(client.Call(req, &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
 }
 
 class DaemonProcessTest : public ::testing::Test {
@@ -213,7 +214,7 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
 
   v1::Response resp;
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
   Sync(client);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
@@ -222,7 +223,7 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
 
   const std::string name = segment->name();
   ASSERT_TRUE(client.Call(GoodbyeRequest(), &resp));
-  EXPECT_TRUE(resp.ok()) << resp.error();
+  EXPECT_TRUE(control::IsOk(resp)) << resp.error();
   client.Close();
   EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon.pid(), name); },
                       std::chrono::seconds(5)))
@@ -334,12 +335,12 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
       req.mutable_status();
     }
     ASSERT_TRUE(client.Call(req, &resp));
-    EXPECT_TRUE(resp.ok()) << resp.error();
+    EXPECT_TRUE(control::IsOk(resp)) << resp.error();
   }
   t0.join();
   t1.join();
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
   Sync(client);
 
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
@@ -369,20 +370,20 @@ TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
   v1::Request forged = StepRequest(0);
   forged.mutable_step()->mutable_ledger()->set_produced(424242);
   ASSERT_TRUE(forger.Call(forged, &resp));
-  EXPECT_FALSE(resp.ok());
+  EXPECT_FALSE(control::IsOk(resp));
   EXPECT_NE(resp.error().find("Step without Register"), std::string::npos)
       << resp.error();
   v1::Request start;
   start.mutable_start()->set_step(1);
   ASSERT_TRUE(forger.Call(start, &resp));
-  EXPECT_FALSE(resp.ok());
+  EXPECT_FALSE(control::IsOk(resp));
   EXPECT_NE(resp.error().find("Start without Register"), std::string::npos)
       << resp.error();
   EXPECT_FALSE(std::filesystem::exists(DumpFile("tprobe.json")));
 
   // The rank's own Step closes the step with its own counts.
   ASSERT_TRUE(rank.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
   Sync(rank);
   const dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
   EXPECT_EQ(acc["entries"], 1);
@@ -404,7 +405,7 @@ TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   stop.mutable_stop()->set_step(0);
   v1::Response resp;
   ASSERT_TRUE(client.Call(stop, &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
   // A flush of the open step writes it, marked open: never complete.
   Sync(client);
   EXPECT_EQ(dump::Json::parse(ReadFile(DumpFile("dump.json")))["data"].size(),
@@ -417,7 +418,7 @@ TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Tensor.mul.0.backward"));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"input", List({})}})));
   ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(resp.ok()) << resp.error();
+  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
   Sync(client);
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   std::vector<std::string> names;
@@ -539,7 +540,7 @@ TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
   req.mutable_status();
   v1::Response resp;
   ASSERT_TRUE(cli.Call(req, &resp));
-  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(control::IsOk(resp));
   EXPECT_EQ(resp.status().daemon_pid(), daemon.pid());
   ASSERT_EQ(resp.status().ranks_size(), 1);
   const v1::RankStatus& rank = resp.status().ranks(0);
@@ -561,16 +562,22 @@ TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
       static_cast<v1::Config::Task>(9));
   v1::Response resp;
   ASSERT_TRUE(client.Call(req, &resp));
-  EXPECT_FALSE(resp.ok());
+  EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT);
   EXPECT_TRUE(resp.error().starts_with("config: ")) << resp.error();
 
   req.Clear();
   req.mutable_flush();
   ASSERT_TRUE(client.Call(req, &resp, /*version=*/7));
-  EXPECT_FALSE(resp.ok());
+  EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT);
   EXPECT_EQ(resp.error(),
             "protocol version 7 is not supported: this tprobed speaks version "
-            "2; use a client and daemon from the same tprobe release");
+            "3; use a client and daemon from the same tprobe release");
+
+  // A Start without Register: a request this connection may not make.
+  req.Clear();
+  req.mutable_start()->set_step(0);
+  ASSERT_TRUE(client.Call(req, &resp));
+  EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT) << resp.error();
 }
 
 TEST_F(DaemonProcessTest, ASecondDaemonOnTheSameSocketRefusesToStart) {
@@ -631,7 +638,7 @@ TEST_F(DaemonProcessTest, ShutdownRequestDrainsAndExits) {
   req.mutable_shutdown();
   v1::Response resp;
   ASSERT_TRUE(cli.Call(req, &resp));
-  EXPECT_TRUE(resp.ok());
+  EXPECT_TRUE(control::IsOk(resp));
   EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(Socket()); },
                       std::chrono::seconds(10)));
   EXPECT_TRUE(

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "common/dump/npy.h"
-#include "daemon/process/logger.h"
 #include "daemon/ingest/step_accounting.h"
+#include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"

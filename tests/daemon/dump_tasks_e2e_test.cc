@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 
+#include "common/control/response.h"
 #include "common/dump/json_writer.h"
 #include "common/stats/half.h"
 #include "tests/daemon/raw_client.h"
@@ -123,8 +124,8 @@ class DumpTasksTest : public ::testing::Test {
     v1::Response resp;
     v1::Request flush;
     flush.mutable_flush();
-    return client.Call(StepRequest(step), &resp) && resp.ok() &&
-           client.Call(flush, &resp) && resp.ok();
+    return client.Call(StepRequest(step), &resp) && control::IsOk(resp) &&
+           client.Call(flush, &resp) && control::IsOk(resp);
   }
 
   TempDir dir_;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
 #include "common/shm/segment.h"
 #include "tprobe/v1/control.pb.h"
@@ -88,7 +89,7 @@ class RawClient {
     v1::Request req;
     *req.mutable_register_() = reg;
     v1::Response resp;
-    if (!Call(req, &resp) || !resp.ok()) {
+    if (!Call(req, &resp) || !control::IsOk(resp)) {
       *error = "register failed: " + resp.error();
       return nullptr;
     }

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "common/control/frame.h"
+#include "common/control/response.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
@@ -258,7 +259,7 @@ TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
   // The daemon has read every prefix once it answers a later request.
   const auto reply = StatusOf(Socket());
   ASSERT_TRUE(reply);
-  EXPECT_TRUE(reply->ok());
+  EXPECT_TRUE(control::IsOk(*reply));
   const long after = RssKiB(daemon.pid());
   EXPECT_LT(after - before, 8 * 1024)
       << "30 announced 1 MiB frames grew the daemon from " << before
@@ -541,7 +542,7 @@ TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
   EXPECT_LT(sent, kRequests) << "the daemon read every request";
   const auto reply = StatusOf(Socket());
   ASSERT_TRUE(reply);
-  EXPECT_TRUE(reply->ok());
+  EXPECT_TRUE(control::IsOk(*reply));
   // ASan keeps freed memory in its quarantine, so there RSS grows with
   // every request handled, bounded or not: the count above says it.
   if (!testing::kAddressSanitizer) {
@@ -776,11 +777,11 @@ TEST_F(SocketSecurityTest, ANameWithSlashesAndDotsStaysInsideItsRankFolder) {
                           {"output", testing::List({testing::Ref(1)})}})));
   v1::Response reply;
   ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
-  ASSERT_TRUE(reply.ok()) << reply.error();
+  ASSERT_TRUE(control::IsOk(reply)) << reply.error();
   v1::Request flush;  // waits for the step's files
   flush.mutable_flush();
   ASSERT_TRUE(client.Call(flush, &reply));
-  ASSERT_TRUE(reply.ok()) << reply.error();
+  ASSERT_TRUE(control::IsOk(reply)) << reply.error();
   // Every file the daemon wrote lies under step0/rank0.
   std::vector<std::string> files;
   for (const auto& e : stdfs::recursive_directory_iterator(dir_.path())) {

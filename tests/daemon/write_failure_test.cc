@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "common/control/response.h"
 #include "common/dump/json_writer.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
@@ -76,7 +77,7 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
   v1::Response reply;
   // A Step is answered once the step is written: here, with the failure.
   ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
-  EXPECT_FALSE(reply.ok());
+  EXPECT_FALSE(control::IsOk(reply));
   EXPECT_NE(reply.error().find("No space left on device"), std::string::npos)
       << reply.error();
   std::string status;
@@ -93,7 +94,7 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
   v1::Request flush;
   flush.mutable_flush();
   ASSERT_TRUE(client.Call(flush, &reply));
-  EXPECT_TRUE(reply.ok()) << reply.error();
+  EXPECT_TRUE(control::IsOk(reply)) << reply.error();
   const auto accounting =
       dump::Json::parse(ReadFile(dump + "/step0/rank0/tprobe.json"));
   EXPECT_GE(accounting["write_failures"].get<int>(), 1) << accounting.dump();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/control/response.h"
 #include "common/dump/json_writer.h"
 #include "common/shm/segment.h"
 #include "gtest/gtest.h"
@@ -103,7 +104,7 @@ class NodeDaemonTest : public ::testing::Test {
     v1::Request req;
     req.mutable_status();
     v1::Response resp;
-    if (!cli.connected() || !cli.Call(req, &resp) || !resp.ok()) {
+    if (!cli.connected() || !cli.Call(req, &resp) || !control::IsOk(resp)) {
       return std::nullopt;
     }
     return resp.status();

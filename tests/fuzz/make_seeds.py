@@ -331,7 +331,7 @@ RECORDS = [
 # --- control frames (control_fuzz.cc) -------------------------------------
 
 
-def request(body_field, body, version=2):
+def request(body_field, body, version=3):
     return vint(1, version) + blob(body_field, body)
 
 
