@@ -42,7 +42,7 @@ struct ApiCall {
   std::string args, kwargs;  // one value each (record::ValueWriter)
 };
 
-// The session side of the API hooks (binding.cc's Session). No method
+// The session side of the API hooks (session_binding.cc's Session). No method
 // raises or leaves a Python error set; each needs the GIL.
 class ApiSession {
  public:

@@ -1,0 +1,37 @@
+// tprobe._C.Session: one rank's dump session (client/session.h) as Python
+// sees it, which names, counts and filters every call. Python hooks report
+// calls by their name base (module_begin/module_end, api_begin/api_end,
+// *_backward, param_grad) with the Python values they saw; a *_begin
+// returns a tprobe._C.Call handle (the session's plan of the call) that the
+// matching *_end takes back, once. The values go into the entries through
+// the value encoder (value_encoder.h); Session.encode returns a
+// tprobe._C.Encoded, a value encoded ahead of its entry.
+//
+// Errors: a bad config makes the constructor raise ValueError with the
+// config's message. No other method raises: failures become a False return,
+// a null value or a counter, so that tprobe never breaks training.
+//
+// Thread safety: every method is called with the GIL held; connecting,
+// closing, flushing and a large tensor copy into the ring run with the GIL
+// released.
+
+#ifndef TPROBE_CLIENT_PYTHON_SESSION_BINDING_H_
+#define TPROBE_CLIENT_PYTHON_SESSION_BINDING_H_
+
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include "client/python/api_hook.h"
+
+namespace tprobe::python {
+
+// Adds Session, Call and Encoded to the module.
+void DefineSession(pybind11::module_& m);
+
+// The ApiSession of a tprobe._C.Session object; nullptr for other objects
+// (api_hook.h SessionOf). Raises nothing.
+ApiSession* ApiSessionOf(PyObject* session);
+
+}  // namespace tprobe::python
+
+#endif  // TPROBE_CLIENT_PYTHON_SESSION_BINDING_H_

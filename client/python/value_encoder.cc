@@ -1,0 +1,450 @@
+// msprobe's encoding of Python values into an entry's value stream
+// (value_encoder.h).
+
+#include "client/python/value_encoder.h"
+
+#include <Python.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/dtype.h"
+#include "common/record/record.h"
+
+namespace py = pybind11;
+
+namespace tprobe::python {
+namespace {
+
+using client::kMaxDepth;
+using record::ValueWriter;
+// Tensors at least this large are copied with the GIL released; below it the
+// release costs more than the copy.
+constexpr size_t kReleaseGilBytes = size_t{64} << 10;
+
+// Interned attribute names.
+struct Names {
+  py::str dtype{"dtype"}, shape{"shape"}, requires_grad{"requires_grad"},
+      is_cpu{"is_cpu"}, is_meta{"is_meta"}, detach{"detach"}, cpu{"cpu"},
+      contiguous{"contiguous"}, is_contiguous{"is_contiguous"},
+      data_ptr{"data_ptr"}, is_conj{"is_conj"}, resolve_conj{"resolve_conj"},
+      fields{"_fields"}, type{"type"}, index{"index"}, item{"item"},
+      asnumpy{"asnumpy"}, dataclass_fields{"__dataclass_fields__"};
+};
+
+Names& N() {
+  static Names* names = new Names();
+  return *names;
+}
+
+// The element count of a dense tensor of shape dims[0..ndim).
+uint64_t Numel(const int64_t* dims, size_t ndim) {
+  uint64_t numel = 1;
+  for (size_t i = 0; i < ndim; ++i) numel *= static_cast<uint64_t>(dims[i]);
+  return numel;
+}
+
+std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
+
+// Walks Python values into an entry's values, writing tensors on the way.
+class Encoder {
+ public:
+  // kMindSpore: MindSpore's encodings (mindspore.Tensor, mindspore.dtype).
+  Encoder(client::EntryBuilder& entry, Framework framework)
+      : entry_(entry), framework_(framework) {}
+
+  // msprobe's encoding of `obj`; `key` is the dict key it sits under, if any.
+  void Encode(py::handle obj, ValueWriter& out, int depth,
+              std::string_view key = {}) {
+    PyObject* o = obj.ptr();
+    if (o == Py_None || depth > kMaxDepth) {
+      out.Null();
+      return;
+    }
+    if (PyList_Check(o) || (PyTuple_Check(o) && !IsInstance(o, Types().size))) {
+      EncodeSequence(obj, out, depth);
+      return;
+    }
+    // A dict that is also a dataclass (HuggingFace's ModelOutput) is a
+    // dataclass to msprobe, which checks that first: every field in
+    // declaration order, the unset ones null (the fallback, below).
+    if (PyDict_Check(o) &&
+        (PyDict_CheckExact(o) ||
+         !py::hasattr(py::type::handle_of(obj), N().dataclass_fields))) {
+      EncodeDict(obj, out, depth);
+      return;
+    }
+    const size_t mark = out.buffer()->size();
+    try {
+      EncodeLeaf(obj, out, depth, key);
+    } catch (const std::exception&) {  // py::error_already_set, cast_error
+      out.buffer()->resize(mark);
+      out.Null();  // an odd leaf is null, the rest is kept
+    }
+  }
+
+  // A JSON-like value written as it is (the result of a fallback): str,
+  // int, float, bool, None, lists and dicts; tensors become tensor refs.
+  void EncodeRaw(py::handle obj, ValueWriter& out, int depth) {
+    PyObject* o = obj.ptr();
+    if (o == Py_None || depth > kMaxDepth) {
+      out.Null();
+    } else if (PyBool_Check(o)) {
+      out.Bool(o == Py_True);
+    } else if (PyLong_Check(o)) {
+      SetInt(o, out);
+    } else if (PyFloat_Check(o)) {
+      out.Float(PyFloat_AS_DOUBLE(o));
+    } else if (PyUnicode_Check(o)) {
+      out.Str(obj.cast<std::string>());
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      out.BeginList();
+      for (py::handle item : obj) EncodeRaw(item, out, depth + 1);
+      out.End();
+    } else if (PyDict_Check(o)) {
+      out.BeginDict();
+      for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+        out.Key(KeyText(k));
+        EncodeRaw(v, out, depth + 1);
+      }
+      out.End();
+    } else if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out, depth);
+    } else if (IsInstance(o, Types().ms_tensor)) {
+      EncodeMsTensor(obj, out);
+    } else {
+      out.Null();
+    }
+  }
+
+ private:
+  void EncodeLeaf(py::handle obj, ValueWriter& out, int depth,
+                  std::string_view key) {
+    PyObject* o = obj.ptr();
+    if (framework_ == Framework::kMindSpore) {
+      EncodeMsLeaf(obj, out, depth, key);
+    } else if (IsInstance(o, Types().tensor)) {
+      EncodeTensor(obj, out, depth);
+    } else if (key == "dtype" || key == "device") {
+      EncodeKeyed(obj, out, key);
+    } else if (IsBuiltin(o)) {
+      EncodeBuiltin(obj, out, depth);
+    } else if (IsInstance(o, Types().size)) {
+      out.Typed("torch.Size");
+      out.BeginList();
+      for (py::handle d : obj) SetInt(d.ptr(), out);
+      out.End();
+    } else if (IsInstance(o, Types().dtype) || IsInstance(o, Types().device)) {
+      out.BeginDict();  // positional dtype/device: msprobe writes {}
+      out.End();
+    } else if (IsInstance(o, Types().memory_format)) {
+      std::string format = Str(obj);
+      if (format.rfind("torch.", 0) == 0) format.erase(0, 6);
+      out.BeginDict();
+      out.Key("type");
+      out.Str("torch.memory_format");
+      out.Key("format");
+      out.Str(format);
+      out.End();
+    } else if (IsInstance(o, Types().np_generic)) {
+      EncodeBuiltin(obj, out, depth);
+    } else {
+      EncodeOther(obj, out, depth);
+    }
+  }
+
+  // msprobe's MindSpore encoding (mindspore_processor.py): a value under
+  // the key "dtype" and a positional number dtype are {"type":
+  // "mindspore.dtype", "value": str(dtype)}; the rest as for PyTorch.
+  void EncodeMsLeaf(py::handle obj, ValueWriter& out, int depth,
+                    std::string_view key) {
+    PyObject* o = obj.ptr();
+    const bool builtin = IsBuiltin(o);
+    if (key == "dtype" || (!builtin && IsInstance(o, Types().ms_dtype))) {
+      const std::string text = Str(obj);
+      out.Typed("mindspore.dtype");
+      out.Str(text);
+    } else if (IsInstance(o, Types().ms_tensor)) {
+      EncodeMsTensor(obj, out);
+    } else if (builtin || IsInstance(o, Types().np_generic)) {
+      EncodeBuiltin(obj, out, depth);
+    } else {
+      EncodeOther(obj, out, depth);
+    }
+  }
+
+  static bool IsBuiltin(PyObject* o) {
+    return PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) ||
+           PyUnicode_Check(o) || PySlice_Check(o) || o == Py_Ellipsis;
+  }
+
+  // bool, int, float, str, slice, Ellipsis and numpy scalars.
+  void EncodeBuiltin(py::handle obj, ValueWriter& out, int depth) {
+    PyObject* o = obj.ptr();
+    if (PyBool_Check(o)) {
+      out.Typed("bool");
+      out.Bool(o == Py_True);
+    } else if (PyLong_Check(o)) {
+      out.Typed("int");
+      SetInt(o, out);
+    } else if (PyFloat_Check(o)) {
+      out.Typed("float");
+      out.Float(PyFloat_AS_DOUBLE(o));
+    } else if (PyUnicode_Check(o)) {
+      const std::string text = obj.cast<std::string>();
+      out.Typed("str");
+      out.Str(text);
+    } else if (PySlice_Check(o)) {
+      out.Typed("slice");
+      out.BeginList();
+      auto* s = reinterpret_cast<PySliceObject*>(o);
+      for (PyObject* part : {s->start, s->stop, s->step}) {
+        if (PyLong_Check(part) && !PyBool_Check(part)) {
+          SetInt(part, out);
+        } else {
+          out.Null();
+        }
+      }
+      out.End();
+    } else if (o == Py_Ellipsis) {
+      out.Typed("ellipsis");
+      out.Str("...");
+    } else {  // a numpy scalar
+      const std::string type = Str(py::type::handle_of(obj).attr("__name__"));
+      py::object item = obj.attr(N().item)();
+      out.Typed(type);
+      EncodeRaw(item, out, depth + 1);
+    }
+  }
+
+  static void SetInt(PyObject* o, ValueWriter& out) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) {
+      out.Float(PyLong_AsDouble(o));
+    } else {
+      out.Int(v);
+    }
+    PyErr_Clear();
+  }
+
+  static std::string KeyText(py::handle key) {
+    if (PyUnicode_Check(key.ptr())) return key.cast<std::string>();
+    return Str(key);
+  }
+
+  void EncodeSequence(py::handle obj, ValueWriter& out, int depth) {
+    PyObject* o = obj.ptr();
+    if (PyTuple_Check(o) && !PyTuple_CheckExact(o)) {
+      py::handle type = py::type::handle_of(obj);
+      if (py::hasattr(type, N().fields)) {  // a namedtuple: {field: value}
+        py::tuple fields = type.attr(N().fields);
+        const size_t n = std::min<size_t>(fields.size(), PyTuple_GET_SIZE(o));
+        out.BeginDict();
+        for (size_t i = 0; i < n; ++i) {
+          std::string field = KeyText(fields[i]);
+          out.Key(field);
+          Encode(PyTuple_GET_ITEM(o, i), out, depth + 1, field);
+        }
+        out.End();
+        return;
+      }
+    }
+    out.BeginList();
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+    for (py::handle item : seq) Encode(item, out, depth + 1);
+    out.End();
+  }
+
+  void EncodeDict(py::handle obj, ValueWriter& out, int depth) {
+    out.BeginDict();
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+      std::string key = KeyText(k);
+      out.Key(key);
+      Encode(v, out, depth + 1, key);
+    }
+    out.End();
+  }
+
+  // A value under the dict key "dtype" or "device" (msprobe's
+  // analyze_dtype_in_kwargs / analyze_device_in_kwargs).
+  void EncodeKeyed(py::handle obj, ValueWriter& out, std::string_view key) {
+    PyObject* o = obj.ptr();
+    if (key == "dtype") {
+      const std::string text = Str(obj);
+      out.Typed("torch.dtype");
+      out.Str(text);
+      return;
+    }
+    if (IsInstance(o, Types().device)) {
+      const std::string text =
+          Str(obj.attr(N().type)) + ":" + Str(obj.attr(N().index));
+      out.Typed("torch.device");
+      out.Str(text);
+    } else if (PyLong_Check(o) && !PyBool_Check(o)) {
+      out.Typed("torch.device");
+      SetInt(o, out);
+    } else if (PyUnicode_Check(o)) {
+      const std::string text = obj.cast<std::string>();
+      out.Typed("torch.device");
+      out.Str(text);
+    } else {
+      out.BeginDict();
+      out.Key("type");
+      out.Str("torch.device");
+      out.End();
+    }
+  }
+
+  // Types the C++ side does not know go to the Python fallback, which
+  // returns None, ("raw", json_like) or ("value", python_value).
+  void EncodeOther(py::handle obj, ValueWriter& out, int depth) {
+    PyObject* fallback = Types().fallback;
+    if (fallback == nullptr) {
+      out.Null();
+      return;
+    }
+    py::object result = py::reinterpret_borrow<py::object>(fallback)(obj);
+    if (py::isinstance<py::tuple>(result) && py::len(result) == 2) {
+      py::tuple pair = result;
+      const std::string kind = pair[0].cast<std::string>();
+      if (kind == "raw") {
+        EncodeRaw(pair[1], out, depth + 1);
+        return;
+      }
+      if (kind == "value") {
+        Encode(pair[1], out, depth + 1);
+        return;
+      }
+    }
+    out.Null();
+  }
+
+  std::optional<DType> TensorDType(py::handle dtype) {
+    auto& cache = Types().dtypes;
+    auto it = cache.find(dtype.ptr());
+    if (it != cache.end()) return it->second;
+    const std::string name = Str(dtype);
+    std::optional<DType> dt = framework_ == Framework::kMindSpore
+                                  ? DTypeFromMindSporeName(name)
+                                  : DTypeFromTorchName(name);
+    Py_INCREF(dtype.ptr());  // dtype objects are immortal in practice
+    cache.emplace(dtype.ptr(), dt);
+    return dt;
+  }
+
+  // A tensor whose dtype the ring lacks (float8), or without data of its
+  // own (meta, FakeTensor, DTensor), goes to the Python fallback.
+  void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
+    const Names& n = N();
+    std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
+    // A CPU tensor is not a meta tensor: one lookup for the common case.
+    const bool is_cpu = py::cast<bool>(t.attr(n.is_cpu));
+    if (!dtype || (!is_cpu && py::cast<bool>(t.attr(n.is_meta)))) {
+      EncodeOther(t, out, depth);
+      return;
+    }
+    int64_t dims[record::kMaxDims];
+    size_t ndim = 0;
+    py::object shape = t.attr(n.shape);
+    for (py::handle d : shape) {
+      if (ndim == record::kMaxDims) {
+        out.Null();
+        return;
+      }
+      dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    }
+    const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
+    py::object src = py::reinterpret_borrow<py::object>(t);
+    if (!is_cpu) {
+      src = src.attr(n.detach)().attr(n.cpu)();
+    }
+    if ((*dtype == DType::kComplex64 || *dtype == DType::kComplex128) &&
+        py::cast<bool>(src.attr(n.is_conj)())) {
+      src = src.attr(n.resolve_conj)();
+    }
+    if (!py::cast<bool>(src.attr(n.is_contiguous)())) {
+      src = src.attr(n.detach)().attr(n.contiguous)();
+    }
+    const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
+    const size_t nbytes = Numel(dims, ndim) * ElementSize(*dtype);
+    if (ptr == 0 && nbytes != 0) {
+      EncodeOther(t, out, depth);
+      return;
+    }
+    const auto* data = reinterpret_cast<const void*>(ptr);
+    const std::span<const int64_t> span(dims, ndim);
+    if (nbytes >= kReleaseGilBytes) {
+      py::gil_scoped_release release;
+      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
+    } else {
+      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
+    }
+  }
+
+  // A mindspore.Tensor: asnumpy() is the host copy MindSpore keeps for a
+  // CPU tensor (no copy there; a device tensor is copied to the host), and
+  // its buffer goes into the ring. msprobe writes no requires_grad for
+  // MindSpore; the daemon leaves it out for a MindSpore producer.
+  void EncodeMsTensor(py::handle t, ValueWriter& out) {
+    const Names& n = N();
+    std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
+    if (!dtype) {
+      out.Null();
+      return;
+    }
+    int64_t dims[record::kMaxDims];
+    size_t ndim = 0;
+    for (py::handle d : t.attr(n.shape)) {
+      if (ndim == record::kMaxDims) {
+        out.Null();
+        return;
+      }
+      dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    }
+    py::object array = t.attr(n.asnumpy)();
+    Py_buffer view;
+    if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      out.Null();
+      return;
+    }
+    const size_t nbytes = static_cast<size_t>(view.len);
+    if (nbytes != Numel(dims, ndim) * ElementSize(*dtype)) {
+      PyBuffer_Release(&view);
+      out.Null();
+      return;
+    }
+    const std::span<const int64_t> span(dims, ndim);
+    if (nbytes >= kReleaseGilBytes) {
+      py::gil_scoped_release release;
+      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
+    } else {
+      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
+    }
+    PyBuffer_Release(&view);
+  }
+
+  client::EntryBuilder& entry_;
+  const Framework framework_;
+};
+
+}  // namespace
+
+void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
+                 Framework framework) {
+  const size_t mark = out.buffer()->size();
+  try {
+    InitTypes(framework);
+    Encoder(entry, framework).Encode(obj, out, 0);
+  } catch (...) {
+    out.buffer()->resize(mark);
+    out.Null();
+  }
+}
+
+}  // namespace tprobe::python

@@ -1,0 +1,37 @@
+// msprobe's encoding of the Python values a hook saw into an entry's value
+// stream (reference/msprobe-format.md, section 2.3, as msprobe 26.x writes
+// it): lists, tuples, namedtuples, dicts and dataclasses as containers;
+// bool, int, float, str, slice, Ellipsis and numpy scalars as typed values;
+// torch.Size, torch.dtype, torch.device and torch.memory_format (or
+// mindspore's dtype) as msprobe writes them; a tensor as a tensor ref, its
+// bytes pushed into this thread's ring (client/entry_builder.h) on the way.
+// Values of other types, and tensors without readable data (meta, float8),
+// go to the Python fallback (tprobe._C.set_fallback).
+//
+// Thread safety: needs the GIL; a large tensor copy into the ring runs with
+// the GIL released. Tensor refs are numbered per OS thread (each thread has
+// its own ring) and never reused on a thread, so tensors of an abandoned
+// entry cannot be mistaken for a later entry's.
+
+#ifndef TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
+#define TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
+
+#include <pybind11/pybind11.h>
+
+#include "client/entry_builder.h"
+#include "client/python/type_discovery.h"
+#include "common/record/writer.h"
+
+namespace tprobe::python {
+
+// Writes msprobe's encoding of `obj` as one value into `out`, with the
+// encodings of `framework`, and pushes its tensors' bytes through `entry`.
+// Raises nothing: a leaf that fails to encode is null (the rest of its
+// container is kept), and when the whole value fails (the framework does not
+// import, say) it is null.
+void EncodeValue(client::EntryBuilder& entry, pybind11::handle obj,
+                 record::ValueWriter& out, Framework framework);
+
+}  // namespace tprobe::python
+
+#endif  // TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
