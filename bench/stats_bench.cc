@@ -5,7 +5,8 @@
 //                    single-core read bandwidth
 //   BM_StatsFloat32  ComputeStats on 64 MiB of float32
 //   BM_Crc32         Crc32 over 64 MiB
-// DESIGN.md's targets are stated as ratios to these baselines.
+// The targets (docs/architecture.md, section 4) are ratios to these
+// baselines.
 
 #include <benchmark/benchmark.h>
 

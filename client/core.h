@@ -4,10 +4,10 @@
 // The client core: the hot path that turns hook events into ring records.
 // Framework adapters (the C++ Client, the Python binding) sit on top of it.
 //
-// Hot-path contract (DESIGN.md): reading the connection is one acquire load;
-// when there is no daemon a write is one branch and a counter. Each producing
-// thread owns one ring of the segment; names and stacks are interned per
-// ring, so a record never refers to text sent on another ring.
+// Hot-path contract (docs/architecture.md, section 2): reading the connection
+// is one acquire load; when there is no daemon a write is one branch and a
+// counter. Each producing thread owns one ring of the segment; names and stacks
+// are interned per ring, so a record never refers to text sent on another ring.
 //
 // Thread safety: every method may be called from any thread; the ring writes
 // of one thread go to that thread's ring.

@@ -1,7 +1,7 @@
 #ifndef TPROBE_CLIENT_NAMING_H_
 #define TPROBE_CLIENT_NAMING_H_
 
-// msprobe's entry names (reference/msprobe-format.md, section 3) and the
+// msprobe's entry names (docs/format.md, section 3) and the
 // per-step call indices in them:
 //
 //   API call         {Prefix}.{api}.{N}.forward | backward

@@ -1,11 +1,11 @@
 #ifndef TPROBE_CLIENT_SELECTION_H_
 #define TPROBE_CLIENT_SELECTION_H_
 
-// Which calls are dumped, and which of their data: msprobe's step, rank,
-// scope, list and data_mode filters (reference/msprobe-format.md, section
-// 6.2), applied in the client core so that every framework adapter gets
-// them. The rules are msprobe 26.x's RangeScope classes, driven by the same
-// events in the same order as msprobe's hooks drive them:
+// Which calls are dumped, and which of their data: msprobe's step, rank, scope,
+// list and data_mode filters (docs/format.md, section 6.2), applied in the
+// client core so that every framework adapter gets them. The rules are msprobe
+// 26.x's RangeScope classes, driven by the same events in the same order as
+// msprobe's hooks drive them:
 //
 //   module call (forward or backward):  BeginModule, Check at its start,
 //                                       [its children], Check at its end,

@@ -1,6 +1,6 @@
-// tprobed: the per-node dump daemon (DESIGN.md, "Components"). This file is
-// only the wiring: flags, logger, control server, drain worker, and a clean
-// drain-and-write on Shutdown, SIGTERM or SIGINT.
+// tprobed: the per-node dump daemon (docs/architecture.md, section 1). This
+// file is only the wiring: flags, logger, control server, drain worker, and a
+// clean drain-and-write on Shutdown, SIGTERM or SIGINT.
 
 #include <unistd.h>
 

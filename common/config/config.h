@@ -1,9 +1,8 @@
 #ifndef TPROBE_COMMON_CONFIG_CONFIG_H_
 #define TPROBE_COMMON_CONFIG_CONFIG_H_
 
-// tprobe's configuration: msprobe's config.json (8.3.3 keys and semantics,
-// see reference/msprobe-format.md section 6) plus a "tprobe" section of its
-// own settings.
+// tprobe's configuration: msprobe's config.json (its keys and semantics,
+// docs/format.md section 6) plus a "tprobe" section of its own settings.
 //
 // The client reads and validates the file once, then sends the validated
 // Config to the daemon as a tprobe.v1.Config message (config_proto.h), which

@@ -4,7 +4,7 @@
 // CRC-32 as zlib.crc32 computes it (ISO-HDLC: reflected polynomial
 // 0xEDB88320, initial value and final xor 0xFFFFFFFF). msprobe's
 // summary_mode "md5" is really this CRC over a tensor's raw bytes, written
-// as 8 lowercase hex digits (../shared/reference/msprobe-format.md, 2.5).
+// as 8 lowercase hex digits (docs/format.md, 2.5).
 //
 // Buffers of 256 bytes or more are folded with carry-less multiplication
 // (PCLMULQDQ) when the CPU has it, about 15 GB/s; shorter ones, and every

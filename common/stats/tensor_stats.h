@@ -3,7 +3,7 @@
 
 // Tensor summary statistics ("Max", "Min", "Mean", "Norm") computed from the
 // exact bytes a client pushed, following msprobe 26.x's get_stat_info with
-// precision "low" (../shared/reference/msprobe-format.md, section 2.4). Its
+// precision "low" (docs/format.md, section 2.4). Its
 // PyTorch and MindSpore processors differ for integer and float64 tensors
 // (StatRules):
 //

@@ -2,8 +2,8 @@
 #define TPROBE_DAEMON_CONTROL_CONNECTION_POLICY_H_
 
 // Who may use the control socket, and how much one connection may cost the
-// daemon (DESIGN.md, "The daemon": only the owning user or a configured
-// group may connect).
+// daemon (docs/architecture.md, section 3: only the owning user, root or a
+// configured group may connect).
 //
 // Peers: the daemon's own uid and root always; with --group NAME, members of
 // that group too (primary or supplementary). The socket file and its folder

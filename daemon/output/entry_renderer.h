@@ -3,7 +3,7 @@
 
 // Turns one entry's body (a value stream, common/record/record.h) into the
 // bytes of the JSON that msprobe writes as dump.json's data[name]
-// (reference/msprobe-format.md, sections 2.2 to 2.4), in one pass:
+// (docs/format.md, sections 2.2 to 2.4), in one pass:
 //   null, bool, int, float, str  ->  the JSON value itself
 //   list, dict                   ->  array, object (keys in their order)
 //   typed {t, v}                 ->  {"type": t, "value": v}

@@ -1,5 +1,5 @@
 """tprobe._C.Session against a real tprobed: msprobe's encoding of every
-value kind (reference/msprobe-format.md, section 2.3), tensors of several
+value kind (docs/format.md, section 2.3), tensors of several
 dtypes and layouts, and the constructor's error for a bad config.
 """
 

@@ -19,10 +19,10 @@
 //   - the filters step, rank, scope, list and data_mode. A filtered-out call
 //     is still counted (names never depend on the filters) and still appears
 //     in construct.json, but writes no dump.json entry;
-//   - the entry layout: API forward {input_args, input_kwargs, is_recompute,
-//     output}, module forward {input_args, input_kwargs, output, parameters,
-//     is_recompute}, backward {input, output}, parameter gradients
-//     {name: [grad]}; data_mode removes keys.
+//   - the entry layout (msprobe 26.x's, without is_recompute): API forward
+//     {input_args, input_kwargs, output}, module forward {input_args,
+//     input_kwargs, output, parameters}, backward {input, output},
+//     parameter gradients {name: [grad]}; data_mode removes keys.
 //
 // The client never waits on the daemon: when none answers, every call below
 // is a cheap no-op that is counted (counters().dropped_no_daemon), and a
@@ -230,7 +230,7 @@ struct TensorData {
 };
 
 // A non-tensor value of an entry, built the way msprobe encodes Python
-// values (reference/msprobe-format.md, section 2.3). The plain kinds are
+// values (docs/format.md, section 2.3). The plain kinds are
 // written as they are:
 //   Null() -> null, Bool(b) -> true/false, Int(i) -> 3, Float(x) -> 1.5
 //   (NaN and infinities as NaN/Infinity), Str(s) -> "s",
@@ -692,9 +692,11 @@ class TPROBE_EXPORT_ Client {
   // Appends a tensor to the call's input (positional), output (positional)
   // or parameters (named by its position). Returns false when it was not
   // recorded (see Call, and data_mode: a forward call's inputs are kept only
-  // when data_mode keeps forward inputs, and so on). An API call's tensors go
-  // into the ring at once; a module call's are copied aside until EndCall,
-  // because the calls inside the module write their entries first. A
+  // when data_mode keeps forward inputs, and so on). The tensor goes into
+  // this thread's ring at once, copied from its buffer, for an API call and a
+  // module call alike: the buffer may change once AddTensor returns. The
+  // entry that refers to it follows at EndCall (a module's after the entries
+  // of the calls inside it), and the daemon keeps the tensor until then. A
   // malformed tensor (nbytes not numel times the element size, a negative
   // size, more than 64 dimensions) is written as null and returns false.
   bool AddTensor(const Call& call, Section section,

@@ -1,6 +1,6 @@
 """Encodings of the rarer value types, which the binding hands to Python
 (``tprobe._C.set_fallback``): msprobe's JSON for numpy arrays, dataclasses
-and torch.distributed objects (reference/msprobe-format.md, section 2.3).
+and torch.distributed objects (docs/format.md, section 2.3).
 
 The binding itself encodes None, bool, int, float, str, list, tuple,
 namedtuple, dict, slice, Ellipsis, torch.Tensor, torch.Size, torch.dtype,
