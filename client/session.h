@@ -98,7 +98,9 @@ class TPROBE_INTERNAL Session {
 
   void Start();
   void Stop();
-  // Ends the step: flush, then call indices, filter ranges and the
+  // Ends the step: the rings' heads are published and a Step request is
+  // sent, without waiting for its answer (the daemon writes the step once
+  // it has drained it); then call indices, filter ranges and the
   // outermost-API state start again and the step number advances. When the
   // operator offered a new config (`tprobe configure`: the segment's
   // config_generation changed), the session fetches it from the daemon and

@@ -1,5 +1,5 @@
 // msprobe's encoding of the Python values a hook saw into an entry's value
-// stream (reference/msprobe-format.md, section 2.3, as msprobe 26.x writes
+// stream (docs/format.md, section 2.3, as msprobe 26.x writes
 // it): lists, tuples, namedtuples, dicts and dataclasses as containers;
 // bool, int, float, str, slice, Ellipsis and numpy scalars as typed values;
 // torch.Size, torch.dtype, torch.device and torch.memory_format (or
