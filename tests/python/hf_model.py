@@ -10,14 +10,21 @@ config.json.
 - ``ddp-gpt2``: ``gpt2`` wrapped in DistributedDataParallel, one process
   per rank under torchrun (gloo on the CPU), each rank on its own half of
   the batch;
+- ``fsdp-gpt2``: ``gpt2`` sharded with FSDP2 (``fully_shard`` on each
+  block, then on the whole model), 2 ranks under torchrun as ``ddp-gpt2``;
+  with ``--tool none`` it runs with no tool and writes, per rank,
+  which Tensor.narrow calls narrow an unfilled all-gather buffer
+  (AllGatherWatch);
 - ``cnn``: a ResNet-style CNN (Conv2d, BatchNorm2d, ReLU(inplace=True),
   a residual add, pooling), the shape of torchvision's BasicBlock written
   out here: the torchvision wheel pip finds is a CUDA build whose compiled
   extension does not load against the CPU torch.
 """
 
+import json
 import os
 import sys
+import weakref
 
 import torch
 
@@ -142,15 +149,102 @@ def distributed(name: str) -> tuple:
     return torch.nn.parallel.DistributedDataParallel(model), inputs
 
 
+def sharded(name: str) -> tuple:
+    """``build`` of the model after "fsdp-", each GPT-2 block and then the
+    whole model sharded with FSDP2 on the process group torchrun
+    describes; each rank takes its own sample."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    dist.init_process_group("gloo")
+    model, inputs = build(name[len("fsdp-"):])
+    for block in model.transformer.h:
+        fully_shard(block)
+    fully_shard(model)
+    rank = dist.get_rank()
+    inputs = {k: v[rank:rank + 1] for k, v in inputs.items()}
+    return model, inputs
+
+
+class AllGatherWatch:
+    """The truth for hf_parity_test.py's FSDP rule, from a run with no
+    tool: for each step, each Tensor.narrow call between start() and stop()
+    in call order, whether the tensor it narrows is an all-gather output
+    buffer that nothing has written yet: the very tensor torch.empty
+    returned, later passed as the output of dist.all_gather_single (FSDP2's
+    all-gather, which fills it), and not passed to it before the narrow.
+    Such memory holds whatever was there before, so the statistics of the
+    narrow's input and output are arbitrary. It has the debugger's
+    start/stop/step, so the training loop is the same."""
+
+    def __init__(self) -> None:
+        self.steps: list = [[]]
+        self._recording = False
+        self._fresh: dict = {}  # id -> weakref of each unfilled torch.empty
+        self._pending: list = []  # (step, call, weakref of the buffer)
+        empty, narrow = torch.empty, torch.Tensor.narrow
+        gather = torch.distributed.all_gather_single
+
+        def watched_empty(*args, **kwargs):
+            tensor = empty(*args, **kwargs)
+            if self._recording:
+                self._fresh[id(tensor)] = weakref.ref(tensor)
+            return tensor
+
+        def watched_narrow(tensor, *args, **kwargs):
+            if self._recording:
+                fresh = self._fresh.get(id(tensor))
+                step = self.steps[-1]
+                step.append(False)
+                if fresh is not None and fresh() is tensor:
+                    self._pending.append((step, len(step) - 1,
+                                          weakref.ref(tensor)))
+            return narrow(tensor, *args, **kwargs)
+
+        def watched_gather(output_tensor, *args, **kwargs):
+            self._fresh.pop(id(output_tensor), None)
+            for step, call, buffer in self._pending:
+                if buffer() is output_tensor:
+                    step[call] = True
+            self._pending = [p for p in self._pending
+                             if p[2]() is not output_tensor]
+            return gather(output_tensor, *args, **kwargs)
+        torch.empty = watched_empty
+        torch.Tensor.narrow = watched_narrow
+        torch.distributed.all_gather_single = watched_gather
+
+    def start(self, model) -> None:
+        self._recording = True
+
+    def stop(self) -> None:
+        self._recording = False
+
+    def step(self) -> None:
+        self.steps.append([])
+
+    def write(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.steps[:-1], f)
+
+
 def main() -> int:
     args = model_run.parse_args(
-        __doc__, model=["gpt2", "bert", "t5", "cnn", "ddp-gpt2"])
+        __doc__, tools=("msprobe", "tprobe", "none"),
+        model=["gpt2", "bert", "t5", "cnn", "ddp-gpt2", "fsdp-gpt2"])
     if args.model.startswith("ddp-"):
         model, inputs = distributed(args.model)
+    elif args.model.startswith("fsdp-"):
+        model, inputs = sharded(args.model)
     else:
         model, inputs = build(args.model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    debugger, finish = model_run.debugger(args, f"-{args.model}")
+    if args.tool == "none":
+        debugger = AllGatherWatch()
+        os.makedirs(args.dump_path, exist_ok=True)
+        finish = lambda: debugger.write(  # noqa: E731
+            os.path.join(args.dump_path,
+                         f"rank{torch.distributed.get_rank()}.json"))
+    else:
+        debugger, finish = model_run.debugger(args, f"-{args.model}")
     for _ in range(args.steps):
         optimizer.zero_grad()
         debugger.start(model)
@@ -160,7 +254,7 @@ def main() -> int:
         optimizer.step()
         debugger.step()
     finish()
-    if args.model.startswith("ddp-"):
+    if torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     return 0
 

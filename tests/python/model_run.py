@@ -5,17 +5,17 @@ of that tool with the run's config.json and dump path."""
 import argparse
 import json
 import os
-from typing import Any, Tuple
+from typing import Any, Sequence, Tuple
 
 
-def parse_args(description: str, **extra: Any) -> argparse.Namespace:
-    """--tool, --config, --dump-path and --steps, and each ``extra``
-    option: name -> choices (a required choice)."""
+def parse_args(description: str, tools: Sequence[str] = ("msprobe", "tprobe"),
+               **extra: Any) -> argparse.Namespace:
+    """--tool (one of ``tools``), --config, --dump-path and --steps, and
+    each ``extra`` option: name -> choices (a required choice)."""
     parser = argparse.ArgumentParser(description=description)
     for name, choices in extra.items():
         parser.add_argument(f"--{name}", choices=choices, required=True)
-    parser.add_argument("--tool", choices=["msprobe", "tprobe"],
-                        required=True)
+    parser.add_argument("--tool", choices=tools, required=True)
     parser.add_argument("--config", required=True)
     parser.add_argument("--dump-path", required=True)
     parser.add_argument("--steps", type=int, default=2)
