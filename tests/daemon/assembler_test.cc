@@ -9,6 +9,7 @@
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/expected_accounting.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -61,23 +62,8 @@ TEST_F(AssemblerTest, FinishWritesTheFourFilesOfAClosedTree) {
  "Functional.relu.0.forward": null
 })");
   EXPECT_EQ(ReadFile(File(0, "stack.json")), "{}");
-  EXPECT_EQ(ReadFile(File(0, "tprobe.json")), R"({
- "complete": true,
- "entries": 1,
- "duplicates_dropped": 0,
- "tensors_incomplete": 0,
- "records_skipped": 0,
- "calls_unclosed": 0,
- "dropped": {
-  "ring_full": 0,
-  "too_large": 0,
-  "no_daemon": 0
- },
- "stream_corrupt": false,
- "producer_died": false,
- "step_open": false,
- "recovered": false
-})");
+  EXPECT_EQ(ReadFile(File(0, "tprobe.json")),
+            (testing::ExpectedAccounting{.entries = 1}.Text()));
 }
 
 TEST_F(AssemblerTest, AnOpenTreeIsNeverWrittenComplete) {

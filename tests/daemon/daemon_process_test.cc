@@ -1,8 +1,6 @@
 // The real tprobed binary, driven over its socket by a raw client written
 // here from the protocol (control.proto) and the record layout (record.h).
 
-#include "tests/support/daemon_process.h"
-
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,7 +19,8 @@
 #include "common/shm/segment.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_test.h"
+#include "tests/support/expected_accounting.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe {
@@ -29,7 +28,6 @@ namespace {
 
 using testing::Clock;
 using testing::ConfigJson;
-using testing::DaemonProcess;
 using testing::GoodbyeRequest;
 using testing::List;
 using testing::MakeEntry;
@@ -39,7 +37,6 @@ using testing::RawClient;
 using testing::ReadFile;
 using testing::Ref;
 using testing::StepRequest;
-using testing::TempDir;
 using testing::WaitFor;
 
 // One module call with a float32 input and output, as record.h describes
@@ -132,44 +129,14 @@ constexpr char kExpectedStack[] = R"json({
  ]
 })json";
 
-// `daemon_counted`: the records of a step no Step settled (the rank died or
-// the daemon stopped), counted by the daemon (0: a Step settled it).
-std::string ExpectedAccounting(bool producer_died, int daemon_counted = 0) {
-  const std::string n = std::to_string(daemon_counted);
-  const std::string records = daemon_counted == 0 ? std::string() : R"(,
- "records": {
-  "counted_by": "daemon",
-  "produced": )" + n + R"(,
-  "written": )" + n + R"(,
-  "dropped": {
-   "ring_full": 0,
-   "too_large": 0,
-   "no_daemon": 0,
-   "daemon_gone": 0,
-   "skipped": 0,
-   "unread": 0
-  }
- })";
-  return std::string(R"({
- "complete": )") +
-         (producer_died ? "false" : "true") + R"(,
- "entries": 1,
- "duplicates_dropped": 0,
- "tensors_incomplete": 0,
- "records_skipped": 0,
- "calls_unclosed": 0,
- "dropped": {
-  "ring_full": 0,
-  "too_large": 0,
-  "no_daemon": 0
- },
- "stream_corrupt": false,
- "producer_died": )" +
-         (producer_died ? "true" : "false") + R"(,
- "step_open": false,
- "recovered": false)" +
-         records + R"(
-})";
+// tprobe.json of the step of WriteModuleCall. `daemon_counted`: the records
+// of a step no Step settled (the rank died or the daemon stopped), counted
+// by the daemon (0: a Step settled it).
+std::string AccountingOf(bool producer_died, int daemon_counted = 0) {
+  testing::ExpectedAccounting expected{
+      .complete = !producer_died, .entries = 1, .producer_died = producer_died};
+  if (daemon_counted != 0) expected.daemon_counted = daemon_counted;
+  return expected.Text();
 }
 
 // Flush is answered once every command queued before it has run: after it,
@@ -182,15 +149,8 @@ void Sync(RawClient& client) {
   ASSERT_TRUE(control::IsOk(resp)) << resp.error();
 }
 
-class DaemonProcessTest : public ::testing::Test {
+class DaemonProcessTest : public testing::DaemonTest {
  protected:
-  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
-  std::string DumpFile(const std::string& name) const {
-    return dir_.path() + "/dump/step0/rank0/" + name;
-  }
-  v1::Register Registration() const {
-    return MakeRegister(ConfigJson(dir_.path() + "/dump"));
-  }
   // The step's journal exists and holds its first write (created and
   // written are two calls: a kill between them leaves an empty file).
   bool JournalWritten() const {
@@ -198,18 +158,13 @@ class DaemonProcessTest : public ::testing::Test {
     return std::filesystem::file_size(DumpFile("tprobe.journal"), ec) > 0 &&
            !ec;
   }
-
-  TempDir dir_;
 };
 
 TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  ASSERT_TRUE(client.connected());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  auto& [client, segment] = *rank;
   ASSERT_TRUE(WriteModuleCall(*segment));
 
   v1::Response resp;
@@ -219,46 +174,42 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
   EXPECT_EQ(ReadFile(DumpFile("stack.json")), kExpectedStack);
-  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false));
+  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), AccountingOf(false));
 
   const std::string name = segment->name();
   ASSERT_TRUE(client.Call(GoodbyeRequest(), &resp));
   EXPECT_TRUE(control::IsOk(resp)) << resp.error();
   client.Close();
-  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon.pid(), name); },
+  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon_->pid(), name); },
                       std::chrono::seconds(5)))
       << "the daemon lets the segment go after Goodbye and hang-up";
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(DaemonProcessTest, SigtermWritesWhatWasCapturedAndExitsZero) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  auto& [client, segment] = *rank;
   ASSERT_TRUE(WriteModuleCall(*segment));
 
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
   // No Step came: the daemon's own count of the 13 records it read.
-  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), ExpectedAccounting(false, 13));
+  EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), AccountingOf(false, 13));
   EXPECT_FALSE(std::filesystem::exists(Socket()));
 }
 
 TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // The trainer: registers, writes, and dies without Goodbye.
     RawClient client(Socket());
     std::string error;
-    auto segment = client.Register(
-        MakeRegister(ConfigJson(dir_.path() + "/dump")), &error);
+    auto segment = client.Register(MakeRegister(ConfigJson(Dump())), &error);
     ::_exit(segment != nullptr && WriteModuleCall(*segment) ? 0 : 1);
   }
   int status = 0;
@@ -266,8 +217,7 @@ TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_TRUE(WaitFor(
       [&] {
-        return ReadFile(DumpFile("tprobe.json")) ==
-               ExpectedAccounting(true, 13);
+        return ReadFile(DumpFile("tprobe.json")) == AccountingOf(true, 13);
       },
       std::chrono::seconds(15)))  // about 1 s unloaded; a loaded or TSan run
                                   // takes longer
@@ -277,22 +227,18 @@ TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
   // Client id 1: the first registration of this daemon.
   const std::string segment = "tprobe." + std::to_string(::getuid()) + "." +
                               std::to_string(child) + ".1." +
-                              std::to_string(daemon.pid());
-  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon.pid(), segment); },
+                              std::to_string(daemon_->pid());
+  EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon_->pid(), segment); },
                       std::chrono::seconds(5)))
       << "the daemon lets the dead client's segment go";
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(
-      MakeRegister(ConfigJson(dir_.path() + "/dump"), /*ring_count=*/2),
-      &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register(MakeRegister(ConfigJson(Dump()), /*ring_count=*/2));
+  ASSERT_NE(rank, nullptr);
+  auto& [client, segment] = *rank;
 
   // Two producing threads, one ring each, as the client's hook threads.
   constexpr uint32_t kPerRing = 1500;
@@ -349,19 +295,17 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(acc["entries"], 2 * kPerRing);
   EXPECT_EQ(acc["complete"], true);
   EXPECT_EQ(doc["data"]["Tensor.add.1500.forward"]["output"][0]["Max"], 1499.0);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // A Step sent on a connection that never registered would close every
 // rank's step with the sender's counts: refused, and no rank changes.
 TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient rank(Socket());
-  std::string error;
-  auto segment = rank.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
-  testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto registered = Register();
+  ASSERT_NE(registered, nullptr);
+  RawClient& rank = registered->client;
+  testing::RecordWriter w = registered->Writer();
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.mul.0.forward"));
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
 
@@ -388,16 +332,14 @@ TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
   const dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
   EXPECT_EQ(acc["entries"], 1);
   EXPECT_EQ(acc["complete"], true) << acc.dump();
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  auto& [client, segment] = *rank;
   testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.mul.0.forward"));
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
@@ -443,79 +385,68 @@ void ExpectRecovered(const std::string& dir) {
 }
 
 TEST_F(DaemonProcessTest, ADaemonKilledMidStepIsRecoveredWhenTheRankReturns) {
-  auto daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon->started());
+  ASSERT_TRUE(StartDaemon());
   {
-    RawClient client(Socket());
-    std::string error;
-    auto segment = client.Register(Registration(), &error);
-    ASSERT_NE(segment, nullptr) << error;
-    ASSERT_TRUE(WriteModuleCall(*segment));
+    auto rank = Register();
+    ASSERT_NE(rank, nullptr);
+    ASSERT_TRUE(WriteModuleCall(*rank->segment));
     // The step stays open: its journal is all there is on disk.
     ASSERT_TRUE(
         WaitFor([&] { return JournalWritten(); }, std::chrono::seconds(10)));
     EXPECT_FALSE(std::filesystem::exists(DumpFile("dump.json")));
-    ::kill(daemon->pid(), SIGKILL);
-    EXPECT_EQ(daemon->Terminate(), 128 + SIGKILL);
+    ::kill(daemon_->pid(), SIGKILL);
+    EXPECT_EQ(daemon_->Terminate(), 128 + SIGKILL);
   }
   // The rank comes back to a restarted daemon: its journal becomes the
   // step's files, marked recovered.
-  daemon = std::make_unique<DaemonProcess>(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon->started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
-  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
-  EXPECT_EQ(daemon->Terminate(), 0);
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  ExpectRecovered(Dump() + "/step0/rank0");
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(DaemonProcessTest, TprobeRecoverTurnsJournalsIntoValidSteps) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  auto& [client, segment] = *rank;
   ASSERT_TRUE(WriteModuleCall(*segment));
   ASSERT_TRUE(
       WaitFor([&] { return JournalWritten(); }, std::chrono::seconds(10)));
-  ::kill(daemon.pid(), SIGKILL);
-  EXPECT_EQ(daemon.Terminate(), 128 + SIGKILL);
+  ::kill(daemon_->pid(), SIGKILL);
+  EXPECT_EQ(daemon_->Terminate(), 128 + SIGKILL);
   // A journal cut short by the kill keeps its whole records.
   {
     std::ofstream(DumpFile("tprobe.journal"), std::ios::app) << "\x40\x00\x00";
   }
   std::string output;
-  ASSERT_EQ(testing::RunCommand(
-                std::string(TPROBE_BIN) + " recover " + dir_.path() + "/dump",
-                &output),
+  ASSERT_EQ(testing::RunCommand(std::string(TPROBE_BIN) + " recover " + Dump(),
+                                &output),
             0)
       << output;
   EXPECT_NE(output.find("1 step recovered"), std::string::npos) << output;
-  ExpectRecovered(dir_.path() + "/dump/step0/rank0");
+  ExpectRecovered(Dump() + "/step0/rank0");
 }
 
 TEST_F(DaemonProcessTest, AnIdleDaemonUsesAlmostNoCpu) {
-  DaemonProcess daemon(
-      {TPROBED_PATH, "--socket", Socket(), "--foreground", "--workers", "2"},
-      Socket());
-  ASSERT_TRUE(daemon.started());
+  daemon_.emplace(std::vector<std::string>{TPROBED_PATH, "--socket", Socket(),
+                                           "--foreground", "--workers", "2"},
+                  Socket());
+  ASSERT_TRUE(daemon_->started());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  auto before = testing::CostOf(daemon.pid());
+  auto before = testing::CostOf(daemon_->pid());
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  auto after = testing::CostOf(daemon.pid());
+  auto after = testing::CostOf(daemon_->pid());
   // No client: the drain threads block, neither waking nor spinning.
   EXPECT_LT(after.sleeps - before.sleeps, 50);
   EXPECT_LT(after.cpu - before.cpu, std::chrono::milliseconds(250));
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  before = testing::CostOf(daemon.pid());
+  before = testing::CostOf(daemon_->pid());
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  after = testing::CostOf(daemon.pid());
+  after = testing::CostOf(daemon_->pid());
   // A client with nothing to send: two drain threads back off to sleeps of
   // 2 ms, at most 1000 wake-ups a second (a fixed 200 us poll made 10000),
   // and no spin.
@@ -524,14 +455,10 @@ TEST_F(DaemonProcessTest, AnIdleDaemonUsesAlmostNoCpu) {
 }
 
 TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  std::string error;
-  v1::Register reg = Registration();
-  reg.set_rank(5);
-  auto segment = client.Register(reg, &error);
-  ASSERT_NE(segment, nullptr) << error;
+  ASSERT_TRUE(StartDaemon());
+  auto registered = Register(MakeRegister(ConfigJson(Dump()), 1, /*rank=*/5));
+  ASSERT_NE(registered, nullptr);
+  auto& segment = registered->segment;
   ASSERT_TRUE(WriteModuleCall(*segment));
   segment->ring_header(0)->dropped[0].fetch_add(3);
 
@@ -541,7 +468,7 @@ TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
   v1::Response resp;
   ASSERT_TRUE(cli.Call(req, &resp));
   ASSERT_TRUE(control::IsOk(resp));
-  EXPECT_EQ(resp.status().daemon_pid(), daemon.pid());
+  EXPECT_EQ(resp.status().daemon_pid(), daemon_->pid());
   ASSERT_EQ(resp.status().ranks_size(), 1);
   const v1::RankStatus& rank = resp.status().ranks(0);
   EXPECT_EQ(rank.pid(), ::getpid());
@@ -553,8 +480,7 @@ TEST_F(DaemonProcessTest, StatusReportsEveryRank) {
 }
 
 TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   RawClient client(Socket());
   v1::Request req;
   *req.mutable_register_() = MakeRegister("{}");
@@ -581,8 +507,7 @@ TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
 }
 
 TEST_F(DaemonProcessTest, ASecondDaemonOnTheSameSocketRefusesToStart) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   std::string output;
   EXPECT_EQ(testing::RunCommand(std::string(TPROBED_PATH) +
                                     " --foreground --socket " + Socket(),
@@ -628,11 +553,9 @@ TEST_F(DaemonProcessTest, ShutdownRequestDrainsAndExits) {
                 std::string(TPROBED_PATH) + " --socket " + Socket(), &output),
             0)
       << output;
-  RawClient client(Socket());
-  std::string error;
-  auto segment = client.Register(Registration(), &error);
-  ASSERT_NE(segment, nullptr) << error;
-  ASSERT_TRUE(WriteModuleCall(*segment));
+  auto rank = Register();
+  ASSERT_NE(rank, nullptr);
+  ASSERT_TRUE(WriteModuleCall(*rank->segment));
   RawClient cli(Socket());
   v1::Request req;
   req.mutable_shutdown();

@@ -21,15 +21,13 @@
 #include "common/stats/half.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
-#include "tests/support/daemon_process.h"
+#include "tests/support/daemon_test.h"
 
 namespace tprobe {
 namespace {
 
 using dump::Json;
 using testing::ConfigJson;
-using testing::DaemonProcess;
 using testing::Dict;
 using testing::List;
 using testing::MakeEntry;
@@ -39,7 +37,6 @@ using testing::ReadFile;
 using testing::RecordWriter;
 using testing::Ref;
 using testing::StepRequest;
-using testing::TempDir;
 using testing::WaitFor;
 
 using Bytes = std::vector<std::byte>;
@@ -63,10 +60,8 @@ bool SendTensor(RecordWriter& w, uint32_t ref, DType dtype,
   return true;
 }
 
-class DumpTasksTest : public ::testing::Test {
+class DumpTasksTest : public testing::DaemonTest {
  protected:
-  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
-  std::string Dump() const { return dir_.path() + "/dump"; }
   std::string StepDir(uint32_t step = 0) const {
     return Dump() + "/step" + std::to_string(step) + "/rank0";
   }
@@ -108,15 +103,11 @@ class DumpTasksTest : public ::testing::Test {
     for (const auto& [name, body] : doc["data"].items()) names.push_back(name);
     return names;
   }
-  // Registers with `config_json`, ring of 1 MiB.
-  std::unique_ptr<shm::Segment> Register(RawClient& client,
-                                         const std::string& config_json) {
+  // A rank registered with `config_json`, ring of 1 MiB.
+  std::unique_ptr<testing::RawRank> Rank(const std::string& config_json) {
     v1::Register reg = MakeRegister(config_json);
     reg.set_ring_bytes(uint64_t{1} << 20);
-    std::string error;
-    auto segment = client.Register(reg, &error);
-    EXPECT_NE(segment, nullptr) << error;
-    return segment;
+    return Register(reg);
   }
   // Closes the step and waits until its files are written: Flush is
   // answered once every command queued before it has run.
@@ -128,7 +119,6 @@ class DumpTasksTest : public ::testing::Test {
            client.Call(flush, &resp) && control::IsOk(resp);
   }
 
-  TempDir dir_;
   std::mt19937 rng_{12345};
 };
 
@@ -137,17 +127,15 @@ class DumpTasksTest : public ::testing::Test {
 // an inode; check_tree.py reloads every file with numpy and recomputes the
 // statistics of its entry.
 TEST_F(DumpTasksTest, TensorTaskFilesLoadWithNumpyAndReproduceTheStatistics) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
+  ASSERT_TRUE(StartDaemon());
   // A relative dump_path is the trainer's: tprobed reads our working
   // directory at registration, and dump_data_dir keeps the path relative.
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir_.path());
-  auto segment = Register(client, ConfigJson("./dump", "tensor", "mix"));
+  auto rank = Rank(ConfigJson("./dump", "tensor", "mix"));
   std::filesystem::current_path(cwd);
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
 
   std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
   auto floats = [&](size_t n, bool positive = false) {
@@ -239,7 +227,7 @@ TEST_F(DumpTasksTest, TensorTaskFilesLoadWithNumpyAndReproduceTheStatistics) {
   ASSERT_TRUE(SendTensor(w, 1, DType::kFloat32, {4, 8}, relu_in));
   ASSERT_TRUE(SendTensor(w, 2, DType::kFloat32, {4, 8}, relu_in));
   ASSERT_TRUE(w.Entry(seq++, 0, 1, 0, relu));
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
 
   const Json doc = Load("dump.json");
   EXPECT_EQ(doc["dump_data_dir"], "./dump/step0/rank0/dump_tensor_data");
@@ -298,19 +286,17 @@ TEST_F(DumpTasksTest, TensorTaskFilesLoadWithNumpyAndReproduceTheStatistics) {
             0)
       << output;
   EXPECT_NE(output.find("15 tensors, 0 problems"), std::string::npos) << output;
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // summary_mode md5: zlib's CRC-32 of the raw bytes in the native dtype
 // (bfloat16 stays 2 bytes), "%08x"; the empty tensor gives "00000000".
 TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Register(client, ConfigJson(Dump(), "statistics", "L1",
-                                             R"({"summary_mode": "md5"})"));
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(
+      ConfigJson(Dump(), "statistics", "L1", R"({"summary_mode": "md5"})"));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
 
   struct Case {
     DType dtype;
@@ -345,7 +331,7 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
   }
   ASSERT_TRUE(
       w.Entry(1, 0, 1, 0, MakeEntry({{"output", testing::ListOf(outputs)}})));
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
 
   std::string script =
       "import sys, zlib\nfor p in sys.argv[1:]:\n"
@@ -367,7 +353,7 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
   }
   EXPECT_EQ(actual, expected);
   EXPECT_EQ(out[8]["md5"], "00000000");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // overflow_check: only calls with an inf or NaN (in Max or Min) anywhere in
@@ -376,13 +362,11 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
 // are kept the dump ends, as msprobe's does: nothing later is written, not
 // even a later step's directory.
 TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Register(client, ConfigJson(Dump(), "overflow_check", "mix",
-                                             R"({"overflow_nums": 2})"));
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(
+      ConfigJson(Dump(), "overflow_check", "mix", R"({"overflow_nums": 2})"));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   struct Call {
@@ -413,14 +397,14 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
     ASSERT_TRUE(w.Call(false, seq++, 0, id, record::CallKind::kApi));
   }
   ASSERT_TRUE(w.Call(false, seq++, 0, 99, record::CallKind::kModule));
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
   // A later step: the dump has ended.
   ASSERT_TRUE(w.Call(true, seq++, 1, 4, record::CallKind::kApi));
   ASSERT_TRUE(w.Float32Tensor(1, {2}, {inf, 1}));
   ASSERT_TRUE(
       w.Entry(seq++, 1, 4, 100, MakeEntry({{"input_args", List({Ref(1)})}})));
   ASSERT_TRUE(w.Call(false, seq++, 1, 4, record::CallKind::kApi));
-  ASSERT_TRUE(Step(client, 1));
+  ASSERT_TRUE(Step(rank->client, 1));
   EXPECT_FALSE(std::filesystem::exists(StepDir(1)));
 
   EXPECT_EQ(EntryNames(), (std::vector<std::string>{"Functional.exp.0.forward",
@@ -454,17 +438,15 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
                 &output),
             0)
       << output;
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(DumpTasksTest, OverflowNumsMinusOneKeepsEveryOverflow) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Register(client, ConfigJson(Dump(), "overflow_check", "L1",
-                                             R"({"overflow_nums": -1})"));
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(
+      ConfigJson(Dump(), "overflow_check", "L1", R"({"overflow_nums": -1})"));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
   const float inf = std::numeric_limits<float>::infinity();
   for (uint32_t i = 1; i <= 5; ++i) {
     ASSERT_TRUE(w.Intern(i, record::InternKind::kName,
@@ -472,22 +454,20 @@ TEST_F(DumpTasksTest, OverflowNumsMinusOneKeepsEveryOverflow) {
     ASSERT_TRUE(w.Float32Tensor(1, {1}, {i % 2 == 1 ? inf : 1.0f}));
     ASSERT_TRUE(w.Entry(i, 0, i, 0, MakeEntry({{"output", List({Ref(1)})}})));
   }
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
   EXPECT_EQ(EntryNames(), (std::vector<std::string>{"Torch.exp.1.forward",
                                                     "Torch.exp.3.forward",
                                                     "Torch.exp.5.forward"}));
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // A corrupt record: the step is written with what came before it and is
 // never complete.
 TEST_F(DumpTasksTest, ACorruptStreamLeavesTheStepIncomplete) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Register(client, ConfigJson(Dump()));
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(ConfigJson(Dump()));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward"));
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
   record::TensorRecord bad{};
@@ -495,37 +475,34 @@ TEST_F(DumpTasksTest, ACorruptStreamLeavesTheStepIncomplete) {
   ASSERT_TRUE(
       w.Raw(record::RecordType::kTensor, std::as_bytes(std::span(&bad, 1))));
   ASSERT_TRUE(w.Entry(2, 0, 1, 0, MakeEntry({{"output", List({})}})));
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
   EXPECT_EQ(EntryNames(), std::vector<std::string>{"Tensor.add.0.forward"});
   const Json acc = Load("tprobe.json");
   EXPECT_EQ(acc["stream_corrupt"], true);
   EXPECT_EQ(acc["complete"], false);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // A record naming an id that was never interned is skipped and counted.
 TEST_F(DumpTasksTest, SkippedRecordsLeaveTheStepIncomplete) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Register(client, ConfigJson(Dump()));
-  ASSERT_NE(segment, nullptr);
-  RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(ConfigJson(Dump()));
+  ASSERT_NE(rank, nullptr);
+  RecordWriter w = rank->Writer();
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward"));
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
   ASSERT_TRUE(w.Entry(2, 0, 7, 0, MakeEntry({{"output", List({})}})));
-  ASSERT_TRUE(Step(client, 0));
+  ASSERT_TRUE(Step(rank->client, 0));
   const Json acc = Load("tprobe.json");
   EXPECT_EQ(acc["records_skipped"], 1);
   EXPECT_EQ(acc["complete"], false);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // A trainer killed with SIGKILL mid-step: what it committed is written, and
 // the step is marked incomplete (producer_died), within a second.
 TEST_F(DumpTasksTest, AKilledTrainerKeepsWhatItCaptured) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const pid_t child = ::fork();
@@ -567,7 +544,7 @@ TEST_F(DumpTasksTest, AKilledTrainerKeepsWhatItCaptured) {
       Load("dump.json")["data"]["Tensor.mul.99.forward"]["output"][0]["Max"],
       100.0);
   EXPECT_EQ(Load("tprobe.json")["complete"], false);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 }  // namespace

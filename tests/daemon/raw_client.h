@@ -3,8 +3,10 @@
 
 // A control connection to a real tprobed, written here from the protocol
 // (control.proto) rather than with the client library, for end-to-end
-// tests of the daemon.
+// tests of the daemon, and the requests it sends (Register with a config,
+// Step, Goodbye).
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/config/config_proto.h"
 #include "common/control/response.h"
 #include "common/control/socket_path.h"
 #include "common/shm/segment.h"
@@ -143,6 +146,35 @@ class RawClient {
   int fd_ = -1;
   int passed_fd_ = -1;  // the last descriptor a reply carried
 };
+
+// A config.json with `dump_path`; `task_section` is added as the section of
+// the task when not empty (for example R"({"summary_mode": "md5"})").
+inline std::string ConfigJson(const std::string& dump_path,
+                              const std::string& task = "statistics",
+                              const std::string& level = "mix",
+                              const std::string& task_section = "") {
+  std::string json = R"({"task": ")" + task + R"(", "dump_path": ")" +
+                     dump_path + R"(", "level": ")" + level + R"(")";
+  if (!task_section.empty()) json += ", \"" + task + "\": " + task_section;
+  return json + "}";
+}
+
+// A Register for this process, with the config `config_json` parses to
+// (as the client sends it).
+inline v1::Register MakeRegister(const std::string& config_json,
+                                 uint32_t ring_count = 1, int rank = 0) {
+  v1::Register reg;
+  reg.set_pid(::getpid());
+  reg.set_start_time(shm::ProcessStartTime(::getpid()));
+  reg.set_rank(rank);
+  auto config = config::ParseConfig(config_json);
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  if (config.ok()) *reg.mutable_config() = config::ToProto(*config);
+  reg.set_ring_count(ring_count);
+  reg.set_ring_bytes(uint64_t{1} << 16);
+  reg.set_framework("pytorch");
+  return reg;
+}
 
 inline v1::Request StepRequest(uint32_t step) {
   v1::Request r;

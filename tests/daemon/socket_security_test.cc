@@ -28,6 +28,7 @@
 #include "tests/daemon/ring_records.h"
 #include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/daemon_test.h"
 #include "tests/support/sanitizers.h"
 
 namespace tprobe {
@@ -39,7 +40,6 @@ using testing::MakeRegister;
 using testing::RawClient;
 using testing::ReadFile;
 using testing::RunCommand;
-using testing::TempDir;
 using testing::WaitFor;
 namespace stdfs = std::filesystem;
 
@@ -141,24 +141,16 @@ bool ClosedByPeer(int fd, std::chrono::milliseconds timeout) {
       timeout);
 }
 
-class SocketSecurityTest : public ::testing::Test {
+class SocketSecurityTest : public testing::DaemonTest {
  protected:
+  SocketSecurityTest() : DaemonTest("run/tprobed.sock") {}
   void SetUp() override {
     // Other users must be able to reach what lies under it.
     ::chmod(dir_.path().c_str(), 0755);
   }
-  std::string Socket() const { return dir_.path() + "/run/tprobed.sock"; }
   std::string Tprobe(const std::string& args) const {
     return std::string(TPROBE_BIN) + " " + args;
   }
-  std::vector<std::string> Daemon(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv = {TPROBED_PATH,   "--socket",    Socket(),
-                                     "--foreground", "--log-level", "warn"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
-  }
-
-  TempDir dir_;
 };
 
 TEST_F(SocketSecurityTest, ASocketDirectoryOthersCanWriteIsRefused) {
@@ -234,7 +226,7 @@ TEST_F(SocketSecurityTest, RingsThatCannotFitInMemoryStopTheStart) {
 }
 
 TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   const long before = RssKiB(daemon.pid());
   ASSERT_GT(before, 0);
@@ -268,7 +260,7 @@ TEST_F(SocketSecurityTest, AHugeLengthPrefixIsRefusedBeforeAnyAllocation) {
 }
 
 TEST_F(SocketSecurityTest, ConnectionsBeyondTheCapAreRefusedWithAMessage) {
-  DaemonProcess daemon(Daemon({"--max-connections", "2"}), Socket());
+  DaemonProcess daemon(DaemonCommand({"--max-connections", "2"}), Socket());
   ASSERT_TRUE(daemon.started());
   RawClient a(Socket());
   RawClient b(Socket());
@@ -286,7 +278,7 @@ TEST_F(SocketSecurityTest, ConnectionsBeyondTheCapAreRefusedWithAMessage) {
 }
 
 TEST_F(SocketSecurityTest, ASilentConnectionIsClosedAfterTheRequestTimeout) {
-  DaemonProcess daemon(Daemon({"--request-timeout", "1"}), Socket());
+  DaemonProcess daemon(DaemonCommand({"--request-timeout", "1"}), Socket());
   ASSERT_TRUE(daemon.started());
   const int silent = ConnectRaw(Socket());
   ASSERT_GE(silent, 0);
@@ -335,7 +327,7 @@ TEST_F(SocketSecurityTest, GroupMembersAreServedAndOtherUsersRefused) {
   ThrowawayUser member(group.name());
   ThrowawayUser outsider;
   ASSERT_TRUE(member.ok() && outsider.ok());
-  DaemonProcess daemon(Daemon({"--group", group.name()}), Socket());
+  DaemonProcess daemon(DaemonCommand({"--group", group.name()}), Socket());
   ASSERT_TRUE(daemon.started());
   struct stat st;
   ASSERT_EQ(::stat(Socket().c_str(), &st), 0);
@@ -374,7 +366,7 @@ class SharedDaemonTest : public SocketSecurityTest {
     ASSERT_TRUE(group_->ok());
     member_.emplace(group_->name());
     ASSERT_TRUE(member_->ok());
-    daemon_.emplace(Daemon({"--group", group_->name()}), Socket());
+    daemon_.emplace(DaemonCommand({"--group", group_->name()}), Socket());
     ASSERT_TRUE(daemon_->started());
   }
   void TearDown() override {
@@ -407,7 +399,6 @@ class SharedDaemonTest : public SocketSecurityTest {
 
   std::optional<ThrowawayGroup> group_;
   std::optional<ThrowawayUser> member_;
-  std::optional<DaemonProcess> daemon_;
 };
 
 // A group member's CLI on a root daemon: it sees and controls its own rank
@@ -505,7 +496,7 @@ TEST_F(SharedDaemonTest, AGroupMemberReachesOnlyItsOwnRanksAndCannotShutDown) {
 // stops reading it once max_pending_replies are unwritten, so its memory
 // stays bounded, and it serves everyone else.
 TEST_F(SocketSecurityTest, RepliesNobodyReadsAreBounded) {
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   const long before = RssKiB(daemon.pid());
   ASSERT_GT(before, 0);
@@ -700,7 +691,7 @@ void ExpectRefused(const std::string& socket, const std::string& dump_path,
 }
 
 TEST_F(SocketSecurityTest, AnUnusableDumpPathIsRefusedAtRegistration) {
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   const std::string file = dir_.path() + "/a-file";
   { std::ofstream(file) << "x"; }
@@ -724,7 +715,7 @@ TEST_F(SocketSecurityTest, AnUnusableDumpPathIsRefusedAtRegistration) {
 }
 
 TEST_F(SocketSecurityTest, ADumpPathWithANulIsRefusedAndCreatesNothing) {
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   // The JSON escape reaches the daemon as a NUL inside the string.
   ExpectRefused(Socket(), dir_.path() + "/cut\\u0000/dump",
@@ -734,7 +725,7 @@ TEST_F(SocketSecurityTest, ADumpPathWithANulIsRefusedAndCreatesNothing) {
 
 TEST_F(SocketSecurityTest, ADumpPathThroughAnotherUsersSymlinkIsRefused) {
   if (!IsRoot()) GTEST_SKIP() << "needs root to own a symlink as another user";
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   const std::string real = dir_.path() + "/real";
   const std::string link = dir_.path() + "/link";
@@ -755,7 +746,7 @@ TEST_F(SocketSecurityTest, ADumpPathThroughAnotherUsersSymlinkIsRefused) {
 }
 
 TEST_F(SocketSecurityTest, ANameWithSlashesAndDotsStaysInsideItsRankFolder) {
-  DaemonProcess daemon(Daemon(), Socket());
+  DaemonProcess daemon(DaemonCommand(), Socket());
   ASSERT_TRUE(daemon.started());
   const std::string dump = dir_.path() + "/dump";
   // The folder the name would climb into exists, as in the report.
@@ -805,7 +796,7 @@ TEST_F(SocketSecurityTest, ARestartedDaemonRemovesWhatACrashedOneLeft) {
   const std::string dump = dir_.path() + "/dump";
   pid_t crashed = 0;
   {
-    DaemonProcess first(Daemon(), Socket());
+    DaemonProcess first(DaemonCommand(), Socket());
     ASSERT_TRUE(first.started());
     crashed = first.pid();
     RawClient client(Socket());
@@ -819,7 +810,7 @@ TEST_F(SocketSecurityTest, ARestartedDaemonRemovesWhatACrashedOneLeft) {
     EXPECT_FALSE(stdfs::exists("/dev/shm/" + segment->name()));
     segment->header()->producer_step = 7;
   }
-  DaemonProcess second(Daemon(), Socket());
+  DaemonProcess second(DaemonCommand(), Socket());
   ASSERT_TRUE(second.started());
   // A half-written file of the crashed daemon, and one of a running daemon
   // (the new one stands in for another daemon on the machine).

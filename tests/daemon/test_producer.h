@@ -12,46 +12,17 @@
 #include <memory>
 #include <string>
 
-#include "common/config/config_proto.h"
 #include "common/shm/segment.h"
 #include "daemon/ingest/producer.h"
+#include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::testing {
 
-// A config.json with `dump_path`; `task_section` is added as the section of
-// the task when not empty (for example R"({"summary_mode": "md5"})").
-inline std::string ConfigJson(const std::string& dump_path,
-                              const std::string& task = "statistics",
-                              const std::string& level = "mix",
-                              const std::string& task_section = "") {
-  std::string json = R"({"task": ")" + task + R"(", "dump_path": ")" +
-                     dump_path + R"(", "level": ")" + level + R"(")";
-  if (!task_section.empty()) json += ", \"" + task + "\": " + task_section;
-  return json + "}";
-}
-
 // The credentials of a connection from this process.
 inline daemon::PeerCredentials Self() {
   return daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
-}
-
-// A Register for this process, with the config `config_json` parses to
-// (as the client sends it).
-inline v1::Register MakeRegister(const std::string& config_json,
-                                 uint32_t ring_count = 1, int rank = 0) {
-  v1::Register reg;
-  reg.set_pid(::getpid());
-  reg.set_start_time(shm::ProcessStartTime(::getpid()));
-  reg.set_rank(rank);
-  auto config = config::ParseConfig(config_json);
-  EXPECT_TRUE(config.ok()) << config.status().message();
-  if (config.ok()) *reg.mutable_config() = config::ToProto(*config);
-  reg.set_ring_count(ring_count);
-  reg.set_ring_bytes(uint64_t{1} << 16);
-  reg.set_framework("pytorch");
-  return reg;
 }
 
 class TestProducer {

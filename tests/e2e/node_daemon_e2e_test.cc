@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/daemon_test.h"
 
 namespace tprobe {
 namespace {
@@ -32,10 +33,9 @@ using dump::Json;
 using testing::DaemonProcess;
 using testing::RawClient;
 using testing::ReadFile;
-using testing::TempDir;
 using testing::WaitFor;
 
-class NodeDaemonTest : public ::testing::Test {
+class NodeDaemonTest : public testing::DaemonTest {
  protected:
   ~NodeDaemonTest() override {
     for (pid_t pid : ranks_) {
@@ -44,7 +44,6 @@ class NodeDaemonTest : public ::testing::Test {
     }
   }
 
-  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
   std::string DumpPath(const std::string& rank) const {
     return dir_.path() + "/" + rank;
   }
@@ -210,7 +209,6 @@ class NodeDaemonTest : public ::testing::Test {
     }
   }
 
-  TempDir dir_;
   std::vector<pid_t> ranks_;
 };
 

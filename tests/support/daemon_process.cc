@@ -42,11 +42,18 @@ bool SocketAnswers(const std::string& path) {
   return ok;
 }
 
+std::vector<std::string> DaemonArgv(const std::string& binary,
+                                    const std::string& socket,
+                                    const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {binary,         "--socket",    socket,
+                                   "--foreground", "--log-level", "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
 DaemonProcess::DaemonProcess(const std::string& binary,
                              const std::string& socket)
-    : DaemonProcess(
-          {binary, "--socket", socket, "--foreground", "--log-level", "warn"},
-          socket) {}
+    : DaemonProcess(DaemonArgv(binary, socket), socket) {}
 
 DaemonProcess::DaemonProcess(const std::vector<std::string>& argv,
                              const std::string& socket) {

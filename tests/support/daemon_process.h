@@ -24,9 +24,15 @@ class TempDir {
   std::string path_;
 };
 
+// The command line of a test's daemon: `binary --socket socket --foreground
+// --log-level warn`, then `extra`.
+std::vector<std::string> DaemonArgv(const std::string& binary,
+                                    const std::string& socket,
+                                    const std::vector<std::string>& extra = {});
+
 class DaemonProcess {
  public:
-  // Starts `binary --socket socket --foreground` and waits until the socket
+  // Starts DaemonArgv(binary, socket) and waits until the socket
   // accepts connections (up to 10 s). started() tells whether it did.
   DaemonProcess(const std::string& binary, const std::string& socket);
   // Runs `argv` as it is (argv[0] looked up in PATH), for a daemon with other

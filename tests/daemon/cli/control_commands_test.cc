@@ -13,21 +13,17 @@
 #include "common/shm/directive.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
-#include "tests/support/daemon_process.h"
+#include "tests/support/daemon_test.h"
 
 namespace tprobe {
 namespace {
 
 using testing::ConfigJson;
-using testing::DaemonProcess;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
-using testing::RawClient;
 using testing::ReadFile;
 using testing::RecordWriter;
-using testing::TempDir;
 using testing::WaitFor;
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -44,12 +40,8 @@ std::vector<std::string> Fields(const std::string& line) {
   return fields;
 }
 
-class ControlCommandsTest : public ::testing::Test {
+class ControlCommandsTest : public testing::DaemonTest {
  protected:
-  std::string Socket() const { return dir_.path() + "/tprobed.sock"; }
-  std::string DumpFile(const std::string& name, uint32_t step = 0) const {
-    return dir_.path() + "/dump/step" + std::to_string(step) + "/rank0/" + name;
-  }
   // Runs `tprobe ARGS --socket SOCKET`; returns the exit status.
   int Tprobe(const std::string& args, std::string* output = nullptr) const {
     std::string ignored;
@@ -58,29 +50,24 @@ class ControlCommandsTest : public ::testing::Test {
         output ? output : &ignored);
   }
   // Registers a rank and writes one entry "Tensor.add.0.forward" of step 0.
-  std::unique_ptr<shm::Segment> Rank(RawClient& client, int rank) {
-    std::string error;
-    auto segment = client.Register(
-        MakeRegister(ConfigJson(dir_.path() + "/dump"), 1, rank), &error);
-    EXPECT_NE(segment, nullptr) << error;
-    if (segment == nullptr) return nullptr;
-    RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  std::unique_ptr<testing::RawRank> Rank(int rank) {
+    auto registered = Register(MakeRegister(ConfigJson(Dump()), 1, rank));
+    if (registered == nullptr) return nullptr;
+    RecordWriter w = registered->Writer();
     EXPECT_TRUE(
         w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward") &&
         w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
-    return segment;
+    return registered;
   }
-
-  TempDir dir_;
 };
 
 TEST_F(ControlCommandsTest, StatusPrintsOneLinePerRank) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient a(Socket()), b(Socket());
-  auto sa = Rank(a, 5);
-  auto sb = Rank(b, -1);
-  ASSERT_TRUE(sa && sb);
+  ASSERT_TRUE(StartDaemon());
+  auto a = Rank(5);
+  auto b = Rank(-1);
+  ASSERT_TRUE(a && b);
+  auto& sa = a->segment;
+  auto& sb = b->segment;
   sa->ring_header(0)->dropped[0].fetch_add(3);
   // Ring fill: wait until the daemon drained both.
   ASSERT_TRUE(WaitFor(
@@ -96,7 +83,7 @@ TEST_F(ControlCommandsTest, StatusPrintsOneLinePerRank) {
   ASSERT_EQ(Tprobe("status", &output), 0) << output;
   const auto lines = Lines(output);
   ASSERT_EQ(lines.size(), 4u) << output;
-  EXPECT_EQ(lines[0], "tprobed pid " + std::to_string(daemon.pid()) + " on " +
+  EXPECT_EQ(lines[0], "tprobed pid " + std::to_string(daemon_->pid()) + " on " +
                           Socket() + ": 2 ranks");
   EXPECT_EQ(Fields(lines[1]),
             (std::vector<std::string>{"RANK", "PID", "STATE", "STEP",
@@ -115,20 +102,17 @@ TEST_F(ControlCommandsTest, StatusPrintsOneLinePerRank) {
 }
 
 TEST_F(ControlCommandsTest, StatusWithoutRanksSaysSo) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   std::string output;
   ASSERT_EQ(Tprobe("status", &output), 0) << output;
-  EXPECT_EQ(output, "tprobed pid " + std::to_string(daemon.pid()) + " on " +
+  EXPECT_EQ(output, "tprobed pid " + std::to_string(daemon_->pid()) + " on " +
                         Socket() + ": 0 ranks\n");
 }
 
 TEST_F(ControlCommandsTest, FlushWritesEveryRanksOpenStepBeforeReturning) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Rank(client, 0);
-  ASSERT_NE(segment, nullptr);
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(0);
+  ASSERT_NE(rank, nullptr);
   std::string output;
   ASSERT_EQ(Tprobe("flush", &output), 0) << output;
   EXPECT_EQ(output, "tprobe flush: done (1 rank)\n");
@@ -137,15 +121,14 @@ TEST_F(ControlCommandsTest, FlushWritesEveryRanksOpenStepBeforeReturning) {
 }
 
 TEST_F(ControlCommandsTest, StatusJsonListsEveryRank) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Rank(client, 5);
-  ASSERT_NE(segment, nullptr);
+  ASSERT_TRUE(StartDaemon());
+  auto registered = Rank(5);
+  ASSERT_NE(registered, nullptr);
+  const auto& segment = registered->segment;
   std::string output;
   ASSERT_EQ(Tprobe("status --json", &output), 0) << output;
   const auto doc = dump::Json::parse(output);
-  EXPECT_EQ(doc["daemon_pid"], daemon.pid());
+  EXPECT_EQ(doc["daemon_pid"], daemon_->pid());
   EXPECT_EQ(doc["socket"], Socket());
   ASSERT_EQ(doc["ranks"].size(), 1u) << output;
   const auto& rank = doc["ranks"][0];
@@ -158,8 +141,7 @@ TEST_F(ControlCommandsTest, StatusJsonListsEveryRank) {
 }
 
 TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   for (const char* command : {"flush", "stop", "start --steps 1"}) {
     std::string output;
     EXPECT_EQ(Tprobe(command, &output), 3) << command;
@@ -176,24 +158,21 @@ TEST_F(ControlCommandsTest, CommandsWithoutRanksSayNothingHappened) {
   EXPECT_EQ(doc["ranks"], 0);
   EXPECT_NE(doc["error"].get<std::string>().find("nothing to flush"),
             std::string::npos);
-  RawClient client(Socket());
-  auto segment = Rank(client, 0);
-  ASSERT_NE(segment, nullptr);
+  auto rank = Rank(0);
+  ASSERT_NE(rank, nullptr);
   ASSERT_EQ(Tprobe("flush --json", &output), 0) << output;
   EXPECT_EQ(output, R"({"command":"flush","ok":true,"ranks":1,"error":null})"
                     "\n");
 }
 
 TEST_F(ControlCommandsTest, StartAndStopActOnEveryRank) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Rank(client, 0);
-  ASSERT_NE(segment, nullptr);
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(0);
+  ASSERT_NE(rank, nullptr);
   // The directive word of the rank's segment, as the rank reads it.
   auto directive = [&] {
     return shm::DecodeDirective(
-        std::atomic_ref<uint64_t>(segment->header()->directive)
+        std::atomic_ref<uint64_t>(rank->segment->header()->directive)
             .load(std::memory_order_acquire));
   };
   EXPECT_EQ(directive().mode, shm::CaptureMode::kConfig);
@@ -223,13 +202,11 @@ TEST_F(ControlCommandsTest, StartAndStopActOnEveryRank) {
 }
 
 TEST_F(ControlCommandsTest, EveryControlCommandPrintsOneJsonLine) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Rank(client, 0);
-  ASSERT_NE(segment, nullptr);
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(0);
+  ASSERT_NE(rank, nullptr);
   const std::string config = dir_.path() + "/live.json";
-  std::ofstream(config) << ConfigJson(dir_.path() + "/dump", "tensor", "L0");
+  std::ofstream(config) << ConfigJson(Dump(), "tensor", "L0");
   const std::pair<std::string, std::string> commands[] = {
       {"start", "start --steps 1-"},
       {"stop", "stop"},
@@ -246,15 +223,13 @@ TEST_F(ControlCommandsTest, EveryControlCommandPrintsOneJsonLine) {
 }
 
 TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
-  RawClient client(Socket());
-  auto segment = Rank(client, 0);
-  ASSERT_NE(segment, nullptr);
+  ASSERT_TRUE(StartDaemon());
+  auto rank = Rank(0);
+  ASSERT_NE(rank, nullptr);
   ASSERT_EQ(Tprobe("shutdown"), 0);
   // It answers first, then writes and exits by itself (a zombie until
   // reaped; Terminate() then only collects its exit status).
-  const std::string stat = "/proc/" + std::to_string(daemon.pid()) + "/stat";
+  const std::string stat = "/proc/" + std::to_string(daemon_->pid()) + "/stat";
   EXPECT_TRUE(WaitFor(
       [&] {
         const std::string text = ReadFile(stat);
@@ -265,12 +240,11 @@ TEST_F(ControlCommandsTest, ShutdownMakesTheDaemonWriteAndExit) {
   EXPECT_FALSE(std::filesystem::exists(Socket()));
   EXPECT_NE(ReadFile(DumpFile("dump.json")).find("Tensor.add.0.forward"),
             std::string::npos);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(ControlCommandsTest, TheSocketComesFromTprobeSocketWithoutTheFlag) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   std::string output;
   EXPECT_EQ(testing::RunCommand("TPROBE_SOCKET=" + Socket() + " " +
                                     std::string(TPROBE_BIN) + " status",
