@@ -6,41 +6,16 @@
 // at all on the calling thread. The dump tree then shows that the counted
 // calls were really written.
 
-#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/counting_allocator.h"
 #include "tests/support/daemon_process.h"
 #include "tprobe/client.h"
-
-namespace {
-thread_local uint64_t t_allocations = 0;
-}  // namespace
-
-// Every other form (arrays, nothrow) of libstdc++ calls one of these two.
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, std::align_val_t align) {
-  ++t_allocations;
-  const auto a = static_cast<std::size_t>(align);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
 
 namespace tprobe {
 namespace {
@@ -49,6 +24,7 @@ using Json = nlohmann::json;
 using testing::DaemonProcess;
 using testing::ReadFile;
 using testing::TempDir;
+using testing::ThreadAllocations;
 
 constexpr int kCalls = 200;  // per step and pattern
 
@@ -77,9 +53,9 @@ class ClientAllocTest : public ::testing::Test {
     uint64_t counted = 0;
     for (int s = 0; s < 2; ++s) {
       client.Start();
-      const uint64_t before = t_allocations;
+      const uint64_t before = ThreadAllocations();
       for (int i = 0; i < kCalls; ++i) step();
-      if (s == 1) counted = t_allocations - before;
+      if (s == 1) counted = ThreadAllocations() - before;
       client.Stop();
       client.Step();
     }
@@ -186,9 +162,9 @@ TEST_F(ClientAllocTest, WarmBackwardCallAndParamGradsAllocateNothing) {
 
 // The counter itself: an allocation on this thread is seen.
 TEST_F(ClientAllocTest, TheCounterSeesAnAllocation) {
-  const uint64_t before = t_allocations;
+  const uint64_t before = ThreadAllocations();
   void* p = ::operator new(64);
-  EXPECT_EQ(t_allocations - before, 1u);
+  EXPECT_EQ(ThreadAllocations() - before, 1u);
   ::operator delete(p);
 }
 

@@ -6,45 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <new>
 #include <string>
 
 #include "client/session.h"
+#include "tests/support/counting_allocator.h"
 #include "tests/support/daemon_process.h"
-
-namespace {
-thread_local uint64_t t_allocations = 0;
-
-void* Allocate(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return Allocate(size); }
-void* operator new[](std::size_t size) { return Allocate(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  ++t_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  ++t_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace tprobe::client {
 namespace {
 
 using testing::DaemonProcess;
 using testing::TempDir;
+using testing::ThreadAllocations;
 
 class SessionAllocTest : public ::testing::Test {
  protected:
@@ -120,15 +95,15 @@ TEST_F(SessionAllocTest, HookEventsAllocateNothingOnceWarm) {
     s->Start();
     // The first step interns its names: the counter sees the library's
     // allocations, so the check below can fail.
-    const uint64_t cold = t_allocations;
+    const uint64_t cold = ThreadAllocations();
     ASSERT_GT(Replay(*s, &module, &api, &grad), 0);
-    EXPECT_GT(t_allocations - cold, 0u);
+    EXPECT_GT(ThreadAllocations() - cold, 0u);
     s->Stop();
     s->Step();
     s->Start();
-    const uint64_t before = t_allocations;
+    const uint64_t before = ThreadAllocations();
     const int events = Replay(*s, &module, &api, &grad);
-    const uint64_t allocations = t_allocations - before;
+    const uint64_t allocations = ThreadAllocations() - before;
     ASSERT_GT(events, 0);
     EXPECT_EQ(allocations, 0u) << "in " << events << " hook events";
     s->Stop();
