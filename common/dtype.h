@@ -1,11 +1,13 @@
 #ifndef TPROBE_COMMON_DTYPE_H_
 #define TPROBE_COMMON_DTYPE_H_
 
-// Element types that cross the ring: their sizes and msprobe's names. The
-// numeric values are part of the record format (common/record/record.h).
+// Element types that cross the ring: their sizes, msprobe's names and
+// numpy's, in one table (kDTypes). The numeric values are part of the
+// record format (common/record/record.h).
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -18,119 +20,91 @@ namespace tprobe {
 using DType = TensorType;
 inline constexpr int kDTypeCount = kTensorTypeCount;
 
-// Bytes per element.
+// What tprobe knows of each element type: one row per type, at the index of
+// its value. Every other place that needs one of these facts reads it here.
+struct DTypeInfo {
+  DType dtype;
+  size_t size;  // bytes per element
+  // The dtype strings msprobe writes: for a PyTorch tensor ("torch.float32"),
+  // and for a MindSpore tensor, str() of the mindspore dtype ("Float32").
+  std::string_view torch;
+  std::string_view mindspore;
+  // numpy's name of the type ("float32"), as tensor file names carry it.
+  std::string_view numpy;
+  // The descr of the .npy file tprobe writes for it ("<f4"); bfloat16, which
+  // numpy lacks, is written as its float32 upcast.
+  std::string_view npy_descr;
+};
+
+inline constexpr DTypeInfo kDTypes[] = {
+    {DType::kFloat32, 4, "torch.float32", "Float32", "float32", "<f4"},
+    {DType::kFloat16, 2, "torch.float16", "Float16", "float16", "<f2"},
+    {DType::kBFloat16, 2, "torch.bfloat16", "BFloat16", "bfloat16", "<f4"},
+    {DType::kFloat64, 8, "torch.float64", "Float64", "float64", "<f8"},
+    {DType::kInt8, 1, "torch.int8", "Int8", "int8", "|i1"},
+    {DType::kUInt8, 1, "torch.uint8", "UInt8", "uint8", "|u1"},
+    {DType::kInt16, 2, "torch.int16", "Int16", "int16", "<i2"},
+    {DType::kInt32, 4, "torch.int32", "Int32", "int32", "<i4"},
+    {DType::kInt64, 8, "torch.int64", "Int64", "int64", "<i8"},
+    {DType::kBool, 1, "torch.bool", "Bool", "bool", "|b1"},
+    {DType::kComplex64, 8, "torch.complex64", "Complex64", "complex64", "<c8"},
+    {DType::kComplex128, 16, "torch.complex128", "Complex128", "complex128",
+     "<c16"},
+};
+static_assert(std::size(kDTypes) == kDTypeCount);
+static_assert(
+    [] {
+      for (int i = 0; i < kDTypeCount; ++i) {
+        if (static_cast<int>(kDTypes[i].dtype) != i) return false;
+      }
+      return true;
+    }(),
+    "kDTypes: each row sits at the index of its type's value");
+
+constexpr bool IsValidDType(uint8_t raw) { return raw < kDTypeCount; }
+
+// The row of `t`; nullptr for a value outside the enum.
+constexpr const DTypeInfo* InfoOf(DType t) {
+  const auto i = static_cast<uint8_t>(t);
+  return IsValidDType(i) ? &kDTypes[i] : nullptr;
+}
+
+// Bytes per element (0 for a value outside the enum).
 constexpr size_t ElementSize(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return 4;
-    case DType::kFloat16:
-      return 2;
-    case DType::kBFloat16:
-      return 2;
-    case DType::kFloat64:
-      return 8;
-    case DType::kInt8:
-      return 1;
-    case DType::kUInt8:
-      return 1;
-    case DType::kInt16:
-      return 2;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt64:
-      return 8;
-    case DType::kBool:
-      return 1;
-    case DType::kComplex64:
-      return 8;
-    case DType::kComplex128:
-      return 16;
-  }
-  return 0;
+  const DTypeInfo* info = InfoOf(t);
+  return info ? info->size : 0;
 }
 
 // The dtype string msprobe writes for a PyTorch tensor ("torch.float32").
 constexpr std::string_view TorchName(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return "torch.float32";
-    case DType::kFloat16:
-      return "torch.float16";
-    case DType::kBFloat16:
-      return "torch.bfloat16";
-    case DType::kFloat64:
-      return "torch.float64";
-    case DType::kInt8:
-      return "torch.int8";
-    case DType::kUInt8:
-      return "torch.uint8";
-    case DType::kInt16:
-      return "torch.int16";
-    case DType::kInt32:
-      return "torch.int32";
-    case DType::kInt64:
-      return "torch.int64";
-    case DType::kBool:
-      return "torch.bool";
-    case DType::kComplex64:
-      return "torch.complex64";
-    case DType::kComplex128:
-      return "torch.complex128";
-  }
-  return "";
-}
-
-// Inverse of TorchName; nullopt for an unknown name.
-inline std::optional<DType> DTypeFromTorchName(std::string_view name) {
-  for (int i = 0; i < kDTypeCount; ++i) {
-    auto t = static_cast<DType>(i);
-    if (TorchName(t) == name) return t;
-  }
-  return std::nullopt;
+  const DTypeInfo* info = InfoOf(t);
+  return info ? info->torch : "";
 }
 
 // The dtype string msprobe writes for a MindSpore tensor, str() of the
 // mindspore dtype ("Float32", "BFloat16", "Bool").
 constexpr std::string_view MindSporeName(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return "Float32";
-    case DType::kFloat16:
-      return "Float16";
-    case DType::kBFloat16:
-      return "BFloat16";
-    case DType::kFloat64:
-      return "Float64";
-    case DType::kInt8:
-      return "Int8";
-    case DType::kUInt8:
-      return "UInt8";
-    case DType::kInt16:
-      return "Int16";
-    case DType::kInt32:
-      return "Int32";
-    case DType::kInt64:
-      return "Int64";
-    case DType::kBool:
-      return "Bool";
-    case DType::kComplex64:
-      return "Complex64";
-    case DType::kComplex128:
-      return "Complex128";
-  }
-  return "";
+  const DTypeInfo* info = InfoOf(t);
+  return info ? info->mindspore : "";
 }
 
-// Inverse of MindSporeName; nullopt for an unknown name.
-inline std::optional<DType> DTypeFromMindSporeName(std::string_view name) {
-  for (int i = 0; i < kDTypeCount; ++i) {
-    auto t = static_cast<DType>(i);
-    if (MindSporeName(t) == name) return t;
+// The first type (in value order) whose `field` is `value`; nullopt for
+// none. For example DTypeWhere(&DTypeInfo::numpy, "float32").
+inline std::optional<DType> DTypeWhere(std::string_view DTypeInfo::*field,
+                                       std::string_view value) {
+  for (const DTypeInfo& info : kDTypes) {
+    if (info.*field == value) return info.dtype;
   }
   return std::nullopt;
 }
 
-constexpr bool IsValidDType(uint8_t raw) { return raw < kDTypeCount; }
+// Inverses of TorchName and MindSporeName; nullopt for an unknown name.
+inline std::optional<DType> DTypeFromTorchName(std::string_view name) {
+  return DTypeWhere(&DTypeInfo::torch, name);
+}
+inline std::optional<DType> DTypeFromMindSporeName(std::string_view name) {
+  return DTypeWhere(&DTypeInfo::mindspore, name);
+}
 
 }  // namespace tprobe
 

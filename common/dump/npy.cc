@@ -32,35 +32,12 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
 std::string_view Descr(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return "<f4";
-    case DType::kFloat16:
-      return "<f2";
-    case DType::kBFloat16:
-      return "<f4";  // Written as its float32 upcast.
-    case DType::kFloat64:
-      return "<f8";
-    case DType::kInt8:
-      return "|i1";
-    case DType::kUInt8:
-      return "|u1";
-    case DType::kInt16:
-      return "<i2";
-    case DType::kInt32:
-      return "<i4";
-    case DType::kInt64:
-      return "<i8";
-    case DType::kBool:
-      return "|b1";
-    case DType::kComplex64:
-      return "<c8";
-    case DType::kComplex128:
-      return "<c16";
-  }
-  return "";
+  const DTypeInfo* info = InfoOf(dtype);
+  return info ? info->npy_descr : "";
 }
 
+// The type a .npy file of `descr` holds ("<f4" is float32: tprobe writes
+// bfloat16 so too, and reads it back as float32).
 std::optional<DType> DTypeFromDescr(std::string_view descr) {
   // One-byte types have no byte order; accept '<' for them as well.
   if (descr.size() == 3 && descr[2] == '1' && descr[0] == '<') {
@@ -68,13 +45,7 @@ std::optional<DType> DTypeFromDescr(std::string_view descr) {
     copy[0] = '|';
     return DTypeFromDescr(copy);
   }
-  for (DType t :
-       {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8,
-        DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64,
-        DType::kBool, DType::kComplex64, DType::kComplex128}) {
-    if (Descr(t) == descr) return t;
-  }
-  return std::nullopt;
+  return DTypeWhere(&DTypeInfo::npy_descr, descr);
 }
 
 // Python's repr of a tuple of ints: "()", "(3,)", "(2, 3)".

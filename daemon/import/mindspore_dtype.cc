@@ -2,27 +2,32 @@
 
 #include <utility>
 
+#include "common/dtype.h"
+
 namespace tprobe::import {
 
 std::string MindSporeDTypeName(std::string_view numpy_name) {
   // msprobe maps the name to a mindspore dtype object and writes str() of
-  // it; this table is that composition.
-  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-      {"bool", "Bool"},           {"int8", "Int8"},
-      {"byte", "Int8"},           {"int16", "Int16"},
-      {"short", "Int16"},         {"int32", "Int32"},
-      {"intc", "Int32"},          {"int64", "Int64"},
-      {"intp", "Int64"},          {"uint8", "UInt8"},
-      {"ubyte", "UInt8"},         {"uint16", "UInt16"},
-      {"ushort", "UInt16"},       {"uint32", "UInt32"},
-      {"uintc", "UInt32"},        {"uint64", "UInt64"},
-      {"uintp", "UInt64"},        {"float16", "Float16"},
-      {"half", "Float16"},        {"float32", "Float32"},
-      {"single", "Float32"},      {"float64", "Float64"},
-      {"double", "Float64"},      {"bfloat16", "BFloat16"},
-      {"complex64", "Complex64"}, {"complex128", "Complex128"},
+  // it. numpy's aliases first become their canonical names.
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"byte", "int8"},      {"short", "int16"},    {"intc", "int32"},
+      {"intp", "int64"},     {"ubyte", "uint8"},    {"ushort", "uint16"},
+      {"uintc", "uint32"},   {"uintp", "uint64"},   {"half", "float16"},
+      {"single", "float32"}, {"double", "float64"},
   };
-  for (const auto& [numpy, mindspore] : kNames) {
+  for (const auto& [alias, canonical] : kAliases) {
+    if (alias == numpy_name) {
+      numpy_name = canonical;
+      break;
+    }
+  }
+  if (auto dtype = DTypeWhere(&DTypeInfo::numpy, numpy_name)) {
+    return std::string(MindSporeName(*dtype));
+  }
+  // Unsigned types wider than a byte, which no tensor of the ring has.
+  static constexpr std::pair<std::string_view, std::string_view> kOthers[] = {
+      {"uint16", "UInt16"}, {"uint32", "UInt32"}, {"uint64", "UInt64"}};
+  for (const auto& [numpy, mindspore] : kOthers) {
     if (numpy == numpy_name) return std::string(mindspore);
   }
   return "None";
