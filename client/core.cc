@@ -301,7 +301,7 @@ void Core::PublishAll() {
 
 RecordTotals Core::TotalsLocked() const {
   RecordTotals t;
-  t.no_daemon = dropped_no_daemon_.load(std::memory_order_relaxed);
+  t.dropped.no_daemon = dropped_no_daemon_.load(std::memory_order_relaxed);
   Connection* active = connection_.load(std::memory_order_acquire);
   for (const auto& conn : connections_) {
     const shm::Segment& seg = *conn->segment;
@@ -315,12 +315,9 @@ RecordTotals Core::TotalsLocked() const {
       shm::PublishCommitted(seg.ring_header(i), conn->committed[i].head.load(
                                                     std::memory_order_acquire));
       t.committed += records;
-      t.ring_full +=
-          h->dropped[static_cast<size_t>(shm::DropReason::kRingFull)].load(
-              std::memory_order_relaxed);
-      t.too_large +=
-          h->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)].load(
-              std::memory_order_relaxed);
+      const RingLosses drops = RingLossesOf(*h);
+      t.dropped.ring_full += drops.ring_full;
+      t.dropped.too_large += drops.too_large;
       if (lost && !conn->orphaned) {
         t.orphaned += shm::UnreadRecords(*h, seg.ring_data(i));
       }
@@ -343,12 +340,13 @@ uint64_t Core::records_written() const {
 
 uint64_t Core::dropped_no_daemon() const {
   const RecordTotals t = Totals();
-  return t.no_daemon + t.orphaned;
+  return t.dropped.no_daemon + t.orphaned;
 }
 
 uint64_t Core::dropped(shm::DropReason reason) const {
   const RecordTotals t = Totals();
-  return reason == shm::DropReason::kRingFull ? t.ring_full : t.too_large;
+  return reason == shm::DropReason::kRingFull ? t.dropped.ring_full
+                                              : t.dropped.too_large;
 }
 
 }  // namespace tprobe::client

@@ -26,6 +26,7 @@
 #include "common/dtype.h"
 #include "common/internal_api.h"
 #include "common/record/record.h"
+#include "common/record_losses.h"
 #include "common/shm/segment.h"
 
 namespace tprobe::client {
@@ -57,22 +58,18 @@ struct Connection {
 
 // Counts of this process's records since the Core was made, over every
 // connection it had. Each record ends in exactly one place:
-//   produced() = committed + ring_full + too_large + no_daemon
+//   produced() = committed + dropped.Total()
 // and `orphaned` is the part of `committed` a daemon that went away never
 // read.
 struct RecordTotals {
   uint64_t committed = 0;
   uint64_t orphaned = 0;
-  uint64_t ring_full = 0;
-  uint64_t too_large = 0;
-  uint64_t no_daemon = 0;
+  RankLosses dropped;
   // The connection the hot path writes to now (0: none), and what its rings
   // received: their records_written, one per ring.
   uint64_t active_generation = 0;
   std::vector<uint64_t> active_rings;
-  uint64_t produced() const {
-    return committed + ring_full + too_large + no_daemon;
-  }
+  uint64_t produced() const { return committed + dropped.Total(); }
 };
 
 class TPROBE_INTERNAL Core {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/record_losses.h"
+
 namespace tprobe::client {
 
 void StepLedger::NoteLostEntry(std::string_view name) {
@@ -23,22 +25,22 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
       l.add_ring_cuts(now.active_rings[i]);
     }
   }
-  const uint64_t ring_full = now.ring_full - last_.ring_full;
-  const uint64_t too_large = now.too_large - last_.too_large;
-  const uint64_t no_daemon = now.no_daemon - last_.no_daemon;
+  const RankLosses rank = now.dropped - last_.dropped;
   // Committed during the step to a connection that is gone now.
   const uint64_t elsewhere =
-      produced -
-      std::min(produced, committed + ring_full + too_large + no_daemon);
+      produced - std::min(produced, committed + rank.Total());
   orphaned_due_ += now.orphaned - last_.orphaned;
   const uint64_t gone = std::min(orphaned_due_, elsewhere);
   orphaned_due_ -= gone;
+  const StepLosses dropped{.ring_full = rank.ring_full,
+                           .too_large = rank.too_large,
+                           .no_daemon = rank.no_daemon,
+                           .daemon_gone = gone};
   l.set_produced(produced);
   l.set_committed(committed);
-  l.set_dropped_ring_full(ring_full);
-  l.set_dropped_too_large(too_large);
-  l.set_dropped_no_daemon(no_daemon);
-  l.set_dropped_daemon_gone(gone);
+#define TPROBE_SET_(name) l.set_dropped_##name(dropped.name);
+  TPROBE_STEP_LOSSES(TPROBE_SET_)
+#undef TPROBE_SET_
   l.set_read_by_lost_daemon(elsewhere - gone);
   {
     std::lock_guard lock(mu_);
@@ -48,7 +50,7 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
     lost_names_.clear();
   }
   last_ = now;
-  if (no_daemon + elsewhere > 0) {
+  if (dropped.no_daemon + elsewhere > 0) {
     if (!outage_) {
       outage_.emplace();
       outage_->set_first_step(
@@ -56,10 +58,10 @@ v1::StepLedger StepLedger::Close(uint32_t step, const RecordTotals& now,
     }
     outage_->set_last_step(step);
     outage_->set_produced(outage_->produced() + produced);
-    outage_->set_dropped_no_daemon(outage_->dropped_no_daemon() + no_daemon);
-    outage_->set_dropped_daemon_gone(outage_->dropped_daemon_gone() + gone);
-    outage_->set_dropped_ring_full(outage_->dropped_ring_full() + ring_full);
-    outage_->set_dropped_too_large(outage_->dropped_too_large() + too_large);
+#define TPROBE_ADD_(name) \
+  outage_->set_dropped_##name(outage_->dropped_##name() + dropped.name);
+    TPROBE_STEP_LOSSES(TPROBE_ADD_)
+#undef TPROBE_ADD_
     outage_->set_read_by_lost_daemon(outage_->read_by_lost_daemon() +
                                      elsewhere - gone);
   }

@@ -6,8 +6,9 @@
 //
 // At the end of each step Close() turns the Core's running totals
 // (core.h RecordTotals) into the step's counts:
-//   produced = committed + read_by_lost_daemon + ring_full + too_large
-//              + no_daemon + daemon_gone
+//   produced = committed + read_by_lost_daemon + every StepLosses
+//              (common/record_losses.h: ring_full, too_large, no_daemon,
+//              daemon_gone)
 // where `committed` went into the rings of the daemon connected now (with
 // each ring's cut, so the daemon can check it read them all), and the last
 // two terms are records committed to a daemon that went away: read by it

@@ -1,6 +1,17 @@
 #include "common/dump/tree.h"
 
 namespace tprobe::dump {
+namespace {
+
+// A "dropped" object: one key per reason of the count's list, in order.
+template <typename Losses>
+Json LossesJson(const Losses& losses) {
+  Json doc = Json::object();
+  losses.ForEach([&](const char* name, uint64_t n) { doc[name] = n; });
+  return doc;
+}
+
+}  // namespace
 
 StepTree::StepTree(std::string task, std::string level, std::string framework,
                    StackStyle stack_style)
@@ -136,9 +147,7 @@ Json StepTree::AccountingDocument() const {
   doc["tensors_incomplete"] = a.tensors_incomplete;
   doc["records_skipped"] = a.records_skipped;
   doc["calls_unclosed"] = a.calls_unclosed;
-  doc["dropped"] = Json::object({{"ring_full", a.dropped_ring_full},
-                                 {"too_large", a.dropped_too_large},
-                                 {"no_daemon", a.dropped_no_daemon}});
+  doc["dropped"] = LossesJson(a.dropped);
   doc["stream_corrupt"] = a.stream_corrupt;
   doc["producer_died"] = a.producer_died;
   if (a.write_failures > 0 || a.tensor_files_lost > 0) {
@@ -154,12 +163,9 @@ Json StepTree::AccountingDocument() const {
         Json::object({{"counted_by", r.from_client ? "rank" : "daemon"},
                       {"produced", r.produced},
                       {"written", r.written},
-                      {"dropped", Json::object({{"ring_full", r.ring_full},
-                                                {"too_large", r.too_large},
-                                                {"no_daemon", r.no_daemon},
-                                                {"daemon_gone", r.daemon_gone},
-                                                {"skipped", r.skipped},
-                                                {"unread", r.unread}})}});
+                      {"dropped", LossesJson(r.dropped)}});
+    doc["records"]["dropped"]["skipped"] = r.skipped;
+    doc["records"]["dropped"]["unread"] = r.unread;
     if (r.first_step) doc["records"]["since_step"] = *r.first_step;
   }
   if (a.entries_lost > 0 || !a.incomplete_entries.empty() ||
@@ -170,14 +176,11 @@ Json StepTree::AccountingDocument() const {
   }
   if (a.outage) {
     const Outage& o = *a.outage;
-    doc["daemon_outage"] = Json::object(
-        {{"steps", Json::array({o.first_step, o.last_step})},
-         {"produced", o.produced},
-         {"dropped", Json::object({{"ring_full", o.ring_full},
-                                   {"too_large", o.too_large},
-                                   {"no_daemon", o.no_daemon},
-                                   {"daemon_gone", o.daemon_gone}})},
-         {"read_by_lost_daemon", o.read_by_lost_daemon}});
+    doc["daemon_outage"] =
+        Json::object({{"steps", Json::array({o.first_step, o.last_step})},
+                      {"produced", o.produced},
+                      {"dropped", LossesJson(o.dropped)},
+                      {"read_by_lost_daemon", o.read_by_lost_daemon}});
   }
   return doc;
 }

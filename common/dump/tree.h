@@ -18,12 +18,12 @@
 
 #include "common/dump/entry_text.h"
 #include "common/dump/json_writer.h"
+#include "common/record_losses.h"
 
 namespace tprobe::dump {
 
 // Where every record of one step and rank went (tprobe.json "records"):
-//   produced = written + ring_full + too_large + no_daemon + daemon_gone
-//              + skipped + unread
+//   produced = written + dropped.Total() + skipped + unread
 // `produced` and the client-side drops come from the rank's own count
 // (client/step_ledger.h); `written` is what the daemon read and applied.
 // `unread` is what the rank committed and the daemon never found (0 unless
@@ -38,10 +38,7 @@ struct RecordLedger {
   std::optional<uint32_t> first_step;
   uint64_t produced = 0;
   uint64_t written = 0;
-  uint64_t ring_full = 0;
-  uint64_t too_large = 0;
-  uint64_t no_daemon = 0;
-  uint64_t daemon_gone = 0;
+  StepLosses dropped;
   uint64_t skipped = 0;
   uint64_t unread = 0;
 };
@@ -52,10 +49,7 @@ struct Outage {
   uint32_t first_step = 0;
   uint32_t last_step = 0;
   uint64_t produced = 0;
-  uint64_t no_daemon = 0;
-  uint64_t daemon_gone = 0;
-  uint64_t ring_full = 0;
-  uint64_t too_large = 0;
+  StepLosses dropped;
   uint64_t read_by_lost_daemon = 0;
 };
 
@@ -69,9 +63,8 @@ struct Accounting {
   uint64_t entries = 0;
   uint64_t duplicates_dropped = 0;
   uint64_t tensors_incomplete = 0;  // chunks lost: entry written with nulls
-  uint64_t dropped_ring_full = 0;
-  uint64_t dropped_too_large = 0;
-  uint64_t dropped_no_daemon = 0;
+  // Records the rank lost; no_daemon includes the ledger's daemon_gone.
+  RankLosses dropped;
   // Records the daemon read but could not apply (a name or stack id that
   // was never interned, an entry late for a finished step).
   uint64_t records_skipped = 0;
@@ -114,8 +107,7 @@ struct Accounting {
     }
   }
   bool complete() const {
-    return tensors_incomplete == 0 && dropped_ring_full == 0 &&
-           dropped_too_large == 0 && dropped_no_daemon == 0 &&
+    return tensors_incomplete == 0 && dropped.Total() == 0 &&
            records_skipped == 0 && !stream_corrupt && !producer_died &&
            !step_open && !recovered && calls_unclosed == 0 &&
            tensor_files_lost == 0 && entries_lost == 0 &&

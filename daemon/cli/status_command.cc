@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/dump/json_writer.h"
+#include "common/record_losses.h"
 #include "daemon/cli/args.h"
 #include "daemon/cli/command.h"
 #include "daemon/cli/control_client.h"
@@ -108,9 +109,10 @@ dump::Json StatusJson(const v1::StatusReply& status,
     rank["steps_open"] = r.steps_open();
     rank["records"] = r.records();
     rank["bytes"] = r.bytes();
-    rank["dropped"] = {{"ring_full", r.dropped_ring_full()},
-                       {"too_large", r.dropped_too_large()},
-                       {"no_daemon", r.dropped_no_daemon()}};
+    rank["dropped"] = dump::Json::object();
+#define TPROBE_KEY_(name) rank["dropped"][#name] = r.dropped_##name();
+    TPROBE_RANK_LOSSES(TPROBE_KEY_)
+#undef TPROBE_KEY_
     rank["outage"] = r.had_outage()
                          ? dump::Json{{"first_step", r.outage_first_step()},
                                       {"last_step", r.outage_last_step()},

@@ -8,6 +8,7 @@
 #include "common/config/config_proto.h"
 #include "common/control/response.h"
 #include "common/control/socket_path.h"
+#include "common/record_losses.h"
 #include "daemon/control/live_directive.h"
 #include "daemon/ingest/rank_pipeline.h"
 #include "daemon/output/journal.h"
@@ -297,8 +298,9 @@ v1::Response ControlService::Report(const Connection& conn) const {
     rank->set_ring_fill_bytes(c.fill_bytes);
     rank->set_records(c.records);
     rank->set_bytes(c.bytes);
-    rank->set_dropped_ring_full(c.dropped_ring_full);
-    rank->set_dropped_too_large(c.dropped_too_large);
+#define TPROBE_SET_(name) rank->set_dropped_##name(c.dropped.name);
+    TPROBE_RING_LOSSES(TPROBE_SET_)
+#undef TPROBE_SET_
     const PublishedStatus published = p->Published();
     rank->set_step(published.step);
     rank->set_dropped_no_daemon(published.dropped_no_daemon);
@@ -312,10 +314,8 @@ v1::Response ControlService::Report(const Connection& conn) const {
       rank->set_had_outage(true);
       rank->set_outage_first_step(published.outage->first_step);
       rank->set_outage_last_step(published.outage->last_step);
-      rank->set_outage_records_lost(
-          published.outage->no_daemon + published.outage->daemon_gone +
-          published.outage->ring_full + published.outage->too_large +
-          published.outage->read_by_lost_daemon);
+      rank->set_outage_records_lost(published.outage->dropped.Total() +
+                                    published.outage->read_by_lost_daemon);
     }
   }
   return r;

@@ -132,7 +132,8 @@ void Drainer::CheckCounters() {
     }
     seen = now;
   }
-  state_.assembler.AddRingDrops(added[kFull], added[kLarge]);
+  state_.assembler.AddRingDrops(
+      RingLosses{.ring_full = added[kFull], .too_large = added[kLarge]});
 }
 
 }  // namespace tprobe::daemon

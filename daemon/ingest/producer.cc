@@ -277,12 +277,7 @@ Producer::RingCounters Producer::Counters() const {
     c.fill_bytes += head - tail;
     c.records += h->records_written.load(std::memory_order_relaxed);
     c.bytes += h->bytes_written.load(std::memory_order_relaxed);
-    c.dropped_ring_full +=
-        h->dropped[static_cast<size_t>(shm::DropReason::kRingFull)].load(
-            std::memory_order_relaxed);
-    c.dropped_too_large +=
-        h->dropped[static_cast<size_t>(shm::DropReason::kTooLarge)].load(
-            std::memory_order_relaxed);
+    c.dropped += RingLossesOf(*h);
   }
   return c;
 }

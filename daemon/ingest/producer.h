@@ -36,6 +36,7 @@
 
 #include "common/config/config.h"
 #include "common/record/record.h"
+#include "common/record_losses.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
 #include "common/status.h"
@@ -147,8 +148,7 @@ class Producer {
     uint64_t fill_bytes = 0;
     uint64_t records = 0;
     uint64_t bytes = 0;
-    uint64_t dropped_ring_full = 0;
-    uint64_t dropped_too_large = 0;
+    RingLosses dropped;
   };
   RingCounters Counters() const;
 

@@ -15,6 +15,7 @@
 
 #include "common/config/config.h"
 #include "common/dump/tree.h"
+#include "common/record_losses.h"
 #include "daemon/ingest/ring_state.h"
 #include "daemon/output/assembler.h"
 #include "daemon/output/entry_renderer.h"
@@ -41,8 +42,7 @@ struct ProducerState {
   // A corrupt record was seen: the rings are no longer read.
   bool broken = false;
   // The ring drops (sums of SeenCounters) charged to settled steps.
-  uint64_t ring_full_settled = 0;
-  uint64_t too_large_settled = 0;
+  RingLosses drops_settled;
   // The last outage the rank reported (Step.outage).
   std::optional<dump::Outage> outage;
   // Task overflow_check: calls kept so far, and whether overflow_nums was

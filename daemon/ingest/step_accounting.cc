@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/record_losses.h"
+
 namespace tprobe::daemon {
 namespace {
 
@@ -9,34 +11,34 @@ constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
 constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
 
 // The drops the ring headers show now, over every ring.
-void RingDrops(const ProducerState& state, uint64_t* ring_full,
-               uint64_t* too_large) {
-  *ring_full = 0;
-  *too_large = 0;
+RingLosses RingDrops(const ProducerState& state) {
+  RingLosses drops;
   for (const RingState& ring : state.rings) {
-    *ring_full += ring.seen.dropped[kFull];
-    *too_large += ring.seen.dropped[kLarge];
+    drops.ring_full += ring.seen.dropped[kFull];
+    drops.too_large += ring.seen.dropped[kLarge];
   }
+  return drops;
 }
 
 // Moves the settled drop totals up to what the ring headers show now, and
 // returns the increase: the drops of the steps no count will come for.
-void SettleRingDrops(ProducerState& state, uint64_t* ring_full,
-                     uint64_t* too_large) {
-  uint64_t full = 0;
-  uint64_t large = 0;
-  RingDrops(state, &full, &large);
-  *ring_full = full - std::min(full, state.ring_full_settled);
-  *too_large = large - std::min(large, state.too_large_settled);
-  state.ring_full_settled = std::max(full, state.ring_full_settled);
-  state.too_large_settled = std::max(large, state.too_large_settled);
+RingLosses SettleRingDrops(ProducerState& state) {
+  const RingLosses now = RingDrops(state);
+  RingLosses& settled = state.drops_settled;
+  RingLosses due;
+#define TPROBE_SETTLE_(name)                              \
+  due.name = now.name - std::min(now.name, settled.name); \
+  settled.name = std::max(now.name, settled.name);
+  TPROBE_RING_LOSSES(TPROBE_SETTLE_)
+#undef TPROBE_SETTLE_
+  return due;
 }
 
 void Apply(dump::StepTree& tree, const dump::RecordLedger& r) {
   dump::Accounting& a = tree.accounting();
-  a.dropped_ring_full = r.ring_full;
-  a.dropped_too_large = r.too_large;
-  a.dropped_no_daemon = r.no_daemon + r.daemon_gone;
+  a.dropped.ring_full = r.dropped.ring_full;
+  a.dropped.too_large = r.dropped.too_large;
+  a.dropped.no_daemon = r.dropped.no_daemon + r.dropped.daemon_gone;
   a.records = r;
 }
 
@@ -65,13 +67,12 @@ void SettleStep(ProducerState& state, uint32_t step,
   // The rank's count is the step's own. The ring headers' totals already
   // hold the drops of the steps after it, so they do not settle a step;
   // drops into an earlier daemon's rings (an outage) are not in them.
-  uint64_t full = 0;
-  uint64_t large = 0;
-  RingDrops(state, &full, &large);
-  state.ring_full_settled =
-      std::min(full, state.ring_full_settled + ledger.dropped_ring_full());
-  state.too_large_settled =
-      std::min(large, state.too_large_settled + ledger.dropped_too_large());
+  const RingLosses now = RingDrops(state);
+  RingLosses& settled = state.drops_settled;
+#define TPROBE_SETTLE_(name) \
+  settled.name = std::min(now.name, settled.name + ledger.dropped_##name());
+  TPROBE_RING_LOSSES(TPROBE_SETTLE_)
+#undef TPROBE_SETTLE_
   const bool outage = ledger.dropped_no_daemon() > 0 ||
                       ledger.dropped_daemon_gone() > 0 ||
                       ledger.read_by_lost_daemon() > 0;
@@ -87,10 +88,10 @@ void SettleStep(ProducerState& state, uint32_t step,
   dump::RecordLedger r;
   r.from_client = true;
   r.produced = ledger.produced();
-  r.ring_full = ledger.dropped_ring_full();
-  r.too_large = ledger.dropped_too_large();
-  r.no_daemon = ledger.dropped_no_daemon();
-  r.daemon_gone = ledger.dropped_daemon_gone() + ledger.read_by_lost_daemon();
+#define TPROBE_COPY_(name) r.dropped.name = ledger.dropped_##name();
+  TPROBE_STEP_LOSSES(TPROBE_COPY_)
+#undef TPROBE_COPY_
+  r.dropped.daemon_gone += ledger.read_by_lost_daemon();
   r.skipped = std::min(read, tree->accounting().records_skipped);
   r.written = read - r.skipped;
   r.unread = unread;
@@ -115,10 +116,12 @@ void SettleOpenStep(ProducerState& state) {
     ring.records_settled = std::max(ring.records_settled, ring.records_read);
   }
   dump::RecordLedger r;
-  SettleRingDrops(state, &r.ring_full, &r.too_large);
+  const RingLosses due = SettleRingDrops(state);
+  r.dropped.ring_full = due.ring_full;
+  r.dropped.too_large = due.too_large;
   r.skipped = std::min(read, tree->accounting().records_skipped);
   r.written = read - r.skipped;
-  r.produced = read + r.ring_full + r.too_large;
+  r.produced = read + due.Total();
   if (open.front() != step) r.first_step = open.front();
   Apply(*tree, r);
 }
@@ -128,10 +131,9 @@ void NoteOutage(ProducerState& state, const v1::Outage& o) {
   outage.first_step = o.first_step();
   outage.last_step = std::max(o.first_step(), o.last_step());
   outage.produced = o.produced();
-  outage.no_daemon = o.dropped_no_daemon();
-  outage.daemon_gone = o.dropped_daemon_gone();
-  outage.ring_full = o.dropped_ring_full();
-  outage.too_large = o.dropped_too_large();
+#define TPROBE_COPY_(name) outage.dropped.name = o.dropped_##name();
+  TPROBE_STEP_LOSSES(TPROBE_COPY_)
+#undef TPROBE_COPY_
   outage.read_by_lost_daemon = o.read_by_lost_daemon();
   state.outage = outage;
   state.assembler.NoteOutage(outage);

@@ -43,16 +43,16 @@ std::vector<uint32_t> Assembler::OpenSteps() const {
 
 void Assembler::NoteStep(uint32_t step) { current_step_ = step; }
 
-void Assembler::AddRingDrops(uint64_t ring_full, uint64_t too_large) {
-  ring_full_due_ += ring_full;
-  too_large_due_ += too_large;
-  if (ring_full_due_ == 0 && too_large_due_ == 0) return;
+void Assembler::AddRingDrops(const RingLosses& drops) {
+  drops_due_ += drops;
+  if (drops_due_.Total() == 0) return;
   dump::StepTree* tree = Tree(current_step_);
   if (tree == nullptr) return;  // charged on a later call
-  tree->accounting().dropped_ring_full += ring_full_due_;
-  tree->accounting().dropped_too_large += too_large_due_;
-  ring_full_due_ = 0;
-  too_large_due_ = 0;
+  RankLosses& charged = tree->accounting().dropped;
+#define TPROBE_CHARGE_(name) charged.name += drops_due_.name;
+  TPROBE_RING_LOSSES(TPROBE_CHARGE_)
+#undef TPROBE_CHARGE_
+  drops_due_ = {};
 }
 
 void Assembler::AddSkipped(uint32_t step) {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common/dump/tree.h"
+#include "common/record_losses.h"
 #include "common/status.h"
 #include "daemon/output/journal.h"
 #include "daemon/output/tensor_store.h"
@@ -79,7 +80,7 @@ class Assembler {
 
   // Charges ring drops (the increase of the ring headers' counters, already
   // checked to be monotonic) to the current step's tree.
-  void AddRingDrops(uint64_t ring_full, uint64_t too_large);
+  void AddRingDrops(const RingLosses& drops);
 
   // An outage the rank reported: the next tree written carries it.
   void NoteOutage(const dump::Outage& outage) { outage_due_ = outage; }
@@ -159,8 +160,7 @@ class Assembler {
   std::optional<uint32_t> finished_through_;
   uint32_t current_step_ = 0;
   // Drops not charged yet: the current step was already finished.
-  uint64_t ring_full_due_ = 0;
-  uint64_t too_large_due_ = 0;
+  RingLosses drops_due_;
   std::optional<dump::Outage> outage_due_;
   uint64_t deferred_skipped_ = 0;
   bool stream_corrupt_ = false;

@@ -95,18 +95,15 @@ std::optional<std::pair<std::string, dump::EntryText>> ReadEntryText(
 
 bool SameCounters(const dump::Accounting& a, const dump::Accounting& b) {
   return a.tensors_incomplete == b.tensors_incomplete &&
-         a.dropped_ring_full == b.dropped_ring_full &&
-         a.dropped_too_large == b.dropped_too_large &&
-         a.dropped_no_daemon == b.dropped_no_daemon &&
-         a.records_skipped == b.records_skipped &&
+         a.dropped == b.dropped && a.records_skipped == b.records_skipped &&
          a.stream_corrupt == b.stream_corrupt &&
          a.producer_died == b.producer_died;
 }
 
 Json AccountingJson(const dump::Accounting& a) {
   return Json::array({a.entries, a.duplicates_dropped, a.tensors_incomplete,
-                      a.dropped_ring_full, a.dropped_too_large,
-                      a.dropped_no_daemon, a.records_skipped, a.stream_corrupt,
+                      a.dropped.ring_full, a.dropped.too_large,
+                      a.dropped.no_daemon, a.records_skipped, a.stream_corrupt,
                       a.producer_died});
 }
 
@@ -114,9 +111,9 @@ void ApplyAccounting(const Json& j, dump::Accounting& a) {
   if (!j.is_array() || j.size() != 9) return;
   // entries and duplicates_dropped are recounted by replaying the entries.
   a.tensors_incomplete = j[2].get<uint64_t>();
-  a.dropped_ring_full = j[3].get<uint64_t>();
-  a.dropped_too_large = j[4].get<uint64_t>();
-  a.dropped_no_daemon = j[5].get<uint64_t>();
+  a.dropped.ring_full = j[3].get<uint64_t>();
+  a.dropped.too_large = j[4].get<uint64_t>();
+  a.dropped.no_daemon = j[5].get<uint64_t>();
   a.records_skipped = j[6].get<uint64_t>();
   a.stream_corrupt = j[7].get<bool>();
   a.producer_died = j[8].get<bool>();

@@ -24,7 +24,7 @@ uint64_t Sum(const v1::StepLedger& l) {
 TEST(StepLedgerTest, AStepCountsWhatChangedSinceTheLastOneWithEachRingsCut) {
   StepLedger ledger;
   RecordTotals t = Connected(7, {6, 4});
-  t.ring_full = 2;
+  t.dropped.ring_full = 2;
   v1::StepLedger first = ledger.Close(0, t, std::nullopt);
   EXPECT_EQ(first.produced(), 12u);
   EXPECT_EQ(first.committed(), 10u);
@@ -34,7 +34,7 @@ TEST(StepLedgerTest, AStepCountsWhatChangedSinceTheLastOneWithEachRingsCut) {
   EXPECT_EQ(first.ring_cuts(1), 4u);
 
   t = Connected(7, {9, 4});
-  t.ring_full = 3;
+  t.dropped.ring_full = 3;
   v1::StepLedger second = ledger.Close(1, t, std::nullopt);
   EXPECT_EQ(second.produced(), 4u);
   EXPECT_EQ(second.committed(), 3u);
@@ -52,7 +52,7 @@ TEST(StepLedgerTest, ADaemonLossBecomesAnOutageFromTheFirstUnansweredStep) {
   RecordTotals lost;
   lost.committed = 15;
   lost.orphaned = 2;
-  lost.no_daemon = 4;
+  lost.dropped.no_daemon = 4;
   v1::StepLedger l = ledger.Close(1, lost, /*first_unacknowledged=*/0);
   EXPECT_EQ(l.produced(), 9u);
   EXPECT_EQ(l.committed(), 0u);
@@ -61,13 +61,13 @@ TEST(StepLedgerTest, ADaemonLossBecomesAnOutageFromTheFirstUnansweredStep) {
   EXPECT_EQ(l.read_by_lost_daemon(), 3u);
   EXPECT_EQ(l.dropped_no_daemon(), 4u);
   EXPECT_EQ(Sum(l), l.produced());
-  lost.no_daemon = 10;
+  lost.dropped.no_daemon = 10;
   (void)ledger.Close(2, lost, 0);
   // A new daemon: its rings start at zero.
   RecordTotals back = Connected(2, {5});
   back.committed += lost.committed;
   back.orphaned = lost.orphaned;
-  back.no_daemon = lost.no_daemon;
+  back.dropped.no_daemon = lost.dropped.no_daemon;
   v1::StepLedger after = ledger.Close(3, back, std::nullopt);
   EXPECT_EQ(after.committed(), 5u);
   EXPECT_EQ(after.produced(), 5u);

@@ -106,13 +106,13 @@ TEST_F(AssemblerTest, FinishWritesTheStepsUpToItAndForgetsThem) {
 TEST_F(AssemblerTest, RingDropsAreChargedOnceToTheCurrentStep) {
   Assembler a(Options());
   a.NoteStep(2);
-  a.AddRingDrops(3, 1);
-  a.AddRingDrops(0, 0);
-  a.AddRingDrops(2, 0);
+  a.AddRingDrops({.ring_full = 3, .too_large = 1});
+  a.AddRingDrops({});
+  a.AddRingDrops({.ring_full = 2});
   ASSERT_EQ(a.open_trees(), 1u);
   const dump::Accounting& acc = a.Tree(2)->accounting();
-  EXPECT_EQ(acc.dropped_ring_full, 5u);
-  EXPECT_EQ(acc.dropped_too_large, 1u);
+  EXPECT_EQ(acc.dropped.ring_full, 5u);
+  EXPECT_EQ(acc.dropped.too_large, 1u);
   EXPECT_FALSE(acc.complete());
 }
 
@@ -122,7 +122,7 @@ TEST_F(AssemblerTest, AnOutageGoesToTheNextTreeWrittenOnly) {
   outage.first_step = 3;
   outage.last_step = 5;
   outage.produced = 40;
-  outage.no_daemon = 40;
+  outage.dropped.no_daemon = 40;
   a.NoteOutage(outage);
   EXPECT_EQ(a.open_trees(), 0u);
   a.Tree(6);

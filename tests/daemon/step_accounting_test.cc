@@ -51,12 +51,13 @@ TEST_F(StepAccountingTest, DropsAreChargedToTheStepTheyHappenedIn) {
   ring.records_read = 10;
   ring.seen.dropped[kFull] = 8;  // 3 in step 0, then 5 in step 1
   SettleStep(*state, 0, Ledger(13, 10, 3, 10));
-  EXPECT_EQ(Records(*state, 0).ring_full, 3u);
+  EXPECT_EQ(Records(*state, 0).dropped.ring_full, 3u);
   ring.records_read = 14;
   state->assembler.Tree(1);
   SettleOpenStep(*state);
   const dump::RecordLedger& open = Records(*state, 1);
-  EXPECT_EQ(open.ring_full, 5u) << "step 1's drops were settled with step 0";
+  EXPECT_EQ(open.dropped.ring_full, 5u)
+      << "step 1's drops were settled with step 0";
   EXPECT_EQ(open.written, 4u);
   EXPECT_EQ(open.produced, 9u);
 }
