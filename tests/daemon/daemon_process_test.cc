@@ -19,7 +19,7 @@
 #include "common/shm/segment.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/support/daemon_test.h"
+#include "tests/support/raw_rank_test.h"
 #include "tests/support/expected_accounting.h"
 #include "tprobe/v1/control.pb.h"
 
@@ -149,7 +149,7 @@ void Sync(RawClient& client) {
   ASSERT_TRUE(control::IsOk(resp)) << resp.error();
 }
 
-class DaemonProcessTest : public testing::DaemonTest {
+class DaemonProcessTest : public testing::RawRankTest {
  protected:
   // The step's journal exists and holds its first write (created and
   // written are two calls: a kill between them leaves an empty file).

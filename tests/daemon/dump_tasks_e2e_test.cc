@@ -21,7 +21,7 @@
 #include "common/stats/half.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/support/daemon_test.h"
+#include "tests/support/raw_rank_test.h"
 
 namespace tprobe {
 namespace {
@@ -60,7 +60,7 @@ bool SendTensor(RecordWriter& w, uint32_t ref, DType dtype,
   return true;
 }
 
-class DumpTasksTest : public testing::DaemonTest {
+class DumpTasksTest : public testing::RawRankTest {
  protected:
   std::string StepDir(uint32_t step = 0) const {
     return Dump() + "/step" + std::to_string(step) + "/rank0";

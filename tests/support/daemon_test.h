@@ -2,10 +2,9 @@
 #define TPROBE_TESTS_SUPPORT_DAEMON_TEST_H_
 
 // The fixture of tests that drive a real tprobed: a temp directory of the
-// test's own, the daemon's socket in it, the daemon started on demand, and
-// ranks played by raw clients (tests/daemon/raw_client.h) registered with
-// it. The daemon stops (SIGTERM) when the test ends, after the test's own
-// clients closed.
+// test's own, the daemon's socket in it and the daemon, started on demand.
+// The daemon stops (SIGTERM) when the test ends, after the test's own
+// clients closed. Ranks played by raw clients: raw_rank_test.h.
 //
 // The including test must define TPROBED_PATH (tests/CMakeLists.txt:
 // tprobe_add_test(... RUNS tprobed)).
@@ -19,26 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "common/shm/segment.h"
-#include "tests/daemon/raw_client.h"
-#include "tests/daemon/ring_records.h"
 #include "tests/support/daemon_process.h"
-#include "tprobe/v1/control.pb.h"
 
 namespace tprobe::testing {
-
-// A rank played by a raw client: connected, registered, and holding the
-// segment the daemon made for it.
-struct RawRank {
-  explicit RawRank(const std::string& socket) : client(socket) {}
-  // A writer for ring `ring`, as the rank's hook thread would hold it.
-  RecordWriter Writer(uint32_t ring = 0) const {
-    return RecordWriter(segment->ring_header(ring), segment->ring_data(ring));
-  }
-
-  RawClient client;
-  std::unique_ptr<shm::Segment> segment;
-};
 
 class DaemonTest : public ::testing::Test {
  protected:
@@ -47,7 +29,7 @@ class DaemonTest : public ::testing::Test {
       : socket_name_(std::move(socket_name)) {}
 
   std::string Socket() const { return dir_.path() + "/" + socket_name_; }
-  // The dump path of the default registration, and a file of rank 0's
+  // The test's dump path (RawRankTest::Register()'s), and a file of rank 0's
   // step `step` in it.
   std::string Dump() const { return dir_.path() + "/dump"; }
   std::string DumpFile(const std::string& name, uint32_t step = 0) const {
@@ -66,23 +48,6 @@ class DaemonTest : public ::testing::Test {
     daemon_.emplace(DaemonCommand(extra), Socket());
     EXPECT_TRUE(daemon_->started()) << "tprobed did not start on " << Socket();
     return daemon_->started();
-  }
-
-  // Connects a raw client to Socket() and registers `reg`. nullptr, with a
-  // test failure that says why, when either fails.
-  std::unique_ptr<RawRank> Register(const v1::Register& reg) const {
-    auto rank = std::make_unique<RawRank>(Socket());
-    EXPECT_TRUE(rank->client.connected()) << "nothing answers on " << Socket();
-    std::string error;
-    rank->segment = rank->client.Register(reg, &error);
-    EXPECT_NE(rank->segment, nullptr) << error;
-    if (rank->segment == nullptr) return nullptr;
-    return rank;
-  }
-  // The default registration: rank 0 of this process, task statistics at
-  // level mix into Dump().
-  std::unique_ptr<RawRank> Register() const {
-    return Register(MakeRegister(ConfigJson(Dump())));
   }
 
   TempDir dir_;

@@ -13,7 +13,7 @@
 #include "common/shm/directive.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/support/daemon_test.h"
+#include "tests/support/raw_rank_test.h"
 
 namespace tprobe {
 namespace {
@@ -40,7 +40,7 @@ std::vector<std::string> Fields(const std::string& line) {
   return fields;
 }
 
-class ControlCommandsTest : public testing::DaemonTest {
+class ControlCommandsTest : public testing::RawRankTest {
  protected:
   // Runs `tprobe ARGS --socket SOCKET`; returns the exit status.
   int Tprobe(const std::string& args, std::string* output = nullptr) const {

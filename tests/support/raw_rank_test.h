@@ -1,0 +1,60 @@
+#ifndef TPROBE_TESTS_SUPPORT_RAW_RANK_TEST_H_
+#define TPROBE_TESTS_SUPPORT_RAW_RANK_TEST_H_
+
+// DaemonTest (daemon_test.h) with ranks played by raw clients
+// (tests/daemon/raw_client.h): connected to the test's daemon and
+// registered with it, each holding the segment the daemon made for it.
+//
+// Thread safety: the test's thread only, as any gtest fixture.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "common/shm/segment.h"
+#include "tests/daemon/raw_client.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/support/daemon_test.h"
+#include "tprobe/v1/control.pb.h"
+
+namespace tprobe::testing {
+
+// A rank played by a raw client: connected, registered, and holding the
+// segment the daemon made for it.
+struct RawRank {
+  explicit RawRank(const std::string& socket) : client(socket) {}
+  // A writer for ring `ring`, as the rank's hook thread would hold it.
+  RecordWriter Writer(uint32_t ring = 0) const {
+    return RecordWriter(segment->ring_header(ring), segment->ring_data(ring));
+  }
+
+  RawClient client;
+  std::unique_ptr<shm::Segment> segment;
+};
+
+class RawRankTest : public DaemonTest {
+ protected:
+  using DaemonTest::DaemonTest;
+
+  // Connects a raw client to Socket() and registers `reg`. nullptr, with a
+  // test failure that says why, when either fails.
+  std::unique_ptr<RawRank> Register(const v1::Register& reg) const {
+    auto rank = std::make_unique<RawRank>(Socket());
+    EXPECT_TRUE(rank->client.connected()) << "nothing answers on " << Socket();
+    std::string error;
+    rank->segment = rank->client.Register(reg, &error);
+    EXPECT_NE(rank->segment, nullptr) << error;
+    if (rank->segment == nullptr) return nullptr;
+    return rank;
+  }
+  // The default registration: rank 0 of this process, task statistics at
+  // level mix into Dump().
+  std::unique_ptr<RawRank> Register() const {
+    return Register(MakeRegister(ConfigJson(Dump())));
+  }
+};
+
+}  // namespace tprobe::testing
+
+#endif  // TPROBE_TESTS_SUPPORT_RAW_RANK_TEST_H_
