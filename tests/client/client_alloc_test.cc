@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/client_daemon_test.h"
 #include "tests/support/counting_allocator.h"
 #include "tests/support/daemon_process.h"
 #include "tprobe/client.h"
@@ -21,30 +22,14 @@ namespace tprobe {
 namespace {
 
 using Json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::ReadFile;
-using testing::TempDir;
 using testing::ThreadAllocations;
 
 constexpr int kCalls = 200;  // per step and pattern
 
-class ClientAllocTest : public ::testing::Test {
+class ClientAllocTest : public testing::ClientDaemonTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(daemon_.started()); }
-
-  std::unique_ptr<Client> Make(const std::string& level) {
-    const std::string config = tmp_.path() + "/config.json";
-    std::ofstream(config) << R"({"task": "statistics", "dump_path": ")" << dump_
-                          << R"(", "level": ")" << level << R"("})";
-    ClientOptions options;
-    options.config_path = config;
-    options.socket_path = socket_;
-    std::string error;
-    auto client = Client::Create(options, &error);
-    EXPECT_TRUE(client) << error;
-    if (client) EXPECT_TRUE(client->connected());
-    return client;
-  }
+  void SetUp() override { ASSERT_TRUE(StartDaemon()); }
 
   // Plays `step` twice (step 0 warm, step 1 counted) and returns the
   // allocations of the counted step's calls, per call of `step`.
@@ -63,14 +48,10 @@ class ClientAllocTest : public ::testing::Test {
   }
 
   Json Data(uint32_t step) {
-    return Json::parse(ReadFile(dump_ + "/step" + std::to_string(step) +
+    return Json::parse(ReadFile(Dump() + "/step" + std::to_string(step) +
                                 "/rank/dump.json"))["data"];
   }
 
-  TempDir tmp_;
-  const std::string socket_ = tmp_.path() + "/d.sock";
-  const std::string dump_ = tmp_.path() + "/dump";
-  DaemonProcess daemon_{TPROBED_PATH, socket_};
   const std::vector<float> x_{1, 2, 3, 4, 5, 6};
   const std::vector<int64_t> shape_{2, 3};
 };

@@ -14,47 +14,27 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/client_daemon_test.h"
 #include "tests/support/daemon_process.h"
 
 namespace tprobe {
 namespace {
 
 using Json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::ReadFile;
-using testing::TempDir;
 
-class ClientTest : public ::testing::Test {
+class ClientTest : public testing::ClientDaemonTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(daemon_.started()); }
-
-  std::unique_ptr<Client> Make(const std::string& level, int rank = -1) {
-    const std::string config = tmp_.path() + "/config_" + level + ".json";
-    std::ofstream(config) << R"({"task": "statistics", "dump_path": ")" << dump_
-                          << R"(", "level": ")" << level << R"("})";
-    ClientOptions options;
-    options.config_path = config;
-    options.socket_path = socket_;
-    options.rank = rank;
-    std::string error;
-    auto client = Client::Create(options, &error);
-    EXPECT_TRUE(client) << error;
-    if (client) EXPECT_TRUE(client->connected());
-    return client;
-  }
+  void SetUp() override { ASSERT_TRUE(StartDaemon()); }
 
   // A file of step `step` in the tree of `rank` ("rank" for -1).
   Json Read(uint32_t step, const std::string& file,
             const std::string& rank = "rank") {
     const std::string path =
-        dump_ + "/step" + std::to_string(step) + "/" + rank + "/" + file;
+        Dump() + "/step" + std::to_string(step) + "/" + rank + "/" + file;
     return Json::parse(ReadFile(path));
   }
 
-  TempDir tmp_;
-  const std::string socket_ = tmp_.path() + "/d.sock";
-  const std::string dump_ = tmp_.path() + "/dump";
-  DaemonProcess daemon_{TPROBED_PATH, socket_};
   const std::vector<float> x_{1, 2, 3, 4, 5, 6};
   const std::vector<int64_t> shape_{2, 3};
 };
@@ -139,7 +119,7 @@ TEST_F(ClientTest, CallOfADestroyedClientIsRefusedAndNeverReachesTheRing) {
   EXPECT_EQ(Read(0, "construct.json", "rank1"),
             Json::parse(R"({"Module.b.B.forward.0": null})"));
   // Nothing else was written: one step of each rank.
-  EXPECT_FALSE(std::filesystem::exists(dump_ + "/step1"));
+  EXPECT_FALSE(std::filesystem::exists(Dump() + "/step1"));
 }
 
 TEST_F(ClientTest, CallOfAnotherLiveClientIsRefused) {

@@ -12,35 +12,14 @@
 
 #include "client/session.h"
 #include "tests/support/counting_allocator.h"
-#include "tests/support/daemon_process.h"
+#include "tests/support/session_daemon_test.h"
 
 namespace tprobe::client {
 namespace {
 
-using testing::DaemonProcess;
-using testing::TempDir;
 using testing::ThreadAllocations;
 
-class SessionAllocTest : public ::testing::Test {
- protected:
-  std::unique_ptr<Session> Open(const std::string& config) {
-    const std::string path = tmp_.path() + "/config.json";
-    std::ofstream(path) << config.substr(0, config.rfind('}'))
-                        << R"(, "dump_path": ")" << tmp_.path() << R"(/dump"})";
-    SessionOptions options;
-    options.config_path = path;
-    options.socket_path = socket_;
-    auto session = Session::Create(options);
-    EXPECT_TRUE(session.ok()) << session.status().message();
-    if (!session.ok()) return nullptr;
-    EXPECT_TRUE(session.value()->connected());
-    return std::move(session).value();
-  }
-
-  TempDir tmp_;
-  std::string socket_ = tmp_.path() + "/d.sock";
-  DaemonProcess daemon_{TPROBED_PATH, socket_};
-};
+class SessionAllocTest : public testing::SessionDaemonTest {};
 
 // One training step's hook events as the adapters drive them: a module
 // forward with an API inside, the module's backward, its parameter

@@ -13,37 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/daemon_process.h"
+#include "tests/support/session_daemon_test.h"
 
 namespace tprobe::client {
 namespace {
 
-using testing::DaemonProcess;
-using testing::TempDir;
-
-class SessionTest : public ::testing::Test {
- protected:
-  // A session with `config` (the JSON text, dump_path added) connected to
-  // this test's daemon.
-  std::unique_ptr<Session> Open(const std::string& config) {
-    const std::string path = tmp_.path() + "/config.json";
-    std::ofstream(path) << config.substr(0, config.rfind('}'))
-                        << R"(, "dump_path": ")" << tmp_.path() << R"(/dump"})";
-    SessionOptions options;
-    options.config_path = path;
-    options.socket_path = socket_;
-    options.connect_timeout_ms = 5000;
-    auto session = Session::Create(options);
-    EXPECT_TRUE(session.ok()) << session.status().message();
-    if (!session.ok()) return nullptr;
-    EXPECT_TRUE(session.value()->connected());
-    return std::move(session).value();
-  }
-
-  TempDir tmp_;
-  std::string socket_ = tmp_.path() + "/d.sock";
-  DaemonProcess daemon_{TPROBED_PATH, socket_};
-};
+class SessionTest : public testing::SessionDaemonTest {};
 
 TEST_F(SessionTest, LevelsDecideWhatIsRecordedAndWhatGetsConstructNodes) {
   struct Case {

@@ -20,15 +20,14 @@
 
 #include "gtest/gtest.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/daemon_test.h"
 #include "tests/support/sanitizers.h"
 
 namespace tprobe {
 namespace {
 
-using testing::DaemonProcess;
 using testing::ReadFile;
 using testing::RunCommand;
-using testing::TempDir;
 namespace fs = std::filesystem;
 
 constexpr int kSteps = 6000;
@@ -59,16 +58,16 @@ long RssKb(pid_t pid) {
 
 // The C++ example at full speed, in a thread, into a real tprobed with
 // --max-open-steps 4.
-class BacklogE2eTest : public ::testing::Test {
+class BacklogE2eTest : public testing::DaemonTest {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{TPROBED_PATH, "--socket", socket_,
+    daemon_.emplace(
+        std::vector<std::string>{TPROBED_PATH, "--socket", Socket(),
                                  "--foreground", "--max-open-steps", "4"},
-        socket_);
+        Socket());
     ASSERT_TRUE(daemon_->started());
     std::ofstream(config_) << R"({"task": "statistics", "dump_path": ")"
-                           << tmp_.path()
+                           << dir_.path()
                            << R"(/dump", "rank": [], "step": [], )"
                            << R"("level": "mix"})";
   }
@@ -81,23 +80,20 @@ class BacklogE2eTest : public ::testing::Test {
   void StartRank(int steps) {
     rank_ = std::thread([this, steps] {
       rc_ = RunCommand(std::string(EXAMPLE_PATH) + " --config " + config_ +
-                           " --socket " + socket_ + " --steps " +
+                           " --socket " + Socket() + " --steps " +
                            std::to_string(steps),
                        &out_);
       done_ = true;
     });
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!done_ && !fs::exists(tmp_.path() + "/dump/step20") &&
+    while (!done_ && !fs::exists(dir_.path() + "/dump/step20") &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
 
-  TempDir tmp_;
-  const std::string socket_ = tmp_.path() + "/d.sock";
-  const std::string config_ = tmp_.path() + "/config.json";
-  std::unique_ptr<DaemonProcess> daemon_;
+  const std::string config_ = dir_.path() + "/config.json";
   std::thread rank_;
   std::atomic<bool> done_{false};
   int rc_ = -1;
@@ -138,7 +134,7 @@ TEST_F(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
       std::strtoull(out_.c_str() + at + 10, nullptr, 10);
   int steps = 0;
   uint64_t ring_full = 0;
-  for (const auto& step : fs::directory_iterator(tmp_.path() + "/dump")) {
+  for (const auto& step : fs::directory_iterator(dir_.path() + "/dump")) {
     ++steps;
     const fs::path rank_dir = step.path() / "rank";
     EXPECT_FALSE(fs::exists(rank_dir / "tprobe.journal")) << step.path();
@@ -163,7 +159,7 @@ TEST_F(BacklogE2eTest, AFastRankKeepsTheDaemonsFilesAndMemoryFlat) {
   // Every file parses, and each step's accounting balances: what was
   // produced was written or counted as dropped.
   ASSERT_EQ(RunCommand(std::string(TPROBE_PYTHON) + " " + TPROBE_SOURCE_DIR +
-                           "/tests/e2e/check_tree.py " + tmp_.path() + "/dump",
+                           "/tests/e2e/check_tree.py " + dir_.path() + "/dump",
                        &out_),
             0)
       << out_;
@@ -178,7 +174,7 @@ TEST_F(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
   auto timed = [&](const std::string& command, std::string* output) {
     const auto start = std::chrono::steady_clock::now();
     const int status = RunCommand(
-        std::string(TPROBE_BIN) + " " + command + " --socket " + socket_,
+        std::string(TPROBE_BIN) + " " + command + " --socket " + Socket(),
         output);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - start)
@@ -199,10 +195,10 @@ TEST_F(BacklogE2eTest, StopAndStartAnswerAtOnceUnderABacklog) {
   RecordProperty("stop_ms", static_cast<int>(stop_ms));
   RecordProperty("stop_wait_ms", static_cast<int>(wait_ms));
   // Stopped: the rank runs on without capturing; end it.
-  ASSERT_EQ(
-      RunCommand(std::string(TPROBE_BIN) + " status --json --socket " + socket_,
-                 &output),
-      0)
+  ASSERT_EQ(RunCommand(
+                std::string(TPROBE_BIN) + " status --json --socket " + Socket(),
+                &output),
+            0)
       << output;
   const nlohmann::json status = nlohmann::json::parse(output);
   for (const auto& r : status.at("ranks")) {

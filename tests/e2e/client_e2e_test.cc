@@ -12,16 +12,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/client_daemon_test.h"
 #include "tests/support/daemon_process.h"
 #include "tprobe/client.h"
 
 namespace tprobe {
 namespace {
 
-using testing::DaemonProcess;
 using testing::ReadFile;
 using testing::RunCommand;
-using testing::TempDir;
 
 std::string WriteConfig(const std::string& dir, const std::string& task,
                         const std::string& level) {
@@ -32,28 +31,27 @@ std::string WriteConfig(const std::string& dir, const std::string& task,
   return path;
 }
 
-TEST(ClientE2eTest, ExampleTreeIsValidJsonAndAgreesWithNumpy) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
-  const std::string config = WriteConfig(tmp.path(), "tensor", "L0");
+class ClientE2eTest : public testing::ClientDaemonTest {};
+
+TEST_F(ClientE2eTest, ExampleTreeIsValidJsonAndAgreesWithNumpy) {
+  ASSERT_TRUE(StartDaemon());
+  const std::string config = WriteConfig(dir_.path(), "tensor", "L0");
   std::string out;
   ASSERT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --config " + config +
-                           " --socket " + socket + " --steps 2",
+                           " --socket " + Socket() + " --steps 2",
                        &out),
             0)
       << out;
-  EXPECT_NE(out.find("dump tree: " + tmp.path() + "/dump"), std::string::npos)
+  EXPECT_NE(out.find("dump tree: " + dir_.path() + "/dump"), std::string::npos)
       << out;
   for (const char* step : {"step0", "step1"}) {
     for (const char* file : {"dump.json", "stack.json", "construct.json"}) {
-      EXPECT_TRUE(std::filesystem::exists(tmp.path() + "/dump/" + step +
+      EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/dump/" + step +
                                           "/rank/" + file))
           << step << "/" << file;
     }
   }
-  const std::string dump = ReadFile(tmp.path() + "/dump/step1/rank/dump.json");
+  const std::string dump = ReadFile(dir_.path() + "/dump/step1/rank/dump.json");
   EXPECT_NE(dump.find("\"Module.blocks.1.linear.Linear.forward.0\""),
             std::string::npos);
   EXPECT_NE(dump.find("\"Max\": NaN"), std::string::npos) << "the planted NaN";
@@ -61,27 +59,18 @@ TEST(ClientE2eTest, ExampleTreeIsValidJsonAndAgreesWithNumpy) {
   EXPECT_NE(dump.find("\"dtype\": \"torch.float64\""), std::string::npos);
   EXPECT_NE(dump.find("\"dtype\": \"torch.bool\""), std::string::npos);
   ASSERT_EQ(RunCommand(std::string(TPROBE_PYTHON) + " " + TPROBE_SOURCE_DIR +
-                           "/tests/e2e/check_tree.py " + tmp.path() + "/dump",
+                           "/tests/e2e/check_tree.py " + dir_.path() + "/dump",
                        &out),
             0)
       << out;
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // One module call with hand-computable statistics; every byte is known.
-TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
-  ClientOptions options;
-  options.config_path = WriteConfig(tmp.path(), "statistics", "L0");
-  options.socket_path = socket;
-  options.rank = 3;
-  std::string error;
-  auto client = Client::Create(options, &error);
-  ASSERT_TRUE(client) << error;
-  ASSERT_TRUE(client->connected());
+TEST_F(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
+  ASSERT_TRUE(StartDaemon());
+  auto client = Connect(WriteConfig(dir_.path(), "statistics", "L0"), 3);
+  ASSERT_TRUE(client && client->connected());
 
   const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
   const int64_t x_shape[2] = {2, 2};
@@ -104,7 +93,7 @@ TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
   client->Step();
   client.reset();  // goodbye: the daemon has flushed when this returns
 
-  const std::string dir = tmp.path() + "/dump/step0/rank3/";
+  const std::string dir = dir_.path() + "/dump/step0/rank3/";
   EXPECT_EQ(ReadFile(dir + "construct.json"),
             "{\n"
             " \"Module.encoder.Encoder.forward.0\": null,\n"
@@ -180,18 +169,10 @@ TEST(ClientE2eTest, StatisticsTreeMatchesExpectedBytes) {
 // A module's input tensors go into the ring when they are added, read from
 // the caller's buffer then (no copy is kept), and its entry at EndCall, after
 // its children's entries: the daemon keeps the inputs for it.
-TEST(ClientE2eTest, ModuleInputsWrittenBeforeItsChildrenAreKept) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
-  ClientOptions options;
-  options.config_path = WriteConfig(tmp.path(), "tensor", "mix");
-  options.socket_path = socket;
-  std::string error;
-  auto client = Client::Create(options, &error);
-  ASSERT_TRUE(client) << error;
-  ASSERT_TRUE(client->connected());
+TEST_F(ClientE2eTest, ModuleInputsWrittenBeforeItsChildrenAreKept) {
+  ASSERT_TRUE(StartDaemon());
+  auto client = Connect(WriteConfig(dir_.path(), "tensor", "mix"));
+  ASSERT_TRUE(client && client->connected());
 
   float input[3] = {1.0f, -2.0f, 7.0f};
   const float child_out[2] = {0.5f, 0.25f};
@@ -224,7 +205,7 @@ TEST(ClientE2eTest, ModuleInputsWrittenBeforeItsChildrenAreKept) {
   client->Step();
   client.reset();  // goodbye: the daemon has flushed when this returns
 
-  const std::string dir = tmp.path() + "/dump/step0/rank/";
+  const std::string dir = dir_.path() + "/dump/step0/rank/";
   const std::string dump = ReadFile(dir + "dump.json");
   // The outer module's entry comes last, and its input has the values it had
   // when it was added.
@@ -257,14 +238,13 @@ TEST(ClientE2eTest, ModuleInputsWrittenBeforeItsChildrenAreKept) {
   const std::string accounting = ReadFile(dir + "tprobe.json");
   EXPECT_NE(accounting.find("\"complete\": true"), std::string::npos)
       << accounting;
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
-TEST(ClientE2eTest, ClientWithoutDaemonFinishesAndCountsDrops) {
-  TempDir tmp;
+TEST_F(ClientE2eTest, ClientWithoutDaemonFinishesAndCountsDrops) {
   ClientOptions options;
-  options.config_path = WriteConfig(tmp.path(), "statistics", "L0");
-  options.socket_path = tmp.path() + "/nobody.sock";
+  options.config_path = WriteConfig(dir_.path(), "statistics", "L0");
+  options.socket_path = dir_.path() + "/nobody.sock";
   options.connect_timeout_ms = 200;
   std::string error;
   const auto begin = std::chrono::steady_clock::now();
@@ -289,13 +269,12 @@ TEST(ClientE2eTest, ClientWithoutDaemonFinishesAndCountsDrops) {
   EXPECT_EQ(c.records_written, 0u);
   client.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
-  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/dump"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/dump"));
 }
 
-TEST(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/auto.sock";
-  const std::string config = WriteConfig(tmp.path(), "statistics", "L0");
+TEST_F(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
+  const std::string socket = dir_.path() + "/auto.sock";
+  const std::string config = WriteConfig(dir_.path(), "statistics", "L0");
   std::string out;
   ASSERT_EQ(RunCommand("TPROBED=" + std::string(TPROBED_PATH) + " " +
                            EXAMPLE_PATH + " --config " + config + " --socket " +
@@ -304,21 +283,20 @@ TEST(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
             0)
       << out;
   EXPECT_TRUE(
-      std::filesystem::exists(tmp.path() + "/dump/step0/rank/dump.json"))
+      std::filesystem::exists(dir_.path() + "/dump/step0/rank/dump.json"))
       << out;
   // Shut the private daemon down now rather than waiting for its idle exit.
   RunCommand("pkill -TERM -f -- '--socket " + socket + "'", nullptr);
 }
 
-TEST(ClientE2eTest, ExampleRejectsBadArguments) {
+TEST_F(ClientE2eTest, ExampleRejectsBadArguments) {
   std::string out;
   EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --steps zero", &out), 2);
   EXPECT_NE(out.find("--steps must be a positive integer"), std::string::npos);
   EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH), &out), 2);
   EXPECT_NE(out.find("--config FILE is required"), std::string::npos);
-  TempDir tmp;
-  std::ofstream(tmp.path() + "/bad.json") << R"({"task": "nope"})";
-  EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --config " + tmp.path() +
+  std::ofstream(dir_.path() + "/bad.json") << R"({"task": "nope"})";
+  EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --config " + dir_.path() +
                            "/bad.json",
                        &out),
             2);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/client_daemon_test.h"
 #include "tests/support/daemon_process.h"
 #include "tprobe/client.h"
 
@@ -20,38 +21,29 @@ namespace tprobe {
 namespace {
 
 using Json = nlohmann::json;
-using testing::DaemonProcess;
 using testing::ReadFile;
-using testing::TempDir;
 
-class LiveConfigureTest : public ::testing::Test {
+class LiveConfigureTest : public testing::ClientDaemonTest {
  protected:
-  void SetUp() override { ASSERT_TRUE(daemon_.started()); }
+  void SetUp() override { ASSERT_TRUE(StartDaemon()); }
 
   // Writes a config file with `body` plus this test's dump_path (unless
   // `body` sets one) and returns its path.
   std::string Config(const std::string& name, Json body) {
-    if (!body.contains("dump_path")) body["dump_path"] = dump_;
-    const std::string path = tmp_.path() + "/" + name + ".json";
+    if (!body.contains("dump_path")) body["dump_path"] = Dump();
+    const std::string path = dir_.path() + "/" + name + ".json";
     std::ofstream(path) << body.dump();
     return path;
   }
 
   std::unique_ptr<Client> Rank(const std::string& config) {
-    ClientOptions options;
-    options.config_path = config;
-    options.socket_path = socket_;
-    options.rank = 0;
-    std::string error;
-    auto client = Client::Create(options, &error);
-    EXPECT_TRUE(client && client->connected()) << error;
-    return client;
+    return Connect(config, /*rank=*/0);
   }
 
   // Runs `tprobe ARGS --socket SOCKET`; returns the exit status.
   int Tprobe(const std::string& args, std::string* output) const {
     return testing::RunCommand(
-        std::string(TPROBE_BIN) + " " + args + " --socket " + socket_, output);
+        std::string(TPROBE_BIN) + " " + args + " --socket " + Socket(), output);
   }
 
   // One step of a small model: module "net" calling the API "add" and then
@@ -79,9 +71,11 @@ class LiveConfigureTest : public ::testing::Test {
     client.Step();
   }
 
+  // dump.json of rank 0's step `step` (Dump() is the dump path).
+  using ClientDaemonTest::Dump;
   Json Dump(uint32_t step) {
     return Json::parse(
-        ReadFile(dump_ + "/step" + std::to_string(step) + "/rank0/dump.json"));
+        ReadFile(Dump() + "/step" + std::to_string(step) + "/rank0/dump.json"));
   }
   static std::vector<std::string> Names(const Json& dump) {
     std::vector<std::string> names;
@@ -91,10 +85,6 @@ class LiveConfigureTest : public ::testing::Test {
     return names;
   }
 
-  TempDir tmp_;
-  const std::string socket_ = tmp_.path() + "/d.sock";
-  const std::string dump_ = tmp_.path() + "/dump";
-  DaemonProcess daemon_{TPROBED_PATH, socket_};
   const std::vector<float> x_{1, 2, 3, 4};
   const std::vector<int64_t> shape_{2, 2};
 };
@@ -151,10 +141,10 @@ TEST_F(LiveConfigureTest, ABadValueIsRefusedNamingTheKeyAndNothingChanges) {
       {{{"level", "L7"}}, "level is invalid"},
       {{{"statistics", {{"data_mode", {"sideways"}}}}}, "data_mode"},
       // Valid, but fixed since the rank registered: tprobed refuses it.
-      {{{"level", "mix"}, {"dump_path", tmp_.path() + "/elsewhere"}},
+      {{{"level", "mix"}, {"dump_path", dir_.path() + "/elsewhere"}},
        "config: dump_path cannot change while the training runs (rank 0 "
        "registered with '" +
-           dump_ + "', the new config says '" + tmp_.path() + "/elsewhere'"},
+           Dump() + "', the new config says '" + dir_.path() + "/elsewhere'"},
       {{{"level", "mix"}, {"tprobe", {{"ring_count", 2}}}},
        "config: tprobe.ring_count cannot change while the training runs"},
   };
@@ -186,7 +176,7 @@ TEST_F(LiveConfigureTest, ABadValueIsRefusedNamingTheKeyAndNothingChanges) {
               std::vector<std::string>{"Module.net.Net.forward.0"})
         << step;
   }
-  EXPECT_FALSE(std::filesystem::exists(tmp_.path() + "/elsewhere"))
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/elsewhere"))
       << "a refused dump_path is never created";
 }
 
@@ -194,15 +184,15 @@ TEST_F(LiveConfigureTest, NoRankOrNoFileSaysWhy) {
   const std::string file = Config("ok", {{"level", "mix"}});
   std::string output;
   EXPECT_EQ(Tprobe("configure " + file, &output), 3);
-  EXPECT_NE(output.find("no rank is registered with tprobed on " + socket_ +
+  EXPECT_NE(output.find("no rank is registered with tprobed on " + Socket() +
                         ": nothing to configure"),
             std::string::npos)
       << output;
   EXPECT_EQ(Tprobe("configure", &output), 2);
   EXPECT_NE(output.find("tprobe configure: FILE is missing"), std::string::npos)
       << output;
-  EXPECT_EQ(Tprobe("configure " + tmp_.path() + "/missing.json", &output), 2);
-  EXPECT_NE(output.find("config: cannot open " + tmp_.path() + "/missing.json"),
+  EXPECT_EQ(Tprobe("configure " + dir_.path() + "/missing.json", &output), 2);
+  EXPECT_NE(output.find("config: cannot open " + dir_.path() + "/missing.json"),
             std::string::npos)
       << output;
 }

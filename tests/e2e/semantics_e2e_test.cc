@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/client_daemon_test.h"
 #include "tests/support/daemon_process.h"
 #include "tprobe/client.h"
 
@@ -35,9 +36,7 @@ namespace tprobe {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::DaemonProcess;
 using testing::ReadFile;
-using testing::TempDir;
 
 const std::string kExpected =
     std::string(TPROBE_SOURCE_DIR) + "/tests/data/semantics";
@@ -314,20 +313,19 @@ void ExpectTree(const std::string& dump, const std::string& name) {
   }
 }
 
+class SemanticsE2eTest : public testing::ClientDaemonTest {};
+
 // Three ranks play four steps; the config dumps steps 0 and 2 of ranks 0
 // and 1 at level mix.
-TEST(SemanticsE2eTest, StepsRanksAndCallsMatchExpectedTrees) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
+TEST_F(SemanticsE2eTest, StepsRanksAndCallsMatchExpectedTrees) {
+  ASSERT_TRUE(StartDaemon());
   const std::string config = WriteConfig(
-      tmp.path(),
+      dir_.path(),
       R"("task": "statistics", "level": "mix", "rank": [0, 1], "step": [0, 2])");
   const bool ok = RunRanks({0, 1, 2}, [&](int rank) {
     ClientOptions options;
     options.config_path = config;
-    options.socket_path = socket;
+    options.socket_path = Socket();
     options.rank = rank;
     std::string error;
     auto client = Client::Create(options, &error);
@@ -342,29 +340,26 @@ TEST(SemanticsE2eTest, StepsRanksAndCallsMatchExpectedTrees) {
                : 3;
   });
   ASSERT_TRUE(ok);
-  const std::string dump = tmp.path() + "/dump";
+  const std::string dump = dir_.path() + "/dump";
   EXPECT_FALSE(fs::exists(dump + "/step1")) << "step 1 is not configured";
   EXPECT_FALSE(fs::exists(dump + "/step3")) << "after the last step";
   EXPECT_FALSE(fs::exists(dump + "/step0/rank2")) << "rank 2 is filtered";
   ExpectTree(dump, "mix");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // list and data_mode: only the proj module, the APIs inside it and its
 // backward outputs and gradients are dumped; every call still counts and
 // stays in construct.json.
-TEST(SemanticsE2eTest, ListAndDataModeFilterEntriesButNotNames) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
+TEST_F(SemanticsE2eTest, ListAndDataModeFilterEntriesButNotNames) {
+  ASSERT_TRUE(StartDaemon());
   const std::string config = WriteConfig(
-      tmp.path(), R"("task": "statistics", "level": "mix", "step": [0],
+      dir_.path(), R"("task": "statistics", "level": "mix", "step": [0],
       "statistics": {"list": ["proj"], "data_mode": ["output"]})");
   const bool ok = RunRanks({-1}, [&](int rank) {
     ClientOptions options;
     options.config_path = config;
-    options.socket_path = socket;
+    options.socket_path = Socket();
     options.rank = rank;
     std::string error;
     auto client = Client::Create(options, &error);
@@ -373,22 +368,15 @@ TEST(SemanticsE2eTest, ListAndDataModeFilterEntriesButNotNames) {
     return 0;
   });
   ASSERT_TRUE(ok);
-  ExpectTree(tmp.path() + "/dump", "filtered");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  ExpectTree(dir_.path() + "/dump", "filtered");
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // MindSpore-style names and an L0 tree with parameter gradients only.
-TEST(SemanticsE2eTest, CellsAreNamedLikeMindSpore) {
-  TempDir tmp;
-  const std::string socket = tmp.path() + "/d.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
-  ClientOptions options;
-  options.config_path = WriteConfig(tmp.path(), R"("level": "L0")");
-  options.socket_path = socket;
-  std::string error;
-  auto client = Client::Create(options, &error);
-  ASSERT_TRUE(client) << error;
+TEST_F(SemanticsE2eTest, CellsAreNamedLikeMindSpore) {
+  ASSERT_TRUE(StartDaemon());
+  auto client = Connect(WriteConfig(dir_.path(), R"("level": "L0")"));
+  ASSERT_TRUE(client && client->connected());
   const Tensor w = Floats({2}, 1.0f, 1.0f, true);
   client->Start();
   for (int i = 0; i < 2; ++i) {
@@ -403,13 +391,13 @@ TEST(SemanticsE2eTest, CellsAreNamedLikeMindSpore) {
   client->Stop();
   client->Step();
   client.reset();
-  const std::string dump = ReadFile(tmp.path() + "/dump/step0/rank/dump.json");
+  const std::string dump = ReadFile(dir_.path() + "/dump/step0/rank/dump.json");
   for (const char* name : {"\"Cell.net.dense.Dense.forward.0\"",
                            "\"Cell.net.dense.Dense.forward.1\"",
                            "\"Cell.net.dense.Dense.parameters_grad.0\""}) {
     EXPECT_NE(dump.find(name), std::string::npos) << name;
   }
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 }  // namespace
