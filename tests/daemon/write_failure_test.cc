@@ -12,21 +12,19 @@
 #include "common/dump/json_writer.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/raw_rank_test.h"
 
 namespace tprobe {
 namespace {
 
 using testing::ConfigJson;
-using testing::DaemonProcess;
 using testing::MakeRegister;
 using testing::RawClient;
 using testing::ReadFile;
 using testing::RunCommand;
-using testing::TempDir;
 
-class WriteFailureTest : public ::testing::Test {
+class WriteFailureTest : public testing::RawRankTest {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) {
@@ -47,21 +45,17 @@ class WriteFailureTest : public ::testing::Test {
     return client.Call(std::move(request), reply);
   }
 
-  TempDir dir_;
   std::string disk_;
   bool mounted_ = false;
 };
 
 TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
-  const std::string socket = dir_.path() + "/tprobed.sock";
-  DaemonProcess daemon(TPROBED_PATH, socket);
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   const std::string dump = disk_ + "/dump";
-  RawClient client(socket);
-  std::string error;
-  auto segment = client.Register(MakeRegister(ConfigJson(dump)), &error);
-  ASSERT_NE(segment, nullptr) << error;
-  testing::RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+  auto rank = Register(MakeRegister(ConfigJson(dump)));
+  ASSERT_NE(rank, nullptr);
+  RawClient& client = rank->client;
+  testing::RecordWriter w = rank->Writer();
   ASSERT_TRUE(
       w.Intern(1, record::InternKind::kName, "Functional.relu.0.forward"));
   const std::vector<float> values = {1, -2, 3, 4};
@@ -81,7 +75,7 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
   EXPECT_NE(reply.error().find("No space left on device"), std::string::npos)
       << reply.error();
   std::string status;
-  EXPECT_EQ(RunCommand(std::string(TPROBE_BIN) + " status --socket " + socket,
+  EXPECT_EQ(RunCommand(std::string(TPROBE_BIN) + " status --socket " + Socket(),
                        &status),
             0);
   EXPECT_NE(status.find("cannot write the dump: "), std::string::npos)
