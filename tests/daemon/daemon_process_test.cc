@@ -19,8 +19,8 @@
 #include "common/shm/segment.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/support/raw_rank_test.h"
 #include "tests/support/expected_accounting.h"
+#include "tests/support/raw_rank_test.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe {
@@ -34,6 +34,7 @@ using testing::MakeEntry;
 using testing::MakeRegister;
 using testing::MapsSegment;
 using testing::RawClient;
+using testing::RawRank;
 using testing::ReadFile;
 using testing::Ref;
 using testing::StepRequest;
@@ -207,10 +208,10 @@ TEST_F(DaemonProcessTest, ClientDeathFinalisesItsStepAsIncomplete) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     // The trainer: registers, writes, and dies without Goodbye.
-    RawClient client(Socket());
     std::string error;
-    auto segment = client.Register(MakeRegister(ConfigJson(Dump())), &error);
-    ::_exit(segment != nullptr && WriteModuleCall(*segment) ? 0 : 1);
+    auto rank =
+        RawRank::Open(Socket(), MakeRegister(ConfigJson(Dump())), &error);
+    ::_exit(rank != nullptr && WriteModuleCall(*rank->segment) ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);

@@ -508,12 +508,12 @@ TEST_F(DumpTasksTest, AKilledTrainerKeepsWhatItCaptured) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    RawClient client(Socket());
     std::string error;
-    auto segment = client.Register(MakeRegister(ConfigJson(Dump())), &error);
-    bool ok = segment != nullptr;
+    auto rank = testing::RawRank::Open(
+        Socket(), MakeRegister(ConfigJson(Dump())), &error);
+    bool ok = rank != nullptr;
     if (ok) {
-      RecordWriter w(segment->ring_header(0), segment->ring_data(0));
+      RecordWriter w = rank->Writer();
       for (uint32_t i = 1; ok && i <= 100; ++i) {
         ok = w.Intern(i, record::InternKind::kName,
                       "Tensor.mul." + std::to_string(i - 1) + ".forward") &&

@@ -323,12 +323,8 @@ TEST_F(SemanticsE2eTest, StepsRanksAndCallsMatchExpectedTrees) {
       dir_.path(),
       R"("task": "statistics", "level": "mix", "rank": [0, 1], "step": [0, 2])");
   const bool ok = RunRanks({0, 1, 2}, [&](int rank) {
-    ClientOptions options;
-    options.config_path = config;
-    options.socket_path = Socket();
-    options.rank = rank;
     std::string error;
-    auto client = Client::Create(options, &error);
+    auto client = Client::Create(Options(config, rank), &error);
     if (!client || !client->connected()) return 2;
     for (uint32_t step = 0; step < 4; ++step) PlayStep(*client, rank, step);
     const ClientCounters counters = client->counters();
@@ -357,12 +353,8 @@ TEST_F(SemanticsE2eTest, ListAndDataModeFilterEntriesButNotNames) {
       dir_.path(), R"("task": "statistics", "level": "mix", "step": [0],
       "statistics": {"list": ["proj"], "data_mode": ["output"]})");
   const bool ok = RunRanks({-1}, [&](int rank) {
-    ClientOptions options;
-    options.config_path = config;
-    options.socket_path = Socket();
-    options.rank = rank;
     std::string error;
-    auto client = Client::Create(options, &error);
+    auto client = Client::Create(Options(config, rank), &error);
     if (!client || !client->connected()) return 2;
     PlayStep(*client, 0, 0);
     return 0;

@@ -20,16 +20,21 @@ namespace tprobe::testing {
 
 class ClientDaemonTest : public DaemonTest {
  protected:
-  // A Client of the config file `config` on Socket() as rank `rank`;
-  // nullptr, with a test failure, when Create fails, and a test failure
-  // when it is not connected.
-  std::unique_ptr<Client> Connect(const std::string& config, int rank = -1) {
+  // The options of a Client of the config file `config` on Socket() as rank
+  // `rank`.
+  ClientOptions Options(const std::string& config, int rank = -1) const {
     ClientOptions options;
     options.config_path = config;
     options.socket_path = Socket();
     options.rank = rank;
+    return options;
+  }
+
+  // A Client of Options(config, rank); nullptr, with a test failure, when
+  // Create fails, and a test failure when it is not connected.
+  std::unique_ptr<Client> Connect(const std::string& config, int rank = -1) {
     std::string error;
-    auto client = Client::Create(options, &error);
+    auto client = Client::Create(Options(config, rank), &error);
     EXPECT_TRUE(client) << error;
     if (client) {
       EXPECT_TRUE(client->connected());

@@ -24,6 +24,20 @@ namespace tprobe::testing {
 // segment the daemon made for it.
 struct RawRank {
   explicit RawRank(const std::string& socket) : client(socket) {}
+  // Connects to `socket` and registers `reg`, asserting nothing (a forked
+  // rank may use it): nullptr, with *error saying why, when either fails.
+  static std::unique_ptr<RawRank> Open(const std::string& socket,
+                                       const v1::Register& reg,
+                                       std::string* error) {
+    auto rank = std::make_unique<RawRank>(socket);
+    if (!rank->client.connected()) {
+      *error = "nothing answers on " + socket;
+      return nullptr;
+    }
+    rank->segment = rank->client.Register(reg, error);
+    if (rank->segment == nullptr) return nullptr;
+    return rank;
+  }
   // A writer for ring `ring`, as the rank's hook thread would hold it.
   RecordWriter Writer(uint32_t ring = 0) const {
     return RecordWriter(segment->ring_header(ring), segment->ring_data(ring));
@@ -40,12 +54,9 @@ class RawRankTest : public DaemonTest {
   // Connects a raw client to Socket() and registers `reg`. nullptr, with a
   // test failure that says why, when either fails.
   std::unique_ptr<RawRank> Register(const v1::Register& reg) const {
-    auto rank = std::make_unique<RawRank>(Socket());
-    EXPECT_TRUE(rank->client.connected()) << "nothing answers on " << Socket();
     std::string error;
-    rank->segment = rank->client.Register(reg, &error);
-    EXPECT_NE(rank->segment, nullptr) << error;
-    if (rank->segment == nullptr) return nullptr;
+    auto rank = RawRank::Open(Socket(), reg, &error);
+    EXPECT_NE(rank, nullptr) << error;
     return rank;
   }
   // The default registration: rank 0 of this process, task statistics at
