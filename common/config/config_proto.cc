@@ -1,6 +1,7 @@
 #include "common/config/config_proto.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace tprobe::config {
@@ -32,73 +33,76 @@ Status CheckStepsOrRanks(const google::protobuf::RepeatedField<int64_t>& in,
   return Status::Ok();
 }
 
+// Each of the config's enums beside control.proto's, value for value: the
+// one table both directions read.
+template <typename Core, typename Proto>
+struct Pair {
+  Core core;
+  Proto proto;
+};
+constexpr Pair<Task, v1::Config::Task> kTasks[] = {
+    {Task::kStatistics, v1::Config::STATISTICS},
+    {Task::kTensor, v1::Config::TENSOR},
+    {Task::kOverflowCheck, v1::Config::OVERFLOW_CHECK},
+    {Task::kStructure, v1::Config::STRUCTURE}};
+constexpr Pair<Level, v1::Config::Level> kLevels[] = {
+    {Level::kL0, v1::Config::L0},
+    {Level::kL1, v1::Config::L1},
+    {Level::kMix, v1::Config::MIX}};
+constexpr Pair<RiskLevel, v1::Config::RiskLevel> kRiskLevels[] = {
+    {RiskLevel::kFocus, v1::Config::FOCUS},
+    {RiskLevel::kCore, v1::Config::CORE},
+    {RiskLevel::kAll, v1::Config::ALL}};
+constexpr Pair<SummaryMode, v1::Config::SummaryMode> kSummaryModes[] = {
+    {SummaryMode::kStatistics, v1::Config::SUMMARY_STATISTICS},
+    {SummaryMode::kMd5, v1::Config::MD5},
+    {SummaryMode::kXor, v1::Config::XOR}};
+constexpr Pair<FullRingPolicy, v1::Config::Policy> kPolicies[] = {
+    {FullRingPolicy::kBlock, v1::Config::BLOCK},
+    {FullRingPolicy::kDrop, v1::Config::DROP}};
+
+// The proto value of `core` (every core value has one).
+template <typename Core, typename Proto, size_t N>
+Proto ToProtoValue(const Pair<Core, Proto> (&table)[N], Core core) {
+  for (const auto& pair : table) {
+    if (pair.core == core) return pair.proto;
+  }
+  return table[0].proto;
+}
+
+// The core value of `proto`; nullopt for a value outside the table.
+template <typename Core, typename Proto, size_t N>
+std::optional<Core> FromProtoValue(const Pair<Core, Proto> (&table)[N],
+                                   Proto proto) {
+  for (const auto& pair : table) {
+    if (pair.proto == proto) return pair.core;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 v1::Config ToProto(const Config& config) {
   v1::Config m;
-  switch (config.task) {
-    case Task::kStatistics:
-      m.set_task(v1::Config::STATISTICS);
-      break;
-    case Task::kTensor:
-      m.set_task(v1::Config::TENSOR);
-      break;
-    case Task::kOverflowCheck:
-      m.set_task(v1::Config::OVERFLOW_CHECK);
-      break;
-    case Task::kStructure:
-      m.set_task(v1::Config::STRUCTURE);
-      break;
-  }
+  m.set_task(ToProtoValue(kTasks, config.task));
   m.set_dump_path(config.dump_path);
   m.mutable_ranks()->Add(config.ranks.begin(), config.ranks.end());
   m.mutable_steps()->Add(config.steps.begin(), config.steps.end());
-  switch (config.level) {
-    case Level::kL0:
-      m.set_level(v1::Config::L0);
-      break;
-    case Level::kL1:
-      m.set_level(v1::Config::L1);
-      break;
-    case Level::kMix:
-      m.set_level(v1::Config::MIX);
-      break;
-  }
+  m.set_level(ToProtoValue(kLevels, config.level));
   for (const std::string& s : config.scope) m.add_scope(s);
   for (const std::string& s : config.list) m.add_list(s);
-  switch (config.risk_level) {
-    case RiskLevel::kFocus:
-      m.set_risk_level(v1::Config::FOCUS);
-      break;
-    case RiskLevel::kCore:
-      m.set_risk_level(v1::Config::CORE);
-      break;
-    case RiskLevel::kAll:
-      m.set_risk_level(v1::Config::ALL);
-      break;
-  }
+  m.set_risk_level(ToProtoValue(kRiskLevels, config.risk_level));
   v1::Config::DataMode* mode = m.mutable_data_mode();
   mode->set_forward(config.data_mode.forward);
   mode->set_backward(config.data_mode.backward);
   mode->set_input(config.data_mode.input);
   mode->set_output(config.data_mode.output);
-  switch (config.summary_mode) {
-    case SummaryMode::kStatistics:
-      m.set_summary_mode(v1::Config::SUMMARY_STATISTICS);
-      break;
-    case SummaryMode::kMd5:
-      m.set_summary_mode(v1::Config::MD5);
-      break;
-    case SummaryMode::kXor:
-      m.set_summary_mode(v1::Config::XOR);
-      break;
-  }
+  m.set_summary_mode(ToProtoValue(kSummaryModes, config.summary_mode));
   m.set_overflow_nums(config.overflow_nums);
   m.set_socket(config.socket);
   m.set_ring_bytes(config.ring_bytes);
   m.set_ring_count(config.ring_count);
-  m.set_policy(config.policy == FullRingPolicy::kDrop ? v1::Config::DROP
-                                                      : v1::Config::BLOCK);
+  m.set_policy(ToProtoValue(kPolicies, config.policy));
   m.set_block_timeout_ms(config.block_timeout_ms);
   m.set_exit_timeout_ms(config.exit_timeout_ms);
   return m;
@@ -106,23 +110,12 @@ v1::Config ToProto(const Config& config) {
 
 Result<Config> FromProto(const v1::Config& m) {
   Config c;
-  switch (m.task()) {
-    case v1::Config::STATISTICS:
-      c.task = Task::kStatistics;
-      break;
-    case v1::Config::TENSOR:
-      c.task = Task::kTensor;
-      break;
-    case v1::Config::OVERFLOW_CHECK:
-      c.task = Task::kOverflowCheck;
-      break;
-    case v1::Config::STRUCTURE:
-      c.task = Task::kStructure;
-      break;
-    default:
-      return Bad("task",
-                 "it should be one of [statistics, tensor, "
-                 "overflow_check, structure]");
+  if (auto task = FromProtoValue(kTasks, m.task())) {
+    c.task = *task;
+  } else {
+    return Bad("task",
+               "it should be one of [statistics, tensor, "
+               "overflow_check, structure]");
   }
   if (m.dump_path().empty()) return Bad("dump_path", "it should not be empty");
   c.dump_path = m.dump_path();
@@ -132,31 +125,15 @@ Result<Config> FromProto(const v1::Config& m) {
   if (Status s = CheckStepsOrRanks(m.steps(), "step", &c.steps); !s.ok()) {
     return s;
   }
-  switch (m.level()) {
-    case v1::Config::L0:
-      c.level = Level::kL0;
-      break;
-    case v1::Config::L1:
-      c.level = Level::kL1;
-      break;
-    case v1::Config::MIX:
-      c.level = Level::kMix;
-      break;
-    default:
-      return Bad("level", "it should be one of [L0, L1, mix]");
+  if (auto level = FromProtoValue(kLevels, m.level())) {
+    c.level = *level;
+  } else {
+    return Bad("level", "it should be one of [L0, L1, mix]");
   }
-  switch (m.risk_level()) {
-    case v1::Config::FOCUS:
-      c.risk_level = RiskLevel::kFocus;
-      break;
-    case v1::Config::CORE:
-      c.risk_level = RiskLevel::kCore;
-      break;
-    case v1::Config::ALL:
-      c.risk_level = RiskLevel::kAll;
-      break;
-    default:
-      return Bad("risk_level", "it should be one of ['CORE', 'FOCUS', 'ALL']");
+  if (auto risk_level = FromProtoValue(kRiskLevels, m.risk_level())) {
+    c.risk_level = *risk_level;
+  } else {
+    return Bad("risk_level", "it should be one of ['CORE', 'FOCUS', 'ALL']");
   }
   if (m.scope_size() != 0 && m.scope_size() != 2) {
     return Bad("scope", "it should be empty or hold exactly 2 names");
@@ -170,25 +147,16 @@ Result<Config> FromProto(const v1::Config& m) {
       !(mode.input() || mode.output())) {
     return Bad("data_mode", "it lets no direction or no side through");
   }
-  switch (m.summary_mode()) {
-    case v1::Config::SUMMARY_STATISTICS:
-      break;
-    case v1::Config::MD5:
-      if (c.task != Task::kStatistics) {
-        return Bad("summary_mode", "only the statistics task sets it");
-      }
-      c.summary_mode = SummaryMode::kMd5;
-      break;
-    case v1::Config::XOR:
-      if (c.task != Task::kStatistics) {
-        return Bad("summary_mode", "only the statistics task sets it");
-      }
-      c.summary_mode = SummaryMode::kXor;
-      break;
-    default:
-      return Bad("summary_mode",
-                 "it should be one of ['statistics', 'md5', 'xor']");
+  const auto summary_mode = FromProtoValue(kSummaryModes, m.summary_mode());
+  if (!summary_mode) {
+    return Bad("summary_mode",
+               "it should be one of ['statistics', 'md5', 'xor']");
   }
+  if (*summary_mode != SummaryMode::kStatistics &&
+      c.task != Task::kStatistics) {
+    return Bad("summary_mode", "only the statistics task sets it");
+  }
+  c.summary_mode = *summary_mode;
   if (m.overflow_nums() != -1 && m.overflow_nums() <= 0) {
     return Bad("overflow_nums", "it should be -1 or a positive integer");
   }
@@ -216,15 +184,10 @@ Result<Config> FromProto(const v1::Config& m) {
                "it should be between 1 and " + std::to_string(kMaxRingCount));
   }
   c.ring_count = m.ring_count();
-  switch (m.policy()) {
-    case v1::Config::BLOCK:
-      c.policy = FullRingPolicy::kBlock;
-      break;
-    case v1::Config::DROP:
-      c.policy = FullRingPolicy::kDrop;
-      break;
-    default:
-      return Bad("tprobe.policy", "it should be one of [drop, block]");
+  if (auto policy = FromProtoValue(kPolicies, m.policy())) {
+    c.policy = *policy;
+  } else {
+    return Bad("tprobe.policy", "it should be one of [drop, block]");
   }
   c.block_timeout_ms = m.block_timeout_ms();
   if (m.exit_timeout_ms() > kMaxExitTimeoutMs) {
