@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -17,6 +18,48 @@ using Json = nlohmann::json;
 using Keys = std::span<const std::string_view>;
 
 constexpr std::string_view kPrefix = "config: ";
+
+// The name config.json gives each value of the config's enums: the one
+// table that parsing and writing a config both read. The first row is what
+// a value outside the enum is written as.
+template <typename E>
+struct Named {
+  E value;
+  std::string_view name;
+};
+constexpr Named<Task> kTaskNames[] = {{Task::kStatistics, "statistics"},
+                                      {Task::kTensor, "tensor"},
+                                      {Task::kOverflowCheck, "overflow_check"},
+                                      {Task::kStructure, "structure"}};
+constexpr Named<Level> kLevelNames[] = {
+    {Level::kL1, "L1"}, {Level::kL0, "L0"}, {Level::kMix, "mix"}};
+constexpr Named<RiskLevel> kRiskLevelNames[] = {{RiskLevel::kFocus, "FOCUS"},
+                                                {RiskLevel::kCore, "CORE"},
+                                                {RiskLevel::kAll, "ALL"}};
+constexpr Named<SummaryMode> kSummaryModeNames[] = {
+    {SummaryMode::kStatistics, "statistics"},
+    {SummaryMode::kMd5, "md5"},
+    {SummaryMode::kXor, "xor"}};
+constexpr Named<FullRingPolicy> kPolicyNames[] = {
+    {FullRingPolicy::kBlock, "block"}, {FullRingPolicy::kDrop, "drop"}};
+
+template <typename E, size_t N>
+std::string_view NameOf(const Named<E> (&table)[N], E value) {
+  for (const auto& row : table) {
+    if (row.value == value) return row.name;
+  }
+  return table[0].name;
+}
+
+// The value `v` names; nullopt when `v` is no string or names none.
+template <typename E, size_t N>
+std::optional<E> ValueNamed(const Named<E> (&table)[N], const Json& v) {
+  if (!v.is_string()) return std::nullopt;
+  for (const auto& row : table) {
+    if (v.get_ref<const std::string&>() == row.name) return row.value;
+  }
+  return std::nullopt;
+}
 
 // msprobe 26.x's own config.json carries the sections of tasks tprobe does
 // not run (acc_check, ...) and extra_info: accepted by name and ignored.
@@ -261,12 +304,8 @@ Status ParseTaskSection(const Json& section, std::string_view name,
     if (!status.ok()) return status;
   }
   if (const Json* v = Find(section, "summary_mode")) {
-    if (*v == "statistics") {
-      config->summary_mode = SummaryMode::kStatistics;
-    } else if (*v == "md5") {
-      config->summary_mode = SummaryMode::kMd5;
-    } else if (*v == "xor") {
-      config->summary_mode = SummaryMode::kXor;
+    if (auto mode = ValueNamed(kSummaryModeNames, *v)) {
+      config->summary_mode = *mode;
     } else {
       return Invalid(
           "summary_mode is invalid, summary_mode is not in ['statistics', "
@@ -363,10 +402,8 @@ Status ParseTprobeSection(const Json& section, Config* config) {
   config->ring_count = static_cast<uint32_t>(n);
 
   if (const Json* v = Find(section, "policy")) {
-    if (*v == "drop") {
-      config->policy = FullRingPolicy::kDrop;
-    } else if (*v == "block") {
-      config->policy = FullRingPolicy::kBlock;
+    if (auto policy = ValueNamed(kPolicyNames, *v)) {
+      config->policy = *policy;
     } else {
       return Invalid(
           "tprobe.policy is invalid, it should be one of [drop, "
@@ -397,14 +434,8 @@ Status ParseRoot(const Json& root, Config* config) {
   if (!status.ok()) return status;
 
   if (const Json* v = Find(root, "task")) {
-    if (*v == "statistics") {
-      config->task = Task::kStatistics;
-    } else if (*v == "tensor") {
-      config->task = Task::kTensor;
-    } else if (*v == "overflow_check") {
-      config->task = Task::kOverflowCheck;
-    } else if (*v == "structure") {
-      config->task = Task::kStructure;
+    if (auto task = ValueNamed(kTaskNames, *v)) {
+      config->task = *task;
     } else {
       std::string message =
           "task is invalid, it should be one of [statistics, tensor, "
@@ -438,12 +469,8 @@ Status ParseRoot(const Json& root, Config* config) {
     if (!status.ok()) return status;
   }
   if (const Json* v = Find(root, "level")) {
-    if (*v == "L0") {
-      config->level = Level::kL0;
-    } else if (*v == "L1") {
-      config->level = Level::kL1;
-    } else if (*v == "mix") {
-      config->level = Level::kMix;
+    if (auto level = ValueNamed(kLevelNames, *v)) {
+      config->level = *level;
     } else {
       std::string message =
           "level is invalid, it should be one of [L0, L1, mix]";
@@ -475,12 +502,10 @@ Status ParseRoot(const Json& root, Config* config) {
   // "ALL".
   // (Find would read null as missing.)
   if (auto v = root.find("risk_level"); v != root.end()) {
-    if (v->is_null() || *v == "" || *v == "ALL") {
+    if (v->is_null() || *v == "") {
       config->risk_level = RiskLevel::kAll;
-    } else if (*v == "FOCUS") {
-      config->risk_level = RiskLevel::kFocus;
-    } else if (*v == "CORE") {
-      config->risk_level = RiskLevel::kCore;
+    } else if (auto risk_level = ValueNamed(kRiskLevelNames, *v)) {
+      config->risk_level = *risk_level;
     } else {
       return Invalid(
           "risk_level is invalid, it should be one of ['CORE', 'FOCUS', "
@@ -527,19 +552,11 @@ Result<Config> Parse(std::string_view json_text) {
 }
 
 std::string_view SummaryModeName(SummaryMode mode) {
-  switch (mode) {
-    case SummaryMode::kMd5:
-      return "md5";
-    case SummaryMode::kXor:
-      return "xor";
-    case SummaryMode::kStatistics:
-      break;
-  }
-  return "statistics";
+  return NameOf(kSummaryModeNames, mode);
 }
 
 std::string_view PolicyName(FullRingPolicy policy) {
-  return policy == FullRingPolicy::kDrop ? "drop" : "block";
+  return NameOf(kPolicyNames, policy);
 }
 
 // Sorted values with each run of consecutive ones written as "a-b", so that
@@ -664,42 +681,12 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input) {
          (input ? mode.input : mode.output);
 }
 
-std::string_view TaskName(Task task) {
-  switch (task) {
-    case Task::kStatistics:
-      return "statistics";
-    case Task::kTensor:
-      return "tensor";
-    case Task::kOverflowCheck:
-      return "overflow_check";
-    case Task::kStructure:
-      return "structure";
-  }
-  return "statistics";
-}
+std::string_view TaskName(Task task) { return NameOf(kTaskNames, task); }
 
-std::string_view LevelName(Level level) {
-  switch (level) {
-    case Level::kL0:
-      return "L0";
-    case Level::kL1:
-      return "L1";
-    case Level::kMix:
-      return "mix";
-  }
-  return "L1";
-}
+std::string_view LevelName(Level level) { return NameOf(kLevelNames, level); }
 
 std::string_view RiskLevelName(RiskLevel risk_level) {
-  switch (risk_level) {
-    case RiskLevel::kCore:
-      return "CORE";
-    case RiskLevel::kFocus:
-      return "FOCUS";
-    case RiskLevel::kAll:
-      return "ALL";
-  }
-  return "FOCUS";
+  return NameOf(kRiskLevelNames, risk_level);
 }
 
 }  // namespace tprobe::config
