@@ -43,6 +43,20 @@ std::optional<int64_t> ParseNumber(std::string_view text, int64_t min,
   return value;
 }
 
+// The value of numeric flag `arg`, a whole number in [min, max]; else an
+// error "bad ARG 'VALUE': use WHAT from MIN to MAX", or "use LOW to MAX"
+// when `low` describes the minimum.
+Result<int64_t> Bounded(std::string_view arg, std::string_view value,
+                        int64_t min, int64_t max, std::string_view what,
+                        std::string_view low = {}) {
+  if (auto n = ParseNumber(value, min, max)) return *n;
+  const std::string range =
+      low.empty() ? std::string(what) + " from " + std::to_string(min)
+                  : std::string(low);
+  return Status::Error("bad " + std::string(arg) + " '" + std::string(value) +
+                       "': use " + range + " to " + std::to_string(max));
+}
+
 }  // namespace
 
 Result<Flags> ParseFlags(int argc, const char* const* argv) {
@@ -88,71 +102,42 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
       }
       flags.log_level = *level;
     } else if (arg == "--idle-exit") {
-      auto seconds = ParseNumber(value, 0, kMaxIdleExitSeconds);
-      if (!seconds) {
-        return Status::Error("bad --idle-exit '" + std::string(value) +
-                             "': use a whole number of seconds from 0 to " +
-                             std::to_string(kMaxIdleExitSeconds));
-      }
+      auto seconds = Bounded(arg, value, 0, kMaxIdleExitSeconds,
+                             "a whole number of seconds");
+      if (!seconds.ok()) return seconds.status();
       flags.idle_exit = std::chrono::seconds(*seconds);
     } else if (arg == "--group") {
       if (value.empty()) return Status::Error("--group needs a group name");
       flags.group = value;
     } else if (arg == "--max-connections") {
-      auto n = ParseNumber(value, 1, 1 << 20);
-      if (!n) {
-        return Status::Error("bad --max-connections '" + std::string(value) +
-                             "': use a whole number from 1 to 1048576");
-      }
+      auto n = Bounded(arg, value, 1, 1 << 20, "a whole number");
+      if (!n.ok()) return n.status();
       flags.max_connections = static_cast<int>(*n);
     } else if (arg == "--request-timeout") {
-      auto seconds = ParseNumber(value, 1, 3600);
-      if (!seconds) {
-        return Status::Error("bad --request-timeout '" + std::string(value) +
-                             "': use a whole number of seconds from 1 to "
-                             "3600");
-      }
+      auto seconds = Bounded(arg, value, 1, 3600, "a whole number of seconds");
+      if (!seconds.ok()) return seconds.status();
       flags.request_timeout = std::chrono::seconds(*seconds);
     } else if (arg == "--expect-ranks") {
-      auto n = ParseNumber(value, 0, 4096);
-      if (!n) {
-        return Status::Error("bad --expect-ranks '" + std::string(value) +
-                             "': use a whole number from 0 to 4096");
-      }
+      auto n = Bounded(arg, value, 0, 4096, "a whole number");
+      if (!n.ok()) return n.status();
       flags.expect_ranks = static_cast<int>(*n);
     } else if (arg == "--workers") {
-      auto n = ParseNumber(value, 0, kMaxWorkers);
-      if (!n) {
-        return Status::Error("bad --workers '" + std::string(value) +
-                             "': use 0 (one per core) to " +
-                             std::to_string(kMaxWorkers));
-      }
+      auto n = Bounded(arg, value, 0, kMaxWorkers, "", "0 (one per core)");
+      if (!n.ok()) return n.status();
       flags.workers = static_cast<unsigned>(*n);
     } else if (arg == "--max-tensor-bytes") {
-      auto n = ParseNumber(value, kMinTensorBytes, kMaxTensorBytes);
-      if (!n) {
-        return Status::Error("bad --max-tensor-bytes '" + std::string(value) +
-                             "': use a byte count from " +
-                             std::to_string(kMinTensorBytes) + " to " +
-                             std::to_string(kMaxTensorBytes));
-      }
+      auto n =
+          Bounded(arg, value, kMinTensorBytes, kMaxTensorBytes, "a byte count");
+      if (!n.ok()) return n.status();
       flags.max_tensor_bytes = static_cast<uint64_t>(*n);
     } else if (arg == "--max-open-steps") {
-      auto n = ParseNumber(value, 1, kMaxOpenSteps);
-      if (!n) {
-        return Status::Error("bad --max-open-steps '" + std::string(value) +
-                             "': use a whole number from 1 to " +
-                             std::to_string(kMaxOpenSteps));
-      }
+      auto n = Bounded(arg, value, 1, kMaxOpenSteps, "a whole number");
+      if (!n.ok()) return n.status();
       flags.max_open_steps = static_cast<size_t>(*n);
     } else if (arg == "--max-open-bytes") {
-      auto n = ParseNumber(value, kMinOpenBytes, kMaxOpenBytes);
-      if (!n) {
-        return Status::Error("bad --max-open-bytes '" + std::string(value) +
-                             "': use a byte count from " +
-                             std::to_string(kMinOpenBytes) + " to " +
-                             std::to_string(kMaxOpenBytes));
-      }
+      auto n =
+          Bounded(arg, value, kMinOpenBytes, kMaxOpenBytes, "a byte count");
+      if (!n.ok()) return n.status();
       flags.max_open_bytes = static_cast<uint64_t>(*n);
     } else if (arg == "--help" || arg == "-h") {
       flags.help = true;
