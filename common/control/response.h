@@ -11,20 +11,24 @@
 
 namespace tprobe::control {
 
+// Each StatusCode beside the protocol's Code: the one table both directions
+// read.
+struct CodePair {
+  StatusCode status;
+  v1::Code code;
+};
+inline constexpr CodePair kCodes[] = {
+    {StatusCode::kOk, v1::CODE_OK},
+    {StatusCode::kInvalidArgument, v1::CODE_INVALID_ARGUMENT},
+    {StatusCode::kNothingToDo, v1::CODE_NOTHING_TO_DO},
+    {StatusCode::kPermissionDenied, v1::CODE_PERMISSION_DENIED},
+    {StatusCode::kUnavailable, v1::CODE_UNAVAILABLE},
+    {StatusCode::kInternal, v1::CODE_INTERNAL},
+};
+
 inline v1::Code CodeOf(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return v1::CODE_OK;
-    case StatusCode::kInvalidArgument:
-      return v1::CODE_INVALID_ARGUMENT;
-    case StatusCode::kNothingToDo:
-      return v1::CODE_NOTHING_TO_DO;
-    case StatusCode::kPermissionDenied:
-      return v1::CODE_PERMISSION_DENIED;
-    case StatusCode::kUnavailable:
-      return v1::CODE_UNAVAILABLE;
-    case StatusCode::kInternal:
-      return v1::CODE_INTERNAL;
+  for (const CodePair& pair : kCodes) {
+    if (pair.status == code) return pair.code;
   }
   return v1::CODE_INTERNAL;
 }
@@ -42,21 +46,14 @@ inline bool IsOk(const v1::Response& r) { return r.code() == v1::CODE_OK; }
 // The Status `r` reports. A code this build does not know, or none, is an
 // internal error.
 inline Status StatusOf(const v1::Response& r) {
-  switch (r.code()) {
-    case v1::CODE_OK:
-      return Status::Ok();
-    case v1::CODE_INVALID_ARGUMENT:
-      return Status::InvalidArgument(r.error());
-    case v1::CODE_NOTHING_TO_DO:
-      return Status::NothingToDo(r.error());
-    case v1::CODE_PERMISSION_DENIED:
-      return Status::PermissionDenied(r.error());
-    case v1::CODE_UNAVAILABLE:
-      return Status::Unavailable(r.error());
-    default:
-      return Status::Error(r.error().empty() ? "a reply without a code"
-                                             : r.error());
+  if (r.code() == v1::CODE_OK) return Status::Ok();
+  for (const CodePair& pair : kCodes) {
+    if (pair.code == r.code() && pair.status != StatusCode::kInternal) {
+      return Status::Make(pair.status, r.error());
+    }
   }
+  return Status::Error(r.error().empty() ? "a reply without a code"
+                                         : r.error());
 }
 
 }  // namespace tprobe::control
