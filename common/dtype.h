@@ -5,10 +5,12 @@
 // numpy's, in one table (kDTypes). The numeric values are part of the
 // record format (common/record/record.h).
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "client/include/tprobe/types.h"
@@ -62,6 +64,17 @@ static_assert(
     "kDTypes: each row sits at the index of its type's value");
 
 constexpr bool IsValidDType(uint8_t raw) { return raw < kDTypeCount; }
+
+// The elements of a tensor of `shape` (1 for a scalar's empty shape).
+// REQUIRES: no dimension is negative.
+inline size_t ElementCount(std::span<const int64_t> shape) {
+  size_t n = 1;
+  for (int64_t d : shape) {
+    assert(d >= 0 && "ElementCount: negative dimension");
+    n *= static_cast<size_t>(d);
+  }
+  return n;
+}
 
 // The row of `t`; nullptr for a value outside the enum.
 constexpr const DTypeInfo* InfoOf(DType t) {

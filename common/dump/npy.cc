@@ -248,14 +248,8 @@ std::optional<std::string> ParseHeader(std::string_view text, Header* out) {
 Status WriteNpy(const std::string& path, DType dtype,
                 std::span<const int64_t> shape,
                 std::span<const std::byte> data) {
-  size_t numel = 1;
-  for (int64_t d : shape) {
-    assert(d >= 0 && "WriteNpy: negative dimension");
-    numel *= static_cast<size_t>(d);
-  }
-  assert(data.size() == numel * ElementSize(dtype) &&
+  assert(data.size() == ElementCount(shape) * ElementSize(dtype) &&
          "WriteNpy: data size does not match shape and dtype");
-  (void)numel;
 
   const std::optional<std::string> preamble = Preamble(dtype, shape);
   if (!preamble) {

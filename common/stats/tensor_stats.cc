@@ -294,11 +294,7 @@ std::optional<TensorStats> PyTorchMaxMinStats(DType dtype, const std::byte* p,
 
 TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
                          std::span<const std::byte> data, StatRules rules) {
-  size_t n = 1;
-  for (int64_t d : shape) {
-    assert(d >= 0 && "ComputeStats: negative dimension");
-    n *= static_cast<size_t>(d);
-  }
+  const size_t n = ElementCount(shape);
   assert(data.size() == n * ElementSize(dtype) &&
          "ComputeStats: data size does not match shape and dtype");
   const std::byte* p = data.data();
