@@ -105,6 +105,15 @@ Status WalkStatistics(const std::string& dir, int depth,
   return Status::Ok();
 }
 
+// Puts `sources` in (step, rank) order.
+template <typename Source>
+void SortByStepAndRank(std::vector<Source>& sources) {
+  std::sort(sources.begin(), sources.end(),
+            [](const Source& a, const Source& b) {
+              return std::tie(a.step, a.rank) < std::tie(b.step, b.rank);
+            });
+}
+
 }  // namespace
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
@@ -158,10 +167,7 @@ Result<std::vector<TensorStepSource>> FindTensorSteps(
         " (a MindSpore tensor dump has SRC/step{N}/rank{R}/"
         "dump_tensor_data/*.npy)");
   }
-  std::sort(found.begin(), found.end(),
-            [](const TensorStepSource& a, const TensorStepSource& b) {
-              return std::tie(a.step, a.rank) < std::tie(b.step, b.rank);
-            });
+  SortByStepAndRank(found);
   return found;
 }
 
@@ -193,10 +199,7 @@ Result<std::vector<StatisticsStepSource>> FindStatisticsSteps(
         " (a MindSpore statistics dump has SRC/rank_{R}/…/{N}/statistic.csv, "
         "at most 4 levels below rank_{R})");
   }
-  std::sort(found.begin(), found.end(),
-            [](const StatisticsStepSource& a, const StatisticsStepSource& b) {
-              return std::tie(a.step, a.rank) < std::tie(b.step, b.rank);
-            });
+  SortByStepAndRank(found);
   return found;
 }
 
