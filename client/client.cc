@@ -8,7 +8,8 @@
 // Ring order: every tensor goes into the ring when it is added, copied from
 // the caller's buffer, and its entry (which refers to it by ref) at EndCall.
 // The daemon keeps a tensor until the entry that refers to it, so a module's
-// input tensors wait while its children's entries go by (daemon/ingest/drain.h).
+// input tensors wait while its children's entries go by
+// (daemon/ingest/drain.h).
 
 #include "tprobe/client.h"
 
@@ -27,6 +28,7 @@
 #include "common/dtype.h"
 #include "common/dump/tree_writer.h"
 #include "common/record/record.h"
+#include "common/record_losses.h"
 
 namespace tprobe {
 
@@ -463,9 +465,11 @@ ClientCounters Client::counters() const noexcept {
   client::Core& core = impl_->session->core();
   ClientCounters c;
   c.records_written = core.records_written();
-  c.dropped_no_daemon = core.dropped_no_daemon();
-  c.dropped_ring_full = core.dropped(shm::DropReason::kRingFull);
-  c.dropped_too_large = core.dropped(shm::DropReason::kTooLarge);
+  // Every reason of common/record_losses.h's list, under the public names.
+  const RankLosses dropped = core.Dropped();
+#define TPROBE_COUNT_(name) c.dropped_##name = dropped.name;
+  TPROBE_RANK_LOSSES(TPROBE_COUNT_)
+#undef TPROBE_COUNT_
   c.calls_refused = impl_->refused.load(std::memory_order_relaxed);
   c.calls_unclosed = impl_->unclosed.load(std::memory_order_relaxed);
   return c;

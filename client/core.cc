@@ -343,6 +343,13 @@ uint64_t Core::dropped_no_daemon() const {
   return t.dropped.no_daemon + t.orphaned;
 }
 
+RankLosses Core::Dropped() const {
+  const RecordTotals t = Totals();
+  RankLosses dropped = t.dropped;
+  dropped.no_daemon += t.orphaned;
+  return dropped;
+}
+
 uint64_t Core::dropped(shm::DropReason reason) const {
   const RecordTotals t = Totals();
   return reason == shm::DropReason::kRingFull ? t.dropped.ring_full

@@ -164,6 +164,8 @@ class TPROBE_INTERNAL Core {
   uint64_t dropped_no_daemon() const;
   uint64_t records_written() const;
   uint64_t dropped(shm::DropReason reason) const;
+  // Every drop count at once, no_daemon as dropped_no_daemon().
+  RankLosses Dropped() const;
   RecordTotals Totals() const;
 
  private:
