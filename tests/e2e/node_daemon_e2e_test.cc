@@ -120,17 +120,16 @@ class NodeDaemonTest : public testing::DaemonTest {
   }
 
   // The label of the shared memory segment of `rank` (crash_cleanup.h).
-  static std::string SegmentName(const v1::RankStatus& rank,
-                                 const DaemonProcess& daemon) {
+  std::string SegmentName(const v1::RankStatus& rank) const {
     return "tprobe." + std::to_string(::getuid()) + "." +
            std::to_string(rank.pid()) + "." + std::to_string(rank.client_id()) +
-           "." + std::to_string(daemon.pid());
+           "." + std::to_string(daemon_->pid());
   }
 
   // Waits until trainer `victim` registered and wrote 5 steps; then a
   // descriptor of its segment's memory file (SegmentFileOf the daemon), or
   // -1.
-  int VictimSegment(const DaemonProcess& daemon, pid_t victim) const {
+  int VictimSegment(pid_t victim) const {
     std::optional<v1::RankStatus> rank;
     if (!WaitFor(
             [&] {
@@ -140,7 +139,7 @@ class NodeDaemonTest : public testing::DaemonTest {
             std::chrono::seconds(60))) {
       return -1;
     }
-    return SegmentFileOf(daemon.pid(), SegmentName(*rank, daemon));
+    return SegmentFileOf(daemon_->pid(), SegmentName(*rank));
   }
 
   // A descriptor of the memory file that process `pid` holds for the
@@ -213,8 +212,7 @@ class NodeDaemonTest : public testing::DaemonTest {
 };
 
 TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   constexpr int kSteps = 3000;
   const pid_t a = StartRank("a", kSteps);
   EXPECT_EQ(WaitRank(a), 0) << ReadFile(dir_.path() + "/a.log");
@@ -229,15 +227,14 @@ TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
     ASSERT_EQ(acc["producer_died"], false);
   }
   ExpectValidFiles("a");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // Sixteen ranks at full speed into one daemon, each exiting cleanly: every
 // Goodbye reaches it (none is taken for a hang-up), every step is on disk
 // and complete, and each step's records balance.
 TEST_F(NodeDaemonTest, SixteenRanksAtFullSpeedAllExitCleanly) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   constexpr int kRanks = 16;
   constexpr int kSteps = 300;
   std::vector<pid_t> pids;
@@ -268,14 +265,13 @@ TEST_F(NodeDaemonTest, SixteenRanksAtFullSpeedAllExitCleanly) {
           << rank << " step " << step << ": " << acc.dump();
     }
   }
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 // The target is a second from kill to producer_died; a loaded machine may
 // take longer, so the test bounds it loosely and records the measured time.
 TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   // Small rings: what the daemon still has to write when the rank dies is
   // a few steps, so the second it has is spent on the open step.
   const pid_t victim = StartRank("victim", 1000000, "block", 256 << 10);
@@ -323,17 +319,16 @@ TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
   EXPECT_LE(victim_died, 2) << "only the steps open at the kill";
   ExpectEveryStepComplete("other", 400);
   ExpectValidFiles("victim");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   // The victim drops instead of waiting: garbage in its ring headers makes
   // its rings look full.
   const pid_t victim = StartRank("victim", 1000000, "drop");
   const pid_t other = StartRank("other", 400);
-  const int fd = VictimSegment(daemon, victim);
+  const int fd = VictimSegment(victim);
   ASSERT_GE(fd, 0) << "the victim did not register, or has no segment";
   auto segment = shm::Segment::Open(fd, "the victim's");
   ASSERT_TRUE(segment.ok()) << segment.status().message();
@@ -371,12 +366,11 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
   }
   EXPECT_GE(corrupt, 1);
   ExpectValidFiles("victim");
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
 TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
-  DaemonProcess daemon(TPROBED_PATH, Socket());
-  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(StartDaemon());
   // The victim drops instead of waiting: its rings may look full once its
   // pages are zeroed.
   const pid_t victim = StartRank("victim", 1000000, "drop");
@@ -384,7 +378,7 @@ TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
   // What the trainer's user can do to the segment: the kernel refuses to
   // shrink it (the daemon's next read past the end would be a SIGBUS), and
   // the pages it may drop read as zeros.
-  const int fd = VictimSegment(daemon, victim);
+  const int fd = VictimSegment(victim);
   ASSERT_GE(fd, 0) << "the victim did not register, or has no segment";
   EXPECT_EQ(::ftruncate(fd, 0), -1);
   EXPECT_EQ(errno, EPERM);
@@ -402,7 +396,7 @@ TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
       WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
   ExpectEveryStepComplete("other", 400);
   ExpectValidFiles("victim");
-  EXPECT_EQ(daemon.Terminate(), 0) << "the daemon lived to a clean exit";
+  EXPECT_EQ(daemon_->Terminate(), 0) << "the daemon lived to a clean exit";
 }
 
 }  // namespace
