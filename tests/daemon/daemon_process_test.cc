@@ -239,14 +239,14 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   ASSERT_TRUE(StartDaemon());
   auto rank = Register(MakeRegister(ConfigJson(Dump()), /*ring_count=*/2));
   ASSERT_NE(rank, nullptr);
-  auto& [client, segment] = *rank;
+  RawClient& client = rank->client;
+  shm::Segment& segment = *rank->segment;
 
   // Two producing threads, one ring each, as the client's hook threads.
   constexpr uint32_t kPerRing = 1500;
   std::atomic<uint64_t> seq{1};
   auto produce = [&](uint32_t ring) {
-    testing::RecordWriter w(segment->ring_header(ring),
-                            segment->ring_data(ring));
+    testing::RecordWriter w(segment.ring_header(ring), segment.ring_data(ring));
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     // The ring is small: retry a full ring until the daemon drains it.
     auto retry = [&](auto write) {
