@@ -39,7 +39,7 @@ extra: neither ever passes.
 The mode follows the trees' task:
   tensor      the .npy files under dump_tensor_data/, memory-mapped: Cosine,
               EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
-              Thousandths Err Ratio; "No" when (Cosine < 0.99 and MaxAbsErr
+              Thousandths Err Ratio; an error when (Cosine < 0.99 and MaxAbsErr
               > 0.001) or Cosine < 0.9 or MaxAbsErr > 1. msprobe's .pt
               files are not read: those rows are compared by statistics.
   statistics  Max/Min/Mean/Norm differences and relative errors; a Warning

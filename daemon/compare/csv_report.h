@@ -5,8 +5,9 @@
 // columns for the pair's mode (CompareConst), rows in execution order. A
 // row only the baseline has is written with "N/A" as its NPU Name and
 // "missing" as its Result; a row only the target has with "N/A" as its
-// Bench Name and "extra". In tensor mode the Result column is msprobe's
-// "Accuracy Reached or Not" (Yes, No, Unmatched, None, missing, extra).
+// Bench Name and "extra". Tensor mode's columns are msprobe 26.x's (a
+// Result column, where 8.3.3 had "Accuracy Reached or Not"), with 8.3.3's
+// Data_name last: the two tensor files compared.
 //
 // Thread safety: WriteCsv may be called concurrently for different files.
 

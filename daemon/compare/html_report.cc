@@ -245,7 +245,7 @@ std::string HtmlReport(const CompareResult& result, const std::string& target,
                        const std::string& baseline) {
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<title>tprobe compare</title>";
+      "<link rel=\"icon\" href=\"data:,\"><title>tprobe compare</title>";
   h += kStyle;
   h += "</head><body><h1>tprobe compare</h1><p>target: <code>" +
        Escape(target) + "</code><br>baseline: <code>" + Escape(baseline) +

@@ -16,9 +16,8 @@
 //     0; MaxRelativeErr is its maximum; One Thousandth and Five Thousandths
 //     Err Ratio are the fractions of elements whose relative error is below
 //     0.001 and 0.005.
-//   - Accuracy Reached or Not: "No" when (Cosine < 0.99 and MaxAbsErr >
-//     0.001) or Cosine < 0.9 or MaxAbsErr > 1 or a metric is NaN; "Yes"
-//     otherwise.
+//   - accurate (8.3.3's "Accuracy Reached or Not"): not when (Cosine < 0.99 and MaxAbsErr >
+//     0.001) or Cosine < 0.9 or MaxAbsErr > 1 or a metric is NaN.
 // Statistics mode, for each of Max, Min, Mean, Norm: diff = N - B and
 // relative error |diff / B| (none when B is 0); the row is a Warning when
 // |diff| / (max(|N|, |B|) + 1e-10) > 0.5 for any of them.
@@ -44,7 +43,7 @@ struct TensorMetricValues {
   double cosine = 0, euclidean = 0, max_abs = 0, max_relative = 0;
   double one_thousandth = 0, five_thousandths = 0;
   bool cosine_unsupported = false;  // a single element
-  bool accurate = true;             // "Accuracy Reached or Not"
+  bool accurate = true;             // 8.3.3's "Accuracy Reached or Not"
   std::string message;              // Err_message
 };
 

@@ -29,7 +29,7 @@ bool IsLowFloat(std::string_view dtype) {
 
 void SetError(RowResult& r, const std::string& message) {
   r.verdict = Verdict::kError;
-  r.result = r.mode == Mode::kTensor ? "No" : "error";
+  r.result = "error";
   r.message += message;
   r.score = std::numeric_limits<double>::infinity();
 }
@@ -44,7 +44,7 @@ void ByStatistics(RowResult& r, const Row& t, const Row& b) {
     r.result = "Warning";
     r.message += "Need double check api accuracy. ";
   } else {
-    r.result = r.mode == Mode::kTensor ? "Yes" : "pass";
+    r.result = "pass";
   }
 }
 
@@ -85,14 +85,12 @@ void ByTensors(RowResult& r, const Row& t, const Row& b, const Dump& td,
   r.tensor = metrics.Finish();
   r.message += r.tensor->message;
   r.score = r.tensor->max_relative;
-  if (n->size() == 0) {
-    r.result = "None";
-    r.score = 0;
-  } else if (r.tensor->accurate) {
-    r.result = "Yes";
+  if (n->size() == 0 || r.tensor->accurate) {
+    r.result = "pass";
+    if (n->size() == 0) r.score = 0;
   } else {
     r.verdict = Verdict::kError;
-    r.result = "No";
+    r.result = "error";
     if (std::isnan(r.score)) r.score = std::numeric_limits<double>::infinity();
   }
   // Statistics too, for the Max/Min/Mean/Norm columns.
@@ -101,7 +99,7 @@ void ByTensors(RowResult& r, const Row& t, const Row& b, const Dump& td,
 
 void ByValue(RowResult& r, const Row& t, const Row& b) {
   if (t.checksum == b.checksum) {
-    r.result = r.mode == Mode::kTensor ? "Yes" : "pass";
+    r.result = "pass";
     return;
   }
   if (t.stats.max && b.stats.max) return ByStatistics(r, t, b);
@@ -153,7 +151,6 @@ RowResult CompareRow(const RowPair& pair, const Dump* target,
   if (pair.shape_differs) {
     SetError(r, "Shape " + ShapeText(t.shape) + " against " +
                     ShapeText(b.shape) + ". ");
-    r.result = "Unmatched";
     return r;
   }
   if (t.is_tensor != b.is_tensor) {

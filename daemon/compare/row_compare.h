@@ -36,7 +36,8 @@ struct RowResult {
   RowPair pair;
   Mode mode = Mode::kStatistics;  // how the row was compared
   Verdict verdict = Verdict::kPass;
-  std::string result;  // the CSV's Result / Accuracy Reached or Not
+  std::string result;  // the CSV's Result: pass, Warning, error, Different,
+                       // missing, extra
   std::optional<TensorMetricValues> tensor;
   std::optional<StatisticsMetricValues> statistics;
   std::string message;  // Err_message

@@ -67,8 +67,12 @@ def main() -> None:
     config = os.path.join(args.dump_path + f".config{rank}.json")
     os.makedirs(os.path.dirname(os.path.abspath(config)), exist_ok=True)
     with open(config, "w") as f:
-        json.dump({"task": args.task, "level": args.level,
-                   "risk_level": "ALL", "dump_path": args.dump_path}, f)
+        section = {"scope": [], "list": [], "data_mode": ["all"]}
+        if args.task == "statistics":
+            section["summary_mode"] = "statistics"
+        json.dump({"task": args.task, "level": args.level, "rank": [],
+                   "step": [], "risk_level": "ALL",
+                   "dump_path": args.dump_path, args.task: section}, f)
     if args.tool == "msprobe":
         from msprobe.pytorch import PrecisionDebugger
     else:

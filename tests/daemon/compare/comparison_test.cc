@@ -103,7 +103,7 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   const RowResult& r = p.rows[*p.first_divergence];
   ASSERT_TRUE(r.tensor);
   EXPECT_EQ(r.tensor->max_abs, 3.0);
-  EXPECT_EQ(r.result, "No");
+  EXPECT_EQ(r.result, "error");
   EXPECT_EQ(p.DumpOf(r).ModulePath("Functional.relu.0.forward"),
             "Module.act.ReLU.forward.0 > Functional.relu.0.forward");
 
@@ -116,7 +116,7 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   EXPECT_THAT(header, HasSubstr("Cosine,EucDist,MaxAbsErr,MaxRelativeErr"));
   std::string row;
   std::getline(csv, row);
-  EXPECT_THAT(row, HasSubstr(",No,"));
+  EXPECT_THAT(row, HasSubstr(",error,"));
   const std::string html = HtmlReport(*result, "t", "b");
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("Module.act.ReLU.forward.0 &gt; "));

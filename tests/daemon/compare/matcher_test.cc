@@ -158,7 +158,7 @@ TEST_F(DumpFiles, ShapeMismatchPairsAsAnError) {
   const RowResult r =
       CompareRow(pairs[0], &target, &baseline, Mode::kStatistics);
   EXPECT_EQ(r.verdict, Verdict::kError);
-  EXPECT_EQ(r.result, "Unmatched");
+  EXPECT_THAT(r.message, HasSubstr("Shape [3] against [2]"));
 }
 
 TEST_F(DumpFiles, FuzzyIgnoresCallIndicesAndMappingRenames) {
