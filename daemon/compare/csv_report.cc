@@ -67,8 +67,7 @@ void Header(CsvText& csv, Mode mode) {
       }
       for (std::string_view c : kStatsColumns) csv.Cell(c);
       for (std::string_view c :
-           {"Requires_grad Consistent", "Result",
-            "Err_message", "Data_name"}) {
+           {"Requires_grad Consistent", "Result", "Err_message", "Data_name"}) {
         csv.Cell(c);
       }
       break;

@@ -2,6 +2,7 @@
 
 #include "daemon/compare/dump_rows.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string_view>
 #include <utility>
@@ -134,6 +135,13 @@ std::string_view PartOf(std::string_view key) {
   return key;
 }
 
+int KeyRank(std::string_view key) {
+  if (PartOf(key) == "input") return 0;
+  if (key == "parameters") return 1;
+  if (key == "output") return 2;
+  return 3;
+}
+
 Result<Mode> ModeOf(const Dump& dump, const std::string& path) {
   if (dump.task == "structure") {
     return Status::InvalidArgument(
@@ -218,7 +226,18 @@ Result<Dump> LoadDump(const std::string& dump_json) {
     dump.entries.push_back(name);
     Flattener flat(&dump, index);
     const bool grads = name.find(".parameters_grad") != std::string::npos;
-    for (const auto& [key, value] : body.items()) {
+    // Inputs, then parameters, then outputs (msprobe's row order); other
+    // keys keep their place after them.
+    std::vector<std::pair<int, const Json::object_t::value_type*>> keys;
+    for (const auto& item : body.get_ref<const Json::object_t&>()) {
+      keys.emplace_back(KeyRank(item.first), &item);
+    }
+    std::stable_sort(
+        keys.begin(), keys.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [rank, item] : keys) {
+      const std::string& key = item->first;
+      const Json& value = item->second;
       if (!value.is_array() && !value.is_object()) continue;
       if (grads && value.is_array() && value.size() == 1) {
         // msprobe 26.x: {"weight": [tensor]} -> {entry}.weight.

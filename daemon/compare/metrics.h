@@ -16,7 +16,8 @@
 //     0; MaxRelativeErr is its maximum; One Thousandth and Five Thousandths
 //     Err Ratio are the fractions of elements whose relative error is below
 //     0.001 and 0.005.
-//   - accurate (8.3.3's "Accuracy Reached or Not"): not when (Cosine < 0.99 and MaxAbsErr >
+//   - accurate (8.3.3's "Accuracy Reached or Not"): not when (Cosine < 0.99 and
+//   MaxAbsErr >
 //     0.001) or Cosine < 0.9 or MaxAbsErr > 1 or a metric is NaN.
 // Statistics mode, for each of Max, Min, Mean, Norm: diff = N - B and
 // relative error |diff / B| (none when B is 0); the row is a Warning when

@@ -132,17 +132,12 @@ RowResult CompareRow(const RowPair& pair, const Dump* target,
   RowResult r;
   r.pair = pair;
   r.mode = mode;
-  if (!pair.baseline) {
-    r.verdict = Verdict::kExtra;
-    r.result = "extra";
-    r.message = "No bench data matched. In the target only. ";
-    r.score = kNaN;
-    return r;
-  }
-  if (!pair.target) {
-    r.verdict = Verdict::kMissing;
-    r.result = "missing";
-    r.message = "In the baseline only: the target has no such row. ";
+  if (!pair.baseline || !pair.target) {
+    r.verdict = pair.target ? Verdict::kExtra : Verdict::kMissing;
+    r.result = VerdictName(r.verdict);
+    r.message = pair.target
+                    ? "No bench data matched. In the target only. "
+                    : "In the baseline only: the target has no such row. ";
     r.score = kNaN;
     return r;
   }

@@ -51,7 +51,11 @@ TEST(TensorMetricsTest, MatchesTheDefinitions) {
   EXPECT_DOUBLE_EQ(v.max_relative, max_rel);
   EXPECT_DOUBLE_EQ(v.one_thousandth, one / 5.0);
   EXPECT_DOUBLE_EQ(v.five_thousandths, five / 5.0);
-  EXPECT_FALSE(v.accurate);  // Cosine < 0.99 and MaxAbsErr > 0.001
+  const double cos = dot / std::sqrt(nn) / std::sqrt(bb);
+  EXPECT_EQ(v.accurate,
+            !((cos < 0.99 && max_abs > 0.001) || cos < 0.9 || max_abs > 1));
+  // Cosine < 0.99 and MaxAbsErr > 0.001.
+  EXPECT_FALSE(Metrics({1.0, 2.0, 3.0}, {1.0, 2.0, 1.5}).accurate);
 }
 
 TEST(TensorMetricsTest, EqualTensorsAreAccurateWithCosineOne) {
@@ -103,7 +107,7 @@ TEST(StatisticsMetricsTest, DiffsRelativeErrorsAndTheWarningRule) {
   const StatisticsMetricValues close =
       CompareStatistics({4.0, 1.0, 2.0, 3.0}, {3.0, 1.0, 2.0, 3.0});
   EXPECT_FALSE(close.warning);  // 1 / 4
-  EXPECT_DOUBLE_EQ(close.score, 0.25);
+  EXPECT_NEAR(close.score, 0.25, 1e-9);  // 1 / (4 + 1e-10)
 }
 
 TEST(StatisticsMetricsTest, NonFiniteOnOneSideOnly) {
