@@ -22,6 +22,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -293,8 +294,11 @@ class CompareTest(unittest.TestCase):
         dom = subprocess.run(base + ["--dump-dom", "file://" + report],
                              timeout=120, text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
-        self.assertIn('data-ready="1"', dom.stdout, dom.stderr[-3000:])
-        self.assertNotIn("data-error", dom.stdout)
+        body = re.search(r"<body[^>]*>", dom.stdout)
+        self.assertIsNotNone(body, dom.stderr[-3000:])
+        # The script ran to its end, and no error event fired.
+        self.assertIn('data-ready="1"', body.group(0))
+        self.assertNotIn("data-error", body.group(0))
         console = [line for line in dom.stderr.splitlines()
                    if "CONSOLE" in line or "Uncaught" in line]
         self.assertEqual(console, [])

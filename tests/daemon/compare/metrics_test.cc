@@ -106,7 +106,7 @@ TEST(StatisticsMetricsTest, DiffsRelativeErrorsAndTheWarningRule) {
   EXPECT_TRUE(v.warning);       // Max: 2 / 4 = 0.5 is not over; Mean is
   const StatisticsMetricValues close =
       CompareStatistics({4.0, 1.0, 2.0, 3.0}, {3.0, 1.0, 2.0, 3.0});
-  EXPECT_FALSE(close.warning);  // 1 / 4
+  EXPECT_FALSE(close.warning);           // 1 / 4
   EXPECT_NEAR(close.score, 0.25, 1e-9);  // 1 / (4 + 1e-10)
 }
 
