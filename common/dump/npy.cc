@@ -277,28 +277,16 @@ Status WriteNpy(const std::string& path, DType dtype,
   return Status::Ok();
 }
 
-Result<NpyArray> ReadNpy(const std::string& path) {
+Result<NpyLayout> ParseNpyLayout(std::string_view path,
+                                 std::span<const std::byte> file) {
   auto error = [&path](const std::string& what) {
-    return Status::Error(path + ": " + what);
+    return Status::Error(std::string(path) + ": " + what);
   };
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) return error("cannot open: " + SystemError(errno));
-  if (std::fseek(f.get(), 0, SEEK_END) != 0) {
-    return error("cannot seek: " + SystemError(errno));
-  }
-  const long end = std::ftell(f.get());
-  if (end < 0 || std::fseek(f.get(), 0, SEEK_SET) != 0) {
-    return error("cannot seek: " + SystemError(errno));
-  }
-  const auto file_size = static_cast<size_t>(end);
-  auto read_exact = [&f](void* dst, size_t n) {
-    return n == 0 || std::fread(dst, 1, n, f.get()) == n;
-  };
-
-  unsigned char prefix[12] = {};
-  const size_t got = std::fread(prefix, 1, 8, f.get());
+  const size_t file_size = file.size();
+  const auto* bytes = reinterpret_cast<const unsigned char*>(file.data());
+  const size_t got = file_size < 8 ? file_size : 8;
   const size_t magic_got = got < kMagicLen ? got : kMagicLen;
-  if (std::memcmp(prefix, kMagic, magic_got) != 0) {
+  if (std::memcmp(bytes, kMagic, magic_got) != 0) {
     return error("not a .npy file (bad magic)");
   }
   if (got < kMagicLen) {
@@ -306,19 +294,19 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                  " bytes, shorter than the magic)");
   }
   if (got < 8) return error("truncated .npy file (no format version)");
-  const int major = prefix[6];
-  const int minor = prefix[7];
+  const int major = bytes[6];
+  const int minor = bytes[7];
   if ((major != 1 && major != 2) || minor != 0) {
     return error("unsupported .npy format version " + std::to_string(major) +
                  "." + std::to_string(minor) + " (1.0 and 2.0 are supported)");
   }
   const size_t len_size = major == 1 ? 2 : 4;
-  if (!read_exact(prefix + 8, len_size)) {
+  if (file_size < 8 + len_size) {
     return error("truncated .npy file (no header length)");
   }
   size_t header_len = 0;
   for (size_t i = 0; i < len_size; ++i) {
-    header_len |= static_cast<size_t>(prefix[8 + i]) << (8 * i);
+    header_len |= static_cast<size_t>(bytes[8 + i]) << (8 * i);
   }
   const size_t data_offset = 8 + len_size + header_len;
   if (data_offset > file_size) {
@@ -326,10 +314,8 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                  std::to_string(header_len) + " bytes, file has " +
                  std::to_string(file_size) + " bytes)");
   }
-  std::string header_text(header_len, '\0');
-  if (!read_exact(header_text.data(), header_len)) {
-    return error("read failed: " + SystemError(errno));
-  }
+  const std::string_view header_text(
+      reinterpret_cast<const char*>(bytes) + 8 + len_size, header_len);
 
   Header header;
   if (auto msg = ParseHeader(header_text, &header)) return error(*msg);
@@ -364,13 +350,33 @@ Result<NpyArray> ReadNpy(const std::string& path) {
                  " bytes does not match " + what + " (" +
                  std::to_string(expected) + " bytes)");
   }
+  return NpyLayout{*dtype, std::move(header.shape), data_offset, expected};
+}
 
-  NpyArray array{*dtype, std::move(header.shape),
-                 std::vector<std::byte>(expected)};
-  if (!read_exact(array.data.data(), expected)) {
+Result<NpyArray> ReadNpy(const std::string& path) {
+  auto error = [&path](const std::string& what) {
+    return Status::Error(path + ": " + what);
+  };
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) return error("cannot open: " + SystemError(errno));
+  if (std::fseek(f.get(), 0, SEEK_END) != 0) {
+    return error("cannot seek: " + SystemError(errno));
+  }
+  const long end = std::ftell(f.get());
+  if (end < 0 || std::fseek(f.get(), 0, SEEK_SET) != 0) {
+    return error("cannot seek: " + SystemError(errno));
+  }
+  // The whole file in one buffer; the preamble is cut off after parsing.
+  std::vector<std::byte> bytes(static_cast<size_t>(end));
+  if (!bytes.empty() &&
+      std::fread(bytes.data(), 1, bytes.size(), f.get()) != bytes.size()) {
     return error("read failed: " + SystemError(errno));
   }
-  return array;
+  Result<NpyLayout> layout = ParseNpyLayout(path, bytes);
+  if (!layout.ok()) return layout.status();
+  bytes.erase(bytes.begin(),
+              bytes.begin() + static_cast<std::ptrdiff_t>(layout->data_offset));
+  return NpyArray{layout->dtype, std::move(layout->shape), std::move(bytes)};
 }
 
 }  // namespace tprobe::dump

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/dtype.h"
@@ -65,6 +66,24 @@ struct NpyArray {
 //
 // Thread safety: may be called concurrently.
 Result<NpyArray> ReadNpy(const std::string& path);
+
+// Where the elements of a .npy file are: its dtype and shape, and the byte
+// range of the data within the file.
+struct NpyLayout {
+  DType dtype;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;  // from the start of the file
+  size_t data_bytes = 0;   // element count times ElementSize(dtype)
+};
+
+// Parses the preamble of the .npy file whose complete bytes are `file` (a
+// memory-mapped file, say) and checks that the data fills the rest of it
+// exactly. ReadNpy's rules and error messages ("<path>: ..."); `path` only
+// names the file in them.
+//
+// Thread safety: may be called concurrently.
+Result<NpyLayout> ParseNpyLayout(std::string_view path,
+                                 std::span<const std::byte> file);
 
 }  // namespace tprobe::dump
 

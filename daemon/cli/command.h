@@ -19,6 +19,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the command ran and failed
 inline constexpr int kExitUsage = 2;    // bad command line
 inline constexpr int kExitNothing = 3;  // nothing to do (no rank registered)
+// compare and nan-analyze: the command ran and found a difference (a row
+// that did not pass) or an inf/NaN.
+inline constexpr int kExitFound = 4;
 
 // The exit status for a command that ended with `status`: a bad value is a
 // usage error, a request that changed nothing is kExitNothing.

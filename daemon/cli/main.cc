@@ -12,7 +12,7 @@ namespace {
 void PrintUsage(std::FILE* out) {
   std::fputs("Usage: tprobe COMMAND [ARGS...]\n\nCommands:\n", out);
   for (const tprobe::cli::Command* command : tprobe::cli::Commands()) {
-    std::fprintf(out, "  %-10.*s %.*s\n",
+    std::fprintf(out, "  %-12.*s %.*s\n",
                  static_cast<int>(command->name.size()), command->name.data(),
                  static_cast<int>(command->summary.size()),
                  command->summary.data());

@@ -1,0 +1,145 @@
+// `tprobe compare TARGET BASELINE`: compares two dump trees row by row, as
+// msprobe's compare does, and names the first call that diverged. The
+// engine is daemon/compare (comparison.h); this file parses the command
+// line and writes the reports.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include "daemon/cli/args.h"
+#include "daemon/cli/command.h"
+#include "daemon/compare/comparison.h"
+#include "daemon/compare/csv_report.h"
+#include "daemon/compare/html_report.h"
+#include "daemon/compare/terminal_summary.h"
+
+namespace tprobe::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
+                      [--threads N]
+
+Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
+trusted run) and names the first call that diverged. TARGET and BASELINE
+are both dump.json files (or rank folders), both step{N} folders (ranks
+paired by number) or both dump roots (steps and ranks paired). Trees of
+tprobe and of msprobe (8.3.3 and 26.x, proc{pid} folders included) are read.
+
+Each dump.json entry is flattened into rows named as msprobe's compare
+names them ({entry}.input.0, {entry}.output.0, {entry}.parameters.weight,
+...). A row matches the baseline row of the same name and shape. A row
+only the baseline has is reported as missing, one only the target has as
+extra: neither ever passes.
+
+The mode follows the trees' task:
+  tensor      the .npy files under dump_tensor_data/, memory-mapped: Cosine,
+              EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
+              Thousandths Err Ratio; an error when (Cosine < 0.99 and MaxAbsErr
+              > 0.001) or Cosine < 0.9 or MaxAbsErr > 1. msprobe's .pt
+              files are not read: those rows are compared by statistics.
+  statistics  Max/Min/Mean/Norm differences and relative errors; a Warning
+              when a difference is over half the larger value.
+  md5, xor    the checksums are equal or Different.
+Two trees of different tasks are compared by their statistics.
+
+Options:
+  -o, --output DIR  where the reports go (default: ./compare_result, made
+                    when missing): compare_result*.csv (one per rank and
+                    step, msprobe's columns) and report.html
+  --fuzzy           ignore call indices: the n-th call of an API matches the
+                    n-th (shapes must still be equal)
+  --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
+                    name maps all its rows)
+  --threads N       worker threads (default: one per core)
+  -h, --help        show this help
+
+Exit status: 0 when every row passes, 4 when a row did not (warning, error,
+missing or extra), 2 for a bad command line or input that is not a dump, 1
+when a report cannot be written.
+)";
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr,
+               "tprobe compare: %s\nRun 'tprobe compare --help' for usage.\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+int RunCompare(std::span<const std::string_view> args) {
+  static constexpr OptionSpec kSpecs[] = {
+      {"output", true}, {"fuzzy", false}, {"mapping", true}, {"threads", true}};
+  // -o is --output.
+  std::vector<std::string_view> expanded;
+  for (std::string_view a : args)
+    expanded.push_back(a == "-o" ? "--output" : a);
+  Result<ParsedArgs> parsed = ParseArgs(expanded, kSpecs);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (parsed->positionals.size() != 2) {
+    return UsageError("expected TARGET and BASELINE");
+  }
+  compare::CompareOptions options;
+  options.fuzzy = parsed->Has("fuzzy");
+  if (auto threads = parsed->Get("threads")) {
+    Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
+    if (!n.ok()) return UsageError(n.status().message());
+    options.threads = static_cast<size_t>(*n);
+  }
+  if (auto mapping = parsed->Get("mapping")) {
+    Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
+    if (!map.ok()) return UsageError(map.status().message());
+    options.mapping = std::move(*map);
+  }
+  const std::string out = parsed->Get("output").value_or("compare_result");
+  const std::string& target = parsed->positionals[0];
+  const std::string& baseline = parsed->positionals[1];
+
+  import::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
+                            "tprobe compare: ");
+  Result<compare::CompareResult> result =
+      compare::RunCompare(target, baseline, options, reporter);
+  if (!result.ok()) {
+    std::fprintf(stderr, "tprobe compare: %s\n",
+                 result.status().message().c_str());
+    return ExitStatusOf(result.status());
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    std::fprintf(stderr, "tprobe compare: cannot make %s: %s\n", out.c_str(),
+                 ec.message().c_str());
+    return kExitFailure;
+  }
+  for (const compare::PairResult& pair : result->pairs) {
+    Status written = compare::WriteCsv(pair, out);
+    if (!written.ok()) {
+      std::fprintf(stderr, "tprobe compare: %s\n", written.message().c_str());
+      return kExitFailure;
+    }
+  }
+  Status html = compare::WriteHtmlReport(*result, target, baseline, out);
+  if (!html.ok()) {
+    std::fprintf(stderr, "tprobe compare: %s\n", html.message().c_str());
+    return kExitFailure;
+  }
+  std::fputs(compare::TerminalSummary(*result, out).c_str(), stdout);
+  return result->passed() ? kExitOk : kExitFound;
+}
+
+const Command kCompareCommand{
+    "compare",
+    "compare two dump trees; name the first call that diverged",
+    RunCompare,
+};
+const CommandRegistration kRegistration(kCompareCommand);
+
+}  // namespace
+}  // namespace tprobe::cli

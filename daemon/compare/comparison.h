@@ -1,0 +1,69 @@
+#ifndef TPROBE_DAEMON_COMPARE_COMPARISON_H_
+#define TPROBE_DAEMON_COMPARE_COMPARISON_H_
+
+// `tprobe compare`'s engine: finds the pairs of dump.json files
+// (tree_pairs.h), loads them, matches their rows (matcher.h), compares every
+// pair of rows (row_compare.h) and finds the first divergence. Loading runs
+// in parallel across pairs, comparing across rows of every pair, on a
+// small pool of threads.
+//
+// Thread safety: RunCompare may be called concurrently; the Reporter is
+// thread-safe.
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/compare/dump_rows.h"
+#include "daemon/compare/name_mapping.h"
+#include "daemon/compare/row_compare.h"
+#include "daemon/compare/tree_pairs.h"
+#include "daemon/import/reporter.h"
+
+namespace tprobe::compare {
+
+struct CompareOptions {
+  bool fuzzy = false;
+  NameMapping mapping;
+  size_t threads = 0;  // 0: one per core
+};
+
+// One target dump against one baseline dump.
+struct PairResult {
+  DumpPair pair;
+  std::optional<Dump> target;
+  std::optional<Dump> baseline;
+  Mode mode = Mode::kStatistics;
+  std::string note;             // why the mode is not each side's own, say
+  std::vector<RowResult> rows;  // in execution order
+  std::array<size_t, kVerdictCount> counts{};
+  std::optional<size_t> first_divergence;  // index into rows
+
+  bool passed() const { return !first_divergence; }
+  // The row's name on whichever side has it, and its entry and module path.
+  const Row& RowOf(const RowResult& r) const;
+  const Dump& DumpOf(const RowResult& r) const;
+};
+
+struct CompareResult {
+  std::vector<PairResult> pairs;
+  std::optional<size_t> first_pair;  // the pair of the first divergence
+  size_t rows = 0;
+  std::array<size_t, kVerdictCount> counts{};
+  bool passed() const { return !first_pair; }
+};
+
+// Compares `target` with `baseline` (two dump.json files, step folders or
+// dump roots). Returns InvalidArgument for inputs that cannot be paired or
+// a dump.json that cannot be read; progress goes to `reporter`.
+Result<CompareResult> RunCompare(const std::string& target,
+                                 const std::string& baseline,
+                                 const CompareOptions& options,
+                                 import::Reporter& reporter);
+
+}  // namespace tprobe::compare
+
+#endif  // TPROBE_DAEMON_COMPARE_COMPARISON_H_

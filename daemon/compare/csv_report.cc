@@ -1,0 +1,182 @@
+// compare_result_*.csv (csv_report.h).
+
+#include "daemon/compare/csv_report.h"
+
+#include <initializer_list>
+#include <string_view>
+
+#include "common/fs/atomic_file.h"
+#include "daemon/compare/report_format.h"
+
+namespace tprobe::compare {
+namespace {
+
+constexpr std::string_view kPrefix[] = {
+    "NPU Name",          "Bench Name",         "NPU Dtype",
+    "Bench Dtype",       "NPU Tensor Shape",   "Bench Tensor Shape",
+    "NPU Requires_grad", "Bench Requires_grad"};
+constexpr std::string_view kStatsColumns[] = {
+    "NPU max",   "NPU min",   "NPU mean",   "NPU l2norm",
+    "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
+
+class CsvText {
+ public:
+  void Cell(std::string_view v) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    // Quoted when needed; a leading formula character is defused with a
+    // quote mark, as spreadsheets would run it.
+    const bool formula =
+        !v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '@');
+    if (v.find_first_of(",\"\n\r") == std::string_view::npos && !formula) {
+      out_ += v;
+      return;
+    }
+    out_ += '"';
+    if (formula) out_ += '\'';
+    for (char c : v) {
+      if (c == '"') out_ += '"';
+      out_ += c;
+    }
+    out_ += '"';
+  }
+  void EndRow() {
+    out_ += "\n";
+    first_ = true;
+  }
+  std::string& text() { return out_; }
+
+ private:
+  std::string out_;
+  bool first_ = true;
+};
+
+std::string Bool(const std::optional<bool>& b) {
+  if (!b) return "N/A";
+  return *b ? "True" : "False";
+}
+
+void Header(CsvText& csv, Mode mode) {
+  for (std::string_view c : kPrefix) csv.Cell(c);
+  switch (mode) {
+    case Mode::kTensor:
+      for (std::string_view c :
+           {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+            "One Thousandth Err Ratio", "Five Thousandths Err Ratio"}) {
+        csv.Cell(c);
+      }
+      for (std::string_view c : kStatsColumns) csv.Cell(c);
+      for (std::string_view c :
+           {"Requires_grad Consistent", "Result", "Err_message", "Data_name"}) {
+        csv.Cell(c);
+      }
+      break;
+    case Mode::kStatistics:
+      for (std::string_view c :
+           {"Max diff", "Min diff", "Mean diff", "L2norm diff",
+            "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
+            "NormRelativeErr"}) {
+        csv.Cell(c);
+      }
+      for (std::string_view c : kStatsColumns) csv.Cell(c);
+      for (std::string_view c :
+           {"Requires_grad Consistent", "Result", "Err_message"}) {
+        csv.Cell(c);
+      }
+      break;
+    case Mode::kMd5:
+    case Mode::kXor:
+      for (std::string_view c :
+           {"NPU MD5", "BENCH MD5", "Requires_grad Consistent", "Result",
+            "Err_message"}) {
+        csv.Cell(c);
+      }
+      break;
+  }
+  csv.EndRow();
+}
+
+void StatsCells(CsvText& csv, const Row* t, const Row* b) {
+  for (const Row* row : {t, b}) {
+    if (!row) {
+      for (int i = 0; i < 4; ++i) csv.Cell("N/A");
+      continue;
+    }
+    for (const auto& v :
+         {row->stats.max, row->stats.min, row->stats.mean, row->stats.norm}) {
+      csv.Cell(FormatNumber(v));
+    }
+  }
+}
+
+}  // namespace
+
+Status WriteCsv(const PairResult& pair, const std::string& dir) {
+  CsvText csv;
+  Header(csv, pair.mode);
+  for (const RowResult& r : pair.rows) {
+    const Row* t = r.pair.target ? &pair.target->rows[*r.pair.target] : nullptr;
+    const Row* b =
+        r.pair.baseline ? &pair.baseline->rows[*r.pair.baseline] : nullptr;
+    csv.Cell(t ? t->name : "N/A");
+    csv.Cell(b ? b->name : "N/A");
+    csv.Cell(t ? t->dtype : "N/A");
+    csv.Cell(b ? b->dtype : "N/A");
+    csv.Cell(t ? ShapeText(t->shape) : "N/A");
+    csv.Cell(b ? ShapeText(b->shape) : "N/A");
+    csv.Cell(t ? Bool(t->requires_grad) : "N/A");
+    csv.Cell(b ? Bool(b->requires_grad) : "N/A");
+    const std::string consistent =
+        t && b ? (t->requires_grad == b->requires_grad ? "True" : "False")
+               : "N/A";
+    switch (pair.mode) {
+      case Mode::kTensor: {
+        const auto& m = r.tensor;
+        if (m) {
+          csv.Cell(m->cosine_unsupported ? "unsupported"
+                                         : FormatNumber(m->cosine));
+          for (double v : {m->euclidean, m->max_abs, m->max_relative,
+                           m->one_thousandth, m->five_thousandths}) {
+            csv.Cell(FormatNumber(v));
+          }
+        } else {
+          for (int i = 0; i < 6; ++i) csv.Cell("N/A");
+        }
+        StatsCells(csv, t, b);
+        csv.Cell(consistent);
+        csv.Cell(r.result);
+        csv.Cell(r.message);
+        csv.Cell("['" + (t ? t->data_name : std::string("-1")) + "', '" +
+                 (b ? b->data_name : std::string("-1")) + "']");
+        break;
+      }
+      case Mode::kStatistics: {
+        const auto& s = r.statistics;
+        for (int i = 0; i < 4; ++i) {
+          csv.Cell(s ? FormatNumber(s->diff[i]) : "N/A");
+        }
+        for (int i = 0; i < 4; ++i) {
+          csv.Cell(s ? FormatPercent(s->relative[i]) : "N/A");
+        }
+        StatsCells(csv, t, b);
+        csv.Cell(consistent);
+        csv.Cell(r.result);
+        csv.Cell(r.message);
+        break;
+      }
+      case Mode::kMd5:
+      case Mode::kXor:
+        csv.Cell(t ? t->checksum : "N/A");
+        csv.Cell(b ? b->checksum : "N/A");
+        csv.Cell(consistent);
+        csv.Cell(r.result);
+        csv.Cell(r.message);
+        break;
+    }
+    csv.EndRow();
+  }
+  const std::string path = dir + "/" + CsvFileName(pair.pair);
+  return fs::WriteFileAtomic(path, csv.text());
+}
+
+}  // namespace tprobe::compare

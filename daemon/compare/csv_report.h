@@ -1,0 +1,27 @@
+#ifndef TPROBE_DAEMON_COMPARE_CSV_REPORT_H_
+#define TPROBE_DAEMON_COMPARE_CSV_REPORT_H_
+
+// compare_result_*.csv: one file per pair of dumps, msprobe compare's
+// columns for the pair's mode (CompareConst), rows in execution order. A
+// row only the baseline has is written with "N/A" as its NPU Name and
+// "missing" as its Result; a row only the target has with "N/A" as its
+// Bench Name and "extra". Tensor mode's columns are msprobe 26.x's (a
+// Result column, where 8.3.3 had "Accuracy Reached or Not"), with 8.3.3's
+// Data_name last: the two tensor files compared.
+//
+// Thread safety: WriteCsv may be called concurrently for different files.
+
+#include <string>
+
+#include "common/status.h"
+#include "daemon/compare/comparison.h"
+
+namespace tprobe::compare {
+
+// Writes `pair`'s rows to `dir`/CsvFileName(pair) (through a temporary file
+// and a rename). Returns an error naming the file when it cannot be written.
+Status WriteCsv(const PairResult& pair, const std::string& dir);
+
+}  // namespace tprobe::compare
+
+#endif  // TPROBE_DAEMON_COMPARE_CSV_REPORT_H_

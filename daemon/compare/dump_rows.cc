@@ -1,0 +1,257 @@
+// Loading a dump.json as rows (dump_rows.h).
+
+#include "daemon/compare/dump_rows.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+#include <utility>
+
+#include "daemon/compare/python_json.h"
+
+namespace tprobe::compare {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A tensor object: a "type" naming a tensor, or dtype and shape without a
+// value (older trees).
+bool IsTensor(const Json& v) {
+  const auto type = v.find("type");
+  if (type != v.end() && type->is_string()) {
+    return EndsWith(type->get_ref<const std::string&>(), "Tensor");
+  }
+  return v.contains("dtype") && v.contains("shape") && !v.contains("value");
+}
+
+// A value's text, as Python would print it for the plain kinds.
+std::string ValueText(const Json& v) {
+  if (v.is_null()) return "None";
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_string()) {
+    if (auto n = NumberOf(v)) return v.get_ref<const std::string&>().substr(1);
+    return v.get_ref<const std::string&>();
+  }
+  return v.dump();
+}
+
+std::string PythonTypeOf(const Json& v) {
+  if (v.is_null()) return "None";
+  if (v.is_boolean()) return "<class 'bool'>";
+  if (v.is_number_integer()) return "<class 'int'>";
+  if (v.is_number()) return "<class 'float'>";
+  if (v.is_string()) return NumberOf(v) ? "<class 'float'>" : "<class 'str'>";
+  return "<class 'object'>";
+}
+
+class Flattener {
+ public:
+  Flattener(Dump* dump, size_t entry) : dump_(dump), entry_(entry) {}
+
+  void Add(const Json& v, const std::string& name) {
+    if (v.is_array()) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        Add(v[i], name + "." + std::to_string(i));
+      }
+      return;
+    }
+    if (v.is_object() && IsTensor(v)) {
+      AddTensor(v, name);
+      return;
+    }
+    if (v.is_object() && v.contains("type")) {
+      const Json& type = v["type"];
+      Row& row = NewRow(name);
+      row.dtype = "<class '" +
+                  (type.is_string() ? type.get<std::string>() : type.dump()) +
+                  "'>";
+      const auto value = v.find("value");
+      const Json& shown = value != v.end() ? *value : v;
+      row.checksum = ValueText(shown);
+      SetNumber(row, shown);
+      return;
+    }
+    if (v.is_object()) {
+      for (const auto& [key, item] : v.items()) Add(item, name + "." + key);
+      return;
+    }
+    Row& row = NewRow(name);
+    row.dtype = PythonTypeOf(v);
+    row.checksum = ValueText(v);
+    SetNumber(row, v);
+  }
+
+ private:
+  Row& NewRow(const std::string& name) {
+    Row& row = dump_->rows.emplace_back();
+    row.name = name;
+    row.entry = entry_;
+    return row;
+  }
+
+  static void SetNumber(Row& row, const Json& v) {
+    if (auto n = NumberOf(v)) row.stats = {n, n, n, n};
+  }
+
+  void AddTensor(const Json& v, const std::string& name) {
+    Row& row = NewRow(name);
+    row.is_tensor = true;
+    if (auto it = v.find("dtype"); it != v.end() && it->is_string()) {
+      row.dtype = it->get<std::string>();
+    }
+    if (auto it = v.find("shape"); it != v.end() && it->is_array()) {
+      for (const Json& d : *it) {
+        if (d.is_number_integer()) row.shape.push_back(d.get<int64_t>());
+      }
+    }
+    if (auto it = v.find("requires_grad"); it != v.end() && it->is_boolean()) {
+      row.requires_grad = it->get<bool>();
+    }
+    auto number = [&v](const char* key) -> std::optional<double> {
+      const auto it = v.find(key);
+      return it == v.end() ? std::nullopt : NumberOf(*it);
+    };
+    row.stats = {number("Max"), number("Min"), number("Mean"), number("Norm")};
+    if (auto it = v.find("md5"); it != v.end()) {
+      row.checksum = it->is_string() ? it->get<std::string>() : it->dump();
+    }
+    if (auto it = v.find("data_name"); it != v.end() && it->is_string()) {
+      row.data_name = it->get<std::string>();
+    }
+  }
+
+  Dump* dump_;
+  size_t entry_;
+};
+
+// The row prefix of one key of an entry.
+std::string_view PartOf(std::string_view key) {
+  if (key == "input_args" || key == "input_kwargs" || key == "input") {
+    return "input";
+  }
+  return key;
+}
+
+int KeyRank(std::string_view key) {
+  if (PartOf(key) == "input") return 0;
+  if (key == "parameters") return 1;
+  if (key == "output") return 2;
+  return 3;
+}
+
+Result<Mode> ModeOf(const Dump& dump, const std::string& path) {
+  if (dump.task == "structure") {
+    return Status::InvalidArgument(
+        path + ": task 'structure' holds no values to compare");
+  }
+  if (dump.task == "tensor") return Mode::kTensor;
+  for (const Row& row : dump.rows) {
+    if (row.is_tensor && !row.checksum.empty() && row.checksum != "null") {
+      return row.checksum.starts_with("0x") ? Mode::kXor : Mode::kMd5;
+    }
+  }
+  return Mode::kStatistics;
+}
+
+void LoadConstruct(const std::string& path, Dump& dump) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  Result<Json> construct = ReadPythonJson(path);
+  if (!construct.ok() || !construct->is_object()) return;
+  for (const auto& [node, parent] : construct->items()) {
+    dump.parents[node] = parent.is_string() ? parent.get<std::string>() : "";
+  }
+}
+
+}  // namespace
+
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kTensor:
+      return "tensor";
+    case Mode::kStatistics:
+      return "statistics";
+    case Mode::kMd5:
+      return "md5";
+    case Mode::kXor:
+      return "xor";
+  }
+  return "?";
+}
+
+std::string Dump::ModulePath(const std::string& entry) const {
+  std::vector<std::string_view> chain{entry};
+  // Bounded: a cycle in a corrupt construct.json ends the walk.
+  for (size_t i = 0; i < 256; ++i) {
+    const auto it = parents.find(chain.back());
+    if (it == parents.end() || it->second.empty()) break;
+    chain.push_back(it->second);
+  }
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!path.empty()) path += " > ";
+    path += *it;
+  }
+  return path;
+}
+
+Result<Dump> LoadDump(const std::string& dump_json) {
+  Result<Json> root = ReadPythonJson(dump_json);
+  if (!root.ok()) return root.status();
+  if (!root->is_object() || !root->contains("data") ||
+      !(*root)["data"].is_object()) {
+    return Status::InvalidArgument(dump_json +
+                                   ": not a dump.json (no \"data\" object)");
+  }
+  Dump dump;
+  dump.dir = std::filesystem::path(dump_json).parent_path().string();
+  if (dump.dir.empty()) dump.dir = ".";
+  auto text = [&](const char* key) {
+    const auto it = root->find(key);
+    return it != root->end() && it->is_string() ? it->get<std::string>()
+                                                : std::string();
+  };
+  dump.task = text("task");
+  dump.level = text("level");
+  dump.framework = text("framework");
+  for (const auto& [name, body] : (*root)["data"].items()) {
+    if (!body.is_object()) {
+      return Status::InvalidArgument(dump_json + ": entry '" + name +
+                                     "' is not an object");
+    }
+    const size_t index = dump.entries.size();
+    dump.entries.push_back(name);
+    Flattener flat(&dump, index);
+    const bool grads = name.find(".parameters_grad") != std::string::npos;
+    // Inputs, then parameters, then outputs (msprobe's row order); other
+    // keys keep their place after them.
+    std::vector<std::pair<int, const Json::object_t::value_type*>> keys;
+    for (const auto& item : body.get_ref<const Json::object_t&>()) {
+      keys.emplace_back(KeyRank(item.first), &item);
+    }
+    std::stable_sort(
+        keys.begin(), keys.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [rank, item] : keys) {
+      const std::string& key = item->first;
+      const Json& value = item->second;
+      if (!value.is_array() && !value.is_object()) continue;
+      if (grads && value.is_array() && value.size() == 1) {
+        // msprobe 26.x: {"weight": [tensor]} -> {entry}.weight.
+        flat.Add(value[0], name + "." + key);
+        continue;
+      }
+      flat.Add(value, name + "." + std::string(PartOf(key)));
+    }
+  }
+  Result<Mode> mode = ModeOf(dump, dump_json);
+  if (!mode.ok()) return mode.status();
+  dump.mode = *mode;
+  LoadConstruct(dump.dir + "/construct.json", dump);
+  return dump;
+}
+
+}  // namespace tprobe::compare

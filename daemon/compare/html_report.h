@@ -1,0 +1,35 @@
+#ifndef TPROBE_DAEMON_COMPARE_HTML_REPORT_H_
+#define TPROBE_DAEMON_COMPARE_HTML_REPORT_H_
+
+// report.html: one self-contained page (inline CSS, JS and SVG; nothing is
+// fetched) with the summary per pair, the first divergence and its module
+// path, a plot of the error along execution order of the pair that
+// diverged first (or the first pair), and a table sortable by any column.
+// The table holds every row that did not pass and as many passing rows as
+// fit in kMaxTableRows; the CSV files hold them all. When its script has
+// run the page sets <body data-ready="1"> (a test's hook).
+//
+// Thread safety: WriteHtmlReport may be called concurrently for different
+// folders.
+
+#include <cstddef>
+#include <string>
+
+#include "common/status.h"
+#include "daemon/compare/comparison.h"
+
+namespace tprobe::compare {
+
+inline constexpr size_t kMaxTableRows = 20000;
+
+// The page's text.
+std::string HtmlReport(const CompareResult& result, const std::string& target,
+                       const std::string& baseline);
+
+// Writes HtmlReport to `dir`/report.html.
+Status WriteHtmlReport(const CompareResult& result, const std::string& target,
+                       const std::string& baseline, const std::string& dir);
+
+}  // namespace tprobe::compare
+
+#endif  // TPROBE_DAEMON_COMPARE_HTML_REPORT_H_

@@ -1,0 +1,33 @@
+#ifndef TPROBE_DAEMON_COMPARE_REPORT_FORMAT_H_
+#define TPROBE_DAEMON_COMPARE_REPORT_FORMAT_H_
+
+// How the reports (CSV, HTML, terminal) write numbers, shapes and names.
+//
+// Thread safety: pure functions.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/compare/tree_pairs.h"
+
+namespace tprobe::compare {
+
+// A metric as msprobe writes it: at most 12 decimals, trailing zeros cut
+// ("0.5", "1e-07" stays fixed: "0.0000001"), "Nan" for NaN, "inf" and
+// "-inf".
+std::string FormatNumber(double v);
+// FormatNumber, or "N/A" when there is none.
+std::string FormatNumber(const std::optional<double>& v);
+// A relative error as msprobe's statistics mode writes it: "12.5%".
+std::string FormatPercent(const std::optional<double>& fraction);
+// "[2, 3]".
+std::string ShapeText(const std::vector<int64_t>& shape);
+// The CSV file name of a pair: compare_result.csv for a single pair,
+// compare_result_step0_rank1.csv otherwise.
+std::string CsvFileName(const DumpPair& pair);
+
+}  // namespace tprobe::compare
+
+#endif  // TPROBE_DAEMON_COMPARE_REPORT_FORMAT_H_
