@@ -21,8 +21,23 @@ _N, _B, _I, _F = 0, 1, 2, 3
 _INTEGER = (ms.int8, ms.uint8, ms.int16, ms.int32, ms.int64)
 
 
+_norm_op: Any = None
+
+
 def _norm(t: Any) -> Any:
-    return mint.norm(t) if hasattr(mint, "norm") else ops.norm(t)
+    """msprobe's norm (mint.norm, else ops.norm). A backend without
+    mint.norm's kernel (the CPU one) raises only when the op runs, so it is
+    tried once, on a constant, before the first use."""
+    global _norm_op
+    if _norm_op is None:
+        _norm_op = ops.norm
+        if hasattr(mint, "norm"):
+            try:
+                mint.norm(ms.Tensor([1.0], ms.float32)).asnumpy()
+                _norm_op = mint.norm
+            except Exception:
+                pass
+    return _norm_op(t)
 
 
 def reduce(t: Any) -> Tuple[Tuple[Any, int], bytes]:
