@@ -3,7 +3,8 @@
 statistics_on_test.py:
 
     python statistics_on_model.py --config CONFIG --dump-path DIR \
-        [--steps N] [--trace-syncs FILE] [--kill-in-flight]
+        [--tool tprobe|msprobe] [--device cpu|cuda] [--steps N] \
+        [--trace-syncs FILE] [--kill-in-flight]
 
 A model with every dtype msprobe treats apart (bool, integer, float64,
 float16, bfloat16, 0-d, complex) through module and API hooks at the
@@ -48,17 +49,22 @@ def main() -> None:
     ap.add_argument("--config", required=True)
     ap.add_argument("--dump-path", required=True)
     ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--tool", choices=("tprobe", "msprobe"), default="tprobe")
+    ap.add_argument("--device", default="cpu")
     ap.add_argument("--trace-syncs")
     ap.add_argument("--kill-in-flight", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    from tprobe.torch import PrecisionDebugger
+    if args.tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
     debugger = PrecisionDebugger(config_path=args.config,
                                  dump_path=args.dump_path)
-    net = Net()
+    net = Net().to(args.device)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
-    x = torch.randn(5, 8)
+    x = torch.randn(5, 8).to(args.device)
     syncs = {"count": 0}
     main_thread = threading.get_ident()
     if args.trace_syncs:
@@ -75,6 +81,9 @@ def main() -> None:
                     traced(name, getattr(torch.Tensor, name)))
         torch.cuda.synchronize = traced("synchronize",
                                         torch.cuda.synchronize)
+        for cls in (torch.cuda.Stream, torch.cuda.Event):
+            cls.synchronize = traced(f"{cls.__name__}.synchronize",
+                                     cls.synchronize)
     for step in range(args.steps):
         if args.kill_in_flight and step == args.steps - 1:
             from tprobe._common import producer_stats
@@ -98,7 +107,8 @@ def main() -> None:
     if args.trace_syncs:
         with open(args.trace_syncs, "w", encoding="utf-8") as f:
             json.dump(syncs, f)
-    assert debugger.session.flush(30000), "tprobed did not write the dump"
+    if args.tool == "tprobe":
+        assert debugger.session.flush(30000), "tprobed did not write the dump"
 
 
 if __name__ == "__main__":
