@@ -552,18 +552,6 @@ std::string_view SummaryModeName(SummaryMode mode) {
   return "statistics";
 }
 
-std::string_view StatisticsOnName(StatisticsOn on) {
-  switch (on) {
-    case StatisticsOn::kFramework:
-      return "framework";
-    case StatisticsOn::kDaemon:
-      return "daemon";
-    case StatisticsOn::kAuto:
-      break;
-  }
-  return "auto";
-}
-
 std::string_view PolicyName(FullRingPolicy policy) {
   return policy == FullRingPolicy::kDrop ? "drop" : "block";
 }
@@ -601,6 +589,18 @@ Json DataModeJson(const DataMode& mode) {
 }
 
 }  // namespace
+
+std::string_view StatisticsOnName(StatisticsOn on) {
+  switch (on) {
+    case StatisticsOn::kFramework:
+      return "framework";
+    case StatisticsOn::kDaemon:
+      return "daemon";
+    case StatisticsOn::kAuto:
+      break;
+  }
+  return "auto";
+}
 
 Result<Config> ParseConfig(std::string_view json_text) {
   Result<Config> result = Parse(json_text);

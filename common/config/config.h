@@ -125,6 +125,9 @@ struct Config {
   friend bool operator==(const Config&, const Config&) = default;
 };
 
+// "auto", "framework" or "daemon".
+std::string_view StatisticsOnName(StatisticsOn on);
+
 // Parses and validates the text of a config.json. Accepted top-level keys:
 // task, dump_path, rank, step, level, risk_level, enable_dataloader,
 // async_dump, extra_info, precision, the task sections statistics, tensor,
