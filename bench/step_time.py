@@ -3,8 +3,9 @@
 L0, L1 and mix (task statistics), measured in one invocation.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
-        --tprobed build/bin/tprobed [--steps 30] [--rounds 3] [--small] \
-        [--msprobe DIR]
+        --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
+        [--small | --data-bound] [--device cuda] \
+        [--statistics-on daemon framework] [--msprobe DIR|installed]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -13,10 +14,16 @@ every dumped step after step 0 is measured. The rounds are interleaved so
 that a noisy machine hurts every configuration alike; medians over all
 measured steps are reported, with the daemon's CPU time per step beside them.
 
---small shrinks the model until the hooks dominate its step time.
+--small shrinks the model until the hooks dominate its step time;
+--data-bound grows it until reading the tensors does (2 MB activations).
+--device cuda trains on the GPU (tprobe's default statistics_on, auto,
+then reduces device tensors on the device).
+--statistics-on runs tprobe once per value of tprobe.statistics_on given
+(auto, framework, daemon), side by side.
 --msprobe DIR adds msprobe at L0, L1 and mix to every round, run from DIR
 (a `pip install --no-deps --target DIR mindstudio-probe==8.3.3`) on this
-interpreter, for context.
+interpreter, for context; --msprobe installed runs the msprobe this
+interpreter imports (26.x in the project's venv).
 """
 
 import argparse
@@ -83,6 +90,18 @@ def entries_per_step(dump: str) -> int:
     return 0
 
 
+def _with_statistics_on(config: str, on: str, tmp: str) -> str:
+    """A copy of `config` with tprobe.statistics_on set to `on`."""
+    with open(config) as f:
+        content = json.load(f)
+    content.setdefault("tprobe", {})["statistics_on"] = on
+    path = os.path.join(tmp, f"{os.path.basename(os.path.dirname(config))}"
+                        f"_{on}.json")
+    with open(path, "w") as f:
+        json.dump(content, f)
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Step time of examples/train_tiny_gpt.py with no tool "
@@ -92,10 +111,22 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--small", action="store_true",
                     help="the model shrunk until hooks dominate")
+    ap.add_argument("--data-bound", action="store_true",
+                    help="the model grown until reading tensors dominates")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--statistics-on", nargs="+", default=[],
+                    choices=("auto", "framework", "daemon"),
+                    help="tprobe once per value of tprobe.statistics_on")
     ap.add_argument("--msprobe", metavar="DIR",
-                    help="also msprobe 8.3.3 installed in DIR")
+                    help="also msprobe 8.3.3 installed in DIR, or "
+                    "'installed': the msprobe this interpreter imports")
     args = ap.parse_args()
-    tools = ("none",) + tuple(f"tprobe {lv}" for lv in _LEVELS)
+    tools = ("none",)
+    for lv in _LEVELS:
+        if args.statistics_on:
+            tools += tuple(f"tprobe {lv} {on}" for on in args.statistics_on)
+        else:
+            tools += (f"tprobe {lv}",)
     if args.msprobe:
         tools += tuple(f"msprobe {lv}" for lv in _LEVELS)
     wall = {t: [] for t in tools}
@@ -107,17 +138,23 @@ def main() -> int:
             env = tprobed.env()
             for r in range(args.rounds):
                 for tool in tools:
-                    cmd = [_SCRIPT, "--steps", str(args.steps)]
+                    cmd = [_SCRIPT, "--steps", str(args.steps),
+                           "--device", args.device]
                     if args.small:
                         cmd.append("--small")
+                    if args.data_bound:
+                        cmd.append("--data-bound")
                     run_env, prelude = env, ""
                     if tool != "none":
-                        name, level = tool.split()
-                        cmd += ["--tool", name, "--config",
-                                os.path.join(_CONFIGS, level, "config.json"),
+                        name, level, *on = tool.split()
+                        config = os.path.join(_CONFIGS, level, "config.json")
+                        if on:
+                            config = _with_statistics_on(config, on[0], tmp)
+                        cmd += ["--tool", name, "--config", config,
                                 "--dump-path",
-                                os.path.join(tmp, "dump", name, level, str(r))]
-                        if name == "msprobe":
+                                os.path.join(tmp, "dump", name, level,
+                                             *on, str(r))]
+                        if name == "msprobe" and args.msprobe != "installed":
                             run_env = dict(env, PYTHONPATH=args.msprobe)
                             prelude = _SHIM_833
                     w, c, d = step_times(cmd, run_env, tprobed.proc.pid,
@@ -131,14 +168,14 @@ def main() -> int:
     cpu_base = statistics.median(cpu["none"])
     # us/entry: the trainer's CPU time a step costs over no tool, per entry
     # of its dump.json (a module call at L0, an API call at L1).
-    print(f"{'tool':11s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+    print(f"{'tool':20s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
           f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
     for tool in tools:
         w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
         d = statistics.median(daemon[tool]) * 1e3
         n = entries[tool]
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
-        print(f"{tool:11s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+        print(f"{tool:20s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
               f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
     return 0
 

@@ -38,6 +38,7 @@ struct Core::ThreadRing {
   uint64_t generation = 0;
   Connection* connection = nullptr;
   std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
+  uint32_t index = 0;                     // the ring's index, with a writer
   // The ring's tail when a blocking wait last timed out: while the daemon
   // has not moved it, the next full ring drops at once instead of waiting
   // again, so a stopped daemon costs one block_timeout_ms, not one per
@@ -131,6 +132,7 @@ void Core::ClaimRing(ThreadRing* ring, Connection* conn) {
       conn->next_ring.fetch_add(1, std::memory_order_relaxed);
   shm::Segment& seg = *conn->segment;
   if (index < seg.ring_count()) {
+    ring->index = index;
     shm::RingHeader* h = seg.ring_header(index);
     h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
                        std::memory_order_relaxed);
@@ -259,6 +261,43 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
     ring->writer->Commit();
     offset += n;
   }
+  return true;
+}
+
+std::optional<RingSlot> Core::WriteTensorAwaitingStats(
+    uint32_t ref, DType dtype, std::span<const int64_t> shape,
+    bool requires_grad, size_t nbytes) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return std::nullopt;
+  }
+  if (shape.size() > record::kMaxDims) return std::nullopt;
+  std::byte* p = Reserve(ring, record::RecordType::kTensor,
+                         record::TensorSize(shape.size()));
+  if (p == nullptr) return std::nullopt;
+  record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes,
+                    record::kTensorStatsByProducer);
+  ring->writer->Commit();
+  return RingSlot{ring->index, ring->generation};
+}
+
+bool Core::WriteProducerStats(const RingSlot& slot,
+                              const record::ProducerStatsRecord& stats) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return false;
+  }
+  // The tensor went to a segment the daemon no longer reads.
+  if (slot.generation != ring->generation) return false;
+  std::byte* p = Reserve(ring, record::RecordType::kProducerStats,
+                         record::kProducerStatsSize);
+  if (p == nullptr) return false;
+  record::ProducerStatsRecord r = stats;
+  r.ring = slot.ring;
+  record::PutProducerStats(p, r);
+  ring->writer->Commit();
   return true;
 }
 

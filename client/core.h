@@ -72,6 +72,13 @@ struct RecordTotals {
   uint64_t produced() const { return committed + dropped.Total(); }
 };
 
+// Where a tensor whose statistics the producer computes went: its ring and
+// the connection (Connection::generation) the ring belongs to.
+struct RingSlot {
+  uint32_t ring = 0;
+  uint64_t generation = 0;
+};
+
 class TPROBE_INTERNAL Core {
  public:
   Core(config::FullRingPolicy policy, uint32_t block_timeout_ms);
@@ -150,6 +157,19 @@ class TPROBE_INTERNAL Core {
   bool WriteTensor(uint32_t ref, DType dtype, std::span<const int64_t> shape,
                    bool requires_grad, const void* data, size_t nbytes);
 
+  // A tensor whose statistics the producer computes (tprobe.statistics_on):
+  // its Tensor record with record::kTensorStatsByProducer and no chunks.
+  // Returns this thread's ring, or nullopt when it was dropped (then no
+  // ProducerStats may follow).
+  std::optional<RingSlot> WriteTensorAwaitingStats(
+      uint32_t ref, DType dtype, std::span<const int64_t> shape,
+      bool requires_grad, size_t nbytes);
+  // The ProducerStats record that completes the tensor WriteTensorAwaiting-
+  // Stats wrote on `slot` (stats.ring is set from it), on this thread's
+  // ring: the producer's statistics thread calls it. Returns false when it
+  // was dropped, or when the tensor's connection is gone.
+  bool WriteProducerStats(const RingSlot& slot,
+                          const record::ProducerStatsRecord& stats);
   // The entry that closes the tensors written before it. Its body (a value
   // stream, common/record/record.h) is `pieces` one after another, copied
   // straight into the reserved ring space.

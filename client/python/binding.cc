@@ -6,7 +6,8 @@
 //                      on the framework types of type_discovery.h;
 //   api_hook.h         HookState, ApiWrapper and busy_flag (the PyTorch API
 //                      wrapper in C++);
-//   call_stack.h       the call stacks of stack.json.
+//   call_stack.h       the call stacks of stack.json;
+//   producer_stats.h   statistics the framework computes (statistics_on).
 //
 // Thread safety: every function of the module is called with the GIL held.
 
@@ -16,6 +17,7 @@
 
 #include "client/python/api_hook.h"
 #include "client/python/call_stack.h"
+#include "client/python/producer_stats.h"
 #include "client/python/session_binding.h"
 #include "client/python/type_discovery.h"
 #include "client/risk_level.h"
@@ -60,5 +62,6 @@ PYBIND11_MODULE(_C, m) {
       "msprobe 26.x's risk of an API name without its group prefix: "
       "\"CORE\", \"FOCUS\" or \"LOW\" (risk_level).");
 
+  tprobe::python::DefineProducerStats(m);
   tprobe::python::DefineSession(m);
 }

@@ -17,6 +17,7 @@
 #include "client/entry_builder.h"
 #include "client/naming.h"
 #include "client/python/call_stack.h"
+#include "client/python/producer_stats.h"
 #include "client/python/type_discovery.h"
 #include "client/python/value_encoder.h"
 #include "client/session.h"
@@ -120,6 +121,7 @@ class PySession final : public ApiSession {
     }
     if (!created.ok()) throw py::value_error(created.status().message());
     session_ = std::move(created).value();
+    FollowStatisticsOn(session_.get());
   }
 
   ~PySession() { Release(); }
@@ -128,6 +130,7 @@ class PySession final : public ApiSession {
   void Close() {
     try {
       if (Py_IsInitialized() && !IsFinalizing()) {
+        if (session_) FlushProducerStats();
         py::gil_scoped_release release;
         Release();
       } else {
@@ -138,13 +141,40 @@ class PySession final : public ApiSession {
   }
 
   void Start() {
-    Guard([&] { session_->Start(); });
+    Guard([&] {
+      session_->Start();
+      FollowStatisticsOn(session_.get());
+    });
   }
   void Stop() {
     Guard([&] { session_->Stop(); });
   }
+  // The statistics handed to the framework's hook are in the rings first,
+  // so the step's cut covers them: the one wait of the producer path, per
+  // step, never per tensor.
   void Step() {
-    Guard([&] { session_->Step(); });
+    Guard([&] {
+      FlushProducerStats();
+      session_->Step();
+      FollowStatisticsOn(session_.get());
+    });
+  }
+  // From the adapter's statistics thread (producer_stats.h).
+  size_t WriteProducerStatsFromHere(py::bytes values, py::bytes places) {
+    if (!session_) return 0;
+    char* vp = nullptr;
+    char* pp = nullptr;
+    Py_ssize_t vn = 0;
+    Py_ssize_t pn = 0;
+    if (PyBytes_AsStringAndSize(values.ptr(), &vp, &vn) != 0 ||
+        PyBytes_AsStringAndSize(places.ptr(), &pp, &pn) != 0) {
+      PyErr_Clear();
+      return 0;
+    }
+    const std::string_view v(vp, static_cast<size_t>(vn));
+    const std::string_view p(pp, static_cast<size_t>(pn));
+    py::gil_scoped_release release;
+    return WriteProducerStats(session_->core(), v, p);
   }
   void SetStep(uint32_t step) {
     Guard([&] { session_->SetStep(step); });
@@ -605,6 +635,7 @@ class PySession final : public ApiSession {
 
   void Release() {
     if (!session_) return;
+    FollowStatisticsOn(nullptr);
     if (client::InForkedChild()) {
       // The parent's control thread does not exist here: never wait on it.
       (void)session_.release();
@@ -660,6 +691,11 @@ void DefineSession(py::module_& m) {
       .def("start", &PySession::Start)
       .def("stop", &PySession::Stop)
       .def("step", &PySession::Step)
+      .def("write_producer_stats", &PySession::WriteProducerStatsFromHere,
+           py::arg("values"), py::arg("places"),
+           "Writes the statistics the framework computed (producer_stats.h) "
+           "into this thread's ring: values, 4 uint64 per tensor; places, "
+           "24 bytes per tensor. Returns how many were written.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
       .def("begin_group", &PySession::BeginGroup, py::arg("name"),

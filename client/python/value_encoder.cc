@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "client/python/producer_stats.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
 
@@ -359,6 +360,13 @@ class Encoder {
       dims[ndim++] = PyLong_AsLongLong(d.ptr());
     }
     const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
+    const size_t numel_bytes = Numel(dims, ndim) * ElementSize(*dtype);
+    if (numel_bytes != 0 && ProducerComputes(is_cpu)) {
+      // Reduced by torch on the tensor's device, never copied here.
+      EncodeByProducer(entry_, t, *dtype, std::span<const int64_t>(dims, ndim),
+                       requires_grad, numel_bytes, out);
+      return;
+    }
     py::object src = py::reinterpret_borrow<py::object>(t);
     if (!is_cpu) {
       src = src.attr(n.detach)().attr(n.cpu)();
@@ -405,6 +413,13 @@ class Encoder {
         return;
       }
       dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    }
+    const size_t numel_bytes = Numel(dims, ndim) * ElementSize(*dtype);
+    if (numel_bytes != 0 && ProducerComputes(MindSporeOnHost())) {
+      // Reduced by MindSpore's ops where the tensor lives, no asnumpy().
+      EncodeByProducer(entry_, t, *dtype, std::span<const int64_t>(dims, ndim),
+                       false, numel_bytes, out);
+      return;
     }
     py::object array = t.attr(n.asnumpy)();
     Py_buffer view;

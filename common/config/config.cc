@@ -80,8 +80,8 @@ constexpr std::string_view kStructureKeys[] = {"scope", "list", "data_mode"};
 constexpr std::string_view kOverflowCheckKeys[] = {
     "scope", "list", "data_mode", "overflow_nums", "check_mode"};
 constexpr std::string_view kTprobeKeys[] = {
-    "socket", "ring_bytes",       "ring_count",
-    "policy", "block_timeout_ms", "exit_timeout_ms"};
+    "socket",           "ring_bytes",      "ring_count",   "policy",
+    "block_timeout_ms", "exit_timeout_ms", "statistics_on"};
 
 // The keys of the task section that `task` reads.
 Keys SectionKeys(Task task) {
@@ -422,6 +422,20 @@ Status ParseTprobeSection(const Json& section, Config* config) {
       ParseBoundedInt(section, "exit_timeout_ms", 0, kMaxExitTimeoutMs, &n);
   if (!status.ok()) return status;
   config->exit_timeout_ms = static_cast<uint32_t>(n);
+
+  if (const Json* v = Find(section, "statistics_on")) {
+    if (*v == "auto") {
+      config->statistics_on = StatisticsOn::kAuto;
+    } else if (*v == "framework") {
+      config->statistics_on = StatisticsOn::kFramework;
+    } else if (*v == "daemon") {
+      config->statistics_on = StatisticsOn::kDaemon;
+    } else {
+      return Invalid(
+          "tprobe.statistics_on is invalid, it should be one of [auto, "
+          "framework, daemon]");
+    }
+  }
   return Status::Ok();
 }
 
@@ -593,6 +607,18 @@ Json DataModeJson(const DataMode& mode) {
 
 }  // namespace
 
+std::string_view StatisticsOnName(StatisticsOn on) {
+  switch (on) {
+    case StatisticsOn::kFramework:
+      return "framework";
+    case StatisticsOn::kDaemon:
+      return "daemon";
+    case StatisticsOn::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 Result<Config> ParseConfig(std::string_view json_text) {
   Result<Config> result = Parse(json_text);
   if (!result.ok()) {
@@ -656,6 +682,7 @@ std::string ToJson(const Config& config) {
   tprobe["policy"] = PolicyName(config.policy);
   tprobe["block_timeout_ms"] = config.block_timeout_ms;
   tprobe["exit_timeout_ms"] = config.exit_timeout_ms;
+  tprobe["statistics_on"] = StatisticsOnName(config.statistics_on);
   // Strings in a valid Config are UTF-8; replacing bad bytes keeps dump()
   // from throwing for one that is not.
   return root.dump(1, ' ', false, Json::error_handler_t::replace);

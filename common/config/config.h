@@ -56,6 +56,13 @@ enum class SummaryMode { kStatistics, kMd5, kXor };
 // wait up to block_timeout_ms and then drop it.
 enum class FullRingPolicy { kDrop, kBlock };
 
+// tprobe.statistics_on: who computes a tensor's Max, Min, Mean and Norm.
+// kAuto: the framework on the tensor's device for device tensors, the daemon
+// for host tensors; kFramework: the framework for every tensor (how the
+// device path is tested on a CPU); kDaemon: the daemon, from the tensor's
+// bytes (a device tensor is copied to the host first).
+enum class StatisticsOn { kAuto, kFramework, kDaemon };
+
 // msprobe's data_mode as two independent filters. A call's data is dumped
 // when its direction passes the first filter and its side passes the second:
 // see DataModeSelected. A filter the config did not mention lets everything
@@ -113,9 +120,13 @@ struct Config {
   // drain, in [0, kMaxExitTimeoutMs]. Whatever is still in the rings then
   // is the daemon's to finish: nothing is lost by not waiting longer.
   uint32_t exit_timeout_ms = 1000;
+  StatisticsOn statistics_on = StatisticsOn::kAuto;
 
   friend bool operator==(const Config&, const Config&) = default;
 };
+
+// "auto", "framework" or "daemon".
+std::string_view StatisticsOnName(StatisticsOn on);
 
 // Parses and validates the text of a config.json. Accepted top-level keys:
 // task, dump_path, rank, step, level, risk_level, enable_dataloader,

@@ -105,6 +105,8 @@ v1::Config ToProto(const Config& config) {
   m.set_policy(ToProtoValue(kPolicies, config.policy));
   m.set_block_timeout_ms(config.block_timeout_ms);
   m.set_exit_timeout_ms(config.exit_timeout_ms);
+  m.set_statistics_on(static_cast<v1::Config::StatisticsOn>(
+      static_cast<int>(config.statistics_on)));
   return m;
 }
 
@@ -195,6 +197,20 @@ Result<Config> FromProto(const v1::Config& m) {
                "it should be at most " + std::to_string(kMaxExitTimeoutMs));
   }
   c.exit_timeout_ms = m.exit_timeout_ms();
+  switch (m.statistics_on()) {
+    case v1::Config::STATISTICS_ON_AUTO:
+      c.statistics_on = StatisticsOn::kAuto;
+      break;
+    case v1::Config::STATISTICS_ON_FRAMEWORK:
+      c.statistics_on = StatisticsOn::kFramework;
+      break;
+    case v1::Config::STATISTICS_ON_DAEMON:
+      c.statistics_on = StatisticsOn::kDaemon;
+      break;
+    default:
+      return Bad("tprobe.statistics_on",
+                 "it should be one of [auto, framework, daemon]");
+  }
   return c;
 }
 

@@ -55,6 +55,11 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
           payload.size() != sizeof r + r.ndim * sizeof(int64_t)) {
         return Malformed("tensor", "shape does not match ndim");
       }
+      if ((r.flags & ~kTensorStatsByProducer) != 0 || r.requires_grad > 1) {
+        return Malformed("tensor", "unknown flags " + std::to_string(r.flags) +
+                                       " or requires_grad " +
+                                       std::to_string(r.requires_grad));
+      }
       TensorView v{r, static_cast<DType>(r.dtype),
                    std::vector<int64_t>(r.ndim)};
       if (r.ndim > 0) {  // a 0-d tensor has no shape bytes (and no data())
@@ -86,6 +91,29 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
       if (!ReadFixed(payload, &r)) return Malformed("entry", "too short");
       if (r.name_id == 0) return Malformed("entry", "no name");
       return Decoded(EntryView{r, payload.subspan(sizeof r)});
+    }
+    case RecordType::kProducerStats: {
+      ProducerStatsRecord r;
+      if (payload.size() != sizeof r) {
+        return Malformed("producer statistics",
+                         "size " + std::to_string(payload.size()) + " is not " +
+                             std::to_string(sizeof r));
+      }
+      std::memcpy(&r, payload.data(), sizeof r);
+      for (int i = 0; i < 4; ++i) {
+        const auto kind = static_cast<StatKind>(r.kinds[i]);
+        if (r.kinds[i] > static_cast<uint8_t>(StatKind::kFloat)) {
+          return Malformed("producer statistics",
+                           "unknown kind " + std::to_string(r.kinds[i]));
+        }
+        if ((kind == StatKind::kNull && r.values[i] != 0) ||
+            (kind == StatKind::kBool && r.values[i] > 1)) {
+          return Malformed("producer statistics",
+                           "a null or bool statistic with value " +
+                               std::to_string(r.values[i]));
+        }
+      }
+      return Decoded(ProducerStatsView{r});
     }
     case RecordType::kPadding:
       break;

@@ -44,8 +44,12 @@ struct EntryView {
   std::span<const std::byte> body;  // a value stream: ReadEntryBody
 };
 
-using Decoded =
-    std::variant<InternView, CallView, TensorView, ChunkView, EntryView>;
+struct ProducerStatsView {
+  ProducerStatsRecord stats;  // kinds checked; values by kind
+};
+
+using Decoded = std::variant<InternView, CallView, TensorView, ChunkView,
+                             EntryView, ProducerStatsView>;
 
 // Decodes one record. The views point into `payload`. Returns an error that
 // names the record type and the defect for a malformed record.

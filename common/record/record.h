@@ -10,6 +10,13 @@
 // Tensors come before the Entry that refers to them by `ref`. A tensor's
 // bytes follow its Tensor record as Chunk records in order; a tensor whose
 // chunks stop early (the producer dropped the rest) is incomplete.
+//
+// Under tprobe.statistics_on framework (and auto, for device tensors) the
+// producer computes a tensor's statistics itself: its Tensor record carries
+// kTensorStatsByProducer and no chunks, and a ProducerStats record, written
+// later by the producer's statistics thread on that thread's own ring,
+// completes it. The daemon holds the Entry that refers to such a tensor, and
+// every entry after it, until the statistics arrive (drain.h).
 
 #include <cstdint>
 
@@ -18,13 +25,14 @@
 namespace tprobe::record {
 
 enum class RecordType : uint16_t {
-  kPadding = 0,    // ring filler, never seen by decoders
-  kIntern = 1,     // InternRecord + text
-  kCallBegin = 2,  // CallRecord
-  kCallEnd = 3,    // CallRecord
-  kTensor = 4,     // TensorRecord + int64 shape[ndim]
-  kChunk = 5,      // ChunkRecord + bytes
-  kEntry = 6,      // EntryRecord + the entry's body (a value stream)
+  kPadding = 0,        // ring filler, never seen by decoders
+  kIntern = 1,         // InternRecord + text
+  kCallBegin = 2,      // CallRecord
+  kCallEnd = 3,        // CallRecord
+  kTensor = 4,         // TensorRecord + int64 shape[ndim]
+  kChunk = 5,          // ChunkRecord + bytes
+  kEntry = 6,          // EntryRecord + the entry's body (a value stream)
+  kProducerStats = 7,  // ProducerStatsRecord: statistics the producer made
 };
 
 enum class InternKind : uint8_t {
@@ -61,7 +69,28 @@ struct TensorRecord {
   uint8_t dtype;  // tprobe::DType
   uint8_t ndim;
   uint8_t requires_grad;
-  uint8_t reserved;
+  uint8_t flags;  // 0 or kTensorStatsByProducer
+};
+
+// TensorRecord::flags: no chunks follow; a ProducerStats record brings the
+// tensor's statistics (nbytes still states the tensor's size).
+inline constexpr uint8_t kTensorStatsByProducer = 1;
+
+// How one statistic of a ProducerStats record is spelled in dump.json
+// (stats::Stat): its 8 value bytes are 0, 0 or 1, an int64 or a float64.
+enum class StatKind : uint8_t { kNull = 0, kBool = 1, kInt = 2, kFloat = 3 };
+
+// The statistics of tensor `ref` of ring `ring` (whose Tensor record carried
+// kTensorStatsByProducer), computed by the producer with its framework's
+// reductions. Written by the producer's statistics thread on its own ring,
+// so it may reach the daemon before or after that Tensor record, but never
+// after the Step that ends `step`.
+struct ProducerStatsRecord {
+  uint32_t ring;
+  uint32_t ref;
+  uint32_t step;
+  uint8_t kinds[4];    // StatKind of Max, Min, Mean, Norm
+  uint64_t values[4];  // little-endian bits, by kind
 };
 
 inline constexpr uint8_t kMaxDims = 64;
@@ -120,6 +149,7 @@ static_assert(sizeof(CallRecord) == 24);
 static_assert(sizeof(TensorRecord) == 16);
 static_assert(sizeof(ChunkRecord) == 16);
 static_assert(sizeof(EntryRecord) == 24);
+static_assert(sizeof(ProducerStatsRecord) == 48);
 
 }  // namespace tprobe::record
 

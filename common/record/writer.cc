@@ -32,8 +32,9 @@ void PutCall(std::byte* out, uint64_t seq, uint32_t step, uint32_t name_id,
 
 void PutTensor(std::byte* out, uint32_t ref, DType dtype,
                std::span<const int64_t> shape, bool requires_grad,
-               uint64_t nbytes) {
+               uint64_t nbytes, uint8_t flags) {
   TensorRecord r{};
+  r.flags = flags;
   r.nbytes = nbytes;
   r.ref = ref;
   r.dtype = static_cast<uint8_t>(dtype);
@@ -43,6 +44,10 @@ void PutTensor(std::byte* out, uint32_t ref, DType dtype,
   if (!shape.empty()) {
     std::memcpy(out + sizeof r, shape.data(), shape.size() * sizeof(int64_t));
   }
+}
+
+void PutProducerStats(std::byte* out, const ProducerStatsRecord& stats) {
+  std::memcpy(out, &stats, sizeof stats);
 }
 
 void PutChunkHeader(std::byte* out, uint32_t ref, uint64_t offset) {

@@ -88,6 +88,11 @@ std::string FixedKeyChanged(const config::Config& running,
   if (differs(running.exit_timeout_ms, next.exit_timeout_ms)) {
     return "tprobe.exit_timeout_ms";
   }
+  if (running.statistics_on != next.statistics_on) {
+    *was = config::StatisticsOnName(running.statistics_on);
+    *now = config::StatisticsOnName(next.statistics_on);
+    return "tprobe.statistics_on";
+  }
   return "";
 }
 

@@ -44,6 +44,8 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
   auto done = [&] { return max_records != 0 && consumed >= max_records; };
   CheckFault();
   while (!state_.broken) {
+    const size_t consumed_before = consumed;
+    bool waits_for_tensor = false;  // a ProducerStats ahead of its tensor
     std::optional<uint32_t> best;
     uint64_t best_seq = 0;
     uint32_t best_step = 0;
@@ -67,6 +69,12 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
           Corrupt(i, decoded.status().message());
           return consumed;
         }
+        if (const auto* stats =
+                std::get_if<record::ProducerStatsView>(&decoded.value());
+            stats != nullptr && !StatsTargetRead(*stats)) {
+          waits_for_tensor = true;
+          break;
+        }
         if (auto order = OrderOf(decoded.value())) {
           if (!best || order->seq < best_seq) {
             best = i;
@@ -84,7 +92,11 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
         if (done()) return consumed;
       }
     }
-    if (!best) break;
+    if (!best) {
+      // Another ring may have read the tensor a ProducerStats waits for.
+      if (waits_for_tensor && consumed > consumed_before) continue;
+      break;
+    }
     if (OverBound(best_step, through_step)) break;
     if (!ApplyOrdered(*best, *best_record)) return consumed;
     state_.rings[*best].reader.Release();
@@ -103,6 +115,10 @@ bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
   if (ring.pending) CloseTensor(ring, /*complete=*/false);
   if (auto* intern = std::get_if<record::InternView>(&decoded)) {
     OnIntern(*intern);
+    return true;
+  }
+  if (auto* stats = std::get_if<record::ProducerStatsView>(&decoded)) {
+    OnProducerStats(static_cast<uint32_t>(&ring - state_.rings.data()), *stats);
     return true;
   }
   if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {
@@ -127,7 +143,7 @@ bool Drainer::ApplyOrdered(uint32_t ring_index,
     OnCall(ring, *call);
     return true;
   }
-  return OnEntry(ring_index, std::get<record::EntryView>(decoded));
+  return HoldOrApply(ring_index, std::get<record::EntryView>(decoded));
 }
 
 size_t DrainSome(const Producer& producer, ProducerState& state,

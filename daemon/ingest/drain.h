@@ -47,6 +47,18 @@
 //            that begin before its CallEnd, as a module is.
 // Across rings, Entry and Call records are applied in the order of their
 // `seq` among the records visible.
+//   ProducerStats
+//            completes a tensor whose Tensor record carried
+//            kTensorStatsByProducer (its statistics computed by the
+//            producer, written by the producer's statistics thread on that
+//            thread's ring). One that arrives before its Tensor record stays
+//            in its ring, which is read on once the tensor has been read. An
+//            Entry that refers to a tensor still waiting for them is held,
+//            and so is every Entry after it (Calls are not), and they are
+//            applied in their order as the statistics arrive: dump.json
+//            keeps the call order. When a step is settled its held entries
+//            are applied whatever is missing: a missing statistic makes an
+//            incomplete tensor, and the step incomplete.
 //
 // A record that cannot be applied (it names an id never interned, or a step
 // already finished) is skipped: counted in the tree's accounting, so the
@@ -113,6 +125,13 @@ void DrainTo(const Producer& producer, ProducerState& state,
 // REQUIRES: as DrainSome.
 void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
                       spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
+
+// Applies the held entries of steps up to `through_step` (drainer.h,
+// ReleaseHeldEntries), before that step is settled or the producer
+// finalised.
+// REQUIRES: as DrainSome.
+void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
+                        spdlog::logger& log, uint32_t through_step);
 
 // Forgets each ring's waiting tensors whose Tensor record came before the
 // ring's settled cut (RingState::records_settled, step_accounting.h): an

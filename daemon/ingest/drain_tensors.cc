@@ -16,6 +16,24 @@ constexpr size_t kMaxReserve = size_t{64} << 20;
 }  // namespace
 
 void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
+  if ((v.tensor.flags & record::kTensorStatsByProducer) != 0) {
+    // No chunks: it waits for its ProducerStats record, incomplete until
+    // then (drain_producer_stats.cc).
+    WaitingTensor waiting;
+    waiting.record = ring.records_read;
+    waiting.info.dtype = v.dtype;
+    waiting.info.shape = std::move(v.shape);
+    waiting.info.requires_grad = v.tensor.requires_grad != 0;
+    waiting.awaiting_stats = true;
+    auto [it, added] = ring.tensors.try_emplace(v.tensor.ref);
+    if (!added) {
+      ring.waiting_bytes -= it->second.info.bytes.size();
+      if (it->second.awaiting_stats) --state_.awaiting_stats;
+    }
+    it->second = std::move(waiting);
+    ++state_.awaiting_stats;
+    return;
+  }
   PendingTensor pending;
   pending.meta = v.tensor;
   pending.record = ring.records_read;
@@ -70,7 +88,10 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   }
   // A ref sent again replaces the tensor that waited under it.
   auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
-  if (!added) ring.waiting_bytes -= it->second.info.bytes.size();
+  if (!added) {
+    ring.waiting_bytes -= it->second.info.bytes.size();
+    if (it->second.awaiting_stats) --state_.awaiting_stats;
+  }
   ring.waiting_bytes += info.bytes.size();
   it->second = WaitingTensor{p.record, std::move(info)};
   ring.pending.reset();
@@ -84,6 +105,9 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
 
 void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
   if (refs == nullptr) {
+    for (const auto& [ref, t] : ring.tensors) {
+      if (t.awaiting_stats) --state_.awaiting_stats;
+    }
     ring.tensors.clear();
     ring.waiting_bytes = 0;
     return;
@@ -92,6 +116,7 @@ void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
     auto it = ring.tensors.find(ref);
     if (it == ring.tensors.end()) continue;
     ring.waiting_bytes -= it->second.info.bytes.size();
+    if (it->second.awaiting_stats) --state_.awaiting_stats;
     ring.tensors.erase(it);
   }
 }
@@ -106,6 +131,7 @@ void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
         continue;
       }
       ring.waiting_bytes -= it->second.info.bytes.size();
+      if (it->second.awaiting_stats) --state.awaiting_stats;
       it = ring.tensors.erase(it);
       ++released;
     }

@@ -9,6 +9,8 @@
 //   drain_calls.cc    Call records: construct.json's nodes, held or not
 //   drain_entries.cc  Entry records: dump.json, stack.json, tensor files
 //                     and task overflow_check
+//   drain_producer_stats.cc  statistics the producer computed, and the
+//                     entries held in call order until they arrive
 //   drain_checks.cc   intern tables, skipped and corrupt records, and the
 //                     ring headers' counters
 //
@@ -46,6 +48,11 @@ class Drainer {
   // their trees, in order; later steps' nodes stay held.
   void ReleaseHeld(RingState& ring, uint32_t up_to_step = UINT32_MAX);
 
+  // Applies the held entries, in order, from the first while each is ready
+  // (no tensor it refers to awaits its producer statistics), and those of
+  // steps up to `through_step` whether ready or not.
+  void ReleaseHeldEntries(std::optional<uint32_t> through_step);
+
  private:
   // Applies an Intern, Tensor or Chunk record, which only concern their
   // ring. Returns false for anything else.
@@ -61,6 +68,14 @@ class Drainer {
   void OnChunk(RingState& ring, const record::ChunkView& v);
   void OnCall(RingState& ring, const record::CallView& v);
   bool OnEntry(uint32_t ring_index, const record::EntryView& v);
+  // OnEntry, or holds the entry (copied) while it or an entry before it
+  // waits for producer statistics. Returns false on corruption.
+  bool HoldOrApply(uint32_t ring_index, const record::EntryView& v);
+  bool Ready(const HeldEntry& held) const;
+  // Whether the tensor a ProducerStats record completes has been read (a
+  // ring out of range counts as read: OnProducerStats reports it).
+  bool StatsTargetRead(const record::ProducerStatsView& v) const;
+  void OnProducerStats(uint32_t ring_index, const record::ProducerStatsView& v);
   void CloseTensor(RingState& ring, bool complete);
   // Forgets the waiting tensors `refs` names (those it names twice or not
   // at all are skipped); all of them when `refs` is null.

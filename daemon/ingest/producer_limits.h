@@ -24,6 +24,10 @@ struct ProducerLimits {
   // until their step is settled), and their kept bytes (task tensor).
   size_t max_waiting_tensors = size_t{1} << 16;
   uint64_t max_waiting_bytes = uint64_t{16} << 30;
+  // Entries held for statistics the producer has not sent yet
+  // (record::kTensorStatsByProducer), and their body bytes.
+  size_t max_held_entries = size_t{1} << 16;
+  uint64_t max_held_entry_bytes = uint64_t{1} << 30;
   // Open steps (trees) of one producer: the drain reads no record that
   // would open one more (drain.h), so a rank that runs ahead of its Step
   // commands fills its rings instead of the daemon's memory.

@@ -7,7 +7,9 @@
 //
 // Thread safety: none; the producer's mutex guards it (Producer::Lock).
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +23,15 @@
 #include "daemon/output/entry_renderer.h"
 
 namespace tprobe::daemon {
+
+// An Entry record held back until the statistics of its tensors arrive
+// (drain.h), copied out of the ring.
+struct HeldEntry {
+  uint32_t ring = 0;
+  record::EntryRecord entry{};
+  std::vector<std::byte> body;
+  std::vector<uint32_t> refs;  // the tensors of `ring` it refers to
+};
 
 // The producer's daemon-side state, guarded by the producer's mutex.
 struct ProducerState {
@@ -56,6 +67,11 @@ struct ProducerState {
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
+  // Tensors (of every ring) whose producer statistics have not arrived, and
+  // the entries held in call order behind the first that refers to one.
+  uint64_t awaiting_stats = 0;
+  std::deque<HeldEntry> held_entries;
+  uint64_t held_entry_bytes = 0;
   // Reused for every entry, so rendering costs no allocation once warm.
   EntryRenderer renderer;
   RenderedEntry rendered;

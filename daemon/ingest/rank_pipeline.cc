@@ -29,6 +29,7 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
                 uint32_t ledger_step = 0) {
   if (state.closed) return Status::Ok();
   DrainCommitted(p, state, log);
+  ReleaseHeldEntries(p, state, log, UINT32_MAX);
   ReleaseHeldNodes(p, state, log);
   CloseOpenCalls(state);
   if (ledger) {
@@ -85,6 +86,7 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
     case Command::Kind::kStep:
       // The drain may already have read the next step's first records:
       // its held nodes wait for their own API or entry.
+      ReleaseHeldEntries(p, state, log, c.step);
       ReleaseHeldNodes(p, state, log, c.step);
       CloseOpenCalls(state, c.step);
       state.assembler.NoteUnclosedCalls(c.step, c.unclosed_calls);

@@ -38,6 +38,9 @@ struct PendingTensor {
 struct WaitingTensor {
   uint64_t record = 0;
   TensorInfo info;
+  // Its Tensor record carried record::kTensorStatsByProducer and its
+  // ProducerStats record has not arrived: info.complete is false.
+  bool awaiting_stats = false;
 };
 
 // A module's construct.json node whose CallBegin was seen but which is not

@@ -1,10 +1,14 @@
-"""A model on a CUDA device through a real tprobed at level mix: tensors that
-live on the device are copied to the host by the binding, and the dumped
-statistics match torch's own. Skipped where torch has no CUDA device.
+"""A model on a CUDA device through a real tprobed at level mix, and the
+device path of tprobe.statistics_on (auto: device tensors reduced by torch
+on the device, results through pinned memory behind an event): the dumped
+statistics match torch's own and msprobe's, bit for bit for Max and Min;
+no call that waits for the device runs on the training thread while hooks
+run. Skipped where torch has no CUDA device.
 """
 
 import json
 import os
+import subprocess
 import sys
 import unittest
 
@@ -67,6 +71,73 @@ class GpuTest(unittest.TestCase):
         self.assertEqual(mul["Max"], doubled.max().item())
         self.assertIn("Module.2.Linear.backward.0", data)
         self.assertIn("Functional.linear.1.backward", data)
+
+
+MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     "statistics_on_model.py")
+
+
+@unittest.skipUnless(CUDA, "no CUDA device")
+class GpuStatisticsOnTest(unittest.TestCase):
+    """statistics_on_model.py on CUDA: every dtype msprobe treats apart."""
+
+    def run_model(self, daemon, tool: str, on: str, *extra: str) -> str:
+        from statistics_on_test import config
+        dump = os.path.join(self.tmp, f"{tool}_{on}")
+        out = subprocess.run(
+            [sys.executable, MODEL, "--tool", tool, "--device", "cuda",
+             "--config", config(self.tmp, on, "mix", dump),
+             "--dump-path", dump, *extra],
+            env=daemon.env(), capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stderr[-4000:])
+        return dump
+
+    def setUp(self) -> None:
+        self.tmp = fresh_dir("tp-gpu-on-")
+
+    def test_device_statistics_equal_the_daemons_and_msprobes(self) -> None:
+        from statistics_on_test import compare_trees
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            device = self.run_model(daemon, "tprobe", "auto")
+            host = self.run_model(daemon, "tprobe", "daemon")
+            try:
+                import msprobe  # noqa: F401
+                reference = self.run_model(daemon, "msprobe", "auto")
+            except ImportError:
+                reference = None
+        self.assertGreater(compare_trees(self, device, host, 2), 400)
+        if reference is None:
+            return
+        # msprobe reduces with the same torch ops on the same device: Max,
+        # Min, Mean and Norm equal bit for bit.
+        for step in range(2):
+            rel = os.path.join(f"step{step}", "rank", "dump.json")
+            with open(os.path.join(device, rel)) as f:
+                got = json.load(f)["data"]
+            with open(os.path.join(reference, rel)) as f:
+                want = json.load(f)["data"]
+            for name in want:
+                self.assertIn(name, got)
+                self.assertEqual(_stats(got[name]), _stats(want[name]), name)
+
+    def test_no_synchronisation_per_tensor_in_the_hooks(self) -> None:
+        trace = os.path.join(self.tmp, "syncs.json")
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            self.run_model(daemon, "tprobe", "auto", "--trace-syncs", trace)
+        with open(trace) as f:
+            self.assertEqual(json.load(f)["count"], 0)
+
+
+def _stats(value):
+    """The statistics of a value tree, NaN spelt as text."""
+    if isinstance(value, dict):
+        return {k: (repr(v) if k in ("Max", "Min", "Mean", "Norm")
+                    else _stats(v)) for k, v in value.items()
+                if k in ("Max", "Min", "Mean", "Norm") or
+                isinstance(v, (dict, list))}
+    if isinstance(value, list):
+        return [_stats(v) for v in value]
+    return None
 
 
 if __name__ == "__main__":

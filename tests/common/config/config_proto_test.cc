@@ -21,7 +21,9 @@ TEST(ConfigProtoTest, EveryParsedConfigComesBackEqual) {
                "statistics": {"summary_mode": "md5"},
                "tprobe": {"socket": "/s", "ring_bytes": 65536,
                           "ring_count": 2, "policy": "drop",
-                          "block_timeout_ms": 5, "exit_timeout_ms": 7}})",
+                          "block_timeout_ms": 5, "exit_timeout_ms": 7,
+                          "statistics_on": "framework"}})",
+           R"({"tprobe": {"statistics_on": "daemon"}})",
            R"({"task": "overflow_check",
                "overflow_check": {"overflow_nums": -1}})",
        }) {
@@ -71,6 +73,10 @@ TEST(ConfigProtoTest, ABrokenMessageIsRefusedNamingTheKey) {
        "config: tprobe.socket"},
       {[](v1::Config& m) { m.set_exit_timeout_ms(kMaxExitTimeoutMs + 1); },
        "config: tprobe.exit_timeout_ms"},
+      {[](v1::Config& m) {
+         m.set_statistics_on(static_cast<v1::Config::StatisticsOn>(3));
+       },
+       "config: tprobe.statistics_on"},
   };
   for (const auto& [breaks, expected] : cases) {
     v1::Config m = good;

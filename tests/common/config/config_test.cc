@@ -199,6 +199,12 @@ std::vector<ValidCase> ValidCases() {
          c.exit_timeout_ms = 600000;
        }},
       {"TprobeEmptySection", R"({"tprobe": {}})", [](Config&) {}},
+      {"StatisticsOnFramework", R"({"tprobe": {"statistics_on": "framework"}})",
+       [](Config& c) { c.statistics_on = StatisticsOn::kFramework; }},
+      {"StatisticsOnDaemon", R"({"tprobe": {"statistics_on": "daemon"}})",
+       [](Config& c) { c.statistics_on = StatisticsOn::kDaemon; }},
+      {"StatisticsOnAuto", R"({"tprobe": {"statistics_on": "auto"}})",
+       [](Config&) {}},
   };
 }
 
@@ -279,7 +285,7 @@ std::vector<InvalidCase> InvalidCases() {
       {"UnknownTprobeKey", R"({"tprobe": {"ring_size": 65536}})",
        "config: unknown key 'ring_size' in section 'tprobe'; allowed keys are "
        "[socket, ring_bytes, ring_count, policy, block_timeout_ms, "
-       "exit_timeout_ms]"},
+       "exit_timeout_ms, statistics_on]"},
 
       // Top-level fields.
       {"TaskUnknown", R"({"task": "stats"})",
@@ -446,6 +452,12 @@ std::vector<InvalidCase> InvalidCases() {
        "currently it is 65"},
       {"RingCountFloat", R"({"tprobe": {"ring_count": 4.0}})",
        "config: tprobe.ring_count is invalid, it should be an integer"},
+      {"StatisticsOnUnknown", R"({"tprobe": {"statistics_on": "gpu"}})",
+       "config: tprobe.statistics_on is invalid, it should be one of [auto, "
+       "framework, daemon]"},
+      {"StatisticsOnNotAString", R"({"tprobe": {"statistics_on": 1}})",
+       "config: tprobe.statistics_on is invalid, it should be one of [auto, "
+       "framework, daemon]"},
       {"PolicyUnknown", R"({"tprobe": {"policy": "wait"}})",
        "config: tprobe.policy is invalid, it should be one of [drop, block]"},
       {"ExitTimeoutTooLong", R"({"tprobe": {"exit_timeout_ms": 600001}})",
@@ -500,7 +512,8 @@ TEST(ToJsonTest, DefaultConfigHasCanonicalText) {
   "ring_count": 4,
   "policy": "block",
   "block_timeout_ms": 100,
-  "exit_timeout_ms": 1000
+  "exit_timeout_ms": 1000,
+  "statistics_on": "auto"
  }
 })");
 }
@@ -521,6 +534,7 @@ TEST(ToJsonTest, RoundTripsEveryNonDefaultField) {
   config.ring_bytes = uint64_t{1} << 20;
   config.ring_count = 9;
   config.policy = FullRingPolicy::kDrop;
+  config.statistics_on = StatisticsOn::kFramework;
   config.block_timeout_ms = 0;
 
   std::string text = ToJson(config);

@@ -306,6 +306,67 @@ TEST(RecordWriterTest, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(entry.entry.stack_id, 11u);
   ASSERT_EQ(entry.body.size(), body.size());
   EXPECT_EQ(std::memcmp(entry.body.data(), body.data(), body.size()), 0);
+
+  PutTensor(buf.data(), 6, DType::kInt64, shape, false, 48,
+            kTensorStatsByProducer);
+  d = Decode(static_cast<uint16_t>(RecordType::kTensor),
+             std::span(buf.data(), TensorSize(2)));
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(std::get<TensorView>(d.value()).tensor.flags,
+            kTensorStatsByProducer);
+
+  ProducerStatsRecord stats{};
+  stats.ring = 2;
+  stats.ref = 6;
+  stats.step = 3;
+  stats.kinds[0] = static_cast<uint8_t>(StatKind::kInt);
+  stats.kinds[1] = static_cast<uint8_t>(StatKind::kInt);
+  stats.values[0] = 9;
+  stats.values[1] = static_cast<uint64_t>(-4);
+  PutProducerStats(buf.data(), stats);
+  d = Decode(static_cast<uint16_t>(RecordType::kProducerStats),
+             std::span(buf.data(), kProducerStatsSize));
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const auto& back = std::get<ProducerStatsView>(d.value()).stats;
+  EXPECT_EQ(back.ring, 2u);
+  EXPECT_EQ(back.ref, 6u);
+  EXPECT_EQ(back.step, 3u);
+  EXPECT_EQ(static_cast<int64_t>(back.values[1]), -4);
+}
+
+TEST(RecordWriterTest, MalformedProducerRecordsNameTheirDefect) {
+  std::vector<std::byte> buf(256);
+  const int64_t shape[] = {2};
+  PutTensor(buf.data(), 6, DType::kInt64, shape, false, 16, 2);
+  auto d = Decode(static_cast<uint16_t>(RecordType::kTensor),
+                  std::span(buf.data(), TensorSize(1)));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            "malformed tensor record: unknown flags 2 or requires_grad 0");
+
+  ProducerStatsRecord stats{};
+  PutProducerStats(buf.data(), stats);
+  d = Decode(static_cast<uint16_t>(RecordType::kProducerStats),
+             std::span(buf.data(), kProducerStatsSize - 1));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            "malformed producer statistics record: size 47 is not 48");
+  stats.kinds[1] = 4;
+  PutProducerStats(buf.data(), stats);
+  d = Decode(static_cast<uint16_t>(RecordType::kProducerStats),
+             std::span(buf.data(), kProducerStatsSize));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            "malformed producer statistics record: unknown kind 4");
+  stats.kinds[1] = static_cast<uint8_t>(StatKind::kBool);
+  stats.values[1] = 2;
+  PutProducerStats(buf.data(), stats);
+  d = Decode(static_cast<uint16_t>(RecordType::kProducerStats),
+             std::span(buf.data(), kProducerStatsSize));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            "malformed producer statistics record: a null or bool statistic "
+            "with value 2");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import tempfile
 from typing import Optional
 
 from tprobe import _C, _daemon
+from tprobe._common import producer_stats
 
 
 def config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
@@ -34,7 +35,7 @@ def new_session(config: str, dump_path: Optional[str], rank: int,
                 framework: str) -> _C.Session:
     """A session for `framework` ("pytorch" or "mindspore"); raises
     ValueError for a bad config."""
-    return _C.Session(
+    session = _C.Session(
         config_path=config,
         dump_path=dump_path or "",
         socket_path=_daemon.socket_path(),
@@ -43,3 +44,5 @@ def new_session(config: str, dump_path: Optional[str], rank: int,
         daemon_path=_daemon.daemon_binary(),
         framework=framework,
     )
+    producer_stats.install(session, framework)
+    return session

@@ -1,0 +1,145 @@
+#include "client/python/producer_stats.h"
+
+#include <atomic>
+#include <cstring>
+
+namespace tprobe::python {
+namespace py = pybind11;
+
+namespace {
+
+// Which tensors the framework reduces.
+enum class Mode : uint8_t { kNone, kDevice, kAll };
+
+std::atomic<Mode> g_mode{Mode::kNone};
+std::atomic<const client::Session*> g_session{nullptr};
+// The adapter's callables (strong references, never freed: they live as
+// long as the module).
+PyObject* g_hook = nullptr;
+PyObject* g_flush = nullptr;
+std::atomic<bool> g_mindspore_on_host{true};
+
+constexpr size_t kPlaceBytes = 20;
+
+}  // namespace
+
+void FollowStatisticsOn(const client::Session* session) {
+  g_session.store(session, std::memory_order_release);
+  Mode mode = Mode::kNone;
+  if (session != nullptr) {
+    const config::Config& c = session->config();
+    if (c.task == config::Task::kStatistics &&
+        c.summary_mode == config::SummaryMode::kStatistics) {
+      switch (c.statistics_on) {
+        case config::StatisticsOn::kAuto:
+          mode = Mode::kDevice;
+          break;
+        case config::StatisticsOn::kFramework:
+          mode = Mode::kAll;
+          break;
+        case config::StatisticsOn::kDaemon:
+          break;
+      }
+    }
+  }
+  g_mode.store(mode, std::memory_order_release);
+}
+
+bool ProducerComputes(bool is_cpu) {
+  const Mode mode = g_mode.load(std::memory_order_acquire);
+  if (mode == Mode::kNone || g_hook == nullptr) return false;
+  return mode == Mode::kAll || !is_cpu;
+}
+
+bool MindSporeOnHost() {
+  return g_mindspore_on_host.load(std::memory_order_relaxed);
+}
+
+void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
+                      std::span<const int64_t> shape, bool requires_grad,
+                      size_t nbytes, record::ValueWriter& out) {
+  const uint32_t ref = client::NextTensorRef();
+  out.TensorRef(ref);
+  std::optional<client::RingSlot> slot = entry.core().WriteTensorAwaitingStats(
+      ref, dtype, shape, requires_grad, nbytes);
+  if (!slot) return;  // dropped and counted: the entry's tensor is incomplete
+  const client::Session* session = g_session.load(std::memory_order_acquire);
+  const uint32_t step = session != nullptr ? session->step() : 0;
+  char place[kPlaceBytes];
+  std::memcpy(place, &slot->ring, 4);
+  std::memcpy(place + 4, &slot->generation, 8);
+  std::memcpy(place + 12, &ref, 4);
+  std::memcpy(place + 16, &step, 4);
+  PyObject* result = PyObject_CallFunctionObjArgs(
+      g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(), nullptr);
+  if (result == nullptr) {
+    // The hook failed: no statistics come, and the daemon writes the tensor
+    // incomplete when its step is settled.
+    PyErr_Clear();
+    return;
+  }
+  Py_DECREF(result);
+}
+
+void FlushProducerStats() {
+  if (g_flush == nullptr) return;
+  PyObject* result = PyObject_CallNoArgs(g_flush);
+  if (result == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  Py_DECREF(result);
+}
+
+size_t WriteProducerStats(client::Core& core, std::string_view values,
+                          std::string_view places) {
+  constexpr size_t kPlace = kPlaceBytes + 4;
+  constexpr size_t kValues = 4 * sizeof(uint64_t);
+  const size_t n = places.size() / kPlace;
+  if (places.size() % kPlace != 0 || values.size() != n * kValues) return 0;
+  size_t written = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char* p = places.data() + i * kPlace;
+    client::RingSlot slot;
+    record::ProducerStatsRecord r{};
+    std::memcpy(&slot.ring, p, 4);
+    std::memcpy(&slot.generation, p + 4, 8);
+    std::memcpy(&r.ref, p + 12, 4);
+    std::memcpy(&r.step, p + 16, 4);
+    std::memcpy(r.kinds, p + 20, 4);
+    std::memcpy(r.values, values.data() + i * kValues, kValues);
+    for (int k = 0; k < 4; ++k) {
+      // A null statistic carries no value; a bool is 0 or 1.
+      if (r.kinds[k] == static_cast<uint8_t>(record::StatKind::kNull)) {
+        r.values[k] = 0;
+      } else if (r.kinds[k] == static_cast<uint8_t>(record::StatKind::kBool)) {
+        r.values[k] = r.values[k] != 0 ? 1 : 0;
+      }
+    }
+    if (core.WriteProducerStats(slot, r)) ++written;
+  }
+  return written;
+}
+
+void DefineProducerStats(py::module_& m) {
+  m.def(
+      "set_producer_stats",
+      [](py::object hook, py::object flush, bool mindspore_on_host) {
+        g_mindspore_on_host.store(mindspore_on_host, std::memory_order_relaxed);
+        Py_XDECREF(g_hook);
+        Py_XDECREF(g_flush);
+        g_hook = hook.is_none() ? nullptr : hook.release().ptr();
+        g_flush = flush.is_none() ? nullptr : flush.release().ptr();
+      },
+      py::arg("hook"), py::arg("flush"), py::arg("mindspore_on_host") = true,
+      "Sets the adapter's statistics hook, hook(tensor, place: bytes), which "
+      "reduces a tensor on its device without waiting and later hands the "
+      "results to Session.write_producer_stats, and flush(), which returns "
+      "once every result handed to the hook has been written. None for "
+      "both: the daemon computes every statistic. mindspore_on_host: "
+      "MindSpore's "
+      "device_target is CPU (under statistics_on auto its tensors then go to "
+      "the daemon).");
+}
+
+}  // namespace tprobe::python

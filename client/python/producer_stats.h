@@ -1,0 +1,67 @@
+// The producer-statistics path of the encoder (tprobe.statistics_on,
+// docs/architecture.md, "The path of a device tensor"): a tensor whose
+// statistics the framework computes is written as a Tensor record with
+// record::kTensorStatsByProducer and no bytes, and handed to the adapter's
+// statistics hook (tprobe._C.set_producer_stats), which reduces it with the
+// framework's own ops on its device, without waiting for them. The adapter's
+// statistics thread later writes the results as ProducerStats records
+// (PySession.write_producer_stats) once they reached the host.
+//
+// Thread safety: every function needs the GIL; the mode is an atomic that
+// the session sets at Start and Step and any thread reads.
+
+#ifndef TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_
+#define TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_
+
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "client/entry_builder.h"
+#include "client/session.h"
+#include "common/record/writer.h"
+
+namespace tprobe::python {
+
+// Follows `session`'s config (task statistics with summary_mode statistics
+// only; other tasks need the bytes): which tensors the framework reduces.
+// nullptr: none (the session is gone).
+void FollowStatisticsOn(const client::Session* session);
+
+// Whether the framework computes the statistics of a tensor on the host
+// (is_cpu) or on a device, with a statistics hook set.
+bool ProducerComputes(bool is_cpu);
+
+// Whether MindSpore's tensors live on the host (its device_target is CPU),
+// as the adapter said with set_producer_stats.
+bool MindSporeOnHost();
+
+// Writes `t`'s awaiting Tensor record and its ref into `out`, and calls the
+// statistics hook with the tensor and the 20 bytes that place it (ring u32,
+// connection generation u64, ref u32, step u32, little-endian). The entry
+// refers to the tensor even when its record was dropped (the daemon then
+// renders it incomplete). REQUIRES: ProducerComputes was true for it.
+void EncodeByProducer(client::EntryBuilder& entry, pybind11::handle t,
+                      DType dtype, std::span<const int64_t> shape,
+                      bool requires_grad, size_t nbytes,
+                      record::ValueWriter& out);
+
+// Calls the adapter's flush (set_producer_stats): every statistic handed to
+// the hook is written into the rings when it returns. Called before a Step
+// and at Close, so a step's cut covers its statistics.
+void FlushProducerStats();
+
+// Writes ProducerStats records from this thread: `values` holds 4 uint64 per
+// tensor, `places` 24 bytes per tensor (the 20 bytes EncodeByProducer
+// handed out, then the 4 StatKind bytes). Returns how many were written.
+size_t WriteProducerStats(client::Core& core, std::string_view values,
+                          std::string_view places);
+
+// tprobe._C.set_producer_stats(hook, flush).
+void DefineProducerStats(pybind11::module_& m);
+
+}  // namespace tprobe::python
+
+#endif  // TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_

@@ -1,0 +1,91 @@
+"""Max, Min, Mean and Norm of a mindspore.Tensor by MindSpore's own ops
+(mint), where the tensor lives, by msprobe 26.x's rules for MindSpore (its
+MindSpore processor's get_stat_info, docs/format.md 2.4: integer and float64
+tensors cast to float32 first), for _common/producer_stats.py. The hook
+calls no asnumpy().
+
+MindSpore has no event a thread can wait on from Python, so a batch is
+read on the statistics thread with asnumpy() of its 4-value results: that
+thread waits for the device, the hook never does. It costs one small
+device-to-host read per tensor, off the training thread (the documented
+fallback of docs/architecture.md).
+"""
+
+from typing import Any, List, Optional, Tuple
+
+import mindspore as ms
+import numpy as np
+from mindspore import mint, ops
+
+_N, _B, _I, _F = 0, 1, 2, 3
+_INTEGER = (ms.int8, ms.uint8, ms.int16, ms.int32, ms.int64)
+
+
+_norm_op: Any = None
+
+
+def _norm(t: Any) -> Any:
+    """msprobe's norm (mint.norm, else ops.norm). A backend without
+    mint.norm's kernel (the CPU one) raises only when the op runs, so it is
+    tried once, on a constant, before the first use."""
+    global _norm_op
+    if _norm_op is None:
+        _norm_op = ops.norm
+        if hasattr(mint, "norm"):
+            try:
+                mint.norm(ms.Tensor([1.0], ms.float32)).asnumpy()
+                _norm_op = mint.norm
+            except Exception:
+                pass
+    return _norm_op(t)
+
+
+def reduce(t: Any) -> Tuple[Tuple[Any, int], bytes]:
+    """The statistics of `t` (with elements) and their kinds: (a tensor of
+    4 float64 or int64 values, how many are set)."""
+    dtype = t.dtype
+    if dtype == ms.bool_:
+        pair = ops.stack([mint.any(t), mint.all(t)]).astype(ms.int64)
+        return (pair, 2), bytes((_B, _B, _N, _N))
+    if dtype in (ms.complex64, ms.complex128):
+        a = ops.abs(t)
+        v = ops.stack([mint.max(a), mint.min(a), mint.mean(a)])
+        return (v.astype(ms.float64), 3), bytes((_F, _F, _F, _N))
+    if not t.shape:  # the value itself, four times
+        if dtype in _INTEGER:
+            return (ops.tile(t.astype(ms.int64).reshape(1), (4,)), 4), \
+                bytes((_I, _I, _I, _I))
+        return (ops.tile(t.astype(ms.float64).reshape(1), (4,)), 4), \
+            bytes((_F, _F, _F, _F))
+    if dtype in _INTEGER or dtype == ms.float64:
+        t = t.astype(ms.float32)
+    v = ops.stack([mint.max(t), mint.min(t), mint.mean(t), _norm(t)])
+    return (v.astype(ms.float64), 4), bytes((_F, _F, _F, _F))
+
+
+def stream_key(t: Any) -> Any:
+    return None
+
+
+def to_host(results: List[Tuple[Any, int]], key: Any) -> Tuple[Any,
+                                                              Optional[Any]]:
+    return results, None
+
+
+def fetch(host: List[Tuple[Any, int]]) -> bytes:
+    """4 little-endian 8-byte values per tensor, read on this thread."""
+    out = np.zeros((len(host), 4), dtype=np.int64)
+    for i, (values, count) in enumerate(host):
+        array = np.ascontiguousarray(values.asnumpy())
+        if array.dtype == np.float64:
+            array = array.view(np.int64)
+        out[i, :count] = array[:count]
+    return out.astype("<i8").tobytes()
+
+
+def on_host() -> bool:
+    """Whether MindSpore's tensors live on the host (device_target CPU)."""
+    try:
+        return ms.get_context("device_target") == "CPU"
+    except Exception:
+        return True

@@ -1,0 +1,89 @@
+"""Max, Min, Mean and Norm of a tensor by torch's own reductions, on the
+tensor's device, by msprobe 26.x's rules (get_stat_info of its PyTorch
+processor, docs/format.md 2.4), for _common/producer_stats.py. Nothing here
+waits for the device: no .item(), .cpu(), .numpy() or synchronize.
+
+A result is an int64 tensor of 4: each statistic's 8 bytes (a float64's
+bits, an int64, a bool as 0 or 1, 0 for null), with the 4 record::StatKind
+bytes beside it.
+"""
+
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+from tprobe._common.producer_stats import host_bytes
+
+_N, _B, _I, _F = 0, 1, 2, 3
+_INTEGER = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
+_KINDS = {k: bytes(k) for k in [
+    (_B, _B, _N, _N), (_F, _F, _F, _N), (_I, _I, _I, _I), (_F, _F, _F, _F),
+    (_I, _I, _N, _N), (_F, _F, _N, _N)]}
+
+
+def _bits(values: torch.Tensor, count: int) -> torch.Tensor:
+    """values (count float64 or int64 statistics) as 4 int64, nulls 0."""
+    if values.dtype == torch.float64:
+        values = values.view(torch.int64)
+    if count < 4:
+        values = torch.cat([values, values.new_zeros(4 - count)])
+    return values
+
+
+def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
+    """The statistics of `t` (with elements) and their kinds."""
+    t = t.detach()
+    dtype = t.dtype
+    if dtype == torch.bool:
+        pair = torch.stack([t.any(), t.all()]).to(torch.int64)
+        return _bits(pair, 2), _KINDS[(_B, _B, _N, _N)]
+    if t.is_complex():
+        a = t.resolve_conj().abs()
+        v = torch.stack([a.max(), a.min(), a.mean()]).to(torch.float64)
+        return _bits(v, 3), _KINDS[(_F, _F, _F, _N)]
+    if t.dim() == 0:  # the value itself, four times
+        if dtype in _INTEGER:
+            return t.to(torch.int64).reshape(1).repeat(4), \
+                _KINDS[(_I, _I, _I, _I)]
+        v = t.to(torch.float64).reshape(1).repeat(4)
+        return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
+    if dtype in _INTEGER:
+        pair = torch.stack([t.max(), t.min()]).to(torch.int64)
+        return _bits(pair, 2), _KINDS[(_I, _I, _N, _N)]
+    if dtype == torch.float64:
+        pair = torch.stack([t.max(), t.min()])
+        return _bits(pair, 2), _KINDS[(_F, _F, _N, _N)]
+    v = torch.stack([t.max(), t.min(), t.mean(), t.norm()]).to(torch.float64)
+    return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
+
+
+def stream_key(t: torch.Tensor) -> Any:
+    """The stream the tensor's reductions were queued on (None: host)."""
+    if t.is_cuda:
+        return torch.cuda.current_stream(t.device)
+    return None
+
+
+def to_host(results: List[torch.Tensor], key: Any) -> Tuple[torch.Tensor,
+                                                            Optional[Any]]:
+    """The batch in host memory, and what to wait on before reading it: on
+    CUDA, an event behind a non-blocking copy into pinned memory, both on
+    the stream that computed the results."""
+    if key is None:
+        return torch.stack(results).contiguous(), None
+    with torch.cuda.stream(key):  # behind the reductions, whoever flushes
+        stacked = torch.stack(results)
+        host = torch.empty(stacked.shape, dtype=torch.int64, pin_memory=True)
+        host.copy_(stacked, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record(key)
+    return host, event.synchronize
+
+
+def fetch(host: torch.Tensor) -> bytes:
+    """The batch's bytes, once its event completed (host memory)."""
+    return host_bytes(host.data_ptr(), host.numel() * 8)
+
+
+def on_host() -> bool:
+    return True  # for MindSpore only

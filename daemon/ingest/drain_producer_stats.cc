@@ -1,0 +1,176 @@
+// Statistics computed by the producer (record::ProducerStatsRecord) and the
+// entries held until they arrive, in call order (drain.h).
+
+#include <cstring>
+
+#include "daemon/ingest/drainer.h"
+
+namespace tprobe::daemon {
+
+namespace {
+
+// Collects the tensor refs of an entry body.
+class RefCollector : public record::ValueVisitor {
+ public:
+  explicit RefCollector(std::vector<uint32_t>* refs) : refs_(refs) {}
+  void Key(std::string_view) override {}
+  void Null() override {}
+  void Bool(bool) override {}
+  void Int(int64_t) override {}
+  void Float(double) override {}
+  void Str(std::string_view) override {}
+  void TensorRef(uint32_t ref) override { refs_->push_back(ref); }
+  void BeginList() override {}
+  void BeginDict() override {}
+  void BeginTyped(std::string_view) override {}
+  void End() override {}
+
+ private:
+  std::vector<uint32_t>* refs_;
+};
+
+// The statistic `kind` and `bits` spell (record::StatKind).
+stats::Stat StatOf(uint8_t kind, uint64_t bits) {
+  switch (static_cast<record::StatKind>(kind)) {
+    case record::StatKind::kBool:
+      return bits != 0;
+    case record::StatKind::kInt:
+      return static_cast<int64_t>(bits);
+    case record::StatKind::kFloat: {
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      return d;
+    }
+    case record::StatKind::kNull:
+      break;
+  }
+  return std::monostate{};
+}
+
+// Whether `kind` is one a statistic of a `dtype` tensor can have: booleans
+// only for bool tensors, integers only for integer tensors (Max and Min, or
+// a 0-d tensor's value), never a float for a bool tensor.
+bool KindFits(DType dtype, uint8_t kind) {
+  const auto k = static_cast<record::StatKind>(kind);
+  if (dtype == DType::kBool) {
+    return k == record::StatKind::kBool || k == record::StatKind::kNull;
+  }
+  if (k == record::StatKind::kBool) return false;
+  if (k != record::StatKind::kInt) return true;
+  switch (dtype) {
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool Drainer::StatsTargetRead(const record::ProducerStatsView& v) const {
+  if (v.stats.ring >= state_.rings.size()) return true;  // corrupt: say so
+  return state_.rings[v.stats.ring].tensors.contains(v.stats.ref);
+}
+
+void Drainer::OnProducerStats(uint32_t ring_index,
+                              const record::ProducerStatsView& v) {
+  const record::ProducerStatsRecord& r = v.stats;
+  if (r.ring >= state_.rings.size()) {
+    Corrupt(ring_index, "producer statistics name ring " +
+                            std::to_string(r.ring) + " of " +
+                            std::to_string(state_.rings.size()));
+    return;
+  }
+  RingState& target = state_.rings[r.ring];
+  auto it = target.tensors.find(r.ref);
+  if (it == target.tensors.end() || !it->second.awaiting_stats) {
+    Corrupt(ring_index, "producer statistics for tensor " +
+                            std::to_string(r.ref) + " of ring " +
+                            std::to_string(r.ring) +
+                            ", which does not wait for them");
+    return;
+  }
+  TensorInfo& info = it->second.info;
+  for (uint8_t kind : r.kinds) {
+    if (!KindFits(info.dtype, kind)) {
+      Corrupt(ring_index, "producer statistics of kind " +
+                              std::to_string(kind) + " for a " +
+                              std::string(TorchName(info.dtype)) + " tensor");
+      return;
+    }
+  }
+  info.stats.max = StatOf(r.kinds[0], r.values[0]);
+  info.stats.min = StatOf(r.kinds[1], r.values[1]);
+  info.stats.mean = StatOf(r.kinds[2], r.values[2]);
+  info.stats.norm = StatOf(r.kinds[3], r.values[3]);
+  info.complete = true;
+  it->second.awaiting_stats = false;
+  --state_.awaiting_stats;
+  ReleaseHeldEntries(/*through_step=*/std::nullopt);
+}
+
+bool Drainer::HoldOrApply(uint32_t ring_index, const record::EntryView& v) {
+  if (state_.awaiting_stats == 0 && state_.held_entries.empty()) {
+    return OnEntry(ring_index, v);
+  }
+  HeldEntry held;
+  held.ring = ring_index;
+  held.entry = v.entry;
+  RefCollector collector(&held.refs);
+  if (Status s = record::ReadEntryBody(v.body, collector); !s.ok()) {
+    Corrupt(ring_index, s.message());
+    return false;
+  }
+  if (state_.held_entries.empty() && Ready(held)) {
+    return OnEntry(ring_index, v);
+  }
+  const ProducerLimits& limits = producer_.limits();
+  if (state_.held_entries.size() >= limits.max_held_entries ||
+      state_.held_entry_bytes + v.body.size() > limits.max_held_entry_bytes) {
+    Corrupt(ring_index, "more than " + std::to_string(limits.max_held_entries) +
+                            " entries (or " +
+                            std::to_string(limits.max_held_entry_bytes) +
+                            " bytes) wait for producer statistics");
+    return false;
+  }
+  held.body.assign(v.body.begin(), v.body.end());
+  state_.held_entry_bytes += held.body.size();
+  state_.held_entries.push_back(std::move(held));
+  return true;
+}
+
+bool Drainer::Ready(const HeldEntry& held) const {
+  const RingState& ring = state_.rings[held.ring];
+  for (uint32_t ref : held.refs) {
+    auto it = ring.tensors.find(ref);
+    if (it != ring.tensors.end() && it->second.awaiting_stats) return false;
+  }
+  return true;
+}
+
+void Drainer::ReleaseHeldEntries(std::optional<uint32_t> through_step) {
+  while (!state_.held_entries.empty() && !state_.broken) {
+    HeldEntry& front = state_.held_entries.front();
+    if (!Ready(front) && (!through_step || front.entry.step > *through_step)) {
+      return;
+    }
+    // Its missing statistics (a settled step) render as an incomplete
+    // tensor, which marks the step incomplete.
+    HeldEntry held = std::move(front);
+    state_.held_entries.pop_front();
+    state_.held_entry_bytes -= held.body.size();
+    OnEntry(held.ring, record::EntryView{held.entry, held.body});
+  }
+}
+
+void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
+                        spdlog::logger& log, uint32_t through_step) {
+  Drainer drainer(producer, state, log);
+  drainer.ReleaseHeldEntries(through_step);
+}
+
+}  // namespace tprobe::daemon

@@ -1,0 +1,256 @@
+// The ProducerStats record (record.h) through the drain, on real ring
+// memory: statistics the producer computed render as the daemon's own,
+// entries wait for them in call order, statistics may come before their
+// tensor from another ring, a step settled without them is incomplete, and
+// a malformed record costs its producer alone.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "daemon/ingest/drain.h"
+#include "daemon/process/logger.h"
+#include "tests/daemon/ring_records.h"
+#include "tests/daemon/test_producer.h"
+#include "tests/support/daemon_process.h"
+
+namespace tprobe::daemon {
+namespace {
+
+using testing::ConfigJson;
+using testing::List;
+using testing::MakeEntry;
+using testing::MakeRegister;
+using testing::ReadFile;
+using testing::Ref;
+using testing::TempDir;
+using testing::TestProducer;
+
+constexpr auto kF = static_cast<uint8_t>(record::StatKind::kFloat);
+constexpr auto kB = static_cast<uint8_t>(record::StatKind::kBool);
+constexpr auto kN = static_cast<uint8_t>(record::StatKind::kNull);
+
+uint64_t Bits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+record::ProducerStatsRecord Stats(uint32_t ring, uint32_t ref,
+                                  std::array<double, 4> v) {
+  record::ProducerStatsRecord r{};
+  r.ring = ring;
+  r.ref = ref;
+  for (int i = 0; i < 4; ++i) {
+    r.kinds[i] = kF;
+    r.values[i] = Bits(v[i]);
+  }
+  return r;
+}
+
+bool PutStats(testing::RecordWriter& w, const record::ProducerStatsRecord& r) {
+  return w.Raw(record::RecordType::kProducerStats,
+               std::as_bytes(std::span(&r, 1)));
+}
+
+// A Tensor record whose statistics the producer computes.
+bool AwaitingTensor(testing::RecordWriter& w, uint32_t ref, DType dtype,
+                    const std::vector<int64_t>& shape, uint64_t nbytes) {
+  std::vector<std::byte> bytes(record::TensorSize(shape.size()));
+  record::PutTensor(bytes.data(), ref, dtype, shape, false, nbytes,
+                    record::kTensorStatsByProducer);
+  return w.Raw(record::RecordType::kTensor, bytes);
+}
+
+class ProducerStatsTest : public ::testing::Test {
+ protected:
+  std::string File(const std::string& name, uint32_t step = 0) const {
+    return dir_.path() + "/step" + std::to_string(step) + "/rank0/" + name;
+  }
+  dump::Json Json(const std::string& name) const {
+    return dump::Json::parse(ReadFile(File(name)));
+  }
+  std::vector<std::string> Order() const {
+    std::vector<std::string> order;
+    const dump::Json doc = Json("dump.json");
+    for (const auto& [name, body] : doc["data"].items()) {
+      order.push_back(name);
+    }
+    return order;
+  }
+
+  TempDir dir_;
+  Logger log_ = MakeLogger(spdlog::level::off);
+};
+
+TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
+  // The same tensor twice: once with its bytes, once with statistics the
+  // producer computed; dump.json must hold the same bytes for both.
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  auto stats = p.Writer(1);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(w.Float32Tensor(5, {2, 2}, {-1.0f, 2.0f, -2.0f, 4.0f}));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {2, 2}, 16));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  ASSERT_TRUE(PutStats(stats, Stats(0, 6, {4.0, -2.0, 0.75, 5.0})));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_FALSE(state->broken) << state->last_error;
+  ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  const dump::Json doc = Json("dump.json");
+  ASSERT_TRUE(doc["data"]["A"]["output"][0]["Max"].is_number());
+  EXPECT_EQ(doc["data"]["A"].dump(), doc["data"]["B"].dump());
+  EXPECT_EQ(Json("tprobe.json")["complete"], true);
+}
+
+TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  auto stats = p.Writer(1);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(AwaitingTensor(w, 6, DType::kBool, {3}, 3));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  ASSERT_TRUE(w.Float32Tensor(7, {1, 2}, {1.0f, 2.0f}));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(7)})}})));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  // B needs nothing, but goes after A, which waits.
+  EXPECT_EQ(state->held_entries.size(), 2u);
+  record::ProducerStatsRecord r{};
+  r.ring = 0;
+  r.ref = 6;
+  r.kinds[0] = kB;
+  r.kinds[1] = kB;
+  r.kinds[2] = kN;
+  r.kinds[3] = kN;
+  r.values[0] = 1;
+  ASSERT_TRUE(PutStats(stats, r));
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->held_entries.empty());
+  ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  EXPECT_EQ(Order(), (std::vector<std::string>{"A", "B"}));
+  const dump::Json a = Json("dump.json")["data"]["A"]["output"][0];
+  EXPECT_EQ(a["Max"], true);
+  EXPECT_EQ(a["Min"], false);
+  EXPECT_TRUE(a["Mean"].is_null());
+}
+
+TEST_F(ProducerStatsTest, StatisticsBeforeTheirTensorWaitInTheirRing) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  ASSERT_TRUE(p);
+  auto stats = p.Writer(0);  // read first
+  auto w = p.Writer(1);
+  ASSERT_TRUE(PutStats(stats, Stats(1, 9, {1.0, 1.0, 1.0, 1.0})));
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(AwaitingTensor(w, 9, DType::kFloat32, {1}, 4));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(9)})}})));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_FALSE(state->broken) << state->last_error;
+  EXPECT_TRUE(state->held_entries.empty());
+  ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  EXPECT_EQ(Json("dump.json")["data"]["A"]["output"][0]["Max"], 1.0);
+  EXPECT_EQ(Json("tprobe.json")["complete"], true);
+}
+
+TEST_F(ProducerStatsTest, AStepSettledWithoutItsStatisticsIsIncomplete) {
+  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {1}, 4));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  ReleaseHeldEntries(*p, *state, *log_, 0);
+  EXPECT_TRUE(state->held_entries.empty());
+  ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
+  EXPECT_EQ(Order(), (std::vector<std::string>{"A"}));
+  EXPECT_EQ(Json("tprobe.json")["complete"], false);
+  EXPECT_EQ(Json("tprobe.json")["tensors_incomplete"], 1);
+}
+
+// Each malformed record marks its producer corrupt with a message naming
+// the defect, and leaves another producer alone.
+TEST_F(ProducerStatsTest, AMalformedRecordCostsThatProducerAlone) {
+  struct Case {
+    const char* what;
+    std::function<void(record::ProducerStatsRecord&)> spoil;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"kind", [](auto& r) { r.kinds[2] = 9; },
+       "malformed producer statistics record: unknown kind 9"},
+      {"null value", [](auto& r) { r.kinds[3] = kN; },
+       "malformed producer statistics record: a null or bool statistic"},
+      {"ring", [](auto& r) { r.ring = 7; },
+       "producer statistics name ring 7 of 2"},
+      {"bool for float",
+       [](auto& r) {
+         r.kinds[0] = kB;
+         r.values[0] = 1;
+       },
+       "producer statistics of kind 1 for a torch.float32 tensor"},
+      {"int for float",
+       [](auto& r) {
+         r.kinds[0] = static_cast<uint8_t>(record::StatKind::kInt);
+       },
+       "producer statistics of kind 2 for a torch.float32 tensor"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir bad_dir;
+    TempDir good_dir;
+    TestProducer bad(MakeRegister(ConfigJson(bad_dir.path()), 2));
+    TestProducer good(MakeRegister(ConfigJson(good_dir.path()), 2));
+    ASSERT_TRUE(bad && good);
+    for (TestProducer* p : {&bad, &good}) {
+      auto w = p->Writer(0);
+      ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+      ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {1}, 4));
+      ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+      record::ProducerStatsRecord r = Stats(0, 6, {1.0, 1.0, 1.0, 1.0});
+      if (p == &bad) c.spoil(r);
+      auto s = p->Writer(1);
+      ASSERT_TRUE(PutStats(s, r));
+    }
+    {
+      auto state = bad->Lock();
+      DrainSome(*bad, *state, 0, *log_);
+      EXPECT_TRUE(state->broken);
+      EXPECT_NE(state->last_error.find(c.message), std::string::npos)
+          << state->last_error;
+    }
+    auto state = good->Lock();
+    DrainSome(*good, *state, 0, *log_);
+    EXPECT_FALSE(state->broken) << state->last_error;
+    EXPECT_TRUE(state->held_entries.empty());
+  }
+  // Statistics for a tensor that does not wait for them, and a record of
+  // the wrong size.
+  TestProducer p(MakeRegister(ConfigJson(dir_.path()), 2));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Float32Tensor(5, {1}, {1.0f}));
+  auto s = p.Writer(1);
+  ASSERT_TRUE(PutStats(s, Stats(0, 5, {1.0, 1.0, 1.0, 1.0})));
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, *log_);
+  EXPECT_TRUE(state->broken);
+  EXPECT_NE(state->last_error.find("which does not wait for them"),
+            std::string::npos)
+      << state->last_error;
+  EXPECT_FALSE(
+      record::Decode(static_cast<uint16_t>(record::RecordType::kProducerStats),
+                     std::span<const std::byte>())
+          .ok());
+}
+
+}  // namespace
+}  // namespace tprobe::daemon
