@@ -31,6 +31,8 @@ PyObject* s_grad_fn = nullptr;
 PyObject* s_register_hook = nullptr;
 PyObject* s_warn_once = nullptr;
 PyObject* s_values = nullptr;
+PyObject* s_inputs = nullptr;
+PyObject* s_outputs = nullptr;
 
 // --- HookState: the base of Runtime -----------------------------------------
 
@@ -186,6 +188,7 @@ struct ApiWrapper {
   PyObject* base;         // the API's name base, "{Prefix}.{api}"
   PyObject* tensor_type;  // torch.Tensor
   PyObject* compiling;    // CompileContext.try_get, or null
+  PyObject* gates_for;    // (base, index, args) -> the call's gates, or null
   PyObject* dict;         // __name__, __doc__, __wrapped__, ...
   PyObject* weakrefs;
   std::string_view base_text;  // base's UTF-8 (the str caches it)
@@ -285,6 +288,21 @@ PyObject* ArgumentsAfter(PyObject* const* args, size_t nargsf,
   return list;
 }
 
+// The items of `positional` then the values of `keywords`, as a new list
+// (what a distributed call's gated arguments are after it); null with an
+// error set on failure.
+PyObject* Joined(PyObject* positional, PyObject* keywords) {
+  PyObject* list = PySequence_List(positional);
+  PyObject* values = list ? PyDict_Values(keywords) : nullptr;
+  if (values == nullptr ||
+      PyList_SetSlice(list, PyList_GET_SIZE(list), PyList_GET_SIZE(list),
+                      values) != 0) {
+    Py_CLEAR(list);
+  }
+  Py_XDECREF(values);
+  return list;
+}
+
 // The first tensor in `value`, depth first through lists, tuples and dicts
 // (a new reference), or null (an error set when one occurred).
 PyObject* FirstTensor(PyObject* value, PyObject* tensor_type, int depth) {
@@ -348,9 +366,24 @@ bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
   return ok;
 }
 
-// A call that is reported: begin, the stack and inputs, the API, then the
-// entry and the end (no entry when the API raised, whose exception goes on
-// unchanged), and the backward hook.
+// The gates of a call whose plan asks for its backward, from gates_for
+// (base, index, args): a new reference, or null when there are none (None,
+// or a failure, reported).
+PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
+  PyObject* n = PyLong_FromLongLong(index);
+  PyObject* gates = n ? PyObject_CallFunctionObjArgs(w->gates_for, w->base, n,
+                                                     positional, nullptr)
+                      : nullptr;
+  Py_XDECREF(n);
+  if (gates == nullptr) Warn(w->state, "an API hook");
+  if (gates == Py_None) Py_CLEAR(gates);
+  return gates;
+}
+
+// A call that is reported: begin, the stack and inputs, the gates on the
+// inputs (gates_for), the API, then the entry and the end (no entry when
+// the API raised, whose exception goes on unchanged), and the backward
+// hook (the gates on the output, or the grad_fn hook).
 PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
                  size_t nargsf, PyObject* kwnames) {
   t_busy = 1;
@@ -358,17 +391,35 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
   ApiSession* api = state->api;
   ApiCall call;
   const bool open = api->BeginApiCall(w->base_text, &call);
-  if (open && call.entry) {
-    PyObject *positional = nullptr, *keywords = nullptr;
-    if (Arguments(args, nargsf, kwnames, &positional, &keywords)) {
-      api->TakeApiInputs(call, positional, keywords);
-    } else {
+  const bool gated = open && call.backward && w->gates_for != nullptr;
+  PyObject *positional = nullptr, *keywords = nullptr, *gates = nullptr;
+  if (open && (call.entry || gated)) {
+    if (!Arguments(args, nargsf, kwnames, &positional, &keywords)) {
       PyErr_Clear();
+      Py_CLEAR(positional);
+      Py_CLEAR(keywords);
+    } else if (call.entry) {
+      api->TakeApiInputs(call, positional, keywords);
     }
-    Py_XDECREF(positional);
-    Py_XDECREF(keywords);
   }
-  PyObject* out = PyObject_Vectorcall(w->original, args, nargsf, kwnames);
+  if (gated && positional != nullptr) {
+    gates = GatesOf(w, call.plan.index, positional);
+    PyObject* through =
+        gates ? PyObject_CallMethodObjArgs(gates, s_inputs, positional, nullptr)
+              : nullptr;
+    if (through != nullptr && PyTuple_Check(through)) {
+      Py_SETREF(positional, through);
+    } else if (gates != nullptr) {
+      if (through == nullptr) Warn(w->state, "an API hook");
+      Py_XDECREF(through);
+      Py_CLEAR(gates);
+    }
+  }
+  // Gated inputs replace the arguments; the call then goes through a tuple
+  // and a dict.
+  PyObject* out = gates != nullptr
+                      ? PyObject_Call(w->original, positional, keywords)
+                      : PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   if (open && out == nullptr) {
     t_busy = 0;
     PyObject *type, *value, *traceback;
@@ -378,18 +429,35 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
   } else if (open) {
     PyObject* output = nullptr;
     if (call.entry) {
-      output = w->distributed ? ArgumentsAfter(args, nargsf, kwnames)
-                              : Py_NewRef(out);
+      if (!w->distributed) {
+        output = Py_NewRef(out);
+      } else if (gates != nullptr) {
+        output = Joined(positional, keywords);
+      } else {
+        output = ArgumentsAfter(args, nargsf, kwnames);
+      }
       if (output == nullptr) Warn(w->state, "an API hook");
     }
     api->EndApiCall(call, output);
     Py_XDECREF(output);
-    if (call.backward && !(w->dropout && DropoutOff(args, nargsf, kwnames)) &&
-        !HookBackward(w, call.plan.index, out)) {
+    if (gates != nullptr) {
+      PyObject* through =
+          PyObject_CallMethodObjArgs(gates, s_outputs, out, nullptr);
+      if (through != nullptr) {
+        Py_SETREF(out, through);
+      } else {
+        Warn(w->state, "an API hook");
+      }
+    } else if (call.backward && w->gates_for == nullptr &&
+               !(w->dropout && DropoutOff(args, nargsf, kwnames)) &&
+               !HookBackward(w, call.plan.index, out)) {
       Warn(w->state, "an API hook");
     }
   }
   t_busy = 0;
+  Py_XDECREF(gates);
+  Py_XDECREF(positional);
+  Py_XDECREF(keywords);
   Py_DECREF(session);
   return out;
 }
@@ -408,12 +476,13 @@ PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
 PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* keywords[] = {"state",       "base",        "original",
                                    "distributed", "tensor_type", "compiling",
-                                   nullptr};
+                                   "gates_for",   nullptr};
   PyObject *state, *base, *original, *tensor_type, *compiling;
+  PyObject* gates_for = Py_None;
   int distributed = 0;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "OUOpOO", const_cast<char**>(keywords), &state, &base,
-          &original, &distributed, &tensor_type, &compiling)) {
+          args, kwargs, "OUOpOO|O", const_cast<char**>(keywords), &state, &base,
+          &original, &distributed, &tensor_type, &compiling, &gates_for)) {
     return nullptr;
   }
   if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
@@ -421,8 +490,10 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   if (!PyCallable_Check(original) ||
-      (compiling != Py_None && !PyCallable_Check(compiling))) {
-    PyErr_SetString(PyExc_TypeError, "original and compiling must be callable");
+      (compiling != Py_None && !PyCallable_Check(compiling)) ||
+      (gates_for != Py_None && !PyCallable_Check(gates_for))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "original, compiling and gates_for must be callable");
     return nullptr;
   }
   if (tensor_type != Py_None && !PyType_Check(tensor_type)) {
@@ -440,6 +511,7 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   w->base = Py_NewRef(base);
   w->tensor_type = tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr;
   w->compiling = compiling != Py_None ? Py_NewRef(compiling) : nullptr;
+  w->gates_for = gates_for != Py_None ? Py_NewRef(gates_for) : nullptr;
   w->base_text = std::string_view(text, static_cast<size_t>(size));
   w->distributed = distributed != 0;
   w->dropout = std::find(std::begin(kDropoutApis), std::end(kDropoutApis),
@@ -454,6 +526,7 @@ int WrapperTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(w->base);
   Py_VISIT(w->tensor_type);
   Py_VISIT(w->compiling);
+  Py_VISIT(w->gates_for);
   Py_VISIT(w->dict);
   return 0;
 }
@@ -464,6 +537,7 @@ int WrapperClear(PyObject* self) {
   Py_CLEAR(w->original);
   Py_CLEAR(w->tensor_type);
   Py_CLEAR(w->compiling);
+  Py_CLEAR(w->gates_for);
   Py_CLEAR(w->dict);
   return 0;  // base stays: base_text points into it
 }
@@ -518,6 +592,8 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   s_register_hook = Intern("register_hook");
   s_warn_once = Intern("warn_once");
   s_values = Intern("values");
+  s_inputs = Intern("inputs");
+  s_outputs = Intern("outputs");
 
   PyTypeObject& state = g_state_type;
   state.tp_name = "tprobe._C.HookState";
@@ -563,10 +639,14 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   wrapper.tp_name = "tprobe._C.ApiWrapper";
   wrapper.tp_doc =
       "ApiWrapper(state, base, original, distributed, tensor_type, "
-      "compiling): stands in for the API `original`, reporting its calls "
-      "as `base` to state.session while state.on. distributed: the output "
-      "is the arguments after the call. compiling: CompileContext.try_get "
-      "or None.";
+      "compiling, gates_for=None): stands in for the API `original`, "
+      "reporting its calls as `base` to state.session while state.on. "
+      "distributed: the output is the arguments after the call. "
+      "tensor_type: a backward hook goes on the grad_fn of the first output "
+      "of that type (None: none). compiling: CompileContext.try_get or "
+      "None. gates_for(base, index, args): the gates of a call whose "
+      "backward is recorded (None: none), whose inputs(args) runs before "
+      "the call and outputs(out) after it, each returning what goes on.";
   wrapper.tp_basicsize = sizeof(ApiWrapper);
   wrapper.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
                      Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;

@@ -1,13 +1,17 @@
-// The PyTorch API wrapper in C++ (levels L1 and mix).
+// The API-call recorder of both adapters, in C++ (levels L1 and mix).
 //
 // tprobe._C.ApiWrapper stands in for one hooked function (torch.add,
-// torch.Tensor.add, F.linear, ...). A call made while capture is on, not
-// from inside another hooked call or tprobe itself, and not while Dynamo
-// compiles, is reported to the session: begin, the stack and inputs before
-// the API runs, the API, then the entry with its output and the call's end;
-// a hook on the output's grad_fn reports its backward. The common path runs
-// no Python frame: the state it reads (capture on, the session, the
-// per-thread busy flag) is C data.
+// torch.Tensor.add, F.linear, mindspore.ops.add, a MindSpore primitive's
+// __call__, a mindspore.jit function). A call made while capture is on,
+// not from inside another hooked call or tprobe itself, and not while
+// Dynamo compiles, is reported to the session: begin, the stack and inputs
+// before the API runs, the API, then the entry with its output and the
+// call's end. Its backward: PyTorch's through a hook on the output's
+// grad_fn (tensor_type); MindSpore's through the gates its adapter makes
+// with MindSpore operators (gates_for: inputs() before the call, outputs()
+// after it; tprobe/mindspore/backward.py). The common path runs no Python
+// frame: the state it reads (capture on, the session, the per-thread busy
+// flag) is C data.
 //
 // tprobe._C.HookState is the base of tprobe._common.runtime.Runtime: its
 // `on` and `session` are read here without attribute lookups.

@@ -2,6 +2,7 @@
 arguments; shared by every framework's debugger."""
 
 import atexit
+import enum
 import json
 import os
 import tempfile
@@ -9,6 +10,14 @@ from typing import Optional
 
 from tprobe import _C, _daemon
 from tprobe._common import producer_stats
+
+
+class Framework(enum.Enum):
+    """The framework a debugger records, set once per adapter (its
+    PrecisionDebugger.FRAMEWORK): the session encodes every value by it and
+    names it in msprobe's entries."""
+    PYTORCH = "pytorch"
+    MINDSPORE = "mindspore"
 
 
 def config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
@@ -32,9 +41,8 @@ def config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
 
 
 def new_session(config: str, dump_path: Optional[str], rank: int,
-                framework: str) -> _C.Session:
-    """A session for `framework` ("pytorch" or "mindspore"); raises
-    ValueError for a bad config."""
+                framework: Framework) -> _C.Session:
+    """A session for `framework`; raises ValueError for a bad config."""
     session = _C.Session(
         config_path=config,
         dump_path=dump_path or "",
@@ -42,7 +50,7 @@ def new_session(config: str, dump_path: Optional[str], rank: int,
         rank=rank,
         autostart_daemon=_daemon.autostart(),
         daemon_path=_daemon.daemon_binary(),
-        framework=framework,
+        framework=framework.value,
     )
-    producer_stats.install(session, framework)
+    producer_stats.install(session, framework.value)
     return session

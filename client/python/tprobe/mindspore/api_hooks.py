@@ -2,23 +2,24 @@
 mint.nn.functional, communication.comm_func and mint.distributed functions
 are replaced by wrappers (api_list.py says which) until restore().
 
-A wrapped call made while capture is on, and not from inside another hooked
-call or from tprobe itself, is reported to the client core, which names it
-``{Prefix}.{api}.{N}.forward``, counts it and applies the filters. Inputs
-are encoded before the call, outputs after it; for the distributed groups
-the output is the arguments after the call, since collectives work in
-place. Backward: ``{Prefix}.{api}.{N}.backward`` through the gates of
-grad_gate.py when MindSpore records a graph, as msprobe's API cells do:
-with no floating tensor among the inputs, ``output`` is [].
+A wrapper is a tprobe._C.ApiWrapper, the recorder PyTorch's API hooks use
+too (client/python/api_hook.h): a wrapped call made while capture is on,
+and not from inside another hooked call or from tprobe itself, is recorded
+as ``{Prefix}.{api}.{N}.forward``, inputs before the call, outputs after
+it; for the distributed groups the output is the arguments after the call,
+since collectives work in place. Backward: ``{Prefix}.{api}.{N}.backward``
+through the gates of backward.py (its gates_for) when MindSpore records a
+graph, as msprobe's API cells do: with no floating tensor among the
+inputs, ``output`` is [].
 """
 
 from typing import Any, Callable, List, Tuple
 
 from mindspore import Tensor
 
-from tprobe._C import Session
-from tprobe._common.wrapping import stand_in
+from tprobe._C import ApiWrapper, Session
 from tprobe._common.runtime import Runtime
+from tprobe._common.wrapping import stand_in
 from tprobe.mindspore import api_list, grad_gate
 from tprobe.mindspore.backward import Backward
 
@@ -83,6 +84,10 @@ class ApiHooks:
                 self._replaced.append((target, attr, original, own, wrapper))
                 setattr(target, attr, wrapper)
 
+    @property
+    def installed(self) -> bool:
+        return bool(self._replaced)
+
     def restore(self) -> None:
         self.suspend()
         self._replaced.clear()
@@ -102,52 +107,14 @@ class ApiHooks:
 
     def _wrap(self, base: str, original: Callable,
               distributed: bool) -> Callable:
-        rt = self.rt
-        record = self._record
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if rt.on and not rt.local.busy:
-                return record(base, original, distributed, args, kwargs)
-            return original(*args, **kwargs)
-
+        wrapper = ApiWrapper(self.rt, base, original, distributed, None,
+                             None, self._gates)
         return stand_in(wrapper, original, base)
 
-    def _record(self, base: str, original: Callable, distributed: bool,
-                args: tuple, kwargs: dict) -> Any:
-        rt = self.rt
-        local = rt.local
-        local.busy = 1
-        session = rt.session
-        call = session.api_begin(base)
-        try:
-            if call is None:
-                return original(*args, **kwargs)
-            if call.entry:
-                session.api_inputs(call, args, kwargs)
-            backward = None
-            if call.backward and grad_gate.recording_grad():
-                index = call.index
-                backward = Backward(rt, base, index, False)
-                if grad_gate.differentiable(args):
-                    backward.gate = grad_gate.CallGate(
-                        f"{base}.{index}.backward", None, backward.on_grads)
-                    args = backward.gate.inputs(args)
-            out = original(*args, **kwargs)
-            if call.entry:
-                output = (list(args) + list(kwargs.values()) if distributed
-                          else out)
-                session.api_end(call, output)
-            else:
-                session.api_end(call)
-            call = None
-            if backward is not None:
-                if backward.gate is not None:
-                    out = backward.gate.outputs(out)
-                out = grad_gate.gate_outputs(
-                    f"{base}.{backward.index}.backward", None, out,
-                    backward.on_output_grads)
-            return out
-        finally:
-            local.busy = 0
-            if call is not None:
-                session.api_end(call)  # the API raised: no entry
+    def _gates(self, base: str, index: int, args: tuple) -> Any:
+        """The gates of a call whose backward is recorded (the wrapper's
+        gates_for): msprobe's API cells, while MindSpore records a
+        graph."""
+        if not grad_gate.recording_grad():
+            return None
+        return Backward(self.rt, base, index)

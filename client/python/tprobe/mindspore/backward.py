@@ -1,5 +1,7 @@
 """One call's backward entry (a cell's or an API's), from the two halves
-grad_gate reports: the gradients of the outputs, then of the inputs.
+grad_gate reports: the gradients of the outputs, then of the inputs. It is
+also the call's gates (tprobe._C.ApiWrapper's gates_for): inputs() before
+the call, outputs() after it.
 
 A cell's backward call is opened in the client core when its output
 gradients arrive and closed when its input gradients do, so the calls in
@@ -11,23 +13,44 @@ once when the call had no differentiable input.
 from typing import Any, Optional
 
 from tprobe._common.runtime import Runtime
+from tprobe.mindspore import grad_gate
 
 
 class Backward:
-    __slots__ = ("rt", "base", "index", "cell", "grad_outputs", "handle",
-                 "gate")
+    __slots__ = ("rt", "base", "index", "cell", "name", "owner",
+                 "grad_outputs", "handle", "gate")
 
     def __init__(self, rt: Runtime, base: str, index: int,
-                 cell: bool) -> None:
+                 cell: Any = None) -> None:
+        """`cell`: the Cell whose call this is (None: an API's)."""
         self.rt = rt
         self.base = base
         self.index = index
-        self.cell = cell
+        self.cell = cell is not None
+        self.owner = cell
+        # The gates' name, as msprobe names its backward hooks.
+        self.name = (f"{base}.backward.{index}" if self.cell
+                     else f"{base}.{index}.backward")
         self.grad_outputs: Optional[list] = None
         self.handle: Any = None  # from Session.module_backward_begin
         # The grad_gate.CallGate of the call, when it had a differentiable
         # input: the entry is then written when it reports.
         self.gate: Any = None
+
+    def inputs(self, args: tuple) -> tuple:
+        """The call's inputs through a gate; as they are when none of them
+        can get a gradient (the entry is then written with output [])."""
+        if not grad_gate.differentiable(args):
+            return args
+        self.gate = grad_gate.CallGate(self.name, self.owner, self.on_grads)
+        return self.gate.inputs(args)
+
+    def outputs(self, out: Any) -> Any:
+        """The call's output through its gates."""
+        if self.gate is not None:
+            out = self.gate.outputs(out)
+        return grad_gate.gate_outputs(self.name, self.owner, out,
+                                      self.on_output_grads)
 
     def on_output_grads(self, grads: Any) -> None:
         rt = self.rt

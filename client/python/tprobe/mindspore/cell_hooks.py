@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 from mindspore import nn
 
 from tprobe._C import Call, Session
+from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 from tprobe.mindspore.backward import Backward
@@ -54,26 +55,20 @@ class CellHooks:
         self._param_handles: dict = {}
 
     def register(self, models: list, many: bool) -> None:
-        for i, root in enumerate(models):
-            if root in self._models:
-                continue
-            self._models.add(root)
-            for path, cell in root.cells_and_names():
-                if cell is root:
-                    continue  # msprobe skips the model itself
-                where = f"{i}.{path}" if many else path
-                base = Session.module_base(where, type(cell).__name__,
-                                           cell=True)
-                self._handles.append(cell.register_forward_pre_hook(
-                    self._pre_hook(base), with_kwargs=True))
-                self._handles.append(cell.register_forward_hook(
-                    self._post_hook(), with_kwargs=True))
+        for where, cell in new_submodules(models, many, self._models, nn.Cell,
+                                          lambda c: c.cells_and_names()):
+            base = Session.module_base(where, type(cell).__name__, cell=True)
+            self._handles.append(cell.register_forward_pre_hook(
+                self._pre_hook(base), with_kwargs=True))
+            self._handles.append(cell.register_forward_hook(
+                self._post_hook(), with_kwargs=True))
 
     def remove(self) -> None:
         for handle in self._handles + list(self._param_handles.values()):
             handle.remove()
         self._handles.clear()
         self._param_handles.clear()
+        self._models = weakref.WeakSet()
 
     def _pre_hook(self, base: str) -> Callable:
         rt = self.rt
@@ -123,13 +118,9 @@ class CellHooks:
         rt.modules().append(call)
         if not (handle.backward and grad_gate.recording_grad()):
             return None
-        index = handle.index
-        backward = call.backward = Backward(rt, base, index, True)
-        if not grad_gate.differentiable(args):
-            return None
-        backward.gate = grad_gate.CallGate(f"{base}.backward.{index}", cell,
-                                           backward.on_grads)
-        return backward.gate.inputs(args), kwargs
+        call.backward = Backward(rt, base, handle.index, cell)
+        gated = call.backward.inputs(args)
+        return None if gated is args else (gated, kwargs)
 
     def _close(self, call: _Call, cell: nn.Cell, args: tuple, kwargs: dict,
                output: Any) -> Any:
@@ -146,12 +137,7 @@ class CellHooks:
         backward = call.backward
         if backward is None:
             return None
-        result = output
-        if backward.gate is not None:
-            result = backward.gate.outputs(result)
-        result = grad_gate.gate_outputs(
-            f"{call.base}.backward.{backward.index}", cell, result,
-            backward.on_output_grads)
+        result = backward.outputs(output)
         return None if result is output else result
 
     def _hook_parameters(self, cell: nn.Cell, base: str) -> None:

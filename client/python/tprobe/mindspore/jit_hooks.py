@@ -6,10 +6,12 @@ the compiler sees MindSpore's own functions; the calls inside the compiled
 graph are not seen one by one. No backward entry is written for it.
 """
 
+import functools
 from typing import Any, Callable
 
 from mindspore import nn
 
+from tprobe._C import ApiWrapper
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore.api_hooks import ApiHooks
 
@@ -54,26 +56,11 @@ class JitHooks:
 
     def _record(self, original: Callable, executor: Any, args: tuple,
                 kwargs: dict) -> Any:
-        rt = self.rt
-        session = rt.session
         name = getattr(executor.fn, "__name__", "JitFunction")
         if name == "construct" and args and isinstance(args[0], nn.Cell):
             name = type(args[0]).__name__
-        rt.local.busy = 1
-        call = session.api_begin(f"Jit.{name}")
-        try:
-            if call is None:
-                return original(executor, *args, **kwargs)
-            if call.entry:
-                session.api_inputs(call, args, kwargs)
-            out = original(executor, *args, **kwargs)
-            if call.entry:
-                session.api_end(call, out)
-            else:
-                session.api_end(call)
-            call = None
-            return out
-        finally:
-            rt.local.busy = 0
-            if call is not None:
-                session.api_end(call)  # the function raised: no entry
+        # One recorder per call (the name is the call's), the API hooks'.
+        recorder = ApiWrapper(self.rt, f"Jit.{name}",
+                              functools.partial(original, executor), False,
+                              None, None)
+        return recorder(*args, **kwargs)

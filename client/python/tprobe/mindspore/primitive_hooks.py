@@ -2,19 +2,22 @@
 cells of the model given to start() (``self.matmul = ops.MatMul()``) are
 dumped as ``Primitive.{attribute}.{Class}.{N}.forward``, as msprobe does.
 
-Each hooked primitive gets a subclass of its own class whose __call__
-reports the call; restore() puts the original classes back. Backward: every
+Each hooked primitive gets a subclass of its own class whose __call__ is
+a tprobe._C.ApiWrapper (the API hooks' recorder, client/python/
+api_hook.h); restore() puts the original classes back. Backward: every
 tensor input and output passes through ops.HookBackward, and each gradient
 that arrives is added to the call's backward entry
 (``Primitive.{attribute}.{Class}.{N}.backward``): ``input`` gathers the
 gradients of the outputs, ``output`` those of the inputs, in arrival order.
 """
 
+import functools
 from typing import Any, Callable, List, Tuple
 
 from mindspore import Tensor, ops
 from mindspore.ops.primitive import Primitive
 
+from tprobe._C import ApiWrapper
 from tprobe._common.runtime import Runtime
 from tprobe.mindspore import grad_gate
 
@@ -40,53 +43,53 @@ class PrimitiveHooks:
 
     def _hook(self, primitive: Primitive, attr: str) -> None:
         cls = primitive.__class__
-        base = f"Primitive.{attr}.{cls.__name__}"
-        call = self._call(base, cls.__call__)
-        primitive.__class__ = type(cls.__name__, (cls,), {"__call__": call})
+        # The subclass is the primitive's own: its __call__ is a recorder
+        # (tprobe._C.ApiWrapper) bound to this primitive.
+        wrapper = ApiWrapper(self.rt, f"Primitive.{attr}.{cls.__name__}",
+                             functools.partial(cls.__call__, primitive),
+                             False, None, None, self._gates)
+        primitive.__class__ = type(cls.__name__, (cls,),
+                                   {"__call__": staticmethod(wrapper)})
         self._hooked.append((primitive, cls))
 
-    def _call(self, base: str, original: Callable) -> Callable:
-        rt = self.rt
-        record = self._record
+    def _gates(self, base: str, index: int, args: tuple) -> Any:
+        """The wrapper's gates_for: while MindSpore records a graph."""
+        if not grad_gate.recording_grad():
+            return None
+        return _Gates(self.rt, base, index)
 
-        def __call__(prim: Primitive, *args: Any, **kwargs: Any) -> Any:
-            if rt.on and not rt.local.busy:
-                return record(base, original, prim, args, kwargs)
-            return original(prim, *args, **kwargs)
 
-        return __call__
+class _Gates:
+    """A primitive call's gates (tprobe._C.ApiWrapper's gates_for): each
+    tensor input and output passes through its own ops.HookBackward, as
+    msprobe does (MindSpore orders the backward pass by them)."""
 
-    def _record(self, base: str, original: Callable, prim: Primitive,
-                args: tuple, kwargs: dict) -> Any:
-        rt = self.rt
-        local = rt.local
-        local.busy = 1
-        session = rt.session
-        call = session.api_begin(base)
-        try:
-            if call is None:
-                return original(prim, *args, **kwargs)
-            index = call.index
-            grads = call.backward and grad_gate.recording_grad()
-            if grads:
-                args = self._hook_inputs(base, index, args)
-            if call.entry:
-                session.api_inputs(call, args, kwargs)
-            out = original(prim, *args, **kwargs)
-            if call.entry:
-                session.api_end(call, out)
-            else:
-                session.api_end(call)
-            call = None
-            return self._hook_outputs(base, index, out) if grads else out
-        finally:
-            local.busy = 0
-            if call is not None:
-                session.api_end(call)  # the primitive raised: no entry
+    __slots__ = ("rt", "base", "index")
 
-    def _grad_hook(self, base: str, index: int, captured: list,
-                   side: str) -> Callable:
-        rt = self.rt
+    def __init__(self, rt: Runtime, base: str, index: int) -> None:
+        self.rt = rt
+        self.base = base
+        self.index = index
+
+    def inputs(self, args: tuple) -> tuple:
+        hook = self._hook([], "output")
+        return tuple(ops.HookBackward(hook)(a) if isinstance(a, Tensor) else a
+                     for a in args)
+
+    def outputs(self, out: Any) -> Any:
+        hook = self._hook([], "input")
+        if isinstance(out, Tensor):
+            return ops.HookBackward(hook)(out)
+        if isinstance(out, tuple):
+            return tuple(ops.HookBackward(hook)(t) if isinstance(t, Tensor)
+                         else t for t in out)
+        return out
+
+    def _hook(self, captured: list, side: str) -> Callable:
+        """Adds each gradient that arrives to the call's backward entry
+        (`side` "output": those of the inputs, "input": of the outputs, in
+        arrival order)."""
+        rt, base, index = self.rt, self.base, self.index
 
         def hook(grad: Any) -> None:
             rt.local.busy += 1
@@ -99,19 +102,3 @@ class PrimitiveHooks:
                 rt.local.busy -= 1
 
         return hook
-
-    def _hook_inputs(self, base: str, index: int, args: tuple) -> tuple:
-        hook = self._grad_hook(base, index, [], "output")
-        return tuple(ops.HookBackward(hook)(a) if isinstance(a, Tensor) else a
-                     for a in args)
-
-    def _hook_outputs(self, base: str, index: int, out: Any) -> Any:
-        # One HookBackward per tensor, as msprobe does: MindSpore orders the
-        # backward pass by them.
-        hook = self._grad_hook(base, index, [], "input")
-        if isinstance(out, Tensor):
-            return ops.HookBackward(hook)(out)
-        if isinstance(out, tuple):
-            return tuple(ops.HookBackward(hook)(t) if isinstance(t, Tensor)
-                         else t for t in out)
-        return out

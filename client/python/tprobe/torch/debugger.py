@@ -7,29 +7,30 @@
         debugger.stop()
         debugger.step()
 
-It is a singleton: later constructions return the first instance and ignore
-their arguments. A bad config raises ValueError here, with the config's
+The lifecycle (singleton, rank, fork, the end of the configured steps,
+live level changes) is tprobe._common.debugger's; this file says which
+hooks PyTorch has. A bad config raises ValueError here, with the config's
 message; after construction nothing tprobe does raises into training. API
-hooks are installed at construction (create the debugger before the model
-runs), module hooks at the first start() with a model.
+hooks (and, at level mix, the optimizer hooks) are installed at
+construction (create the debugger before the model runs), module and
+parameter-gradient hooks at the first start() with a model; all of them
+are removed at the first start() after the last configured step.
 """
 
-import atexit
 import os
 import sys
-import threading
 from typing import Any, List, Optional
 
 import torch
 
 from tprobe import _C
-from tprobe._common.session import config_with_overrides, new_session
+from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
+from tprobe._common.session import Framework
 from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.module_hooks import ModuleHooks
 from tprobe.torch.optimizer_hooks import OptimizerHooks
-from tprobe._common.runtime import Runtime
 
 
 def current_rank() -> int:
@@ -47,17 +48,10 @@ def current_rank() -> int:
         return -1
 
 
-class PrecisionDebugger:
+class PrecisionDebugger(DebuggerCore):
+    FRAMEWORK = Framework.PYTORCH
     _instance: Optional["PrecisionDebugger"] = None
-    _lock = threading.Lock()
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> "PrecisionDebugger":
-        with cls._lock:
-            if cls._instance is None:
-                instance = super().__new__(cls)
-                instance._ready = False
-                cls._instance = instance
-            return cls._instance
+    _current_rank = staticmethod(current_rank)
 
     def __init__(self, config_path: Optional[str] = None,
                  task: Optional[str] = None, dump_path: Optional[str] = None,
@@ -65,39 +59,33 @@ class PrecisionDebugger:
                  step: Optional[List[Any]] = None) -> None:
         if self._ready:
             return
-        overrides = {k: v for k, v in
-                     (("task", task), ("level", level), ("step", step))
-                     if v is not None}
-        self._config = config_with_overrides(config_path, overrides)
-        self._dump_path = dump_path
-        self._rank = current_rank()
-        try:
-            session = new_session(self._config, dump_path, self._rank,
-                                  "pytorch")
-        except ValueError:
-            type(self)._instance = None
-            raise
-        self.model = model
-        self._rt = Runtime(session, session.level)
-        self._grads = GradHooks(self._rt)
-        self._modules = ModuleHooks(self._rt, self._grads)
-        self._apis = ApiHooks(self._rt)
-        self._started = False
-        _C.set_fallback(values.fallback)
-        if self._rt.level in ("L1", "mix"):
-            self._apis.install()
-        if self._rt.level == "mix":
-            OptimizerHooks(self._rt).install()
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._forked)
-        atexit.register(self._close)
-        self._ready = True
+        self._setup(config_path, task, dump_path, level, step, model)
 
-    # msprobe exposes these as class methods; they act on the instance.
-    @classmethod
-    def _get(cls) -> Optional["PrecisionDebugger"]:
-        instance = cls._instance
-        return instance if instance is not None and instance._ready else None
+    def _make_hooks(self) -> None:
+        rt = self._rt
+        self._grads = GradHooks(rt)
+        self._modules = ModuleHooks(rt, self._grads)
+        self._apis = ApiHooks(rt)
+        self._optimizer = OptimizerHooks(rt)
+        _C.set_fallback(values.fallback)
+
+    def _install(self) -> None:
+        level = self._rt.level
+        if (level in API_LEVELS and not self._apis.installed
+                and not self._modules.module_dump_on):
+            self._apis.install()
+        if level == "mix" and not self._optimizer.installed:
+            self._optimizer.install()
+
+    def _hook_model(self, model: Any) -> None:
+        if self._rt.level in MODULE_LEVELS:
+            self._modules.register(model)
+
+    def _remove(self) -> None:
+        self._apis.restore()
+        self._optimizer.restore()
+        self._modules.remove()
+        self._grads.remove()
 
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None) -> None:
@@ -107,31 +95,8 @@ class PrecisionDebugger:
                 "tprobe (msprobe dumps only the given token range of an "
                 "inference run); call start() without it")
         self = cls._get()
-        if self is None:
-            return
-        try:
-            self._start(model)
-        except Exception as error:  # noqa: BLE001
-            self._rt.warn_once("PrecisionDebugger.start", error)
-
-    @classmethod
-    def stop(cls) -> None:
-        self = cls._get()
-        if self is None:
-            return
-        self._rt.session.stop()
-        self._rt.refresh()
-
-    @classmethod
-    def step(cls) -> None:
-        self = cls._get()
-        if self is None:
-            return
-        rt = self._rt
-        rt.session.step()
-        rt.refresh()
-        if rt.session.level != rt.level:
-            self._follow_level(rt.session.level)
+        if self is not None:
+            self._begin(model)
 
     @classmethod
     def forward_backward_dump_end(cls) -> None:
@@ -162,13 +127,6 @@ class PrecisionDebugger:
             raise ValueError(f"save: save_backward must be a bool, got "
                              f"{save_backward!r}")
 
-    @classmethod
-    def _require(cls, what: str) -> "PrecisionDebugger":
-        self = cls._get()
-        if self is None:
-            raise RuntimeError(f"{what}: create the PrecisionDebugger first")
-        return self
-
     def _module_dump(self, module: Any, name: str) -> None:
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"module_dump: module must be a torch.nn.Module, "
@@ -189,62 +147,10 @@ class PrecisionDebugger:
         self._apis.restore()
         self._modules.module_dump_on = True
 
-    def _follow_level(self, level: str) -> None:
-        """A live config (``tprobe configure``) changed the level at this
-        step boundary: API hooks go in for L1 and mix; module hooks go in
-        at the next start() with a model. Hooks the new level does not use
-        stay in place and record nothing (the session refuses their
-        calls)."""
-        self._rt.level = level
-        if (level in ("L1", "mix") and not self._apis.installed
-                and not self._modules.module_dump_on):
-            self._apis.install()
-
     def _module_dump_end(self) -> None:
         self._modules.module_dump_on = False
-        if self._rt.level in ("L1", "mix") and not self._apis.installed:
-            self._apis.install()
-
-    @property
-    def session(self) -> _C.Session:
-        """The underlying tprobe._C.Session (counters(), flush(), ...)."""
-        return self._rt.session
-
-    def _start(self, model: Any) -> None:
-        rt = self._rt
-        if not self._started:
-            self._started = True
-            rank = current_rank()
-            if rank != self._rank:
-                # torch.distributed came up after construction: msprobe reads
-                # the rank at the first start(), so the session follows it.
-                rt.session.close()
-                rt.session = new_session(self._config, self._dump_path, rank,
-                                         "pytorch")
-                self._rank = rank
-        model = model if model is not None else self.model
-        if rt.level in ("L0", "mix"):
-            if model is None:
-                if not getattr(self, "_warned_model", False):
-                    self._warned_model = True
-                    sys.stderr.write("[tprobe] level %s needs a model: pass "
-                                     "it to PrecisionDebugger or start(); "
-                                     "no module is dumped\n" % rt.level)
-            else:
-                self._modules.register(model)
-        rt.session.start()
-        rt.refresh()
-
-    def _forked(self) -> None:
-        # A forked child (a DataLoader worker) never writes into the
-        # parent's rings; its hooks go quiet.
-        self._rt.on = False
-
-    def _close(self) -> None:
-        rt = self._rt
-        rt.on = False
-        rt.session.close()
-
+        if self._hooked:
+            self._install()  # API hooks are back for L1 and mix
 
 def module_dump(module: Any, dump_name: str) -> None:
     """Dumps ``module`` alone as ``Module.{dump_name}.{Class}`` until

@@ -20,6 +20,7 @@ class GradHooks:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self._modules: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        self._handles: list = []  # each hook's RemovableHandle
 
     def ensure(self, module: torch.nn.Module, base: str) -> None:
         """Hooks the module's own parameters, once per module; ``base`` is
@@ -29,7 +30,15 @@ class GradHooks:
         self._modules.add(module)
         for name, param in module._parameters.items():
             if param is not None and param.requires_grad:
-                param.register_hook(self._hook(base, name))
+                self._handles.append(
+                    param.register_hook(self._hook(base, name)))
+
+    def remove(self) -> None:
+        """Takes every gradient hook off."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        self._modules = weakref.WeakSet()
 
     def _hook(self, base: str, param: str) -> Callable:
         rt = self.rt

@@ -52,8 +52,9 @@ from typing import Any, Callable, List, Optional, Sequence
 import torch
 
 from tprobe._C import Call, Session
-from tprobe.torch.grad_hooks import GradHooks
+from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
+from tprobe.torch.grad_hooks import GradHooks
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -381,19 +382,23 @@ class ModuleHooks:
         self._hooked: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
         # module_dump(): whether its modules record now.
         self.module_dump_on = False
+        self._handles: list = []  # each hook's RemovableHandle
+
+    def remove(self) -> None:
+        """Takes every module hook off; register() hooks a model again."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        self._models = weakref.WeakSet()
+        self._hooked = weakref.WeakSet()
 
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
         models = list(model) if many else [model]
-        for i, root in enumerate(models):
-            if not isinstance(root, torch.nn.Module) or root in self._models:
-                continue
-            self._models.add(root)
-            for path, module in root.named_modules():
-                if module is root:
-                    continue  # msprobe skips the model itself
-                where = f"{i}.{path}" if many else path
-                self._hook(module, where, None)
+        for where, module in new_submodules(models, many, self._models,
+                                            torch.nn.Module,
+                                            lambda m: m.named_modules()):
+            self._hook(module, where, None)
 
     def register_one(self, module: torch.nn.Module, path: str) -> bool:
         """Hooks ``module`` alone (not its children) as ``Module.{path}.
@@ -411,15 +416,19 @@ class ModuleHooks:
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
         if _ALWAYS_CALL:
-            module.register_forward_pre_hook(_eager(hook.pre_kwargs),
-                                             with_kwargs=True)
-            module.register_forward_hook(_eager(hook.post_kwargs),
-                                         with_kwargs=True, always_call=True)
+            handles = (
+                module.register_forward_pre_hook(_eager(hook.pre_kwargs),
+                                                 with_kwargs=True),
+                module.register_forward_hook(_eager(hook.post_kwargs),
+                                             with_kwargs=True,
+                                             always_call=True))
         elif _WITH_KWARGS:
-            module.register_forward_pre_hook(_eager(hook.pre_kwargs),
-                                             with_kwargs=True)
-            module.register_forward_hook(_eager(hook.post_kwargs),
-                                         with_kwargs=True)
+            handles = (
+                module.register_forward_pre_hook(_eager(hook.pre_kwargs),
+                                                 with_kwargs=True),
+                module.register_forward_hook(_eager(hook.post_kwargs),
+                                             with_kwargs=True))
         else:
-            module.register_forward_pre_hook(_eager(hook.pre))
-            module.register_forward_hook(_eager(hook.post))
+            handles = (module.register_forward_pre_hook(_eager(hook.pre)),
+                       module.register_forward_hook(_eager(hook.post)))
+        self._handles.extend(handles)

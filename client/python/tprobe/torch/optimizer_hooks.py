@@ -5,12 +5,12 @@ step pre/post hooks) or one of torch.nn.utils' clip_grad_norm_,
 clip_grad_norm and clip_grad_value_ runs (wrapped in place, on every
 version), the calls recorded have the node "optimizer" (or "clip_grad") as
 their construct.json parent, and that node (parent null) goes in before the
-first of them (Session.begin_group). Like msprobe's, the hooks stay for the
-life of the process; they do nothing while no session records.
+first of them (Session.begin_group). They do nothing while no session
+records, and restore() takes them off (after the last configured step).
 """
 
 import importlib
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 import torch
 
@@ -24,6 +24,20 @@ class OptimizerHooks:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self._handles: List[Any] = []
+        # (name, original) of each torch.nn.utils function wrapped.
+        self._clip: List[Tuple[str, Callable]] = []
+
+    @property
+    def installed(self) -> bool:
+        return bool(self._handles or self._clip)
+
+    def restore(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        for name, original in reversed(self._clip):
+            setattr(torch.nn.utils, name, original)
+        self._clip = []
 
     def install(self) -> None:
         optim = importlib.import_module("torch.optim.optimizer")
@@ -37,6 +51,7 @@ class OptimizerHooks:
         for name in _CLIP_GRAD:
             original = getattr(torch.nn.utils, name, None)
             if callable(original):
+                self._clip.append((name, original))
                 setattr(torch.nn.utils, name, self._wrap_clip(original, name))
 
     def _wrap_clip(self, original: Callable, name: str) -> Callable:

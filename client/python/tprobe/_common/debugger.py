@@ -1,0 +1,218 @@
+"""The PrecisionDebugger lifecycle every framework shares (tprobe.torch,
+tprobe.mindspore subclass DebuggerCore and add only what differs: which
+hooks a level needs, how a model is hooked, how the rank is read).
+
+- Singleton: later constructions return the first instance and ignore
+  their arguments. A bad config (level L2 included, which the config
+  refuses) raises ValueError at construction and leaves no instance.
+- Hooks follow the config. At construction and at each step boundary the
+  hooks the level needs are installed (``_install``); a live config
+  (``tprobe configure``) that changes the level adds what the new level
+  needs. At the first start() after the last configured step every hook is
+  removed and every patched function put back (``_remove``), so training
+  goes on at full speed; a live config that names later steps puts them
+  back at the next start().
+- Rank: read at construction and again at the first start(); when it
+  changed (torch.distributed or mindspore.communication came up after the
+  debugger) the session is made again for the new rank, as msprobe reads
+  the rank at the first start().
+- Fork: a forked child (a DataLoader worker) never writes into the
+  parent's rings; its hooks go quiet (the client core drops what a child
+  sends anyway, client/core.h InForkedChild).
+- After construction nothing raises into training: start()'s own failures
+  are reported once (Runtime.warn_once).
+"""
+
+import atexit
+import os
+import sys
+import threading
+from typing import Any, List, Optional
+
+from tprobe import _C
+from tprobe._common.runtime import Runtime
+from tprobe._common.session import (Framework, config_with_overrides,
+                                    new_session)
+
+# Levels whose hooks are module (cell) hooks, and those with API hooks.
+MODULE_LEVELS = ("L0", "mix")
+API_LEVELS = ("L1", "mix")
+
+
+class DebuggerCore:
+    """The base of each framework's PrecisionDebugger. A subclass sets
+    FRAMEWORK and implements the hooks below; its __init__ (with msprobe's
+    signature) calls _setup, its start() calls _begin."""
+
+    FRAMEWORK: Framework
+    _instance: Optional["DebuggerCore"] = None  # set on each subclass
+    _lock = threading.Lock()
+
+    # --- what each framework implements --------------------------------
+
+    @staticmethod
+    def _current_rank() -> int:
+        """The framework's rank when its communication is initialised, else
+        the environment's, else -1 (the directory is then "rank")."""
+        raise NotImplementedError
+
+    def _make_hooks(self) -> None:
+        """Creates the hook objects (none installed yet)."""
+        raise NotImplementedError
+
+    def _install(self) -> None:
+        """Installs what self._rt.level needs at construction or a step
+        boundary and is not installed yet (API hooks); idempotent."""
+        raise NotImplementedError
+
+    def _hook_model(self, model: Any) -> None:
+        """Hooks `model` (the argument of start(), or the constructor's) as
+        self._rt.level needs; once per model."""
+        raise NotImplementedError
+
+    def _remove(self) -> None:
+        """Removes every hook and puts every patched function back."""
+        raise NotImplementedError
+
+    def _step_done(self) -> None:
+        """Runs after each step() (state kept for one step is let go)."""
+
+    # --- the shared lifecycle --------------------------------------------
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "DebuggerCore":
+        with cls._lock:
+            if cls._instance is None:
+                instance = super().__new__(cls)
+                instance._ready = False
+                cls._instance = instance
+            return cls._instance
+
+    def _setup(self, config_path: Optional[str], task: Optional[str],
+               dump_path: Optional[str], level: Optional[str],
+               step: Optional[List[Any]], model: Any = None) -> None:
+        """Makes the session (ValueError for a bad config, and no instance
+        is left), the hooks the level needs, and the fork and exit hooks."""
+        overrides = {k: v for k, v in
+                     (("task", task), ("level", level), ("step", step))
+                     if v is not None}
+        try:
+            self._config = config_with_overrides(config_path, overrides)
+            self._dump_path = dump_path
+            self._rank = self._current_rank()
+            session = new_session(self._config, dump_path, self._rank,
+                                  self.FRAMEWORK)
+        except ValueError:
+            type(self)._instance = None
+            raise
+        self.model = model
+        self._rt = Runtime(session, session.level)
+        self._started = False
+        self._hooked = True  # False once the configured steps are done
+        self._warned_model = False
+        self._make_hooks()
+        self._install()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forked)
+        atexit.register(self._close)
+        self._ready = True
+
+    # msprobe exposes these as class methods; they act on the instance.
+    @classmethod
+    def _get(cls) -> Optional["DebuggerCore"]:
+        instance = cls._instance
+        return instance if instance is not None and instance._ready else None
+
+    @classmethod
+    def _require(cls, what: str) -> "DebuggerCore":
+        self = cls._get()
+        if self is None:
+            raise RuntimeError(f"{what}: create the PrecisionDebugger first")
+        return self
+
+    @classmethod
+    def stop(cls) -> None:
+        self = cls._get()
+        if self is None:
+            return
+        self._rt.session.stop()
+        self._rt.refresh()
+
+    @classmethod
+    def step(cls) -> None:
+        self = cls._get()
+        if self is None:
+            return
+        rt = self._rt
+        rt.session.step()
+        rt.refresh()
+        self._step_done()
+        if rt.session.level != rt.level:
+            # A live config changed the level at this step boundary: what
+            # the new level needs goes in now (module hooks at the next
+            # start() with a model). Hooks it does not use stay and record
+            # nothing (the session refuses their calls).
+            rt.level = rt.session.level
+            if self._hooked:
+                self._install()
+
+    @property
+    def session(self) -> _C.Session:
+        """The underlying tprobe._C.Session (counters(), flush(), ...)."""
+        return self._rt.session
+
+    def _begin(self, model: Any) -> None:
+        """start(model) once the framework checked its arguments; reports
+        its own failures once and never raises."""
+        try:
+            self._start(model)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.start", error)
+
+    def _start(self, model: Any) -> None:
+        rt = self._rt
+        if not self._started:
+            self._started = True
+            self._follow_rank()
+        session = rt.session
+        last = session.last_step
+        if last is not None and session.current_step > last:
+            session.start()  # logs that the configured steps are done
+            rt.refresh()
+            if self._hooked:
+                self._hooked = False
+                rt.on = False
+                self._remove()
+            return
+        if not self._hooked:
+            # A live config named steps after the ones that were done.
+            self._hooked = True
+            self._install()
+        model = model if model is not None else self.model
+        if model is not None:
+            self._hook_model(model)
+        elif rt.level in MODULE_LEVELS and not self._warned_model:
+            self._warned_model = True
+            sys.stderr.write("[tprobe] level %s needs a model: pass it to "
+                             "start(); no module or cell is dumped\n"
+                             % rt.level)
+        session.start()
+        rt.refresh()
+
+    def _follow_rank(self) -> None:
+        rank = self._current_rank()
+        if rank == self._rank:
+            return
+        rt = self._rt
+        session = new_session(self._config, self._dump_path, rank,
+                              self.FRAMEWORK)
+        rt.session.close()
+        rt.session = session
+        self._rank = rank
+
+    def _forked(self) -> None:
+        self._rt.on = False
+
+    def _close(self) -> None:
+        rt = self._rt
+        rt.on = False
+        rt.session.close()
