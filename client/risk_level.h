@@ -18,7 +18,7 @@
 // forward"); module calls ("Module.*") always pass. A call that does not
 // pass is still counted, named and (at mix) a construct.json node: only its
 // data and stack are left out, as with scope and list. The name lists are
-// the installed msprobe's facts (tests/python/api_parity_test.py checks
+// the installed msprobe's facts (tests/python/pytorch/api_parity_test.py checks
 // every hooked name against it). One quirk is kept: msprobe 26.2.0's core
 // list joins "chain_matmul" "linear" into one string, so Functional.linear
 // is FOCUS, not CORE.

@@ -69,7 +69,7 @@ else
 fi
 
 # msprobe 8.3.3, beside 26.x and never imported by tprobe: the reference for
-# task overflow_check, which 26.x no longer has (tests/python/parity_test.py),
+# task overflow_check, which 26.x no longer has (tests/python/pytorch/parity_test.py),
 # and, on Debian's /usr/bin/python3 (torch 1.13), the live reference of the
 # 8.3.3 golden test. einops is the one import of it that Debian lacks; the
 # rest come from apt (deploy/setup.sh).

@@ -9,7 +9,7 @@ float32 bits in hex, so runs can be compared exactly).
 The network has what a precision dump must handle: a Cell used twice, a
 primitive held by a Cell (ops.Mul), mint and Tensor methods, a function
 compiled with mindspore.jit, an int (a shape) and a bool (a mask, a
-keyword). tests/python/mindspore_test.py runs it with both tools and
+keyword). tests/python/mindspore/mindspore_test.py runs it with both tools and
 compares the trees.
 """
 

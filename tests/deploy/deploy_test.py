@@ -14,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "python"))
+    os.path.abspath(__file__))), "python", "support"))
 from tprobed_fixture import (  # noqa: E402
     ROOT, Tprobed, fresh_dir, python_path, tprobed_binary)
 
@@ -24,7 +24,7 @@ EXAMPLE = os.path.join(ROOT, "examples", "torchrun_example.py")
 
 
 def torchrun(*extra: str) -> list:
-    # As tests/python/torchrun_test.py: 1.13's launcher needs --redirects.
+    # As tests/python/pytorch/torchrun_test.py: 1.13's launcher needs --redirects.
     return [sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc_per_node=2", "--redirects", "2", "--tee", "2", *extra]
 

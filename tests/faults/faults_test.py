@@ -32,7 +32,7 @@ from typing import Dict, List, Optional
 import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "support"))
 from tprobed_fixture import (ROOT, Tprobed, fresh_dir, python_path,  # noqa
                              tprobed_binary, wait_until)
 

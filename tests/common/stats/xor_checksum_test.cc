@@ -1,6 +1,6 @@
 // summary_mode xor (common/stats/xor_checksum.h) on hand-made bytes; the
 // comparison with the installed msprobe on a real model is in
-// tests/python/container_parity_test.py.
+// tests/python/pytorch/container_parity_test.py.
 
 #include "common/stats/xor_checksum.h"
 

@@ -4,7 +4,7 @@ msprobe's own list, ``support_wrap_ops.yaml``, decides: ``groups()`` reads
 the file named by $TPROBE_API_LIST, else the installed msprobe's
 (mindstudio-probe) at run time, so tprobe hooks what that msprobe hooks. Otherwise it uses the copy of
 the names below, taken from mindstudio-probe 26.2.0 (names are facts;
-tests/python/api_parity_test.py checks the copy against the installed
+tests/python/pytorch/api_parity_test.py checks the copy against the installed
 msprobe). A name missing from the installed torch is not hooked; a name
 tprobe leaves out on purpose is in ``SKIPPED`` with the reason.
 

@@ -1,0 +1,110 @@
+"""No daemon at all ($TPROBE_SOCKET names nothing, autostart off): training
+runs to the end with the same results, nothing is written, and the
+counters report what was dropped.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from tprobed_fixture import ROOT, fresh_dir, python_path  # noqa: E402
+
+SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
+CONFIG = os.path.join(ROOT, "tests", "data", "golden", "mix", "config.json")
+
+# Run in a child process: prints the losses (repr, so exact) and the
+# session's counters as JSON.
+_IN_PROCESS = """
+import json, sys, torch
+sys.argv = ["train_tiny_gpt.py"]
+import importlib.util
+spec = importlib.util.spec_from_file_location("tiny", {script!r})
+tiny = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tiny)
+
+def train(debugger):
+    torch.manual_seed(1234)
+    model = tiny.TinyGPT()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1235)
+    losses = []
+    for _ in range(3):
+        batch = torch.randint(0, tiny.VOCAB, (tiny.BATCH, tiny.SEQ + 1),
+                              generator=g)
+        opt.zero_grad(set_to_none=True)
+        if debugger:
+            debugger.start(model)
+        loss = model(batch[:, :-1], batch[:, 1:])
+        loss.backward()
+        opt.step()
+        if debugger:
+            debugger.stop()
+            debugger.step()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+torch.set_num_threads(1)
+plain, plain_params = train(None)
+from tprobe.torch import PrecisionDebugger
+debugger = PrecisionDebugger(config_path={config!r}, dump_path={dump!r})
+dumped, dumped_params = train(debugger)
+same_params = all(torch.equal(a, b)
+                  for a, b in zip(plain_params, dumped_params))
+print("RESULT " + json.dumps({{
+    "plain": [repr(x) for x in plain], "dumped": [repr(x) for x in dumped],
+    "same_params": same_params, "connected": debugger.session.connected,
+    "flushed": debugger.session.flush(100),
+    "counters": debugger.session.counters()}}))
+"""
+
+
+class NoDaemonTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-nodaemon-")
+        cls.env = dict(os.environ)
+        cls.env.update(TPROBE_SOCKET=os.path.join(cls.tmp, "nobody.sock"),
+                       TPROBE_AUTOSTART="0", PYTHONPATH=python_path())
+        cls.dump = os.path.join(cls.tmp, "dump")
+
+    def test_script_runs_unharmed(self) -> None:
+        def losses(*tool):
+            out = subprocess.run(
+                [sys.executable, SCRIPT, "--steps", "3", *tool],
+                env=self.env, check=True, timeout=600, text=True,
+                stdout=subprocess.PIPE).stdout
+            return [line for line in out.splitlines()
+                    if line.startswith("step")]
+
+        plain = losses()
+        start = time.monotonic()
+        dumped = losses("--tool", "tprobe", "--config", CONFIG,
+                        "--dump-path", self.dump)
+        self.assertEqual(dumped, plain)
+        self.assertLess(time.monotonic() - start, 120)
+        self.assertFalse(os.path.exists(self.dump))
+
+    def test_counters_report_the_drops(self) -> None:
+        code = _IN_PROCESS.format(script=SCRIPT, config=CONFIG,
+                                  dump=self.dump + "2")
+        out = subprocess.run([sys.executable, "-c", code], env=self.env,
+                             check=True, timeout=600, text=True,
+                             stdout=subprocess.PIPE).stdout
+        result = json.loads(out.rsplit("RESULT ", 1)[1])
+        self.assertEqual(result["dumped"], result["plain"])
+        self.assertTrue(result["same_params"])
+        self.assertFalse(result["connected"])
+        self.assertFalse(result["flushed"])
+        counters = result["counters"]
+        self.assertEqual(counters["records_written"], 0)
+        self.assertGreater(counters["dropped_no_daemon"], 1000, counters)
+        self.assertFalse(os.path.exists(self.dump + "2"))
+
+
+if __name__ == "__main__":
+    unittest.main()
