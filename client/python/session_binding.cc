@@ -5,7 +5,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -137,23 +139,24 @@ class PySession final : public ApiSession {
         Release();
       }
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
   void Start() {
-    Guard([&] {
+    Guard(__func__, [&] {
       session_->Start();
       FollowStatisticsOn(session_.get());
     });
   }
   void Stop() {
-    Guard([&] { session_->Stop(); });
+    Guard(__func__, [&] { session_->Stop(); });
   }
   // The statistics handed to the framework's hook are in the rings first,
   // so the step's cut covers them: the one wait of the producer path, per
   // step, never per tensor.
   void Step() {
-    Guard([&] {
+    Guard(__func__, [&] {
       FlushProducerStats();
       session_->Step();
       FollowStatisticsOn(session_.get());
@@ -177,13 +180,13 @@ class PySession final : public ApiSession {
     return WriteProducerStats(session_->core(), v, p);
   }
   void SetStep(uint32_t step) {
-    Guard([&] { session_->SetStep(step); });
+    Guard(__func__, [&] { session_->SetStep(step); });
   }
   void BeginGroup(const std::string& name) {
-    Guard([&] { session_->BeginGroup(name); });
+    Guard(__func__, [&] { session_->BeginGroup(name); });
   }
   void EndGroup() {
-    Guard([&] { session_->EndGroup(); });
+    Guard(__func__, [&] { session_->EndGroup(); });
   }
 
   bool collecting() const { return session_ && session_->collecting(); }
@@ -237,11 +240,13 @@ class PySession final : public ApiSession {
         too_large = core.dropped(shm::DropReason::kTooLarge);
       }
     } catch (...) {
+      Swallowed(__func__);
     }
     d["records_written"] = written;
     d["dropped_no_daemon"] = no_daemon;
     d["dropped_ring_full"] = ring_full;
     d["dropped_too_large"] = too_large;
+    d["hook_failures"] = hook_failures_.load(std::memory_order_relaxed);
     return d;
   }
 
@@ -251,6 +256,7 @@ class PySession final : public ApiSession {
       py::gil_scoped_release release;
       return session_->Flush(timeout_ms);
     } catch (...) {
+      Swallowed(__func__);
       return false;
     }
   }
@@ -271,6 +277,7 @@ class PySession final : public ApiSession {
       }
       return Handle(std::move(plan));
     } catch (...) {
+      Swallowed(__func__);
       return py::none();
     }
   }
@@ -296,6 +303,7 @@ class PySession final : public ApiSession {
       // With an empty body the record only lists the stack.
       session_->WriteEntry(plan, CapturedStackId(), entry);
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -324,6 +332,7 @@ class PySession final : public ApiSession {
       }
       session_->EndCall(plan);
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -341,6 +350,7 @@ class PySession final : public ApiSession {
       }
       return Handle(std::move(plan));
     } catch (...) {
+      Swallowed(__func__);
       return py::none();
     }
   }
@@ -356,6 +366,7 @@ class PySession final : public ApiSession {
       WriteBackward(call->plan, input, output);
       session_->EndCall(call->plan);
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -367,6 +378,7 @@ class PySession final : public ApiSession {
       call.owner = this;
       return py::cast(std::move(call));
     } catch (...) {
+      Swallowed(__func__);
       return py::none();
     }
   }
@@ -378,6 +390,7 @@ class PySession final : public ApiSession {
       Plan(std::move(plan), call);
       return true;
     } catch (...) {
+      Swallowed(__func__);
       return false;
     }
   }
@@ -399,6 +412,7 @@ class PySession final : public ApiSession {
         call.inputs = true;
       }
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -434,6 +448,7 @@ class PySession final : public ApiSession {
       }
       session_->EndCall(plan);
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -455,6 +470,7 @@ class PySession final : public ApiSession {
       WriteBackward(plan, input, output);
       session_->EndCall(plan);
     } catch (...) {
+      Swallowed(__func__);
     }
   }
 
@@ -474,6 +490,7 @@ class PySession final : public ApiSession {
       body.End();
       return session_->WriteEntry(plan, 0, entry);
     } catch (...) {
+      Swallowed(__func__);
       return false;
     }
   }
@@ -509,6 +526,7 @@ class PySession final : public ApiSession {
           step >= 0 ? static_cast<uint32_t>(step) : session_->step();
       return entry.Write(step_no, name_id, StackId(stack));
     } catch (...) {
+      Swallowed(__func__);
       return false;
     }
   }
@@ -626,10 +644,11 @@ class PySession final : public ApiSession {
   }
 
   template <typename F>
-  void Guard(F&& f) {
+  void Guard(const char* where, F&& f) {
     try {
       if (session_) f();
     } catch (...) {
+      Swallowed(where);
     }
   }
 
@@ -644,7 +663,29 @@ class PySession final : public ApiSession {
     session_.reset();
   }
 
+  // Called in a catch block: a hook or call failed, and no exception may
+  // cross into the trainer, so the failure is counted
+  // (counters()["hook_failures"]) and the first one is named on stderr.
+  void Swallowed(const char* where) const noexcept {
+    if (hook_failures_.fetch_add(1, std::memory_order_relaxed) != 0) return;
+    // The exception being handled lives until its handler ends, and so
+    // does the text it points at.
+    const char* what = "an unknown exception";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr,
+                 "tprobe: Session.%s failed (%s); that call is left out of "
+                 "the dump, and every such failure is counted in "
+                 "Session.counters()['hook_failures']\n",
+                 where, what);
+  }
+
   std::unique_ptr<client::Session> session_;
+  mutable std::atomic<uint64_t> hook_failures_{0};
   // The framework whose value encodings the session's entries use (the
   // core gets its name, SessionOptions::framework, for msprobe's entry
   // keys).

@@ -43,6 +43,13 @@ def tensor(dtype, shape, mx, mn, mean, norm, requires_grad=False):
             "requires_grad": requires_grad}
 
 
+class UnprintableKey:
+    """A dict key whose str() raises: the binding's hook fails on it."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no name")
+
+
 class BindingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -60,6 +67,8 @@ class BindingTest(unittest.TestCase):
             session.start()
             cls.bodies = cls.record(session)
             cls.calls = cls.record_calls(session)
+            cls.failed_entry = session.record_entry(
+                "bad_key", None, {UnprintableKey(): 1}, -1)
             session.stop()
             cls.flushed = session.flush(30000)
             session.step()
@@ -150,6 +159,13 @@ class BindingTest(unittest.TestCase):
         self.assertTrue(self.flushed)
         self.assertEqual(self.counters["dropped_no_daemon"], 0)
         self.assertGreater(self.counters["records_written"], 0)
+
+    def test_a_failed_call_is_counted(self) -> None:
+        # No exception reaches the caller, nothing is written, and the
+        # failure is counted (the first is also named on stderr).
+        self.assertFalse(self.failed_entry)
+        self.assertEqual(self.counters["hook_failures"], 1)
+        self.assertNotIn("bad_key", self.data)
 
     def test_scalars(self) -> None:
         self.assertEqual(self.data["scalars"], {
