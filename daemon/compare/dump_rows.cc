@@ -159,10 +159,50 @@ Result<Mode> ModeOf(const Dump& dump, const std::string& path) {
 void LoadConstruct(const std::string& path, Dump& dump) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return;
-  Result<Json> construct = ReadPythonJson(path);
-  if (!construct.ok() || !construct->is_object()) return;
-  for (const auto& [node, parent] : construct->items()) {
-    dump.parents[node] = parent.is_string() ? parent.get<std::string>() : "";
+  // The parent map is the root object itself: its members are at depth 1.
+  std::string node;
+  auto callback = [&dump, &node](int depth, Json::parse_event_t event,
+                                 Json& parsed) {
+    if (depth != 1) return true;
+    if (event == Json::parse_event_t::key) {
+      node = parsed.get<std::string>();
+      return true;
+    }
+    if (event == Json::parse_event_t::value) {
+      dump.parents[node] =
+          parsed.is_string() ? parsed.get<std::string>() : std::string();
+      return false;
+    }
+    return true;
+  };
+  (void)ReadPythonJson(path, callback);  // a bad construct.json: no paths
+}
+
+// Appends entry `name` and its rows to `dump`.
+void AddEntry(Dump& dump, const std::string& name, const Json& body) {
+  const size_t index = dump.entries.size();
+  dump.entries.push_back(name);
+  Flattener flat(&dump, index);
+  const bool grads = name.find(".parameters_grad") != std::string::npos;
+  // Inputs, then parameters, then outputs (msprobe's row order); other
+  // keys keep their place after them.
+  std::vector<std::pair<int, const Json::object_t::value_type*>> keys;
+  for (const auto& item : body.get_ref<const Json::object_t&>()) {
+    keys.emplace_back(KeyRank(item.first), &item);
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  });
+  for (const auto& [rank, item] : keys) {
+    const std::string& key = item->first;
+    const Json& value = item->second;
+    if (!value.is_array() && !value.is_object()) continue;
+    if (grads && value.is_array() && value.size() == 1) {
+      // msprobe 26.x: {"weight": [tensor]} -> {entry}.weight.
+      flat.Add(value[0], name + "." + key);
+      continue;
+    }
+    flat.Add(value, name + "." + std::string(PartOf(key)));
   }
 }
 
@@ -199,14 +239,31 @@ std::string Dump::ModulePath(const std::string& entry) const {
 }
 
 Result<Dump> LoadDump(const std::string& dump_json) {
-  Result<Json> root = ReadPythonJson(dump_json);
+  Dump dump;
+  std::string bad_entry;
+  bool saw_data = false;
+  Result<Json> root = ReadPythonJsonStreaming(
+      dump_json, "data", [&](const std::string& name, Json& body) {
+        saw_data = true;
+        if (!body.is_object()) {
+          if (bad_entry.empty()) bad_entry = name;
+          return;
+        }
+        AddEntry(dump, name, body);
+      });
   if (!root.ok()) return root.status();
-  if (!root->is_object() || !root->contains("data") ||
-      !(*root)["data"].is_object()) {
+  // An empty "data" object comes back whole; anything else there is not a
+  // dump.json.
+  const auto data = root->is_object() ? root->find("data") : root->end();
+  if (!root->is_object() || (data == root->end() && !saw_data) ||
+      (data != root->end() && !data->is_object())) {
     return Status::InvalidArgument(dump_json +
                                    ": not a dump.json (no \"data\" object)");
   }
-  Dump dump;
+  if (!bad_entry.empty()) {
+    return Status::InvalidArgument(dump_json + ": entry '" + bad_entry +
+                                   "' is not an object");
+  }
   dump.dir = std::filesystem::path(dump_json).parent_path().string();
   if (dump.dir.empty()) dump.dir = ".";
   auto text = [&](const char* key) {
@@ -217,36 +274,6 @@ Result<Dump> LoadDump(const std::string& dump_json) {
   dump.task = text("task");
   dump.level = text("level");
   dump.framework = text("framework");
-  for (const auto& [name, body] : (*root)["data"].items()) {
-    if (!body.is_object()) {
-      return Status::InvalidArgument(dump_json + ": entry '" + name +
-                                     "' is not an object");
-    }
-    const size_t index = dump.entries.size();
-    dump.entries.push_back(name);
-    Flattener flat(&dump, index);
-    const bool grads = name.find(".parameters_grad") != std::string::npos;
-    // Inputs, then parameters, then outputs (msprobe's row order); other
-    // keys keep their place after them.
-    std::vector<std::pair<int, const Json::object_t::value_type*>> keys;
-    for (const auto& item : body.get_ref<const Json::object_t&>()) {
-      keys.emplace_back(KeyRank(item.first), &item);
-    }
-    std::stable_sort(
-        keys.begin(), keys.end(),
-        [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [rank, item] : keys) {
-      const std::string& key = item->first;
-      const Json& value = item->second;
-      if (!value.is_array() && !value.is_object()) continue;
-      if (grads && value.is_array() && value.size() == 1) {
-        // msprobe 26.x: {"weight": [tensor]} -> {entry}.weight.
-        flat.Add(value[0], name + "." + key);
-        continue;
-      }
-      flat.Add(value, name + "." + std::string(PartOf(key)));
-    }
-  }
   Result<Mode> mode = ModeOf(dump, dump_json);
   if (!mode.ok()) return mode.status();
   dump.mode = *mode;

@@ -11,6 +11,7 @@
 //
 // Thread safety: every function may be called concurrently.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,11 +28,23 @@ inline constexpr std::string_view kInfinity = "\x01Infinity";
 inline constexpr std::string_view kMinusInfinity = "\x01-Infinity";
 
 // Parses `text`. Returns an error naming `what` (a path) and the position
-// for text that is not JSON.
-Result<Json> ParsePythonJson(std::string_view text, std::string_view what);
+// for text that is not JSON. `callback` (may be empty) is nlohmann_json's
+// parser callback: it sees every value as it is parsed and may drop it
+// from the result, which keeps a large object from being built at all
+// (an ordered_json object inserts in linear time).
+Result<Json> ParsePythonJson(std::string_view text, std::string_view what,
+                             const Json::parser_callback_t& callback = nullptr);
 
 // Reads and parses the file at `path`.
-Result<Json> ReadPythonJson(const std::string& path);
+Result<Json> ReadPythonJson(const std::string& path,
+                            const Json::parser_callback_t& callback = nullptr);
+
+// The members of the object at `key` of the root object, one at a time in
+// file order, without building that object: `each(name, value)` is called
+// for each (and may move from `value`). The rest of the root comes back.
+Result<Json> ReadPythonJsonStreaming(
+    const std::string& path, const std::string& key,
+    const std::function<void(const std::string&, Json&)>& each);
 
 // The number `value` holds: a JSON number, a bool (1 or 0), or one of the
 // three non-finite words. nullopt for anything else (null, a string, ...).
