@@ -29,6 +29,12 @@ packages=(
   python3-pandas python3-matplotlib python3-tqdm python3-openpyxl
   clang libclang-rt-14-dev  # libFuzzer (tests/fuzz)
 )
+# Only the test suite needs these: headless Chromium opens `tprobe compare`'s
+# report.html (tests/python/pytorch/compare_test.py; 113 MB to fetch, about
+# a minute).
+case "${1:-}" in
+  "") packages+=(chromium) ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
