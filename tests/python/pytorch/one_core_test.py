@@ -1,5 +1,5 @@
 """One client core per process: a Python process that uses tprobe._C and
-also loads libtprobe through a C++ extension (tests/python/
+also loads libtprobe through a C++ extension (tests/python/pytorch/
 cpp_client_helper.cc, loaded with ctypes) holds one core, and dumps through
 each. Before tprobe._C was built on libtprobe, each carried its own core and
 the second one loaded aborted the process on duplicate registration of the
