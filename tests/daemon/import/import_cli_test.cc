@@ -788,19 +788,25 @@ TEST_F(ImportCliTest, RejectsAStatisticCsvWithoutTheNeededColumns) {
 TEST_F(ImportCliTest, HelpDescribesTheToolAndTheCommand) {
   const RunResult tool = RunTprobe(root_, {"--help"});
   EXPECT_EQ(tool.code, 0);
-  EXPECT_EQ(tool.out,
-            "Usage: tprobe COMMAND [ARGS...]\n\nCommands:\n"
-            "  configure  give running ranks a new config.json, live\n"
-            "  flush      drain every rank and write its open steps now\n"
-            "  import     turn MindSpore graph-mode raw dumps into an msprobe "
-            "dump tree\n"
-            "  recover    rebuild the steps a killed tprobed left as journals\n"
-            "  shutdown   make tprobed write everything and exit\n"
-            "  start      make running ranks capture steps, live\n"
-            "  status     show tprobed's ranks: state, step, backlog, records, "
-            "drops, last error\n"
-            "  stop       make running ranks stop capturing, live\n"
-            "\nRun 'tprobe COMMAND --help' for a command's options.\n");
+  EXPECT_EQ(
+      tool.out,
+      "Usage: tprobe COMMAND [ARGS...]\n\nCommands:\n"
+      "  compare      compare two dump trees; name the first call that "
+      "diverged\n"
+      "  configure    give running ranks a new config.json, live\n"
+      "  flush        drain every rank and write its open steps now\n"
+      "  import       turn MindSpore graph-mode raw dumps into an msprobe "
+      "dump tree\n"
+      "  nan-analyze  find the call and rank where an inf or NaN first "
+      "appeared\n"
+      "  recover      rebuild the steps a killed tprobed left as "
+      "journals\n"
+      "  shutdown     make tprobed write everything and exit\n"
+      "  start        make running ranks capture steps, live\n"
+      "  status       show tprobed's ranks: state, step, backlog, "
+      "records, drops, last error\n"
+      "  stop         make running ranks stop capturing, live\n"
+      "\nRun 'tprobe COMMAND --help' for a command's options.\n");
   const RunResult import = RunTprobe(root_, {"import", "--help"});
   EXPECT_EQ(import.code, 0);
   EXPECT_THAT(import.out,
