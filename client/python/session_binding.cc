@@ -202,9 +202,11 @@ class PySession final : public ApiSession {
     return session_ ? std::string(config::TaskName(session_->config().task))
                     : std::string();
   }
-  // max(step) of the config, or None when every step is dumped.
+  // max(step) of the config; None when any later step may still be
+  // captured: the config lists no steps, or a live directive (tprobe
+  // start/stop) is in force, which overrides the config's steps.
   py::object last_step() const {
-    if (!session_) return py::none();
+    if (!session_ || session_->core().directive() != 0) return py::none();
     auto last = config::LastStep(session_->config());
     return last ? py::object(py::int_(*last)) : py::object(py::none());
   }
@@ -750,8 +752,10 @@ void DefineSession(py::module_& m) {
       .def_property_readonly("level", &PySession::level)
       .def_property_readonly("task", &PySession::task)
       .def_property_readonly("dump_path", &PySession::dump_path)
-      .def_property_readonly("last_step", &PySession::last_step,
-                             "max(step) of the config; None: every step")
+      .def_property_readonly(
+          "last_step", &PySession::last_step,
+          "max(step) of the config; None: every step, or a live "
+          "directive is in force")
       .def_property_readonly("scope", &PySession::scope)
       .def_property_readonly("list", &PySession::name_list)
       .def_property_readonly("data_mode", &PySession::data_mode)

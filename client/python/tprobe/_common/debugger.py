@@ -10,8 +10,9 @@ hooks a level needs, how a model is hooked, how the rank is read).
   (``tprobe configure``) that changes the level adds what the new level
   needs. At the first start() after the last configured step every hook is
   removed and every patched function put back (``_remove``), so training
-  goes on at full speed; a live config that names later steps puts them
-  back at the next start().
+  goes on at full speed; a live config that names later steps, or a live
+  directive (tprobe start/stop: Session.last_step is None while one is in
+  force), puts them back at the next start().
 - Rank: read at construction and again at the first start(); when it
   changed (torch.distributed or mindspore.communication came up after the
   debugger) the session is made again for the new rank, as msprobe reads
