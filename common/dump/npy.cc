@@ -286,7 +286,9 @@ Result<NpyLayout> ParseNpyLayout(std::string_view path,
   const auto* bytes = reinterpret_cast<const unsigned char*>(file.data());
   const size_t got = file_size < 8 ? file_size : 8;
   const size_t magic_got = got < kMagicLen ? got : kMagicLen;
-  if (std::memcmp(bytes, kMagic, magic_got) != 0) {
+  // An empty file has no data pointer to compare (memcmp needs one even
+  // for 0 bytes).
+  if (magic_got != 0 && std::memcmp(bytes, kMagic, magic_got) != 0) {
     return error("not a .npy file (bad magic)");
   }
   if (got < kMagicLen) {
