@@ -20,12 +20,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long Close() spends sending requests still queued, and how long one
-// request may take to go out while connected. The daemon reads requests as
-// they come (it never answers slowly enough to fill the socket), so these
-// bounds are only reached when it hangs.
+// How long Close() spends at least sending requests still queued; how long
+// the background thread waits for the socket to take a request before it
+// reads replies and comes back to it; and how long the rest of a reply may
+// take once its first byte came. A daemon that reads requests slowly (its
+// control thread starved on a loaded machine) is not lost: only a hang-up or
+// a reset ends the connection.
 constexpr auto kCloseWriteBound = std::chrono::milliseconds(200);
-constexpr auto kWriteBound = std::chrono::seconds(5);
+constexpr auto kWriteSlice = std::chrono::milliseconds(20);
+constexpr auto kReadBound = std::chrono::seconds(5);
 
 int ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
@@ -45,11 +48,6 @@ int ConnectUnix(const std::string& path) {
 bool Readable(int fd) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0;
-}
-
-bool WriteFrame(int fd, const google::protobuf::MessageLite& msg,
-                Clock::time_point deadline) {
-  return control::WriteFrame(fd, msg, deadline).ok();
 }
 
 bool ReadFrame(int fd, google::protobuf::MessageLite* msg,
@@ -94,7 +92,7 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   // The reply carries the segment's memory file.
   int segment_fd = -1;
-  if (!WriteFrame(fd, req, deadline) ||
+  if (!control::WriteFrame(fd, req, deadline).ok() ||
       !control::ReadFrame(fd, &reply, deadline, control::kMaxFrameBytes,
                           &segment_fd)
            .ok()) {
@@ -140,6 +138,8 @@ void ControlChannel::Disconnect(bool daemon_lost) {
     rest_.clear();
     waiters.swap(inflight_);
     inflight_steps_.clear();
+    for (Outgoing& out : unsent_) waiters.push_back(std::move(out.reply));
+    unsent_.clear();
   }
   for (auto& waiter : waiters) {
     if (!waiter) continue;
@@ -188,9 +188,33 @@ void ControlChannel::AwaitReply(const Outgoing& out) {
       out.request.has_step() ? int64_t{out.request.step().step()} : -1);
 }
 
-bool ControlChannel::WriteLocked(Outgoing& out, Clock::time_point deadline) {
-  if (!WriteFrame(fd_, out.request, deadline)) return false;
-  AwaitReply(out);
+bool ControlChannel::WriteQueued(std::deque<Outgoing>& batch,
+                                 Clock::time_point deadline) {
+  for (Outgoing& out : batch) unsent_.push_back(std::move(out));
+  batch.clear();
+  auto written = [](const control::FrameResult& r) {
+    return r.ok() || r.error == control::FrameError::kTimeout;
+  };
+  if (!rest_.empty()) {
+    size_t sent = 0;
+    const control::FrameResult r =
+        control::WriteFrameRest(fd_, rest_, &sent, deadline);
+    rest_.erase(0, sent);
+    if (!r.ok()) return written(r);
+  }
+  while (!unsent_.empty()) {
+    const std::string frame = control::EncodeFrame(unsent_.front().request);
+    size_t sent = 0;
+    const control::FrameResult r =
+        control::WriteFrameRest(fd_, frame, &sent, deadline);
+    if (sent > 0) {
+      // Its first bytes are out: the reply it awaits comes in this order.
+      AwaitReply(unsent_.front());
+      unsent_.pop_front();
+      rest_ = frame.substr(sent);
+    }
+    if (!r.ok()) return written(r);
+  }
   return true;
 }
 
@@ -203,7 +227,7 @@ bool ControlChannel::Submit(Outgoing out) {
   // shares its parent's socket and never writes to it.
   if (outgoing_.empty() && !InForkedChild()) {
     std::unique_lock io(io_mu_, std::try_to_lock);
-    if (io.owns_lock() && fd_ >= 0 && rest_.empty()) {
+    if (io.owns_lock() && fd_ >= 0 && rest_.empty() && unsent_.empty()) {
       std::string frame = control::EncodeFrame(out.request);
       const ssize_t n =
           ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -239,11 +263,14 @@ bool ControlChannel::Call(v1::Request request, int timeout_ms,
   return control::IsOk(*reply);
 }
 
-void ControlChannel::Close() {
+void ControlChannel::Close() { Close(Clock::now() + kCloseWriteBound); }
+
+void ControlChannel::Close(Clock::time_point deadline) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    close_deadline_ = std::max(deadline, Clock::now() + kCloseWriteBound);
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
@@ -269,16 +296,9 @@ void ControlChannel::Run() {
     }
     if (stopping) {
       // Requests queued before Close (a Goodbye whose reply was not waited
-      // for) still go out, within a short bound: the daemon runs them after
+      // for) still go out, within Close's bound: the daemon runs them after
       // the socket closes.
-      const auto deadline = Clock::now() + kCloseWriteBound;
-      if (fd_ >= 0 && !rest_.empty() &&
-          !control::WriteFrameRest(fd_, rest_, 0, deadline).ok()) {
-        return;
-      }
-      for (auto& out : batch) {
-        if (fd_ < 0 || !WriteFrame(fd_, out.request, deadline)) break;
-      }
+      if (fd_ >= 0) (void)WriteQueued(batch, close_deadline_);
       return;
     }
     if (fd_ < 0) {
@@ -299,23 +319,15 @@ void ControlChannel::Run() {
       }
       continue;
     }
-    const auto deadline = Clock::now() + kWriteBound;
-    bool written =
-        rest_.empty() || control::WriteFrameRest(fd_, rest_, 0, deadline).ok();
-    rest_.clear();
-    for (auto& out : batch) {
-      if (!written || !WriteLocked(out, deadline)) {
-        // Failed with the connection, below.
-        if (out.reply) inflight_.push_back(out.reply);
-        written = false;
-      }
-    }
+    // What the socket does not take within the slice waits for the next
+    // pass, after the replies are read.
+    const bool written = WriteQueued(batch, Clock::now() + kWriteSlice);
     io.unlock();
     if (!written) Disconnect(/*daemon_lost=*/true);
     // Replies (or a hang-up) waiting on the socket.
     while (fd_ >= 0 && Readable(fd_)) {
       v1::Response reply;
-      if (!ReadFrame(fd_, &reply, Clock::now() + kWriteBound)) {
+      if (!ReadFrame(fd_, &reply, Clock::now() + kReadBound)) {
         Disconnect(/*daemon_lost=*/true);
         break;
       }

@@ -13,6 +13,7 @@
 // Thread safety: all public methods may be called from any thread.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -55,9 +56,11 @@ class ControlChannel {
   // daemon is connected or it does not answer in time.
   bool Call(v1::Request request, int timeout_ms, v1::Response* reply);
 
-  // Sends the requests still queued (within a short bound), stops the
-  // background thread and closes the socket. Replies not yet received are
-  // abandoned; the daemon still runs the requests.
+  // Sends the requests still queued (until `deadline`, and at least for a
+  // short bound), stops the background thread and closes the socket.
+  // Replies not yet received are abandoned; the daemon still runs the
+  // requests.
+  void Close(std::chrono::steady_clock::time_point deadline);
   void Close();
 
   const std::string& socket_path() const { return socket_path_; }
@@ -80,8 +83,11 @@ class ControlChannel {
   bool Submit(Outgoing out);
   // Notes the reply a request written awaits, in order; io_mu_ held.
   void AwaitReply(const Outgoing& out);
-  // Writes one request and notes the reply it awaits; io_mu_ held.
-  bool WriteLocked(Outgoing& out,
+  // Writes, in order, the end of a frame begun before, the requests the
+  // socket did not take before and then `batch`, noting the replies they
+  // await, until `deadline`; what the socket does not take by then waits
+  // for the next call. False when the connection failed. io_mu_ held.
+  bool WriteQueued(std::deque<Outgoing>& batch,
                    std::chrono::steady_clock::time_point deadline);
   // Detaches the core and fails the requests in flight. `daemon_lost`: the
   // daemon hung up or stopped answering (not a Close).
@@ -97,14 +103,17 @@ class ControlChannel {
   std::condition_variable cv_;
   std::deque<Outgoing> outgoing_;
   bool stopping_ = false;
+  std::chrono::steady_clock::time_point close_deadline_;  // set with stopping_
 
   // Guards the writes to fd_ and the replies awaited; taken after mu_. Only
   // the background thread (or Open, before it runs) changes fd_.
   std::mutex io_mu_;
   int fd_ = -1;
-  // The end of a frame a caller's write left (the socket took only part of
-  // it): the background thread writes it before anything else.
+  // The end of a frame a write left (the socket took only part of it): the
+  // background thread writes it before anything else, then unsent_, the
+  // requests the socket did not take yet.
   std::string rest_;
+  std::deque<Outgoing> unsent_;
 
   // Owned by the background thread once it runs.
   bool refused_ = false;         // the last ConnectAndRegister was refused

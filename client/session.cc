@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "client/daemon_launcher.h"
@@ -94,9 +95,13 @@ Session::~Session() {
   v1::Response reply;
   // Waits at most exit_timeout_ms for the daemon to confirm the final
   // drain; what is still in the rings after that is the daemon's to finish.
-  channel_->Call(std::move(bye), static_cast<int>(config().exit_timeout_ms),
-                 &reply);
-  channel_->Close();
+  // A Goodbye a slow daemon has not read yet gets what is left of that time
+  // to go out.
+  const int exit_timeout_ms = static_cast<int>(config().exit_timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(exit_timeout_ms);
+  channel_->Call(std::move(bye), exit_timeout_ms, &reply);
+  channel_->Close(deadline);
 }
 
 bool Session::Selected(uint32_t step) const {

@@ -109,16 +109,17 @@ uint32_t FrameBodySize(const unsigned char* header) {
 
 FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
                        Deadline deadline) {
-  return WriteFrameRest(fd, EncodeFrame(message), 0, deadline);
+  size_t sent = 0;
+  return WriteFrameRest(fd, EncodeFrame(message), &sent, deadline);
 }
 
-FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
+FrameResult WriteFrameRest(int fd, const std::string& frame, size_t* sent,
                            Deadline deadline) {
-  for (size_t done = sent; done < frame.size();) {
-    const ssize_t n = ::send(fd, frame.data() + done, frame.size() - done,
+  while (*sent < frame.size()) {
+    const ssize_t n = ::send(fd, frame.data() + *sent, frame.size() - *sent,
                              MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
-      done += static_cast<size_t>(n);
+      *sent += static_cast<size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (FrameResult w = Wait(fd, POLLOUT, deadline); !w.ok()) return w;
     } else if (n < 0 && errno == EINTR) {

@@ -62,9 +62,10 @@ using Deadline = std::chrono::steady_clock::time_point;
 FrameResult WriteFrame(int fd, const google::protobuf::MessageLite& message,
                        Deadline deadline);
 
-// Sends what follows the first `sent` bytes of an encoded `frame` by
-// `deadline`.
-FrameResult WriteFrameRest(int fd, const std::string& frame, size_t sent,
+// Sends what follows the first `*sent` bytes of an encoded `frame` by
+// `deadline`, counting in `*sent` what went out: after a timeout the frame
+// may be resumed from there.
+FrameResult WriteFrameRest(int fd, const std::string& frame, size_t* sent,
                            Deadline deadline);
 
 // Reads one frame by `deadline` and parses it into `*message`. A header

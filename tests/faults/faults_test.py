@@ -336,6 +336,47 @@ class FaultsTest(unittest.TestCase):
             self.assertEqual(acc["complete"], not lossy, (s, acc))
         self.assert_totals_match(steps, rep)
 
+    # SIGSTOP of the daemon for longer than any write bound, while the rank
+    # makes more steps than its control socket holds (a few hundred small
+    # requests): a daemon that reads slowly is not a lost one. The rank keeps
+    # its connection (one registration, its Goodbye heard, no step marked
+    # producer_died) and every step is written once the daemon runs again.
+    def test_daemon_long_stop(self) -> None:
+        config = write_config(os.path.join(self.tmp, "c.json"),
+                              policy="drop", block_timeout_ms=1)
+        dump = os.path.join(self.tmp, "dump")
+        report = os.path.join(self.tmp, "report.json")
+        hold = os.path.join(self.tmp, "hold")
+        gate = os.path.join(self.tmp, "gate")
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            t = Trainer("--config", config, "--socket", daemon.socket,
+                        "--dump", dump, "--report", report, "--hold", hold,
+                        "--gate", gate, "--steps", "1200", "--entries", "1",
+                        "--floats", "4", "--pause-ms", "2")
+            t.wait_line("step 0")
+            daemon.proc.send_signal(signal.SIGSTOP)
+            open(gate, "w").close()
+            try:
+                t.wait_line("step 1000")
+                time.sleep(7)  # past the 5 s a write once waited at most
+            finally:
+                daemon.proc.send_signal(signal.SIGCONT)
+            open(hold, "w").close()
+            t.finish()
+            wait_rank_gone(daemon.socket, t.proc.pid)
+            log = daemon.log()
+        rep = load_json(report)
+        self.assertLess(rep["longest_step_ms"], STALL_BOUND_MS, rep)
+        last = max(int(line.split()[1]) for line in t.seen
+                   if line.startswith("step "))
+        steps = check_rank_tree(self, dump, 0)
+        self.assertEqual(sorted(steps), list(range(last + 1)))
+        for s, acc in steps.items():
+            self.assertFalse(acc["producer_died"], (s, acc))
+        self.assertEqual(log.count("registered: pid"), 1, log)
+        self.assertIn("said goodbye", log)
+        self.assertNotIn("hung up", log)
+
     # A full ring under both policies: drops are counted, balanced, and the
     # entries and tensors they cut short are named.
     def test_ring_full(self) -> None:
