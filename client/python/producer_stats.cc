@@ -18,6 +18,10 @@ std::atomic<const client::Session*> g_session{nullptr};
 PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
 std::atomic<bool> g_mindspore_on_host{true};
+// The adapter's reducer computes summary_mode xor's checksum too.
+std::atomic<bool> g_reduces_xor{false};
+// The session's summary_mode is xor: the hook computes the checksum.
+std::atomic<bool> g_summary_xor{false};
 
 constexpr size_t kPlaceBytes = 20;
 
@@ -26,10 +30,13 @@ constexpr size_t kPlaceBytes = 20;
 void FollowStatisticsOn(const client::Session* session) {
   g_session.store(session, std::memory_order_release);
   Mode mode = Mode::kNone;
+  bool summary_xor = false;
   if (session != nullptr) {
     const config::Config& c = session->config();
+    summary_xor = c.summary_mode == config::SummaryMode::kXor;
     if (c.task == config::Task::kStatistics &&
-        c.summary_mode == config::SummaryMode::kStatistics) {
+        (c.summary_mode == config::SummaryMode::kStatistics ||
+         (summary_xor && g_reduces_xor.load(std::memory_order_relaxed)))) {
       switch (c.statistics_on) {
         case config::StatisticsOn::kAuto:
           mode = Mode::kDevice;
@@ -42,6 +49,7 @@ void FollowStatisticsOn(const client::Session* session) {
       }
     }
   }
+  g_summary_xor.store(summary_xor, std::memory_order_relaxed);
   g_mode.store(mode, std::memory_order_release);
 }
 
@@ -70,8 +78,10 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   std::memcpy(place + 4, &slot->generation, 8);
   std::memcpy(place + 12, &ref, 4);
   std::memcpy(place + 16, &step, 4);
+  const bool summary_xor = g_summary_xor.load(std::memory_order_relaxed);
   PyObject* result = PyObject_CallFunctionObjArgs(
-      g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(), nullptr);
+      g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(),
+      summary_xor ? Py_True : Py_False, nullptr);
   if (result == nullptr) {
     // The hook failed: no statistics come, and the daemon writes the tensor
     // incomplete when its step is settled.
@@ -124,22 +134,26 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
 void DefineProducerStats(py::module_& m) {
   m.def(
       "set_producer_stats",
-      [](py::object hook, py::object flush, bool mindspore_on_host) {
+      [](py::object hook, py::object flush, bool mindspore_on_host,
+         bool reduces_xor) {
         g_mindspore_on_host.store(mindspore_on_host, std::memory_order_relaxed);
+        g_reduces_xor.store(reduces_xor, std::memory_order_relaxed);
         Py_XDECREF(g_hook);
         Py_XDECREF(g_flush);
         g_hook = hook.is_none() ? nullptr : hook.release().ptr();
         g_flush = flush.is_none() ? nullptr : flush.release().ptr();
       },
       py::arg("hook"), py::arg("flush"), py::arg("mindspore_on_host") = true,
-      "Sets the adapter's statistics hook, hook(tensor, place: bytes), which "
-      "reduces a tensor on its device without waiting and later hands the "
-      "results to Session.write_producer_stats, and flush(), which returns "
-      "once every result handed to the hook has been written. None for "
-      "both: the daemon computes every statistic. mindspore_on_host: "
-      "MindSpore's "
-      "device_target is CPU (under statistics_on auto its tensors then go to "
-      "the daemon).");
+      py::arg("xor") = false,
+      "Sets the adapter's statistics hook, hook(tensor, place: bytes, xor: "
+      "bool), which reduces a tensor on its device without waiting (to "
+      "summary_mode xor's checksum with xor) and later hands the results to "
+      "Session.write_producer_stats, and flush(), which returns once every "
+      "result handed to the hook has been written. None for both: the "
+      "daemon computes every statistic. mindspore_on_host: MindSpore's "
+      "device_target is CPU (under statistics_on auto its tensors then go "
+      "to the daemon). xor: the hook computes xor checksums too (without "
+      "it, summary_mode xor leaves every checksum to the daemon).");
 }
 
 }  // namespace tprobe::python

@@ -25,8 +25,9 @@
 
 namespace tprobe::python {
 
-// Follows `session`'s config (task statistics with summary_mode statistics
-// only; other tasks need the bytes): which tensors the framework reduces.
+// Follows `session`'s config (task statistics with summary_mode statistics,
+// or xor where the adapter's reducer computes it; md5 and the other tasks
+// need the bytes): which tensors the framework reduces, and to what.
 // nullptr: none (the session is gone).
 void FollowStatisticsOn(const client::Session* session);
 

@@ -2,7 +2,9 @@
 // entries held until they arrive, in call order (drain.h).
 
 #include <cstring>
+#include <optional>
 
+#include "common/stats/xor_checksum.h"
 #include "daemon/ingest/drainer.h"
 
 namespace tprobe::daemon {
@@ -42,6 +44,7 @@ stats::Stat StatOf(uint8_t kind, uint64_t bits) {
       return d;
     }
     case record::StatKind::kNull:
+    case record::StatKind::kXor:
       break;
   }
   return std::monostate{};
@@ -49,9 +52,11 @@ stats::Stat StatOf(uint8_t kind, uint64_t bits) {
 
 // Whether `kind` is one a statistic of a `dtype` tensor can have: booleans
 // only for bool tensors, integers only for integer tensors (Max and Min, or
-// a 0-d tensor's value), never a float for a bool tensor.
+// a 0-d tensor's value), never a float for a bool tensor, and never an xor
+// word.
 bool KindFits(DType dtype, uint8_t kind) {
   const auto k = static_cast<record::StatKind>(kind);
+  if (k == record::StatKind::kXor) return false;
   if (dtype == DType::kBool) {
     return k == record::StatKind::kBool || k == record::StatKind::kNull;
   }
@@ -66,6 +71,30 @@ bool KindFits(DType dtype, uint8_t kind) {
       return true;
     default:
       return false;
+  }
+}
+
+// summary_mode xor's checksum that `r` carries (stats::XorChecksum): a word
+// for any tensor, or the value of a 0-d floating one; nullopt when it
+// carries anything else.
+std::optional<stats::XorSum> XorSumOf(const TensorInfo& info,
+                                      const record::ProducerStatsRecord& r) {
+  constexpr auto kNull = static_cast<uint8_t>(record::StatKind::kNull);
+  if (r.kinds[1] != kNull || r.kinds[2] != kNull || r.kinds[3] != kNull) {
+    return std::nullopt;
+  }
+  switch (static_cast<record::StatKind>(r.kinds[0])) {
+    case record::StatKind::kXor:
+      return stats::XorHex(r.values[0]);
+    case record::StatKind::kFloat:
+      // Only for 0-d tensors that are neither bool nor integer.
+      if (!info.shape.empty() || info.dtype == DType::kBool ||
+          KindFits(info.dtype, static_cast<uint8_t>(record::StatKind::kInt))) {
+        return std::nullopt;
+      }
+      return std::get<double>(StatOf(r.kinds[0], r.values[0]));
+    default:
+      return std::nullopt;
   }
 }
 
@@ -95,18 +124,31 @@ void Drainer::OnProducerStats(uint32_t ring_index,
     return;
   }
   TensorInfo& info = it->second.info;
-  for (uint8_t kind : r.kinds) {
-    if (!KindFits(info.dtype, kind)) {
-      Corrupt(ring_index, "producer statistics of kind " +
-                              std::to_string(kind) + " for a " +
+  if (state_.config.summary_mode == config::SummaryMode::kXor) {
+    std::optional<stats::XorSum> sum = XorSumOf(info, r);
+    if (!sum) {
+      Corrupt(ring_index, "producer statistics for tensor " +
+                              std::to_string(r.ref) +
+                              " are not an xor checksum of a " +
                               std::string(TorchName(info.dtype)) + " tensor");
       return;
     }
+    info.xor_sum = std::move(*sum);
+  } else {
+    for (uint8_t kind : r.kinds) {
+      if (!KindFits(info.dtype, kind)) {
+        Corrupt(ring_index, "producer statistics of kind " +
+                                std::to_string(kind) + " for a " +
+                                std::string(TorchName(info.dtype)) +
+                                " tensor");
+        return;
+      }
+    }
+    info.stats.max = StatOf(r.kinds[0], r.values[0]);
+    info.stats.min = StatOf(r.kinds[1], r.values[1]);
+    info.stats.mean = StatOf(r.kinds[2], r.values[2]);
+    info.stats.norm = StatOf(r.kinds[3], r.values[3]);
   }
-  info.stats.max = StatOf(r.kinds[0], r.values[0]);
-  info.stats.min = StatOf(r.kinds[1], r.values[1]);
-  info.stats.mean = StatOf(r.kinds[2], r.values[2]);
-  info.stats.norm = StatOf(r.kinds[3], r.values[3]);
   info.complete = true;
   it->second.awaiting_stats = false;
   --state_.awaiting_stats;

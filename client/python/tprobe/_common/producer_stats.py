@@ -46,8 +46,9 @@ class _Batch:
 
 class ProducerStats:
     """Runs `reducer` (tprobe.torch.stats or tprobe.mindspore.stats) for a
-    session: reduce(t) -> (result, kinds), stream_key(t), to_host(results,
-    key) -> (host, waiter or None), fetch(host) -> bytes."""
+    session: reduce(t) -> (result, kinds), and where the framework can,
+    reduce_xor(t) likewise; stream_key(t), to_host(results, key) -> (host,
+    waiter or None), fetch(host) -> bytes."""
 
     def __init__(self, session: Any, reducer: Any) -> None:
         self._session = session
@@ -59,10 +60,12 @@ class ProducerStats:
         self._queue: "queue.Queue" = queue.Queue()
         self._thread: Optional[threading.Thread] = None
 
-    def hook(self, tensor: Any, place: bytes) -> None:
-        """Queues the reductions of `tensor`; `place` is the binding's 20
-        bytes that say where its Tensor record went."""
-        result, kinds = self._reducer.reduce(tensor)
+    def hook(self, tensor: Any, place: bytes, xor: bool = False) -> None:
+        """Queues the reductions of `tensor` (its xor checksum with `xor`);
+        `place` is the binding's 20 bytes that say where its Tensor record
+        went."""
+        reduce = self._reducer.reduce_xor if xor else self._reducer.reduce
+        result, kinds = reduce(tensor)
         key = self._reducer.stream_key(tensor)
         batch = self._batch()
         if batch.results and batch.key != key:
@@ -144,4 +147,5 @@ def install(session: Any, framework: str) -> None:
         return
     stats = ProducerStats(session, reducer)
     _C.set_producer_stats(stats.hook, stats.flush,
-                          mindspore_on_host=reducer.on_host())
+                          mindspore_on_host=reducer.on_host(),
+                          xor=hasattr(reducer, "reduce_xor"))

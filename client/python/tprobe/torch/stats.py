@@ -5,7 +5,9 @@ waits for the device: no .item(), .cpu(), .numpy() or synchronize.
 
 A result is an int64 tensor of 4: each statistic's 8 bytes (a float64's
 bits, an int64, a bool as 0 or 1, 0 for null), with the 4 record::StatKind
-bytes beside it.
+bytes beside it. Under summary_mode xor the result is msprobe's checksum
+(reduce_xor): the XOR of the tensor's bytes as 64-bit words, folded
+pairwise on the device as msprobe folds them.
 """
 
 from typing import Any, List, Optional, Tuple
@@ -14,11 +16,11 @@ import torch
 
 from tprobe._common.producer_stats import host_bytes
 
-_N, _B, _I, _F = 0, 1, 2, 3
+_N, _B, _I, _F, _X = 0, 1, 2, 3, 4
 _INTEGER = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 _KINDS = {k: bytes(k) for k in [
     (_B, _B, _N, _N), (_F, _F, _F, _N), (_I, _I, _I, _I), (_F, _F, _F, _F),
-    (_I, _I, _N, _N), (_F, _F, _N, _N)]}
+    (_I, _I, _N, _N), (_F, _F, _N, _N), (_X, _N, _N, _N), (_F, _N, _N, _N)]}
 
 
 def _bits(values: torch.Tensor, count: int) -> torch.Tensor:
@@ -55,6 +57,40 @@ def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
         return _bits(pair, 2), _KINDS[(_F, _F, _N, _N)]
     v = torch.stack([t.max(), t.min(), t.mean(), t.norm()]).to(torch.float64)
     return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
+
+
+def _words(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of `t` (with elements) as int64 words, the last one padded
+    with zero bytes."""
+    if t.is_complex():
+        t = torch.view_as_real(t.resolve_conj())
+    raw = t.contiguous().reshape(-1).view(torch.uint8)
+    pad = -raw.numel() % 8
+    if pad:
+        raw = torch.cat([raw, raw.new_zeros(pad)])
+    return raw.view(torch.int64)
+
+
+def reduce_xor(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
+    """msprobe 26.x's xor checksum of `t` (with elements) and its kinds: a
+    0-d tensor's value (an integer or bool as a word, a float as a number),
+    else the XOR of its words."""
+    t = t.detach()
+    if t.dim() == 0:
+        if t.dtype == torch.bool or t.dtype in _INTEGER:
+            return _bits(t.to(torch.int64).reshape(1), 1), \
+                _KINDS[(_X, _N, _N, _N)]
+        if t.is_complex():
+            t = t.abs()
+        return _bits(t.to(torch.float64).reshape(1), 1), \
+            _KINDS[(_F, _N, _N, _N)]
+    words = _words(t)
+    while words.numel() > 1:
+        if words.numel() % 2:
+            words = torch.cat([words, words.new_zeros(1)])
+        half = words.numel() // 2
+        words = torch.bitwise_xor(words[:half], words[half:])
+    return _bits(words, 1), _KINDS[(_X, _N, _N, _N)]
 
 
 def stream_key(t: torch.Tensor) -> Any:
