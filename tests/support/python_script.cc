@@ -22,7 +22,8 @@ std::string ScratchPath(const std::string& suffix) {
 // `text` quoted for /bin/sh.
 std::string Quoted(const std::string& text) {
   std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
