@@ -10,10 +10,8 @@
 
 #include "common/dump/npy.h"
 #include "daemon/ingest/step_accounting.h"
-#include "daemon/process/logger.h"
+#include "tests/daemon/drain_fixture.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
-#include "tests/support/daemon_process.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -27,27 +25,7 @@ using testing::Ref;
 using testing::TempDir;
 using testing::TestProducer;
 
-class DrainTest : public ::testing::Test {
- protected:
-  // Drains everything, then closes and writes every step.
-  void DrainAndWrite(TestProducer& p) {
-    auto state = p->Lock();
-    DrainSome(*p, *state, 0, *log_);
-    ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
-  }
-  std::string File(const std::string& name, uint32_t step = 0) const {
-    return dir_.path() + "/step" + std::to_string(step) + "/rank0/" + name;
-  }
-  dump::Json Dump() const {
-    return dump::Json::parse(ReadFile(File("dump.json")));
-  }
-  dump::Json Accounting() const {
-    return dump::Json::parse(ReadFile(File("tprobe.json")));
-  }
-
-  TempDir dir_;
-  Logger log_ = MakeLogger(spdlog::level::off);
-};
+using DrainTest = testing::DrainFixture;
 
 TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
@@ -64,10 +42,7 @@ TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
   ASSERT_TRUE(w1.Entry(2, 0, 2, 0, e));
   ASSERT_TRUE(w1.Entry(4, 0, 4, 0, e));
   DrainAndWrite(p);
-  const dump::Json doc = Dump();
-  std::vector<std::string> order;
-  for (const auto& [name, body] : doc["data"].items()) order.push_back(name);
-  EXPECT_EQ(order, (std::vector<std::string>{"A", "B", "C", "D"}));
+  EXPECT_EQ(Order(), (std::vector<std::string>{"A", "B", "C", "D"}));
 }
 
 // A Step message may find the next step's first records already committed:

@@ -8,11 +8,8 @@
 
 #include <cstring>
 
-#include "daemon/ingest/drain.h"
-#include "daemon/process/logger.h"
+#include "tests/daemon/drain_fixture.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
-#include "tests/support/daemon_process.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -21,7 +18,6 @@ using testing::ConfigJson;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
-using testing::ReadFile;
 using testing::Ref;
 using testing::TempDir;
 using testing::TestProducer;
@@ -62,26 +58,7 @@ bool AwaitingTensor(testing::RecordWriter& w, uint32_t ref, DType dtype,
   return w.Raw(record::RecordType::kTensor, bytes);
 }
 
-class ProducerStatsTest : public ::testing::Test {
- protected:
-  std::string File(const std::string& name, uint32_t step = 0) const {
-    return dir_.path() + "/step" + std::to_string(step) + "/rank0/" + name;
-  }
-  dump::Json Json(const std::string& name) const {
-    return dump::Json::parse(ReadFile(File(name)));
-  }
-  std::vector<std::string> Order() const {
-    std::vector<std::string> order;
-    const dump::Json doc = Json("dump.json");
-    for (const auto& [name, body] : doc["data"].items()) {
-      order.push_back(name);
-    }
-    return order;
-  }
-
-  TempDir dir_;
-  Logger log_ = MakeLogger(spdlog::level::off);
-};
+using ProducerStatsTest = testing::DrainFixture;
 
 TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
   // The same tensor twice: once with its bytes, once with statistics the
@@ -101,10 +78,10 @@ TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
   DrainSome(*p, *state, 0, *log_);
   EXPECT_FALSE(state->broken) << state->last_error;
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
-  const dump::Json doc = Json("dump.json");
+  const dump::Json doc = Dump();
   ASSERT_TRUE(doc["data"]["A"]["output"][0]["Max"].is_number());
   EXPECT_EQ(doc["data"]["A"].dump(), doc["data"]["B"].dump());
-  EXPECT_EQ(Json("tprobe.json")["complete"], true);
+  EXPECT_EQ(Accounting()["complete"], true);
 }
 
 TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
@@ -135,7 +112,7 @@ TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
   EXPECT_TRUE(state->held_entries.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(Order(), (std::vector<std::string>{"A", "B"}));
-  const dump::Json a = Json("dump.json")["data"]["A"]["output"][0];
+  const dump::Json a = Dump()["data"]["A"]["output"][0];
   EXPECT_EQ(a["Max"], true);
   EXPECT_EQ(a["Min"], false);
   EXPECT_TRUE(a["Mean"].is_null());
@@ -155,8 +132,8 @@ TEST_F(ProducerStatsTest, StatisticsBeforeTheirTensorWaitInTheirRing) {
   EXPECT_FALSE(state->broken) << state->last_error;
   EXPECT_TRUE(state->held_entries.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
-  EXPECT_EQ(Json("dump.json")["data"]["A"]["output"][0]["Max"], 1.0);
-  EXPECT_EQ(Json("tprobe.json")["complete"], true);
+  EXPECT_EQ(Dump()["data"]["A"]["output"][0]["Max"], 1.0);
+  EXPECT_EQ(Accounting()["complete"], true);
 }
 
 TEST_F(ProducerStatsTest, AStepSettledWithoutItsStatisticsIsIncomplete) {
@@ -172,8 +149,8 @@ TEST_F(ProducerStatsTest, AStepSettledWithoutItsStatisticsIsIncomplete) {
   EXPECT_TRUE(state->held_entries.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(Order(), (std::vector<std::string>{"A"}));
-  EXPECT_EQ(Json("tprobe.json")["complete"], false);
-  EXPECT_EQ(Json("tprobe.json")["tensors_incomplete"], 1);
+  EXPECT_EQ(Accounting()["complete"], false);
+  EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
 }
 
 // Each malformed record marks its producer corrupt with a message naming

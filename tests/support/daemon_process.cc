@@ -105,8 +105,10 @@ int DaemonProcess::Terminate() {
   return -1;
 }
 
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+int RunCommand(const std::string& command, std::string* output,
+               bool with_stderr) {
+  FILE* pipe =
+      ::popen((with_stderr ? command + " 2>&1" : command).c_str(), "r");
   if (pipe == nullptr) return -1;
   std::string out;
   char buf[4096];

@@ -55,9 +55,11 @@ class DaemonProcess {
 // True once a Unix stream socket at `path` accepts a connection.
 bool SocketAnswers(const std::string& path);
 
-// Runs a command through /bin/sh and returns its exit status; output goes
-// to *output when not null.
-int RunCommand(const std::string& command, std::string* output);
+// Runs a command through /bin/sh and returns its exit status; what it
+// prints (standard error too, with `with_stderr`) goes to *output when not
+// null.
+int RunCommand(const std::string& command, std::string* output,
+               bool with_stderr = true);
 
 std::string ReadFile(const std::string& path);
 

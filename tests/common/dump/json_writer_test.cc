@@ -14,37 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/python_script.h"
+
 namespace tprobe::dump {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Runs the Python program `script` with TPROBE_PYTHON, feeding it `input` on
-// stdin, and returns what it printed. Fails the test if Python fails.
+// Runs the Python program `script` with `input` on stdin; returns what it
+// printed.
 std::string RunPython(const std::string& script, const std::string& input) {
-  static int counter = 0;
-  const std::string base = ::testing::TempDir() + "json_writer_test_" +
-                           std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
-  const std::string script_path = base + ".py";
-  const std::string input_path = base + ".in";
-  std::ofstream(script_path, std::ios::binary) << script;
-  std::ofstream(input_path, std::ios::binary) << input;
-  const std::string cmd =
-      std::string(TPROBE_PYTHON) + " " + script_path + " < " + input_path;
-  std::FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr) << cmd;
-  std::string out;
-  if (pipe != nullptr) {
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-    EXPECT_EQ(pclose(pipe), 0) << "python failed: " << cmd;
-  }
-  std::remove(script_path.c_str());
-  std::remove(input_path.c_str());
-  return out;
+  return testing::RunPythonScript(TPROBE_PYTHON, script, {}, input);
 }
 
 struct FloatCase {

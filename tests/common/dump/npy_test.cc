@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/stats/half.h"
+#include "tests/support/python_script.h"
 
 namespace tprobe::dump {
 namespace {
@@ -57,24 +58,10 @@ class NpyTest : public ::testing::Test {
 
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
-  // Runs `script` with TPROBE_PYTHON and the test directory as argv[1];
-  // returns what it printed. Fails the test if Python fails.
-  std::string RunPython(const std::string& script) {
-    WriteFile(Path("script.py"), script);
-    const std::string cmd =
-        std::string(TPROBE_PYTHON) + " " + Path("script.py") + " " + dir_;
-    std::FILE* pipe = popen(cmd.c_str(), "r");
-    EXPECT_NE(pipe, nullptr) << cmd;
-    std::string out;
-    if (pipe != nullptr) {
-      char buf[4096];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) {
-        out.append(buf, n);
-      }
-      EXPECT_EQ(pclose(pipe), 0) << "python failed: " << cmd;
-    }
-    return out;
+  // Runs `script` with the test directory as argv[1]; returns what it
+  // printed.
+  std::string RunPython(const std::string& script) const {
+    return testing::RunPythonScript(TPROBE_PYTHON, script, {dir_});
   }
 
   std::vector<std::byte> RandomBytes(DType dtype, size_t numel) {

@@ -11,32 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/support/python_script.h"
+
 namespace tprobe::stats {
 namespace {
 
 std::span<const std::byte> Bytes(std::string_view s) {
   return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
-
-// Runs the Python program `script` with TPROBE_PYTHON and the file `arg` as
-// its argument, and returns what it printed. Fails the test if Python fails.
-std::string RunPython(const std::string& script, const std::string& arg) {
-  const std::string script_path =
-      ::testing::TempDir() + "crc32_test_" + std::to_string(getpid()) + ".py";
-  std::ofstream(script_path, std::ios::binary) << script;
-  const std::string cmd =
-      std::string(TPROBE_PYTHON) + " " + script_path + " " + arg;
-  std::FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr) << cmd;
-  std::string out;
-  if (pipe != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-    EXPECT_EQ(pclose(pipe), 0) << "python failed: " << cmd;
-  }
-  std::remove(script_path.c_str());
-  return out;
 }
 
 TEST(Crc32Test, KnownVectors) {
@@ -92,7 +73,8 @@ TEST(Crc32Test, RandomBuffersMatchZlib) {
               static_cast<std::streamsize>(buf.size()));
     }
   }
-  const std::string out = RunPython(
+  const std::string out = testing::RunPythonScript(
+      TPROBE_PYTHON,
       "import struct, sys, zlib\n"
       "data = open(sys.argv[1], 'rb').read()\n"
       "pos = 0\n"

@@ -20,6 +20,7 @@
 
 #include "common/dump/stats_json.h"
 #include "common/stats/half.h"
+#include "tests/support/python_script.h"
 
 namespace tprobe::stats {
 namespace {
@@ -169,24 +170,11 @@ std::vector<std::string> ReferenceStats(const std::vector<Case>& cases) {
     for (int64_t d : c.shape) manifest += " " + std::to_string(d);
     manifest += "\n";
   }
-  std::ofstream(base + "ref.py") << kReferenceScript;
-  std::ofstream(base + "manifest") << manifest;
-  const std::string cmd =
-      std::string(TPROBE_PYTHON) + " " + base + "ref.py < " + base + "manifest";
-  std::FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr) << cmd;
-  std::string out;
-  if (pipe != nullptr) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-    EXPECT_EQ(pclose(pipe), 0) << "python failed: " << cmd;
-  }
+  const std::string out =
+      testing::RunPythonScript(TPROBE_PYTHON, kReferenceScript, {}, manifest);
   for (size_t i = 0; i < cases.size(); ++i) {
     std::remove((base + std::to_string(i) + ".bin").c_str());
   }
-  std::remove((base + "ref.py").c_str());
-  std::remove((base + "manifest").c_str());
   std::vector<std::string> lines;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) lines.push_back(line);

@@ -27,6 +27,7 @@
 #include "common/dump/json_writer.h"
 #include "common/dump/npy.h"
 #include "common/stats/half.h"
+#include "tests/support/python_script.h"
 
 namespace tprobe::import {
 namespace {
@@ -571,16 +572,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "step*/rank*/dump.json"))
             checked += 1
 print(checked)
 )";
-  WriteFile(root_ / "check.py", script);
-  const std::string cmd =
-      "cd " + root_.string() + " && " TPROBE_PYTHON " check.py out 2>&1";
-  std::FILE* pipe = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  EXPECT_EQ(::pclose(pipe), 0) << output;
+  const std::string output = testing::RunPythonScript(
+      TPROBE_PYTHON, script, {(root_ / "out").string()});
   EXPECT_EQ(output, "80\n");
 }
 
