@@ -84,6 +84,88 @@ TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
   EXPECT_EQ(Accounting()["complete"], true);
 }
 
+// Under summary_mode xor the producer sends msprobe's checksum: a word for
+// a tensor (as the daemon XORs the bytes), a 0-d float's value; each
+// renders as the daemon's own, and anything else costs the producer.
+TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
+  const std::string config =
+      ConfigJson(dir_.path(), "statistics", "mix", R"({"summary_mode": "xor"})");
+  TestProducer p(MakeRegister(config, /*ring_count=*/2));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  auto stats = p.Writer(1);
+  const std::vector<float> values = {-1.0f, 2.0f, -2.0f};
+  uint64_t words[2] = {};
+  std::memcpy(words, values.data(), sizeof(float) * values.size());
+  constexpr auto kX = static_cast<uint8_t>(record::StatKind::kXor);
+  auto xor_record = [&](uint32_t ref, uint8_t kind, uint64_t value) {
+    record::ProducerStatsRecord r{};
+    r.ring = 0;
+    r.ref = ref;
+    r.kinds[0] = kind;
+    r.values[0] = value;
+    return r;
+  };
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(w.Intern(3, record::InternKind::kName, "C"));
+  ASSERT_TRUE(w.Intern(4, record::InternKind::kName, "D"));
+  ASSERT_TRUE(w.Float32Tensor(5, {3}, values));
+  ASSERT_TRUE(w.Float32Tensor(7, {}, {0.5f}));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  ASSERT_TRUE(w.Entry(3, 0, 3, 0, MakeEntry({{"output", List({Ref(7)})}})));
+  ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {3}, 12));
+  ASSERT_TRUE(AwaitingTensor(w, 8, DType::kFloat32, {}, 4));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  ASSERT_TRUE(w.Entry(4, 0, 4, 0, MakeEntry({{"output", List({Ref(8)})}})));
+  ASSERT_TRUE(PutStats(stats, xor_record(6, kX, words[0] ^ words[1])));
+  ASSERT_TRUE(PutStats(stats, xor_record(8, kF, Bits(0.5))));
+  DrainAndWrite(p);
+  const dump::Json doc = Dump();
+  ASSERT_TRUE(doc["data"]["A"]["output"][0]["md5"].is_string());
+  EXPECT_EQ(doc["data"]["A"].dump(), doc["data"]["B"].dump());
+  EXPECT_EQ(doc["data"]["C"]["output"][0]["md5"], 0.5);
+  EXPECT_EQ(doc["data"]["C"].dump(), doc["data"]["D"].dump());
+  EXPECT_EQ(Accounting()["complete"], true);
+
+  // Statistics where a checksum is due, a number for a tensor with
+  // dimensions, and an xor word where statistics are due.
+  struct Case {
+    std::string summary_mode;
+    std::vector<int64_t> shape;
+    record::ProducerStatsRecord r;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"xor", {1}, Stats(0, 6, {1.0, 1.0, 1.0, 1.0}),
+       "are not an xor checksum of a torch.float32 tensor"},
+      {"xor", {1}, xor_record(6, kF, Bits(1.0)),
+       "are not an xor checksum of a torch.float32 tensor"},
+      {"statistics", {1}, xor_record(6, kX, 1),
+       "producer statistics of kind 4 for a torch.float32 tensor"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.summary_mode + ": " + c.message);
+    TempDir bad_dir;
+    TestProducer bad(MakeRegister(
+        ConfigJson(bad_dir.path(), "statistics", "mix",
+                   R"({"summary_mode": ")" + c.summary_mode + R"("})"),
+        2));
+    ASSERT_TRUE(bad);
+    auto bw = bad.Writer(0);
+    ASSERT_TRUE(bw.Intern(1, record::InternKind::kName, "A"));
+    ASSERT_TRUE(AwaitingTensor(bw, 6, DType::kFloat32, c.shape, 4));
+    ASSERT_TRUE(bw.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+    auto bs = bad.Writer(1);
+    ASSERT_TRUE(PutStats(bs, c.r));
+    auto state = bad->Lock();
+    DrainSome(*bad, *state, 0, *log_);
+    EXPECT_TRUE(state->broken);
+    EXPECT_NE(state->last_error.find(c.message), std::string::npos)
+        << state->last_error;
+  }
+}
+
 TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
   TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);

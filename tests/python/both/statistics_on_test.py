@@ -7,6 +7,8 @@ statistics the framework computes (framework) against the daemon's
   mix) and MindSpore (examples/mindspore_train.py, when MindSpore imports):
   the same dump.json entries, in the same order; Max and Min bit-equal,
   Mean and Norm within the dtype's rounding, every other byte equal.
+- summary_mode xor: the checksums the framework computes equal the
+  daemon's byte for byte.
 - No call that waits for a device (Tensor.item/.cpu/.numpy/.tolist,
   torch.cuda.synchronize) on the training thread while hooks run.
 - A rank killed (SIGKILL) with statistics in flight: its entries still
@@ -37,14 +39,15 @@ DEFAULT_ULPS = 2.0 ** -20
 
 
 def config(directory: str, on: str, level: str = "mix",
-           dump_path: str = "./dump_path") -> str:
-    path = os.path.join(directory, f"config_{on}_{level}.json")
+           dump_path: str = "./dump_path",
+           summary: str = "statistics") -> str:
+    path = os.path.join(directory, f"config_{on}_{level}_{summary}.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"task": "statistics", "level": level,
                    "dump_path": dump_path,
                    "statistics": {"scope": [], "list": [],
                                   "data_mode": ["all"],
-                                  "summary_mode": "statistics"},
+                                  "summary_mode": summary},
                    "tprobe": {"statistics_on": on}}, f)
     return path
 
@@ -114,11 +117,13 @@ class StatisticsOnTest(unittest.TestCase):
         cls.tmp = fresh_dir("tprobe-stats-on-")
 
     def run_model(self, daemon: Tprobed, on: str, *extra: str,
-                  check: bool = True) -> subprocess.CompletedProcess:
-        dump = os.path.join(self.tmp, f"{on}{'_'.join(extra)}".replace(
-            "-", "").replace("/", "_"))
+                  check: bool = True,
+                  summary: str = "statistics") -> subprocess.CompletedProcess:
+        dump = os.path.join(self.tmp, f"{on}{summary}{'_'.join(extra)}"
+                            .replace("-", "").replace("/", "_"))
         out = subprocess.run(
-            [sys.executable, MODEL, "--config", config(self.tmp, on),
+            [sys.executable, MODEL, "--config",
+             config(self.tmp, on, summary=summary),
              "--dump-path", dump, *extra],
             env=daemon.env(), capture_output=True, text=True, timeout=600)
         if check:
@@ -132,6 +137,31 @@ class StatisticsOnTest(unittest.TestCase):
             reference = self.run_model(daemon, "daemon").dump
         n = compare_trees(self, framework, reference, 2)
         self.assertGreater(n, 400)
+
+    def test_torch_xor_checksums_by_the_framework(self) -> None:
+        """summary_mode xor: the checksums the framework folds where the
+        tensor lives equal the daemon's to the byte, and they do come from
+        the framework: a rank killed with them in flight has tensors
+        incomplete."""
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            framework = self.run_model(daemon, "framework",
+                                       summary="xor").dump
+            reference = self.run_model(daemon, "daemon", summary="xor").dump
+            killed = self.run_model(daemon, "framework", "--kill-in-flight",
+                                    check=False, summary="xor")
+            self.assertEqual(killed.returncode, -9, killed.stderr[-4000:])
+            status_path = os.path.join(killed.dump, "step1", "rank",
+                                       "tprobe.json")
+            wait_until(lambda: os.path.exists(status_path), 30,
+                       "the killed rank's step to be written")
+        compare_trees(self, framework, reference, 2)
+        checksums = 0
+        for step in range(2):
+            with open(os.path.join(framework, f"step{step}", "rank",
+                                   "dump.json"), encoding="utf-8") as f:
+                checksums += f.read().count('"md5": ')
+        self.assertGreater(checksums, 200)
+        self.assertGreater(load(status_path)["tensors_incomplete"], 0)
 
     def test_no_synchronisation_in_the_hooks(self) -> None:
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
