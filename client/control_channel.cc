@@ -29,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kCloseWriteBound = std::chrono::milliseconds(200);
 constexpr auto kWriteSlice = std::chrono::milliseconds(20);
 constexpr auto kReadBound = std::chrono::seconds(5);
+// Requests (a Step each step) that may wait for a daemon that reads none.
+constexpr size_t kMaxUnsent = 4096;
 
 int ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
@@ -320,8 +322,10 @@ void ControlChannel::Run() {
       continue;
     }
     // What the socket does not take within the slice waits for the next
-    // pass, after the replies are read.
-    const bool written = WriteQueued(batch, Clock::now() + kWriteSlice);
+    // pass, after the replies are read; a daemon that has left more than
+    // kMaxUnsent requests unread is taken for hung, which bounds the queue.
+    const bool written = WriteQueued(batch, Clock::now() + kWriteSlice) &&
+                         unsent_.size() <= kMaxUnsent;
     io.unlock();
     if (!written) Disconnect(/*daemon_lost=*/true);
     // Replies (or a hang-up) waiting on the socket.
