@@ -352,7 +352,7 @@ class FaultsTest(unittest.TestCase):
             t = Trainer("--config", config, "--socket", daemon.socket,
                         "--dump", dump, "--report", report, "--hold", hold,
                         "--gate", gate, "--steps", "1200", "--entries", "1",
-                        "--floats", "4", "--pause-ms", "2")
+                        "--floats", "4", "--pause-ms", "5")
             t.wait_line("step 0")
             daemon.proc.send_signal(signal.SIGSTOP)
             open(gate, "w").close()
