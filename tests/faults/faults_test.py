@@ -342,8 +342,11 @@ class FaultsTest(unittest.TestCase):
     # its connection (one registration, its Goodbye heard, no step marked
     # producer_died) and every step is written once the daemon runs again.
     def test_daemon_long_stop(self) -> None:
+        # At exit the rank waits for the daemon's last answer as long as it
+        # takes to write the backlog, so that every step is on disk.
         config = write_config(os.path.join(self.tmp, "c.json"),
-                              policy="drop", block_timeout_ms=1)
+                              policy="drop", block_timeout_ms=1,
+                              exit_timeout_ms=120000)
         dump = os.path.join(self.tmp, "dump")
         report = os.path.join(self.tmp, "report.json")
         hold = os.path.join(self.tmp, "hold")

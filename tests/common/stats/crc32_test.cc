@@ -82,7 +82,7 @@ TEST(Crc32Test, RandomBuffersMatchZlib) {
       "    (n,) = struct.unpack_from('<I', data, pos)\n"
       "    print('%08x' % zlib.crc32(data[pos + 4:pos + 4 + n]))\n"
       "    pos += 4 + n\n",
-      path);
+      {path});
   std::remove(path.c_str());
   std::istringstream lines(out);
   std::string expected;
