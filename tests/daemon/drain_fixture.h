@@ -39,7 +39,8 @@ class DrainFixture : public ::testing::Test {
   // The names of dump.json's entries, in the order written.
   std::vector<std::string> Order(uint32_t step = 0) const {
     std::vector<std::string> order;
-    for (const auto& [name, body] : Dump(step)["data"].items()) {
+    const dump::Json doc = Dump(step);
+    for (const auto& [name, body] : doc["data"].items()) {
       order.push_back(name);
     }
     return order;

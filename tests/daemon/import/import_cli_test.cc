@@ -555,8 +555,9 @@ TEST_F(ImportCliTest, StatisticsMatchNumpyOnTheWrittenFiles) {
   const std::string script = R"(
 import glob, json, os, sys
 import numpy as np
+os.chdir(sys.argv[1])  # dump_data_dir is relative to the tree's parent
 checked = 0
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "step*/rank*/dump.json"))):
+for path in sorted(glob.glob(os.path.join(sys.argv[2], "step*/rank*/dump.json"))):
     doc = json.load(open(path))
     for name, entry in doc["data"].items():
         for t in entry["input_args"] + entry["output"]:
@@ -573,7 +574,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "step*/rank*/dump.json"))
 print(checked)
 )";
   const std::string output = testing::RunPythonScript(
-      TPROBE_PYTHON, script, {(root_ / "out").string()});
+      TPROBE_PYTHON, script, {root_.string(), "out"});
   EXPECT_EQ(output, "80\n");
 }
 
