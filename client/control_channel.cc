@@ -29,8 +29,10 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kCloseWriteBound = std::chrono::milliseconds(200);
 constexpr auto kWriteSlice = std::chrono::milliseconds(20);
 constexpr auto kReadBound = std::chrono::seconds(5);
-// Requests (a Step each step) that may wait for a daemon that reads none.
-constexpr size_t kMaxUnsent = 4096;
+// Requests that may wait for a daemon that reads none: a step sends three
+// (Start, Stop, Step; a few hundred bytes in all), so about 10,000 steps and
+// a few MiB.
+constexpr size_t kMaxUnsent = 32768;
 
 int ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
