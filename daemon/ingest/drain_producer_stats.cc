@@ -139,8 +139,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
       if (!KindFits(info.dtype, kind)) {
         Corrupt(ring_index, "producer statistics of kind " +
                                 std::to_string(kind) + " for a " +
-                                std::string(TorchName(info.dtype)) +
-                                " tensor");
+                                std::string(TorchName(info.dtype)) + " tensor");
         return;
       }
     }

@@ -88,8 +88,8 @@ TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
 // a tensor (as the daemon XORs the bytes), a 0-d float's value; each
 // renders as the daemon's own, and anything else costs the producer.
 TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
-  const std::string config =
-      ConfigJson(dir_.path(), "statistics", "mix", R"({"summary_mode": "xor"})");
+  const std::string config = ConfigJson(dir_.path(), "statistics", "mix",
+                                        R"({"summary_mode": "xor"})");
   TestProducer p(MakeRegister(config, /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
@@ -137,11 +137,17 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"xor", {1}, Stats(0, 6, {1.0, 1.0, 1.0, 1.0}),
+      {"xor",
+       {1},
+       Stats(0, 6, {1.0, 1.0, 1.0, 1.0}),
        "are not an xor checksum of a torch.float32 tensor"},
-      {"xor", {1}, xor_record(6, kF, Bits(1.0)),
+      {"xor",
+       {1},
+       xor_record(6, kF, Bits(1.0)),
        "are not an xor checksum of a torch.float32 tensor"},
-      {"statistics", {1}, xor_record(6, kX, 1),
+      {"statistics",
+       {1},
+       xor_record(6, kX, 1),
        "producer statistics of kind 4 for a torch.float32 tensor"},
   };
   for (const Case& c : cases) {

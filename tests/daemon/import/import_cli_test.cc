@@ -573,8 +573,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], "step*/rank*/dump.json"))
             checked += 1
 print(checked)
 )";
-  const std::string output = testing::RunPythonScript(
-      TPROBE_PYTHON, script, {root_.string(), "out"});
+  const std::string output =
+      testing::RunPythonScript(TPROBE_PYTHON, script, {root_.string(), "out"});
   EXPECT_EQ(output, "80\n");
 }
 
