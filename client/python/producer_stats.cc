@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <optional>
+#include <string>
 
 namespace tprobe::python {
 namespace py = pybind11;
@@ -18,10 +20,26 @@ std::atomic<const client::Session*> g_session{nullptr};
 PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
 std::atomic<bool> g_mindspore_on_host{true};
-// The adapter's reducer computes summary_mode xor's checksum too.
-std::atomic<bool> g_reduces_xor{false};
-// The session's summary_mode is xor: the hook computes the checksum.
-std::atomic<bool> g_summary_xor{false};
+// The summary modes a reducer may compute, as the hook is told them.
+enum class Summary : uint8_t { kStatistics, kXor, kMd5 };
+constexpr const char* kSummaryNames[] = {"statistics", "xor", "md5"};
+constexpr uint8_t Bit(Summary s) { return uint8_t{1} << static_cast<int>(s); }
+// The summary modes the adapter's reducers compute (a bit each).
+std::atomic<uint8_t> g_reduces{Bit(Summary::kStatistics)};
+// The session's summary_mode, when the hook computes it.
+std::atomic<Summary> g_summary{Summary::kStatistics};
+
+std::optional<Summary> SummaryOf(config::SummaryMode mode) {
+  switch (mode) {
+    case config::SummaryMode::kStatistics:
+      return Summary::kStatistics;
+    case config::SummaryMode::kXor:
+      return Summary::kXor;
+    case config::SummaryMode::kMd5:
+      return Summary::kMd5;
+  }
+  return std::nullopt;
+}
 
 constexpr size_t kPlaceBytes = 20;
 
@@ -30,13 +48,12 @@ constexpr size_t kPlaceBytes = 20;
 void FollowStatisticsOn(const client::Session* session) {
   g_session.store(session, std::memory_order_release);
   Mode mode = Mode::kNone;
-  bool summary_xor = false;
+  std::optional<Summary> summary;
   if (session != nullptr) {
     const config::Config& c = session->config();
-    summary_xor = c.summary_mode == config::SummaryMode::kXor;
-    if (c.task == config::Task::kStatistics &&
-        (c.summary_mode == config::SummaryMode::kStatistics ||
-         (summary_xor && g_reduces_xor.load(std::memory_order_relaxed)))) {
+    summary = SummaryOf(c.summary_mode);
+    if (c.task == config::Task::kStatistics && summary &&
+        (g_reduces.load(std::memory_order_relaxed) & Bit(*summary)) != 0) {
       switch (c.statistics_on) {
         case config::StatisticsOn::kAuto:
           mode = Mode::kDevice;
@@ -49,7 +66,8 @@ void FollowStatisticsOn(const client::Session* session) {
       }
     }
   }
-  g_summary_xor.store(summary_xor, std::memory_order_relaxed);
+  g_summary.store(summary.value_or(Summary::kStatistics),
+                  std::memory_order_relaxed);
   g_mode.store(mode, std::memory_order_release);
 }
 
@@ -78,10 +96,15 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   std::memcpy(place + 4, &slot->generation, 8);
   std::memcpy(place + 12, &ref, 4);
   std::memcpy(place + 16, &step, 4);
-  const bool summary_xor = g_summary_xor.load(std::memory_order_relaxed);
+  static PyObject* const names[] = {
+      PyUnicode_InternFromString(kSummaryNames[0]),
+      PyUnicode_InternFromString(kSummaryNames[1]),
+      PyUnicode_InternFromString(kSummaryNames[2])};
+  PyObject* summary =
+      names[static_cast<int>(g_summary.load(std::memory_order_relaxed))];
+  if (summary == nullptr) return;  // out of memory at the first call
   PyObject* result = PyObject_CallFunctionObjArgs(
-      g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(),
-      summary_xor ? Py_True : Py_False, nullptr);
+      g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(), summary, nullptr);
   if (result == nullptr) {
     // The hook failed: no statistics come, and the daemon writes the tensor
     // incomplete when its step is settled.
@@ -135,25 +158,41 @@ void DefineProducerStats(py::module_& m) {
   m.def(
       "set_producer_stats",
       [](py::object hook, py::object flush, bool mindspore_on_host,
-         bool reduces_xor) {
+         const py::iterable& summaries) {
+        uint8_t reduces = 0;
+        for (py::handle item : summaries) {
+          const std::string name = py::cast<std::string>(item);
+          bool known = false;
+          for (int i = 0; i < 3; ++i) {
+            if (name == kSummaryNames[i]) {
+              reduces |= uint8_t{1} << i;
+              known = true;
+            }
+          }
+          if (!known) {
+            throw py::value_error("summaries: unknown summary mode \"" + name +
+                                  "\"");
+          }
+        }
         g_mindspore_on_host.store(mindspore_on_host, std::memory_order_relaxed);
-        g_reduces_xor.store(reduces_xor, std::memory_order_relaxed);
+        g_reduces.store(reduces, std::memory_order_relaxed);
         Py_XDECREF(g_hook);
         Py_XDECREF(g_flush);
         g_hook = hook.is_none() ? nullptr : hook.release().ptr();
         g_flush = flush.is_none() ? nullptr : flush.release().ptr();
       },
       py::arg("hook"), py::arg("flush"), py::arg("mindspore_on_host") = true,
-      py::arg("xor") = false,
-      "Sets the adapter's statistics hook, hook(tensor, place: bytes, xor: "
-      "bool), which reduces a tensor on its device without waiting (to "
-      "summary_mode xor's checksum with xor) and later hands the results to "
-      "Session.write_producer_stats, and flush(), which returns once every "
-      "result handed to the hook has been written. None for both: the "
-      "daemon computes every statistic. mindspore_on_host: MindSpore's "
-      "device_target is CPU (under statistics_on auto its tensors then go "
-      "to the daemon). xor: the hook computes xor checksums too (without "
-      "it, summary_mode xor leaves every checksum to the daemon).");
+      py::arg("summaries") = py::make_tuple("statistics"),
+      "Sets the adapter's statistics hook, hook(tensor, place: bytes, "
+      "summary: str), which reduces a tensor on its device without waiting "
+      "(to the session's summary_mode: 'statistics', 'xor' or 'md5') and "
+      "later hands the results to Session.write_producer_stats, and "
+      "flush(), which returns once every result handed to the hook has been "
+      "written. None for both: the daemon computes every statistic. "
+      "mindspore_on_host: MindSpore's device_target is CPU (under "
+      "statistics_on auto its tensors then go to the daemon). summaries: "
+      "the summary modes the hook computes; the daemon computes the "
+      "others.");
 }
 
 }  // namespace tprobe::python

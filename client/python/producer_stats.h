@@ -25,10 +25,10 @@
 
 namespace tprobe::python {
 
-// Follows `session`'s config (task statistics with summary_mode statistics,
-// or xor where the adapter's reducer computes it; md5 and the other tasks
-// need the bytes): which tensors the framework reduces, and to what.
-// nullptr: none (the session is gone).
+// Follows `session`'s config (task statistics, with a summary_mode the
+// adapter's reducers compute: statistics, and xor and md5 under PyTorch;
+// the other tasks write the bytes): which tensors the framework reduces,
+// and to what. nullptr: none (the session is gone).
 void FollowStatisticsOn(const client::Session* session);
 
 // Whether the framework computes the statistics of a tensor on the host

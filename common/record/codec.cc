@@ -102,7 +102,7 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
       std::memcpy(&r, payload.data(), sizeof r);
       for (int i = 0; i < 4; ++i) {
         const auto kind = static_cast<StatKind>(r.kinds[i]);
-        if (r.kinds[i] > static_cast<uint8_t>(StatKind::kXor)) {
+        if (r.kinds[i] > static_cast<uint8_t>(StatKind::kCrc)) {
           return Malformed("producer statistics",
                            "unknown kind " + std::to_string(r.kinds[i]));
         }

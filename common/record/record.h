@@ -80,12 +80,15 @@ inline constexpr uint8_t kTensorStatsByProducer = 1;
 // (stats::Stat): its 8 value bytes are 0, 0 or 1, an int64 or a float64.
 // kXor, only first and only under summary_mode xor, is msprobe's checksum
 // word (stats::XorHex); a 0-d float tensor's checksum is its value, kFloat.
+// kCrc, only first and only under summary_mode md5, is the CRC-32 of the
+// tensor's bytes (stats::Crc32Hex).
 enum class StatKind : uint8_t {
   kNull = 0,
   kBool = 1,
   kInt = 2,
   kFloat = 3,
   kXor = 4,
+  kCrc = 5,
 };
 
 // The statistics of tensor `ref` of ring `ring` (whose Tensor record carried
@@ -97,7 +100,7 @@ struct ProducerStatsRecord {
   uint32_t ring;
   uint32_t ref;
   uint32_t step;
-  uint8_t kinds[4];    // StatKind of Max, Min, Mean, Norm (or xor's word)
+  uint8_t kinds[4];    // StatKind of Max, Min, Mean, Norm (or a checksum)
   uint64_t values[4];  // little-endian bits, by kind
 };
 

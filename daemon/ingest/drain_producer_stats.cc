@@ -1,9 +1,11 @@
 // Statistics computed by the producer (record::ProducerStatsRecord) and the
 // entries held until they arrive, in call order (drain.h).
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
+#include "common/stats/crc32.h"
 #include "common/stats/xor_checksum.h"
 #include "daemon/ingest/drainer.h"
 
@@ -45,6 +47,7 @@ stats::Stat StatOf(uint8_t kind, uint64_t bits) {
     }
     case record::StatKind::kNull:
     case record::StatKind::kXor:
+    case record::StatKind::kCrc:
       break;
   }
   return std::monostate{};
@@ -52,11 +55,11 @@ stats::Stat StatOf(uint8_t kind, uint64_t bits) {
 
 // Whether `kind` is one a statistic of a `dtype` tensor can have: booleans
 // only for bool tensors, integers only for integer tensors (Max and Min, or
-// a 0-d tensor's value), never a float for a bool tensor, and never an xor
-// word.
+// a 0-d tensor's value), never a float for a bool tensor, and never a
+// checksum.
 bool KindFits(DType dtype, uint8_t kind) {
   const auto k = static_cast<record::StatKind>(kind);
-  if (k == record::StatKind::kXor) return false;
+  if (k == record::StatKind::kXor || k == record::StatKind::kCrc) return false;
   if (dtype == DType::kBool) {
     return k == record::StatKind::kBool || k == record::StatKind::kNull;
   }
@@ -98,6 +101,18 @@ std::optional<stats::XorSum> XorSumOf(const TensorInfo& info,
   }
 }
 
+// summary_mode md5's CRC-32 that `r` carries; nullopt when it carries
+// anything else.
+std::optional<uint32_t> CrcOf(const record::ProducerStatsRecord& r) {
+  constexpr auto kNull = static_cast<uint8_t>(record::StatKind::kNull);
+  if (r.kinds[0] != static_cast<uint8_t>(record::StatKind::kCrc) ||
+      r.kinds[1] != kNull || r.kinds[2] != kNull || r.kinds[3] != kNull ||
+      r.values[0] > UINT32_MAX) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(r.values[0]);
+}
+
 }  // namespace
 
 bool Drainer::StatsTargetRead(const record::ProducerStatsView& v) const {
@@ -124,7 +139,16 @@ void Drainer::OnProducerStats(uint32_t ring_index,
     return;
   }
   TensorInfo& info = it->second.info;
-  if (state_.config.summary_mode == config::SummaryMode::kXor) {
+  if (state_.config.summary_mode == config::SummaryMode::kMd5) {
+    std::optional<uint32_t> crc = CrcOf(r);
+    if (!crc) {
+      Corrupt(ring_index, "producer statistics for tensor " +
+                              std::to_string(r.ref) + " are not a CRC-32");
+      return;
+    }
+    info.crc = *crc;
+    info.md5 = stats::Crc32Hex(*crc);
+  } else if (state_.config.summary_mode == config::SummaryMode::kXor) {
     std::optional<stats::XorSum> sum = XorSumOf(info, r);
     if (!sum) {
       Corrupt(ring_index, "producer statistics for tensor " +

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "common/stats/crc32.h"
 #include "tests/daemon/drain_fixture.h"
 #include "tests/daemon/ring_records.h"
 
@@ -168,6 +169,60 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
     DrainSome(*bad, *state, 0, *log_);
     EXPECT_TRUE(state->broken);
     EXPECT_NE(state->last_error.find(c.message), std::string::npos)
+        << state->last_error;
+  }
+}
+
+// Under summary_mode md5 the producer sends the CRC-32 of the tensor's
+// bytes; it renders as the daemon's own, and anything else costs the
+// producer.
+TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
+  const std::string md5 = R"({"summary_mode": "md5"})";
+  auto crc_record = [](uint32_t ref, uint64_t value) {
+    record::ProducerStatsRecord r{};
+    r.ring = 0;
+    r.ref = ref;
+    r.kinds[0] = static_cast<uint8_t>(record::StatKind::kCrc);
+    r.values[0] = value;
+    return r;
+  };
+  TestProducer p(
+      MakeRegister(ConfigJson(dir_.path(), "statistics", "mix", md5), 2));
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  auto stats = p.Writer(1);
+  const std::vector<float> values = {-1.0f, 2.0f, -2.0f};
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
+  ASSERT_TRUE(w.Float32Tensor(5, {3}, values));
+  ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
+  ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {3}, 12));
+  ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  ASSERT_TRUE(PutStats(
+      stats, crc_record(6, stats::Crc32(std::as_bytes(std::span(values))))));
+  DrainAndWrite(p);
+  const dump::Json doc = Dump();
+  ASSERT_TRUE(doc["data"]["A"]["output"][0]["md5"].is_string());
+  EXPECT_EQ(doc["data"]["A"].dump(), doc["data"]["B"].dump());
+  EXPECT_EQ(Accounting()["complete"], true);
+
+  // Statistics where a CRC-32 is due, and a value wider than 32 bits.
+  for (const record::ProducerStatsRecord& r :
+       {Stats(0, 6, {1.0, 1.0, 1.0, 1.0}), crc_record(6, uint64_t{1} << 32)}) {
+    TempDir bad_dir;
+    TestProducer bad(
+        MakeRegister(ConfigJson(bad_dir.path(), "statistics", "mix", md5), 2));
+    ASSERT_TRUE(bad);
+    auto bw = bad.Writer(0);
+    ASSERT_TRUE(bw.Intern(1, record::InternKind::kName, "A"));
+    ASSERT_TRUE(AwaitingTensor(bw, 6, DType::kFloat32, {1}, 4));
+    ASSERT_TRUE(bw.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+    auto bs = bad.Writer(1);
+    ASSERT_TRUE(PutStats(bs, r));
+    auto state = bad->Lock();
+    DrainSome(*bad, *state, 0, *log_);
+    EXPECT_TRUE(state->broken);
+    EXPECT_NE(state->last_error.find("are not a CRC-32"), std::string::npos)
         << state->last_error;
   }
 }

@@ -351,13 +351,13 @@ TEST(RecordWriterTest, MalformedProducerRecordsNameTheirDefect) {
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().message(),
             "malformed producer statistics record: size 47 is not 48");
-  stats.kinds[1] = 5;
+  stats.kinds[1] = 6;
   PutProducerStats(buf.data(), stats);
   d = Decode(static_cast<uint16_t>(RecordType::kProducerStats),
              std::span(buf.data(), kProducerStatsSize));
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().message(),
-            "malformed producer statistics record: unknown kind 5");
+            "malformed producer statistics record: unknown kind 6");
   stats.kinds[1] = static_cast<uint8_t>(StatKind::kBool);
   stats.values[1] = 2;
   PutProducerStats(buf.data(), stats);

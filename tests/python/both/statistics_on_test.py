@@ -7,8 +7,8 @@ statistics the framework computes (framework) against the daemon's
   mix) and MindSpore (examples/mindspore_train.py, when MindSpore imports):
   the same dump.json entries, in the same order; Max and Min bit-equal,
   Mean and Norm within the dtype's rounding, every other byte equal.
-- summary_mode xor: the checksums the framework computes equal the
-  daemon's byte for byte.
+- summary_mode xor and md5: the checksums the framework computes equal
+  the daemon's byte for byte.
 - No call that waits for a device (Tensor.item/.cpu/.numpy/.tolist,
   torch.cuda.synchronize) on the training thread while hooks run.
 - A rank killed (SIGKILL) with statistics in flight: its entries still
@@ -138,17 +138,18 @@ class StatisticsOnTest(unittest.TestCase):
         n = compare_trees(self, framework, reference, 2)
         self.assertGreater(n, 400)
 
-    def test_torch_xor_checksums_by_the_framework(self) -> None:
-        """summary_mode xor: the checksums the framework folds where the
-        tensor lives equal the daemon's to the byte, and they do come from
-        the framework: a rank killed with them in flight has tensors
+    def check_checksums_by_the_framework(self, summary: str) -> None:
+        """summary_mode `summary` (xor or md5): the checksums the framework
+        computes (xor folded where the tensor lives, md5 from a copy made
+        without waiting) equal the daemon's to the byte, and they do come
+        from the framework: a rank killed with them in flight has tensors
         incomplete."""
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
             framework = self.run_model(daemon, "framework",
-                                       summary="xor").dump
-            reference = self.run_model(daemon, "daemon", summary="xor").dump
+                                       summary=summary).dump
+            reference = self.run_model(daemon, "daemon", summary=summary).dump
             killed = self.run_model(daemon, "framework", "--kill-in-flight",
-                                    check=False, summary="xor")
+                                    check=False, summary=summary)
             self.assertEqual(killed.returncode, -9, killed.stderr[-4000:])
             status_path = os.path.join(killed.dump, "step1", "rank",
                                        "tprobe.json")
@@ -162,6 +163,12 @@ class StatisticsOnTest(unittest.TestCase):
                 checksums += f.read().count('"md5": ')
         self.assertGreater(checksums, 200)
         self.assertGreater(load(status_path)["tensors_incomplete"], 0)
+
+    def test_torch_xor_checksums_by_the_framework(self) -> None:
+        self.check_checksums_by_the_framework("xor")
+
+    def test_torch_md5_checksums_by_the_framework(self) -> None:
+        self.check_checksums_by_the_framework("md5")
 
     def test_no_synchronisation_in_the_hooks(self) -> None:
         with Tprobed(tprobed_binary(), self.tmp) as daemon:

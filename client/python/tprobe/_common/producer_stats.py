@@ -18,7 +18,7 @@ from any thread but the statistics thread.
 import ctypes
 import queue
 import threading
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from tprobe import _C
 
@@ -39,20 +39,22 @@ class _Batch:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.key: Any = None  # the stream that computed them (None: host)
+        # The summary mode and the stream that computed them (None: host).
+        self.key: Any = None
         self.results: List[Any] = []
         self.places: List[bytes] = []
 
 
 class ProducerStats:
-    """Runs `reducer` (tprobe.torch.stats or tprobe.mindspore.stats) for a
-    session: reduce(t) -> (result, kinds), and where the framework can,
-    reduce_xor(t) likewise; stream_key(t), to_host(results, key) -> (host,
-    waiter or None), fetch(host) -> bytes."""
+    """Runs a session's reducers, one per summary mode the framework
+    computes ("statistics", and "xor" and "md5" under PyTorch): each has
+    reduce(t) -> (result, kinds), stream_key(t), to_host(results, key) ->
+    (host, waiter or None) and fetch(host) -> bytes (4 little-endian 8-byte
+    values per tensor)."""
 
-    def __init__(self, session: Any, reducer: Any) -> None:
+    def __init__(self, session: Any, reducers: Dict[str, Any]) -> None:
         self._session = session
-        self._reducer = reducer
+        self._reducers = reducers
         self._local = threading.local()
         self._busy = _Busy()
         self._batches: List[_Batch] = []
@@ -60,13 +62,13 @@ class ProducerStats:
         self._queue: "queue.Queue" = queue.Queue()
         self._thread: Optional[threading.Thread] = None
 
-    def hook(self, tensor: Any, place: bytes, xor: bool = False) -> None:
-        """Queues the reductions of `tensor` (its xor checksum with `xor`);
-        `place` is the binding's 20 bytes that say where its Tensor record
-        went."""
-        reduce = self._reducer.reduce_xor if xor else self._reducer.reduce
-        result, kinds = reduce(tensor)
-        key = self._reducer.stream_key(tensor)
+    def hook(self, tensor: Any, place: bytes,
+             summary: str = "statistics") -> None:
+        """Queues the reductions of `tensor` for `summary`; `place` is the
+        binding's 20 bytes that say where its Tensor record went."""
+        reducer = self._reducers[summary]
+        result, kinds = reducer.reduce(tensor)
+        key = (summary, reducer.stream_key(tensor))
         batch = self._batch()
         if batch.results and batch.key != key:
             self._submit(batch)
@@ -102,9 +104,11 @@ class ProducerStats:
             batch.results, batch.places = [], []
         if not results:
             return
+        summary, stream = key
+        reducer = self._reducers[summary]
         self._busy.busy += 1
         try:
-            host, waiter = self._reducer.to_host(results, key)
+            host, waiter = reducer.to_host(results, stream)
         finally:
             self._busy.busy -= 1
         if self._thread is None:
@@ -113,17 +117,17 @@ class ProducerStats:
                     self._thread = threading.Thread(
                         target=self._run, name="tprobe-stats", daemon=True)
                     self._thread.start()
-        self._queue.put((host, waiter, b"".join(places)))
+        self._queue.put((reducer, host, waiter, b"".join(places)))
 
     def _run(self) -> None:
         while True:
-            host, waiter, places = self._queue.get()
+            reducer, host, waiter, places = self._queue.get()
             self._busy.busy += 1
             try:
                 if waiter is not None:
                     waiter()
-                self._session.write_producer_stats(
-                    self._reducer.fetch(host), places)
+                self._session.write_producer_stats(reducer.fetch(host),
+                                                   places)
             except Exception:  # the daemon writes those tensors incomplete
                 pass
             finally:
@@ -140,12 +144,14 @@ def install(session: Any, framework: str) -> None:
     """Sets the binding's statistics hook for `session` (one per process)."""
     try:
         if framework == "mindspore":
-            from tprobe.mindspore import stats as reducer
+            from tprobe.mindspore import stats
+            reducers = {"statistics": stats}
         else:
-            from tprobe.torch import stats as reducer
+            from tprobe.torch import crc, stats
+            reducers = {"statistics": stats, "xor": stats.XOR, "md5": crc}
     except ImportError:
         return
-    stats = ProducerStats(session, reducer)
-    _C.set_producer_stats(stats.hook, stats.flush,
-                          mindspore_on_host=reducer.on_host(),
-                          xor=hasattr(reducer, "reduce_xor"))
+    producer = ProducerStats(session, reducers)
+    _C.set_producer_stats(producer.hook, producer.flush,
+                          mindspore_on_host=stats.on_host(),
+                          summaries=list(reducers))

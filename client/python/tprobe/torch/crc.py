@@ -1,0 +1,60 @@
+"""summary_mode md5 of a tensor without a synchronous copy, for
+_common/producer_stats.py (msprobe's "md5" is the CRC-32 of the tensor's
+bytes, docs/format.md). The hook queues a copy of the bytes into host
+memory and returns: a CUDA tensor's goes into pinned memory with a
+non-blocking copy behind an event on its stream; a host tensor's is cloned,
+so that the training may change it in place afterwards. The statistics
+thread waits for the event and computes the CRC-32 there, off the training
+thread (zlib releases the GIL). Nothing here waits for the device in the
+hook: no .item(), .cpu(), .numpy() or synchronize.
+"""
+
+import ctypes
+import struct
+import zlib
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+_KINDS = bytes((5, 0, 0, 0))  # record::StatKind kCrc, then three nulls
+
+
+def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
+    """A host copy of the bytes of `t` (with elements), queued, and its
+    kinds."""
+    t = t.detach()
+    if t.is_complex():
+        t = torch.view_as_real(t.resolve_conj())
+    raw = t.contiguous().reshape(-1).view(torch.uint8)
+    if not raw.is_cuda:
+        return raw.clone(), _KINDS
+    host = torch.empty(raw.shape, dtype=torch.uint8, pin_memory=True)
+    host.copy_(raw, non_blocking=True)
+    return host, _KINDS
+
+
+def stream_key(t: torch.Tensor) -> Any:
+    """The stream the copy was queued on (None: host)."""
+    if t.is_cuda:
+        return torch.cuda.current_stream(t.device)
+    return None
+
+
+def to_host(copies: List[torch.Tensor], key: Any) -> Tuple[List[torch.Tensor],
+                                                           Optional[Any]]:
+    """The copies, and what to wait on before reading them: on CUDA, an
+    event recorded behind them on their stream."""
+    if key is None:
+        return copies, None
+    event = torch.cuda.Event()
+    event.record(key)
+    return copies, event.synchronize
+
+
+def fetch(copies: List[torch.Tensor]) -> bytes:
+    """Each copy's CRC-32 as the first of 4 little-endian 8-byte values,
+    read in place."""
+    return b"".join(
+        struct.pack("<QQQQ", zlib.crc32(
+            (ctypes.c_ubyte * c.numel()).from_address(c.data_ptr())), 0, 0, 0)
+        for c in copies)
