@@ -138,17 +138,26 @@ void Drainer::OnProducerStats(uint32_t ring_index,
                             ", which does not wait for them");
     return;
   }
-  TensorInfo& info = it->second.info;
-  if (state_.config.summary_mode == config::SummaryMode::kMd5) {
+  WaitingTensor& waiting = it->second;
+  TensorInfo& info = waiting.info;
+  const config::SummaryMode summary = state_.config.summary_mode;
+  if (summary == config::SummaryMode::kMd5 &&
+      r.kinds[0] == static_cast<uint8_t>(record::StatKind::kCrc)) {
     std::optional<uint32_t> crc = CrcOf(r);
-    if (!crc) {
-      Corrupt(ring_index, "producer statistics for tensor " +
-                              std::to_string(r.ref) + " are not a CRC-32");
+    if (!crc || !waiting.crc_due) {
+      Corrupt(ring_index,
+              "producer statistics for tensor " + std::to_string(r.ref) +
+                  (crc ? " bring a second CRC-32" : " are not a CRC-32"));
       return;
     }
     info.crc = *crc;
     info.md5 = stats::Crc32Hex(*crc);
-  } else if (state_.config.summary_mode == config::SummaryMode::kXor) {
+    waiting.crc_due = false;
+  } else if (!waiting.stats_due) {
+    Corrupt(ring_index, "producer statistics for tensor " +
+                            std::to_string(r.ref) + " came twice");
+    return;
+  } else if (summary == config::SummaryMode::kXor) {
     std::optional<stats::XorSum> sum = XorSumOf(info, r);
     if (!sum) {
       Corrupt(ring_index, "producer statistics for tensor " +
@@ -158,6 +167,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
       return;
     }
     info.xor_sum = std::move(*sum);
+    waiting.stats_due = false;
   } else {
     for (uint8_t kind : r.kinds) {
       if (!KindFits(info.dtype, kind)) {
@@ -171,7 +181,9 @@ void Drainer::OnProducerStats(uint32_t ring_index,
     info.stats.min = StatOf(r.kinds[1], r.values[1]);
     info.stats.mean = StatOf(r.kinds[2], r.values[2]);
     info.stats.norm = StatOf(r.kinds[3], r.values[3]);
+    waiting.stats_due = false;
   }
+  if (waiting.stats_due || waiting.crc_due) return;
   info.complete = true;
   it->second.awaiting_stats = false;
   --state_.awaiting_stats;

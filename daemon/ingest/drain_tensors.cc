@@ -17,7 +17,7 @@ constexpr size_t kMaxReserve = size_t{64} << 20;
 
 void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   if ((v.tensor.flags & record::kTensorStatsByProducer) != 0) {
-    // No chunks: it waits for its ProducerStats record, incomplete until
+    // No chunks: it waits for its ProducerStats records, incomplete until
     // then (drain_producer_stats.cc).
     WaitingTensor waiting;
     waiting.record = ring.records_read;
@@ -25,6 +25,8 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
     waiting.info.shape = std::move(v.shape);
     waiting.info.requires_grad = v.tensor.requires_grad != 0;
     waiting.awaiting_stats = true;
+    waiting.stats_due = true;
+    waiting.crc_due = state_.config.summary_mode == config::SummaryMode::kMd5;
     auto [it, added] = ring.tensors.try_emplace(v.tensor.ref);
     if (!added) {
       ring.waiting_bytes -= it->second.info.bytes.size();

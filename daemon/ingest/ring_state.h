@@ -39,8 +39,12 @@ struct WaitingTensor {
   uint64_t record = 0;
   TensorInfo info;
   // Its Tensor record carried record::kTensorStatsByProducer and its
-  // ProducerStats record has not arrived: info.complete is false.
+  // ProducerStats records have not all arrived: info.complete is false.
+  // Under summary_mode md5 two come, in either order: the statistics and
+  // the CRC-32.
   bool awaiting_stats = false;
+  bool stats_due = false;  // the statistics (or xor checksum) record
+  bool crc_due = false;    // the CRC-32 record (summary_mode md5)
 };
 
 // A module's construct.json node whose CallBegin was seen but which is not

@@ -173,8 +173,9 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
   }
 }
 
-// Under summary_mode md5 the producer sends the CRC-32 of the tensor's
-// bytes; it renders as the daemon's own, and anything else costs the
+// Under summary_mode md5 the producer sends two records, in either order:
+// the statistics and the CRC-32 of the tensor's bytes; together they
+// render as the daemon's own, and a bad or repeated one costs the
 // producer.
 TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
   const std::string md5 = R"({"summary_mode": "md5"})";
@@ -198,17 +199,33 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5)})}})));
   ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {3}, 12));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
-  ASSERT_TRUE(PutStats(
-      stats, crc_record(6, stats::Crc32(std::as_bytes(std::span(values))))));
+  const record::ProducerStatsRecord crc =
+      crc_record(6, stats::Crc32(std::as_bytes(std::span(values))));
+  ASSERT_TRUE(PutStats(stats, crc));
+  {
+    auto state = p->Lock();
+    DrainSome(*p, *state, 0, *log_);
+    EXPECT_EQ(state->held_entries.size(), 1u) << "B waits for its statistics";
+  }
+  const double mean = static_cast<float>(-1.0 / 3.0);
+  ASSERT_TRUE(PutStats(stats, Stats(0, 6, {2.0, -2.0, mean, 3.0})));
   DrainAndWrite(p);
   const dump::Json doc = Dump();
   ASSERT_TRUE(doc["data"]["A"]["output"][0]["md5"].is_string());
   EXPECT_EQ(doc["data"]["A"].dump(), doc["data"]["B"].dump());
   EXPECT_EQ(Accounting()["complete"], true);
 
-  // Statistics where a CRC-32 is due, and a value wider than 32 bits.
-  for (const record::ProducerStatsRecord& r :
-       {Stats(0, 6, {1.0, 1.0, 1.0, 1.0}), crc_record(6, uint64_t{1} << 32)}) {
+  // A value wider than 32 bits, a second CRC-32, statistics twice.
+  const record::ProducerStatsRecord once = Stats(0, 6, {1.0, 1.0, 1.0, 1.0});
+  const std::vector<
+      std::pair<std::vector<record::ProducerStatsRecord>, std::string>>
+      cases = {
+          {{crc_record(6, uint64_t{1} << 32)}, "are not a CRC-32"},
+          {{crc_record(6, 1), crc_record(6, 2)}, "bring a second CRC-32"},
+          {{once, once}, "came twice"},
+      };
+  for (const auto& [records, message] : cases) {
+    SCOPED_TRACE(message);
     TempDir bad_dir;
     TestProducer bad(
         MakeRegister(ConfigJson(bad_dir.path(), "statistics", "mix", md5), 2));
@@ -218,11 +235,13 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
     ASSERT_TRUE(AwaitingTensor(bw, 6, DType::kFloat32, {1}, 4));
     ASSERT_TRUE(bw.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
     auto bs = bad.Writer(1);
-    ASSERT_TRUE(PutStats(bs, r));
+    for (const record::ProducerStatsRecord& r : records) {
+      ASSERT_TRUE(PutStats(bs, r));
+    }
     auto state = bad->Lock();
     DrainSome(*bad, *state, 0, *log_);
     EXPECT_TRUE(state->broken);
-    EXPECT_NE(state->last_error.find("are not a CRC-32"), std::string::npos)
+    EXPECT_NE(state->last_error.find(message), std::string::npos)
         << state->last_error;
   }
 }

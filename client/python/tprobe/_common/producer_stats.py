@@ -18,7 +18,7 @@ from any thread but the statistics thread.
 import ctypes
 import queue
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from tprobe import _C
 
@@ -35,22 +35,29 @@ class _Busy(threading.local):
 
 
 class _Batch:
-    """One thread's results not yet handed to the statistics thread."""
+    """One thread's results of one reducer on one stream, not yet handed
+    to the statistics thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Tuple[str, Any]) -> None:
         self.lock = threading.Lock()
-        # The summary mode and the stream that computed them (None: host).
-        self.key: Any = None
+        # The reducer and the stream that computed them (None: host).
+        self.key = key
         self.results: List[Any] = []
         self.places: List[bytes] = []
 
 
+# The reducers each summary mode runs, each sending a ProducerStats record
+# per tensor: md5 writes the statistics and the CRC-32 of the bytes.
+PARTS = {"statistics": ("statistics",), "xor": ("xor",),
+         "md5": ("statistics", "crc")}
+
+
 class ProducerStats:
-    """Runs a session's reducers, one per summary mode the framework
-    computes ("statistics", and "xor" and "md5" under PyTorch): each has
-    reduce(t) -> (result, kinds), stream_key(t), to_host(results, key) ->
-    (host, waiter or None) and fetch(host) -> bytes (4 little-endian 8-byte
-    values per tensor)."""
+    """Runs a session's reducers ("statistics", and "xor" and "crc" under
+    PyTorch; PARTS says which a summary mode runs): each has reduce(t) ->
+    (result, kinds), stream_key(t), to_host(results, key) -> (host, waiter
+    or None) and fetch(host) -> bytes (4 little-endian 8-byte values per
+    tensor)."""
 
     def __init__(self, session: Any, reducers: Dict[str, Any]) -> None:
         self._session = session
@@ -62,23 +69,25 @@ class ProducerStats:
         self._queue: "queue.Queue" = queue.Queue()
         self._thread: Optional[threading.Thread] = None
 
+    def summaries(self) -> List[str]:
+        """The summary modes whose every reducer is here."""
+        return [summary for summary, parts in PARTS.items()
+                if all(part in self._reducers for part in parts)]
+
     def hook(self, tensor: Any, place: bytes,
              summary: str = "statistics") -> None:
         """Queues the reductions of `tensor` for `summary`; `place` is the
         binding's 20 bytes that say where its Tensor record went."""
-        reducer = self._reducers[summary]
-        result, kinds = reducer.reduce(tensor)
-        key = (summary, reducer.stream_key(tensor))
-        batch = self._batch()
-        if batch.results and batch.key != key:
-            self._submit(batch)
-        with batch.lock:
-            batch.key = key
-            batch.results.append(result)
-            batch.places.append(place + kinds)
-            full = len(batch.results) >= kBatch
-        if full:
-            self._submit(batch)
+        for part in PARTS[summary]:
+            reducer = self._reducers[part]
+            result, kinds = reducer.reduce(tensor)
+            batch = self._batch((part, reducer.stream_key(tensor)))
+            with batch.lock:
+                batch.results.append(result)
+                batch.places.append(place + kinds)
+                full = len(batch.results) >= kBatch
+            if full:
+                self._submit(batch)
 
     def flush(self) -> None:
         """Hands every thread's batch over and returns once all are in the
@@ -90,10 +99,13 @@ class ProducerStats:
         if self._thread is not None:
             self._queue.join()
 
-    def _batch(self) -> _Batch:
-        batch = getattr(self._local, "batch", None)
+    def _batch(self, key: Tuple[str, Any]) -> _Batch:
+        batches = getattr(self._local, "batches", None)
+        if batches is None:
+            batches = self._local.batches = {}
+        batch = batches.get(key)
         if batch is None:
-            batch = self._local.batch = _Batch()
+            batch = batches[key] = _Batch(key)
             with self._lock:
                 self._batches.append(batch)
         return batch
@@ -104,8 +116,8 @@ class ProducerStats:
             batch.results, batch.places = [], []
         if not results:
             return
-        summary, stream = key
-        reducer = self._reducers[summary]
+        part, stream = key
+        reducer = self._reducers[part]
         self._busy.busy += 1
         try:
             host, waiter = reducer.to_host(results, stream)
@@ -148,10 +160,10 @@ def install(session: Any, framework: str) -> None:
             reducers = {"statistics": stats}
         else:
             from tprobe.torch import crc, stats
-            reducers = {"statistics": stats, "xor": stats.XOR, "md5": crc}
+            reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc}
     except ImportError:
         return
     producer = ProducerStats(session, reducers)
     _C.set_producer_stats(producer.hook, producer.flush,
                           mindspore_on_host=stats.on_host(),
-                          summaries=list(reducers))
+                          summaries=producer.summaries())
