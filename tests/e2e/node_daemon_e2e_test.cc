@@ -50,17 +50,20 @@ class NodeDaemonTest : public testing::DaemonTest {
 
   // A config of its own for trainer `rank`: its own dump path. Under policy
   // block a trainer waits for the daemon as long as it takes (this VM
-  // writes fewer step directories per second than the example makes).
+  // writes fewer step directories per second than the example makes), and
+  // at exit it gives its queued requests and Goodbye up to a minute to
+  // reach a daemon whose control thread is starved (16 ranks on 2 loaded
+  // cores under ASan leave hundreds unread past the default second).
   std::string Config(const std::string& rank, const std::string& policy,
                      uint64_t ring_bytes) const {
     const std::string path = dir_.path() + "/" + rank + ".json";
-    std::ofstream(path) << R"({"task": "statistics", "dump_path": ")"
-                        << DumpPath(rank)
-                        << R"(", "rank": [], "step": [], "level": "L0",
+    std::ofstream(path)
+        << R"({"task": "statistics", "dump_path": ")" << DumpPath(rank)
+        << R"(", "rank": [], "step": [], "level": "L0",
                         "tprobe": {"policy": ")"
-                        << policy
-                        << R"(", "block_timeout_ms": 60000, "ring_bytes": )"
-                        << ring_bytes << "}}";
+        << policy
+        << R"(", "block_timeout_ms": 60000, "exit_timeout_ms": 60000, )"
+        << R"("ring_bytes": )" << ring_bytes << "}}";
     return path;
   }
 
