@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -163,7 +164,7 @@ void DefineProducerStats(py::module_& m) {
         for (py::handle item : summaries) {
           const std::string name = py::cast<std::string>(item);
           bool known = false;
-          for (int i = 0; i < 3; ++i) {
+          for (size_t i = 0; i < std::size(kSummaryNames); ++i) {
             if (name == kSummaryNames[i]) {
               reduces |= uint8_t{1} << i;
               known = true;

@@ -77,15 +77,18 @@ bool KindFits(DType dtype, uint8_t kind) {
   }
 }
 
+// Whether `r` sets its first value alone, as a checksum record does.
+bool OnlyFirstSet(const record::ProducerStatsRecord& r) {
+  constexpr auto kNull = static_cast<uint8_t>(record::StatKind::kNull);
+  return r.kinds[1] == kNull && r.kinds[2] == kNull && r.kinds[3] == kNull;
+}
+
 // summary_mode xor's checksum that `r` carries (stats::XorChecksum): a word
 // for any tensor, or the value of a 0-d floating one; nullopt when it
 // carries anything else.
 std::optional<stats::XorSum> XorSumOf(const TensorInfo& info,
                                       const record::ProducerStatsRecord& r) {
-  constexpr auto kNull = static_cast<uint8_t>(record::StatKind::kNull);
-  if (r.kinds[1] != kNull || r.kinds[2] != kNull || r.kinds[3] != kNull) {
-    return std::nullopt;
-  }
+  if (!OnlyFirstSet(r)) return std::nullopt;
   switch (static_cast<record::StatKind>(r.kinds[0])) {
     case record::StatKind::kXor:
       return stats::XorHex(r.values[0]);
@@ -104,10 +107,8 @@ std::optional<stats::XorSum> XorSumOf(const TensorInfo& info,
 // summary_mode md5's CRC-32 that `r` carries; nullopt when it carries
 // anything else.
 std::optional<uint32_t> CrcOf(const record::ProducerStatsRecord& r) {
-  constexpr auto kNull = static_cast<uint8_t>(record::StatKind::kNull);
   if (r.kinds[0] != static_cast<uint8_t>(record::StatKind::kCrc) ||
-      r.kinds[1] != kNull || r.kinds[2] != kNull || r.kinds[3] != kNull ||
-      r.values[0] > UINT32_MAX) {
+      !OnlyFirstSet(r) || r.values[0] > UINT32_MAX) {
     return std::nullopt;
   }
   return static_cast<uint32_t>(r.values[0]);
@@ -131,7 +132,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
   }
   RingState& target = state_.rings[r.ring];
   auto it = target.tensors.find(r.ref);
-  if (it == target.tensors.end() || !it->second.awaiting_stats) {
+  if (it == target.tensors.end() || !it->second.awaiting_stats()) {
     Corrupt(ring_index, "producer statistics for tensor " +
                             std::to_string(r.ref) + " of ring " +
                             std::to_string(r.ring) +
@@ -183,9 +184,8 @@ void Drainer::OnProducerStats(uint32_t ring_index,
     info.stats.norm = StatOf(r.kinds[3], r.values[3]);
     waiting.stats_due = false;
   }
-  if (waiting.stats_due || waiting.crc_due) return;
+  if (waiting.awaiting_stats()) return;
   info.complete = true;
-  it->second.awaiting_stats = false;
   --state_.awaiting_stats;
   ReleaseHeldEntries(/*through_step=*/std::nullopt);
 }
@@ -224,7 +224,7 @@ bool Drainer::Ready(const HeldEntry& held) const {
   const RingState& ring = state_.rings[held.ring];
   for (uint32_t ref : held.refs) {
     auto it = ring.tensors.find(ref);
-    if (it != ring.tensors.end() && it->second.awaiting_stats) return false;
+    if (it != ring.tensors.end() && it->second.awaiting_stats()) return false;
   }
   return true;
 }

@@ -24,13 +24,12 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
     waiting.info.dtype = v.dtype;
     waiting.info.shape = std::move(v.shape);
     waiting.info.requires_grad = v.tensor.requires_grad != 0;
-    waiting.awaiting_stats = true;
     waiting.stats_due = true;
     waiting.crc_due = state_.config.summary_mode == config::SummaryMode::kMd5;
     auto [it, added] = ring.tensors.try_emplace(v.tensor.ref);
     if (!added) {
       ring.waiting_bytes -= it->second.info.bytes.size();
-      if (it->second.awaiting_stats) --state_.awaiting_stats;
+      if (it->second.awaiting_stats()) --state_.awaiting_stats;
     }
     it->second = std::move(waiting);
     ++state_.awaiting_stats;
@@ -92,7 +91,7 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
   if (!added) {
     ring.waiting_bytes -= it->second.info.bytes.size();
-    if (it->second.awaiting_stats) --state_.awaiting_stats;
+    if (it->second.awaiting_stats()) --state_.awaiting_stats;
   }
   ring.waiting_bytes += info.bytes.size();
   it->second = WaitingTensor{p.record, std::move(info)};
@@ -108,7 +107,7 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
 void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
   if (refs == nullptr) {
     for (const auto& [ref, t] : ring.tensors) {
-      if (t.awaiting_stats) --state_.awaiting_stats;
+      if (t.awaiting_stats()) --state_.awaiting_stats;
     }
     ring.tensors.clear();
     ring.waiting_bytes = 0;
@@ -118,7 +117,7 @@ void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {
     auto it = ring.tensors.find(ref);
     if (it == ring.tensors.end()) continue;
     ring.waiting_bytes -= it->second.info.bytes.size();
-    if (it->second.awaiting_stats) --state_.awaiting_stats;
+    if (it->second.awaiting_stats()) --state_.awaiting_stats;
     ring.tensors.erase(it);
   }
 }
@@ -133,7 +132,7 @@ void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
         continue;
       }
       ring.waiting_bytes -= it->second.info.bytes.size();
-      if (it->second.awaiting_stats) --state.awaiting_stats;
+      if (it->second.awaiting_stats()) --state.awaiting_stats;
       it = ring.tensors.erase(it);
       ++released;
     }

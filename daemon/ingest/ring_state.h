@@ -42,7 +42,7 @@ struct WaitingTensor {
   // ProducerStats records have not all arrived: info.complete is false.
   // Under summary_mode md5 two come, in either order: the statistics and
   // the CRC-32.
-  bool awaiting_stats = false;
+  bool awaiting_stats() const { return stats_due || crc_due; }
   bool stats_due = false;  // the statistics (or xor checksum) record
   bool crc_due = false;    // the CRC-32 record (summary_mode md5)
 };

@@ -4,6 +4,7 @@
 // tensor from another ring, a step settled without them is incomplete, and
 // a malformed record costs its producer alone.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,6 +17,7 @@ namespace tprobe::daemon {
 namespace {
 
 using testing::ConfigJson;
+using ::testing::HasSubstr;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
@@ -59,6 +61,43 @@ bool AwaitingTensor(testing::RecordWriter& w, uint32_t ref, DType dtype,
   return w.Raw(record::RecordType::kTensor, bytes);
 }
 
+// A checksum record: its first statistic alone, of `kind`.
+record::ProducerStatsRecord Checksum(uint32_t ref, record::StatKind kind,
+                                     uint64_t value) {
+  record::ProducerStatsRecord r{};
+  r.ref = ref;
+  r.kinds[0] = static_cast<uint8_t>(kind);
+  r.values[0] = value;
+  return r;
+}
+
+// Drains a producer under `summary_mode` whose one float32 tensor of shape
+// {1} (ref 6, ring 0) is followed by `records` on ring 1; returns why its
+// stream was found corrupt ("" when it was not).
+std::string CorruptionOf(
+    const std::string& summary_mode,
+    const std::vector<record::ProducerStatsRecord>& records,
+    spdlog::logger& log) {
+  TempDir dir;
+  TestProducer p(
+      MakeRegister(ConfigJson(dir.path(), "statistics", "mix",
+                              R"({"summary_mode": ")" + summary_mode + R"("})"),
+                   2));
+  EXPECT_TRUE(p);
+  if (!p) return "";
+  auto w = p.Writer(0);
+  EXPECT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
+  EXPECT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {1}, 4));
+  EXPECT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
+  auto s = p.Writer(1);
+  for (const record::ProducerStatsRecord& r : records) {
+    EXPECT_TRUE(PutStats(s, r));
+  }
+  auto state = p->Lock();
+  DrainSome(*p, *state, 0, log);
+  return state->broken ? state->last_error : "";
+}
+
 using ProducerStatsTest = testing::DrainFixture;
 
 TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
@@ -98,15 +137,7 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
   const std::vector<float> values = {-1.0f, 2.0f, -2.0f};
   uint64_t words[2] = {};
   std::memcpy(words, values.data(), sizeof(float) * values.size());
-  constexpr auto kX = static_cast<uint8_t>(record::StatKind::kXor);
-  auto xor_record = [&](uint32_t ref, uint8_t kind, uint64_t value) {
-    record::ProducerStatsRecord r{};
-    r.ring = 0;
-    r.ref = ref;
-    r.kinds[0] = kind;
-    r.values[0] = value;
-    return r;
-  };
+  using record::StatKind;
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
   ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "B"));
   ASSERT_TRUE(w.Intern(3, record::InternKind::kName, "C"));
@@ -119,8 +150,9 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
   ASSERT_TRUE(AwaitingTensor(w, 8, DType::kFloat32, {}, 4));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"output", List({Ref(6)})}})));
   ASSERT_TRUE(w.Entry(4, 0, 4, 0, MakeEntry({{"output", List({Ref(8)})}})));
-  ASSERT_TRUE(PutStats(stats, xor_record(6, kX, words[0] ^ words[1])));
-  ASSERT_TRUE(PutStats(stats, xor_record(8, kF, Bits(0.5))));
+  ASSERT_TRUE(
+      PutStats(stats, Checksum(6, StatKind::kXor, words[0] ^ words[1])));
+  ASSERT_TRUE(PutStats(stats, Checksum(8, StatKind::kFloat, Bits(0.5))));
   DrainAndWrite(p);
   const dump::Json doc = Dump();
   ASSERT_TRUE(doc["data"]["A"]["output"][0]["md5"].is_string());
@@ -131,46 +163,16 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
 
   // Statistics where a checksum is due, a number for a tensor with
   // dimensions, and an xor word where statistics are due.
-  struct Case {
-    std::string summary_mode;
-    std::vector<int64_t> shape;
-    record::ProducerStatsRecord r;
-    std::string message;
-  };
-  const std::vector<Case> cases = {
-      {"xor",
-       {1},
-       Stats(0, 6, {1.0, 1.0, 1.0, 1.0}),
-       "are not an xor checksum of a torch.float32 tensor"},
-      {"xor",
-       {1},
-       xor_record(6, kF, Bits(1.0)),
-       "are not an xor checksum of a torch.float32 tensor"},
-      {"statistics",
-       {1},
-       xor_record(6, kX, 1),
-       "producer statistics of kind 4 for a torch.float32 tensor"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.summary_mode + ": " + c.message);
-    TempDir bad_dir;
-    TestProducer bad(MakeRegister(
-        ConfigJson(bad_dir.path(), "statistics", "mix",
-                   R"({"summary_mode": ")" + c.summary_mode + R"("})"),
-        2));
-    ASSERT_TRUE(bad);
-    auto bw = bad.Writer(0);
-    ASSERT_TRUE(bw.Intern(1, record::InternKind::kName, "A"));
-    ASSERT_TRUE(AwaitingTensor(bw, 6, DType::kFloat32, c.shape, 4));
-    ASSERT_TRUE(bw.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
-    auto bs = bad.Writer(1);
-    ASSERT_TRUE(PutStats(bs, c.r));
-    auto state = bad->Lock();
-    DrainSome(*bad, *state, 0, *log_);
-    EXPECT_TRUE(state->broken);
-    EXPECT_NE(state->last_error.find(c.message), std::string::npos)
-        << state->last_error;
-  }
+  const std::string not_xor =
+      "are not an xor checksum of a torch.float32 tensor";
+  EXPECT_THAT(CorruptionOf("xor", {Stats(0, 6, {1.0, 1.0, 1.0, 1.0})}, *log_),
+              HasSubstr(not_xor));
+  EXPECT_THAT(
+      CorruptionOf("xor", {Checksum(6, StatKind::kFloat, Bits(1.0))}, *log_),
+      HasSubstr(not_xor));
+  EXPECT_THAT(
+      CorruptionOf("statistics", {Checksum(6, StatKind::kXor, 1)}, *log_),
+      HasSubstr("producer statistics of kind 4 for a torch.float32 tensor"));
 }
 
 // Under summary_mode md5 the producer sends two records, in either order:
@@ -178,17 +180,12 @@ TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
 // render as the daemon's own, and a bad or repeated one costs the
 // producer.
 TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
-  const std::string md5 = R"({"summary_mode": "md5"})";
   auto crc_record = [](uint32_t ref, uint64_t value) {
-    record::ProducerStatsRecord r{};
-    r.ring = 0;
-    r.ref = ref;
-    r.kinds[0] = static_cast<uint8_t>(record::StatKind::kCrc);
-    r.values[0] = value;
-    return r;
+    return Checksum(ref, record::StatKind::kCrc, value);
   };
-  TestProducer p(
-      MakeRegister(ConfigJson(dir_.path(), "statistics", "mix", md5), 2));
+  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
+                                         R"({"summary_mode": "md5"})"),
+                              2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto stats = p.Writer(1);
@@ -225,24 +222,7 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
           {{once, once}, "came twice"},
       };
   for (const auto& [records, message] : cases) {
-    SCOPED_TRACE(message);
-    TempDir bad_dir;
-    TestProducer bad(
-        MakeRegister(ConfigJson(bad_dir.path(), "statistics", "mix", md5), 2));
-    ASSERT_TRUE(bad);
-    auto bw = bad.Writer(0);
-    ASSERT_TRUE(bw.Intern(1, record::InternKind::kName, "A"));
-    ASSERT_TRUE(AwaitingTensor(bw, 6, DType::kFloat32, {1}, 4));
-    ASSERT_TRUE(bw.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
-    auto bs = bad.Writer(1);
-    for (const record::ProducerStatsRecord& r : records) {
-      ASSERT_TRUE(PutStats(bs, r));
-    }
-    auto state = bad->Lock();
-    DrainSome(*bad, *state, 0, *log_);
-    EXPECT_TRUE(state->broken);
-    EXPECT_NE(state->last_error.find(message), std::string::npos)
-        << state->last_error;
+    EXPECT_THAT(CorruptionOf("md5", records, *log_), HasSubstr(message));
   }
 }
 

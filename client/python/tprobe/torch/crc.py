@@ -6,7 +6,8 @@ non-blocking copy behind an event on its stream; a host tensor's is cloned,
 so that the training may change it in place afterwards. The statistics
 thread waits for the event and computes the CRC-32 there, off the training
 thread (zlib releases the GIL). Nothing here waits for the device in the
-hook: no .item(), .cpu(), .numpy() or synchronize.
+hook: no .item(), .cpu(), .numpy() or synchronize. stream_key is
+stats.stream_key: the copy is queued on the tensor's current stream.
 """
 
 import ctypes
@@ -16,28 +17,23 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
+from tprobe.torch.stats import raw_bytes, stream_key  # noqa: F401
+
 _KINDS = bytes((5, 0, 0, 0))  # record::StatKind kCrc, then three nulls
 
 
 def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
     """A host copy of the bytes of `t` (with elements), queued, and its
     kinds."""
-    t = t.detach()
-    if t.is_complex():
-        t = torch.view_as_real(t.resolve_conj())
-    raw = t.contiguous().reshape(-1).view(torch.uint8)
+    raw = raw_bytes(t)
     if not raw.is_cuda:
-        return raw.clone(), _KINDS
+        # A copy of its own (raw_bytes already made one when `t` was not
+        # contiguous).
+        own = raw.data_ptr() != t.data_ptr()
+        return (raw if own else raw.clone()), _KINDS
     host = torch.empty(raw.shape, dtype=torch.uint8, pin_memory=True)
     host.copy_(raw, non_blocking=True)
     return host, _KINDS
-
-
-def stream_key(t: torch.Tensor) -> Any:
-    """The stream the copy was queued on (None: host)."""
-    if t.is_cuda:
-        return torch.cuda.current_stream(t.device)
-    return None
 
 
 def to_host(copies: List[torch.Tensor], key: Any) -> Tuple[List[torch.Tensor],

@@ -60,12 +60,19 @@ def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
     return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
 
 
+def raw_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of `t` (with elements), in row-major order, as a flat
+    uint8 tensor where `t` lives (a view when `t` is contiguous)."""
+    t = t.detach()
+    if t.is_complex():
+        t = torch.view_as_real(t.resolve_conj())
+    return t.contiguous().reshape(-1).view(torch.uint8)
+
+
 def _words(t: torch.Tensor) -> torch.Tensor:
     """The bytes of `t` (with elements) as int64 words, the last one padded
     with zero bytes."""
-    if t.is_complex():
-        t = torch.view_as_real(t.resolve_conj())
-    raw = t.contiguous().reshape(-1).view(torch.uint8)
+    raw = raw_bytes(t)
     pad = -raw.numel() % 8
     if pad:
         raw = torch.cat([raw, raw.new_zeros(pad)])
