@@ -1,6 +1,7 @@
 #include "client/python/producer_stats.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <optional>
@@ -29,6 +30,41 @@ constexpr uint8_t Bit(Summary s) { return uint8_t{1} << static_cast<int>(s); }
 std::atomic<uint8_t> g_reduces{Bit(Summary::kStatistics)};
 // The session's summary_mode, when the hook computes it.
 std::atomic<Summary> g_summary{Summary::kStatistics};
+// Tensors whose statistics the adapter failed to compute or write
+// (ProducerStatsFailures).
+std::atomic<uint64_t> g_failures{0};
+std::atomic<bool> g_failure_named{false};
+
+// Counts `tensors` whose statistics will never come (their entries are
+// written incomplete) and names the first failure on stderr. Called with the
+// Python error set, which it clears.
+void CountFailure(uint64_t tensors, const char* where) {
+  g_failures.fetch_add(tensors, std::memory_order_relaxed);
+  if (g_failure_named.exchange(true, std::memory_order_relaxed)) {
+    PyErr_Clear();
+    return;
+  }
+  std::string what = "an unknown error";
+  if (PyErr_Occurred() != nullptr) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (value != nullptr) {
+      if (PyObject* text = PyObject_Str(value)) {
+        if (const char* utf8 = PyUnicode_AsUTF8(text)) what = utf8;
+        Py_DECREF(text);
+      }
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    PyErr_Clear();
+  }
+  std::fprintf(stderr,
+               "tprobe: the framework's statistics %s failed (%s); the tensor "
+               "is written incomplete, and every such tensor is counted in "
+               "Session.counters()['producer_stats_failures']\n",
+               where, what.substr(0, 500).c_str());
+}
 
 std::optional<Summary> SummaryOf(config::SummaryMode mode) {
   switch (mode) {
@@ -109,7 +145,7 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   if (result == nullptr) {
     // The hook failed: no statistics come, and the daemon writes the tensor
     // incomplete when its step is settled.
-    PyErr_Clear();
+    CountFailure(1, "hook");
     return;
   }
   Py_DECREF(result);
@@ -119,10 +155,14 @@ void FlushProducerStats() {
   if (g_flush == nullptr) return;
   PyObject* result = PyObject_CallNoArgs(g_flush);
   if (result == nullptr) {
-    PyErr_Clear();
+    CountFailure(0, "flush");
     return;
   }
   Py_DECREF(result);
+}
+
+uint64_t ProducerStatsFailures() {
+  return g_failures.load(std::memory_order_relaxed);
 }
 
 size_t WriteProducerStats(client::Core& core, std::string_view values,
@@ -194,6 +234,17 @@ void DefineProducerStats(py::module_& m) {
       "statistics_on auto its tensors then go to the daemon). summaries: "
       "the summary modes the hook computes; the daemon computes the "
       "others.");
+  m.def(
+      "count_producer_stats_failure",
+      [](uint64_t tensors, const std::string& error) {
+        PyErr_SetString(PyExc_RuntimeError, error.c_str());
+        CountFailure(tensors, "thread");
+      },
+      py::arg("tensors"), py::arg("error"),
+      "Counts `tensors` whose statistics the adapter's statistics thread "
+      "could not compute or write (their entries are written incomplete; "
+      "Session.counters()['producer_stats_failures']); the first `error` is "
+      "named on stderr.");
 }
 
 }  // namespace tprobe::python

@@ -54,13 +54,19 @@ void EncodeByProducer(client::EntryBuilder& entry, pybind11::handle t,
 // and at Close, so a step's cut covers its statistics.
 void FlushProducerStats();
 
+// Tensors whose statistics the adapter failed to compute or write, in this
+// process (its hook raised, or its statistics thread reported a failure):
+// each is written incomplete.
+uint64_t ProducerStatsFailures();
+
 // Writes ProducerStats records from this thread: `values` holds 4 uint64 per
 // tensor, `places` 24 bytes per tensor (the 20 bytes EncodeByProducer
 // handed out, then the 4 StatKind bytes). Returns how many were written.
 size_t WriteProducerStats(client::Core& core, std::string_view values,
                           std::string_view places);
 
-// tprobe._C.set_producer_stats(hook, flush).
+// tprobe._C.set_producer_stats(hook, flush) and
+// tprobe._C.count_producer_stats_failure(tensors, error).
 void DefineProducerStats(pybind11::module_& m);
 
 }  // namespace tprobe::python

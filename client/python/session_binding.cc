@@ -249,6 +249,7 @@ class PySession final : public ApiSession {
     d["dropped_ring_full"] = ring_full;
     d["dropped_too_large"] = too_large;
     d["hook_failures"] = hook_failures_.load(std::memory_order_relaxed);
+    d["producer_stats_failures"] = ProducerStatsFailures();
     return d;
   }
 

@@ -4,7 +4,7 @@ statistics_on_test.py:
 
     python statistics_on_model.py --config CONFIG --dump-path DIR \
         [--tool tprobe|msprobe] [--device cpu|cuda] [--steps N] \
-        [--trace-syncs FILE] [--kill-in-flight]
+        [--trace-syncs FILE] [--kill-in-flight] [--fail FILE]
 
 A model with every dtype msprobe treats apart (bool, integer, float64,
 float16, bfloat16, 0-d, complex) through module and API hooks at the
@@ -12,7 +12,10 @@ config's level. --trace-syncs patches the calls that wait for a device
 (Tensor.item/.cpu/.numpy/.tolist, torch.cuda.synchronize) and writes how
 many the training thread made while hooks ran. --kill-in-flight stops the
 statistics thread before the last step's statistics are written, ends
-that step's hooks and kills the process with SIGKILL.
+that step's hooks and kills the process with SIGKILL. --fail makes the
+framework's reductions raise for every 7th tensor and its statistics
+thread's first read raise, and writes how many tensors that cost and the
+session's counters into FILE.
 """
 import argparse
 import json
@@ -53,6 +56,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--trace-syncs")
     ap.add_argument("--kill-in-flight", action="store_true")
+    ap.add_argument("--fail")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -66,6 +70,24 @@ def main() -> None:
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     x = torch.randn(5, 8).to(args.device)
     syncs = {"count": 0}
+    failed = {"tensors": 0, "reduced": 0}
+    if args.fail:
+        from tprobe.torch import stats
+
+        def failing_reduce(t, reduce=stats.reduce):
+            failed["reduced"] += 1
+            if failed["reduced"] % 7 == 0:
+                failed["tensors"] += 1
+                raise RuntimeError("planted reduce failure")
+            return reduce(t)
+
+        def failing_fetch(host, fetch=stats.fetch):
+            if not failed.get("fetch_failed"):
+                failed["fetch_failed"] = True
+                failed["tensors"] += len(host)
+                raise RuntimeError("planted fetch failure")
+            return fetch(host)
+        stats.reduce, stats.fetch = failing_reduce, failing_fetch
     main_thread = threading.get_ident()
     if args.trace_syncs:
         def traced(name, original):
@@ -109,6 +131,10 @@ def main() -> None:
             json.dump(syncs, f)
     if args.tool == "tprobe":
         assert debugger.session.flush(30000), "tprobed did not write the dump"
+    if args.fail:
+        with open(args.fail, "w", encoding="utf-8") as f:
+            json.dump({"failed_tensors": failed["tensors"],
+                       "counters": debugger.session.counters()}, f)
 
 
 if __name__ == "__main__":

@@ -198,6 +198,32 @@ class StatisticsOnTest(unittest.TestCase):
         want = load(os.path.join(reference, "step1", "rank", "dump.json"))
         self.assertEqual(list(got["data"]), list(want["data"]))
 
+    def test_failed_reductions_are_counted_and_incomplete(self) -> None:
+        """A reduction that raises in the hook, and a batch the statistics
+        thread fails to read: each tensor is counted in
+        producer_stats_failures, named once on stderr, and written
+        incomplete; every entry is still written, in call order."""
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            reference = self.run_model(daemon, "daemon").dump
+            report = os.path.join(self.tmp, "failures.json")
+            out = self.run_model(daemon, "framework", "--fail", report)
+        failed = load(report)
+        self.assertGreater(failed["failed_tensors"], 2, failed)
+        self.assertEqual(failed["counters"]["producer_stats_failures"],
+                         failed["failed_tensors"], failed)
+        self.assertEqual(out.stderr.count("producer_stats_failures"), 1,
+                         out.stderr[-4000:])
+        incomplete = 0
+        for step in range(2):
+            rel = os.path.join(f"step{step}", "rank")
+            status = load(os.path.join(out.dump, rel, "tprobe.json"))
+            incomplete += status["tensors_incomplete"]
+            self.assertFalse(status["complete"], status)
+            got = load(os.path.join(out.dump, rel, "dump.json"))["data"]
+            want = load(os.path.join(reference, rel, "dump.json"))["data"]
+            self.assertEqual(list(got), list(want), "entries in call order")
+        self.assertEqual(incomplete, failed["failed_tensors"])
+
     def test_mindspore_framework_equals_daemon(self) -> None:
         try:
             import mindspore  # noqa: F401
@@ -224,6 +250,9 @@ class StatisticsOnTest(unittest.TestCase):
                 want = load(os.path.join(dumps["daemon"], rel))["data"]
                 self.assertEqual(list(got), list(want))
                 n += compare(self, got, want, rel)
+                status = load(os.path.join(dumps["framework"], step_dir, rank,
+                                           "tprobe.json"))
+                self.assertTrue(status["complete"], status)
         self.assertGreater(n, 20)
 
 

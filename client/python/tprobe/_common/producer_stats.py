@@ -26,6 +26,9 @@ from tprobe import _C
 # per-tensor event costs a few microseconds; at 64 its share is negligible,
 # and the daemon holds at most a batch's entries behind the first.
 kBatch = 64
+# The bytes that place one tensor's record (the binding's 20, then its 4
+# statistic kinds).
+kPlace = 24
 
 
 class _Busy(threading.local):
@@ -96,8 +99,14 @@ class ProducerStats:
             batches = list(self._batches)
         for batch in batches:
             self._submit(batch)
-        if self._thread is not None:
-            self._queue.join()
+        # queue.join(), but a statistics thread that died cannot hang the
+        # step: what it left behind is written incomplete.
+        done = self._queue.all_tasks_done
+        while self._thread is not None and self._thread.is_alive():
+            with done:
+                if self._queue.unfinished_tasks == 0:
+                    return
+                done.wait(0.1)
 
     def _batch(self, key: Tuple[str, Any]) -> _Batch:
         batches = getattr(self._local, "batches", None)
@@ -140,8 +149,9 @@ class ProducerStats:
                     waiter()
                 self._session.write_producer_stats(reducer.fetch(host),
                                                    places)
-            except Exception:  # the daemon writes those tensors incomplete
-                pass
+            except Exception as e:  # the daemon writes them incomplete
+                _C.count_producer_stats_failure(len(places) // kPlace,
+                                                f"{type(e).__name__}: {e}")
             finally:
                 self._busy.busy -= 1
                 self._queue.task_done()

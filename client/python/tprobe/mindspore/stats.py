@@ -25,18 +25,14 @@ _norm_op: Any = None
 
 
 def _norm(t: Any) -> Any:
-    """msprobe's norm (mint.norm, else ops.norm). A backend without
-    mint.norm's kernel (the CPU one) raises only when the op runs, so it is
-    tried once, on a constant, before the first use."""
+    """msprobe's norm: mint.norm, else ops.norm. MindSpore's CPU backend
+    has no kernel for mint.norm, and says so only when the op runs, maybe
+    at a later op (its pipeline is asynchronous), so on the CPU ops.norm is
+    chosen without trying mint.norm."""
     global _norm_op
     if _norm_op is None:
-        _norm_op = ops.norm
-        if hasattr(mint, "norm"):
-            try:
-                mint.norm(ms.Tensor([1.0], ms.float32)).asnumpy()
-                _norm_op = mint.norm
-            except Exception:
-                pass
+        _norm_op = mint.norm if hasattr(mint, "norm") and not on_host() \
+            else ops.norm
     return _norm_op(t)
 
 
