@@ -79,6 +79,8 @@ std::optional<Summary> SummaryOf(config::SummaryMode mode) {
 }
 
 constexpr size_t kPlaceBytes = 20;
+// A place and its 4 StatKind bytes, as the statistics thread hands them back.
+constexpr size_t kPlaceWithKinds = kPlaceBytes + 4;
 
 }  // namespace
 
@@ -167,7 +169,7 @@ uint64_t ProducerStatsFailures() {
 
 size_t WriteProducerStats(client::Core& core, std::string_view values,
                           std::string_view places) {
-  constexpr size_t kPlace = kPlaceBytes + 4;
+  constexpr size_t kPlace = kPlaceWithKinds;
   constexpr size_t kValues = 4 * sizeof(uint64_t);
   const size_t n = places.size() / kPlace;
   if (places.size() % kPlace != 0 || values.size() != n * kValues) return 0;
@@ -236,12 +238,14 @@ void DefineProducerStats(py::module_& m) {
       "others.");
   m.def(
       "count_producer_stats_failure",
-      [](uint64_t tensors, const std::string& error) {
+      [](const py::bytes& places, const std::string& error) {
         PyErr_SetString(PyExc_RuntimeError, error.c_str());
-        CountFailure(tensors, "thread");
+        CountFailure(std::string_view(places).size() / kPlaceWithKinds,
+                     "thread");
       },
-      py::arg("tensors"), py::arg("error"),
-      "Counts `tensors` whose statistics the adapter's statistics thread "
+      py::arg("places"), py::arg("error"),
+      "Counts the tensors of `places` (as for write_producer_stats) whose "
+      "statistics the adapter's statistics thread "
       "could not compute or write (their entries are written incomplete; "
       "Session.counters()['producer_stats_failures']); the first `error` is "
       "named on stderr.");

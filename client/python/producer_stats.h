@@ -66,7 +66,7 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
                           std::string_view places);
 
 // tprobe._C.set_producer_stats(hook, flush) and
-// tprobe._C.count_producer_stats_failure(tensors, error).
+// tprobe._C.count_producer_stats_failure(places, error).
 void DefineProducerStats(pybind11::module_& m);
 
 }  // namespace tprobe::python

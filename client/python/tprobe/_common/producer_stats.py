@@ -26,9 +26,6 @@ from tprobe import _C
 # per-tensor event costs a few microseconds; at 64 its share is negligible,
 # and the daemon holds at most a batch's entries behind the first.
 kBatch = 64
-# The bytes that place one tensor's record (the binding's 20, then its 4
-# statistic kinds).
-kPlace = 24
 
 
 class _Busy(threading.local):
@@ -150,7 +147,7 @@ class ProducerStats:
                 self._session.write_producer_stats(reducer.fetch(host),
                                                    places)
             except Exception as e:  # the daemon writes them incomplete
-                _C.count_producer_stats_failure(len(places) // kPlace,
+                _C.count_producer_stats_failure(places,
                                                 f"{type(e).__name__}: {e}")
             finally:
                 self._busy.busy -= 1
