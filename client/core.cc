@@ -247,6 +247,11 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
   if (p == nullptr) return false;
   record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes);
   ring->writer->Commit();
+  return WriteChunks(ring, ref, data, nbytes);
+}
+
+bool Core::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
+                       size_t nbytes) {
   // The payload streams in chunks of at most half the ring.
   const size_t max_chunk =
       ring->writer->MaxPayload() - sizeof(record::ChunkRecord);
@@ -266,7 +271,7 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
 
 std::optional<RingSlot> Core::WriteTensorAwaitingStats(
     uint32_t ref, DType dtype, std::span<const int64_t> shape,
-    bool requires_grad, size_t nbytes) {
+    bool requires_grad, size_t nbytes, bool bytes_follow) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -277,7 +282,8 @@ std::optional<RingSlot> Core::WriteTensorAwaitingStats(
                          record::TensorSize(shape.size()));
   if (p == nullptr) return std::nullopt;
   record::PutTensor(p, ref, dtype, shape, requires_grad, nbytes,
-                    record::kTensorStatsByProducer);
+                    record::kTensorStatsByProducer |
+                        (bytes_follow ? record::kTensorBytesByProducer : 0));
   ring->writer->Commit();
   return RingSlot{ring->index, ring->generation};
 }
@@ -299,6 +305,27 @@ bool Core::WriteProducerStats(const RingSlot& slot,
   record::PutProducerStats(p, r);
   ring->writer->Commit();
   return true;
+}
+
+bool Core::WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
+                              const void* data, size_t nbytes) {
+  ThreadRing* ring = RingForThisThread();
+  if (ring == nullptr) {
+    CountNoDaemon();
+    return false;
+  }
+  if (slot.generation != ring->generation) return false;
+  std::byte* p = Reserve(ring, record::RecordType::kProducerBytes,
+                         record::kProducerBytesSize);
+  if (p == nullptr) return false;
+  record::ProducerBytesRecord r{};
+  r.ring = slot.ring;
+  r.ref = ref;
+  r.step = step;
+  r.nbytes = nbytes;
+  record::PutProducerBytes(p, r);
+  ring->writer->Commit();
+  return WriteChunks(ring, ref, data, nbytes);
 }
 
 bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,

@@ -158,18 +158,25 @@ class TPROBE_INTERNAL Core {
                    bool requires_grad, const void* data, size_t nbytes);
 
   // A tensor whose statistics the producer computes (tprobe.statistics_on):
-  // its Tensor record with record::kTensorStatsByProducer and no chunks.
-  // Returns this thread's ring, or nullopt when it was dropped (then no
-  // ProducerStats may follow).
+  // its Tensor record with record::kTensorStatsByProducer and no chunks,
+  // and with record::kTensorBytesByProducer when `bytes_follow` (its bytes
+  // come later, WriteProducerBytes). Returns this thread's ring, or nullopt
+  // when it was dropped (then no ProducerStats may follow).
   std::optional<RingSlot> WriteTensorAwaitingStats(
       uint32_t ref, DType dtype, std::span<const int64_t> shape,
-      bool requires_grad, size_t nbytes);
+      bool requires_grad, size_t nbytes, bool bytes_follow = false);
   // The ProducerStats record that completes the tensor WriteTensorAwaiting-
   // Stats wrote on `slot` (stats.ring is set from it), on this thread's
   // ring: the producer's statistics thread calls it. Returns false when it
   // was dropped, or when the tensor's connection is gone.
   bool WriteProducerStats(const RingSlot& slot,
                           const record::ProducerStatsRecord& stats);
+  // The bytes of the tensor WriteTensorAwaitingStats wrote on `slot` with
+  // bytes_follow, as WriteProducerStats: a ProducerBytes record, then the
+  // bytes in chunks, on this thread's ring. Returns false when any part was
+  // dropped (the daemon then writes the tensor incomplete).
+  bool WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
+                          const void* data, size_t nbytes);
   // The entry that closes the tensors written before it. Its body (a value
   // stream, common/record/record.h) is `pieces` one after another, copied
   // straight into the reserved ring space.
@@ -199,6 +206,10 @@ class TPROBE_INTERNAL Core {
   std::byte* Reserve(ThreadRing* ring, record::RecordType type, uint32_t size);
   std::byte* ReserveSlow(ThreadRing* ring, record::RecordType type,
                          uint32_t size);
+  // The Chunk records of tensor `ref`'s `nbytes` bytes at `data`; false
+  // when one was dropped (the rest are not written).
+  bool WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
+                   size_t nbytes);
   void CountNoDaemon() {
     dropped_no_daemon_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -22,9 +22,10 @@ std::atomic<const client::Session*> g_session{nullptr};
 PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
 std::atomic<bool> g_mindspore_on_host{true};
-// The summary modes a reducer may compute, as the hook is told them.
-enum class Summary : uint8_t { kStatistics, kXor, kMd5 };
-constexpr const char* kSummaryNames[] = {"statistics", "xor", "md5"};
+// The summary modes a reducer may compute, as the hook is told them;
+// kTensor: task tensor's statistics and bytes.
+enum class Summary : uint8_t { kStatistics, kXor, kMd5, kTensor };
+constexpr const char* kSummaryNames[] = {"statistics", "xor", "md5", "tensor"};
 constexpr uint8_t Bit(Summary s) { return uint8_t{1} << static_cast<int>(s); }
 // The summary modes the adapter's reducers compute (a bit each).
 std::atomic<uint8_t> g_reduces{Bit(Summary::kStatistics)};
@@ -66,8 +67,16 @@ void CountFailure(uint64_t tensors, const char* where) {
                where, what.substr(0, 500).c_str());
 }
 
-std::optional<Summary> SummaryOf(config::SummaryMode mode) {
-  switch (mode) {
+// What the hook computes for `c`: task statistics' summary_mode, task
+// tensor's statistics and bytes (summary_mode statistics only), nothing for
+// the other tasks.
+std::optional<Summary> SummaryOf(const config::Config& c) {
+  if (c.task == config::Task::kTensor) {
+    if (c.summary_mode != config::SummaryMode::kStatistics) return std::nullopt;
+    return Summary::kTensor;
+  }
+  if (c.task != config::Task::kStatistics) return std::nullopt;
+  switch (c.summary_mode) {
     case config::SummaryMode::kStatistics:
       return Summary::kStatistics;
     case config::SummaryMode::kXor:
@@ -90,8 +99,8 @@ void FollowStatisticsOn(const client::Session* session) {
   std::optional<Summary> summary;
   if (session != nullptr) {
     const config::Config& c = session->config();
-    summary = SummaryOf(c.summary_mode);
-    if (c.task == config::Task::kStatistics && summary &&
+    summary = SummaryOf(c);
+    if (summary &&
         (g_reduces.load(std::memory_order_relaxed) & Bit(*summary)) != 0) {
       switch (c.statistics_on) {
         case config::StatisticsOn::kAuto:
@@ -125,8 +134,10 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
                       size_t nbytes, record::ValueWriter& out) {
   const uint32_t ref = client::NextTensorRef();
   out.TensorRef(ref);
+  const Summary summary_mode = g_summary.load(std::memory_order_relaxed);
   std::optional<client::RingSlot> slot = entry.core().WriteTensorAwaitingStats(
-      ref, dtype, shape, requires_grad, nbytes);
+      ref, dtype, shape, requires_grad, nbytes,
+      /*bytes_follow=*/summary_mode == Summary::kTensor);
   if (!slot) return;  // dropped and counted: the entry's tensor is incomplete
   const client::Session* session = g_session.load(std::memory_order_acquire);
   const uint32_t step = session != nullptr ? session->step() : 0;
@@ -138,9 +149,10 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   static PyObject* const names[] = {
       PyUnicode_InternFromString(kSummaryNames[0]),
       PyUnicode_InternFromString(kSummaryNames[1]),
-      PyUnicode_InternFromString(kSummaryNames[2])};
-  PyObject* summary =
-      names[static_cast<int>(g_summary.load(std::memory_order_relaxed))];
+      PyUnicode_InternFromString(kSummaryNames[2]),
+      PyUnicode_InternFromString(kSummaryNames[3])};
+  static_assert(std::size(names) == std::size(kSummaryNames));
+  PyObject* summary = names[static_cast<int>(summary_mode)];
   if (summary == nullptr) return;  // out of memory at the first call
   PyObject* result = PyObject_CallFunctionObjArgs(
       g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(), summary, nullptr);
@@ -197,6 +209,26 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
   return written;
 }
 
+size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
+                          std::string_view places) {
+  if (places.size() != copies.size() * kPlaceWithKinds) return 0;
+  size_t written = 0;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const char* p = places.data() + i * kPlaceWithKinds;
+    client::RingSlot slot;
+    uint32_t ref, step;
+    std::memcpy(&slot.ring, p, 4);
+    std::memcpy(&slot.generation, p + 4, 8);
+    std::memcpy(&ref, p + 12, 4);
+    std::memcpy(&step, p + 16, 4);
+    if (core.WriteProducerBytes(slot, ref, step, copies[i].data,
+                                copies[i].size)) {
+      ++written;
+    }
+  }
+  return written;
+}
+
 void DefineProducerStats(py::module_& m) {
   m.def(
       "set_producer_stats",
@@ -228,8 +260,10 @@ void DefineProducerStats(py::module_& m) {
       py::arg("summaries") = py::make_tuple("statistics"),
       "Sets the adapter's statistics hook, hook(tensor, place: bytes, "
       "summary: str), which reduces a tensor on its device without waiting "
-      "(to the session's summary_mode: 'statistics', 'xor' or 'md5') and "
-      "later hands the results to Session.write_producer_stats, and "
+      "(to the session's summary_mode: 'statistics', 'xor' or 'md5'; "
+      "'tensor' under task tensor: its statistics and a host copy of its "
+      "bytes) and later hands the results to Session.write_producer_stats "
+      "(and the bytes to Session.write_producer_bytes), and "
       "flush(), which returns once every result handed to the hook has been "
       "written. None for both: the daemon computes every statistic. "
       "mindspore_on_host: MindSpore's device_target is CPU (under "

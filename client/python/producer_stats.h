@@ -27,8 +27,10 @@ namespace tprobe::python {
 
 // Follows `session`'s config (task statistics, with a summary_mode the
 // adapter's reducers compute: statistics, and xor and md5 under PyTorch;
-// the other tasks write the bytes): which tensors the framework reduces,
-// and to what. nullptr: none (the session is gone).
+// task tensor with summary_mode statistics under PyTorch, whose bytes the
+// adapter copies without waiting too; the other tasks write the bytes from
+// the hook): which tensors the framework reduces, and to what. nullptr:
+// none (the session is gone).
 void FollowStatisticsOn(const client::Session* session);
 
 // Whether the framework computes the statistics of a tensor on the host
@@ -63,6 +65,19 @@ uint64_t ProducerStatsFailures();
 // tensor, `places` 24 bytes per tensor (the 20 bytes EncodeByProducer
 // handed out, then the 4 StatKind bytes). Returns how many were written.
 size_t WriteProducerStats(client::Core& core, std::string_view values,
+                          std::string_view places);
+
+// Host memory that holds a tensor's bytes (a pinned copy, or a host clone).
+struct HostBytes {
+  const void* data;
+  size_t size;
+};
+
+// Writes ProducerBytes records and their chunks from this thread (task
+// tensor): the bytes of each tensor at `copies[i]`, placed by the i-th 24
+// bytes of `places` (as for WriteProducerStats; the kind bytes are unused).
+// Returns how many were written whole. Needs no GIL.
+size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
                           std::string_view places);
 
 // tprobe._C.set_producer_stats(hook, flush) and

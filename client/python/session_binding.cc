@@ -179,6 +179,23 @@ class PySession final : public ApiSession {
     py::gil_scoped_release release;
     return WriteProducerStats(session_->core(), v, p);
   }
+  // From the adapter's statistics thread: `copies` holds (address, size)
+  // of host memory the caller keeps alive for the call.
+  size_t WriteProducerBytesFromHere(const py::list& copies, py::bytes places) {
+    if (!session_) return 0;
+    std::vector<HostBytes> host;
+    host.reserve(copies.size());
+    for (py::handle copy : copies) {
+      const auto pair = py::cast<py::tuple>(copy);
+      if (pair.size() != 2) throw py::value_error("copies: (address, size)");
+      host.push_back(
+          {reinterpret_cast<const void*>(py::cast<uintptr_t>(pair[0])),
+           py::cast<size_t>(pair[1])});
+    }
+    const std::string_view p = places;
+    py::gil_scoped_release release;
+    return WriteProducerBytes(session_->core(), host, p);
+  }
   void SetStep(uint32_t step) {
     Guard(__func__, [&] { session_->SetStep(step); });
   }
@@ -740,6 +757,13 @@ void DefineSession(py::module_& m) {
            "Writes the statistics the framework computed (producer_stats.h) "
            "into this thread's ring: values, 4 uint64 per tensor; places, "
            "24 bytes per tensor. Returns how many were written.")
+      .def("write_producer_bytes", &PySession::WriteProducerBytesFromHere,
+           py::arg("copies"), py::arg("places"),
+           "Writes the bytes of tensors the framework copied to the host "
+           "(task tensor, producer_stats.h) into this thread's ring: copies, "
+           "(address, size) of host memory per tensor, kept alive by the "
+           "caller; places, 24 bytes per tensor. Returns how many were "
+           "written whole.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
       .def("begin_group", &PySession::BeginGroup, py::arg("name"),

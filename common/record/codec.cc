@@ -55,7 +55,9 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
           payload.size() != sizeof r + r.ndim * sizeof(int64_t)) {
         return Malformed("tensor", "shape does not match ndim");
       }
-      if ((r.flags & ~kTensorStatsByProducer) != 0 || r.requires_grad > 1) {
+      const uint8_t known = kTensorStatsByProducer | kTensorBytesByProducer;
+      if ((r.flags & ~known) != 0 || r.flags == kTensorBytesByProducer ||
+          r.requires_grad > 1) {
         return Malformed("tensor", "unknown flags " + std::to_string(r.flags) +
                                        " or requires_grad " +
                                        std::to_string(r.requires_grad));
@@ -114,6 +116,17 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
         }
       }
       return Decoded(ProducerStatsView{r});
+    }
+    case RecordType::kProducerBytes: {
+      ProducerBytesRecord r;
+      if (payload.size() != sizeof r) {
+        return Malformed("producer bytes",
+                         "size " + std::to_string(payload.size()) + " is not " +
+                             std::to_string(sizeof r));
+      }
+      std::memcpy(&r, payload.data(), sizeof r);
+      if (r.reserved != 0) return Malformed("producer bytes", "reserved set");
+      return Decoded(ProducerBytesView{r});
     }
     case RecordType::kPadding:
       break;

@@ -48,8 +48,12 @@ struct ProducerStatsView {
   ProducerStatsRecord stats;  // kinds checked; values by kind
 };
 
+struct ProducerBytesView {
+  ProducerBytesRecord bytes;
+};
+
 using Decoded = std::variant<InternView, CallView, TensorView, ChunkView,
-                             EntryView, ProducerStatsView>;
+                             EntryView, ProducerStatsView, ProducerBytesView>;
 
 // Decodes one record. The views point into `payload`. Returns an error that
 // names the record type and the defect for a malformed record.

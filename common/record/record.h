@@ -17,6 +17,11 @@
 // later by the producer's statistics thread on that thread's own ring,
 // completes it. The daemon holds the Entry that refers to such a tensor, and
 // every entry after it, until the statistics arrive (drain.h).
+//
+// Under task tensor the producer may also send a tensor's bytes later
+// (kTensorBytesByProducer): its statistics thread writes, on its own ring, a
+// ProducerBytes record followed by the bytes as Chunk records with the
+// tensor's ref, once the framework's asynchronous copy to the host is done.
 
 #include <cstdint>
 
@@ -33,6 +38,7 @@ enum class RecordType : uint16_t {
   kChunk = 5,          // ChunkRecord + bytes
   kEntry = 6,          // EntryRecord + the entry's body (a value stream)
   kProducerStats = 7,  // ProducerStatsRecord: statistics the producer made
+  kProducerBytes = 8,  // ProducerBytesRecord; Chunk records follow
 };
 
 enum class InternKind : uint8_t {
@@ -69,12 +75,15 @@ struct TensorRecord {
   uint8_t dtype;  // tprobe::DType
   uint8_t ndim;
   uint8_t requires_grad;
-  uint8_t flags;  // 0 or kTensorStatsByProducer
+  uint8_t flags;  // 0, kTensorStatsByProducer, or both flags
 };
 
 // TensorRecord::flags: no chunks follow; a ProducerStats record brings the
 // tensor's statistics (nbytes still states the tensor's size).
 inline constexpr uint8_t kTensorStatsByProducer = 1;
+// TensorRecord::flags, only with kTensorStatsByProducer: a ProducerBytes
+// record and its chunks bring the tensor's bytes too (task tensor).
+inline constexpr uint8_t kTensorBytesByProducer = 2;
 
 // How one statistic of a ProducerStats record is spelled in dump.json
 // (stats::Stat): its 8 value bytes are 0, 0 or 1, an int64 or a float64.
@@ -102,6 +111,18 @@ struct ProducerStatsRecord {
   uint32_t step;
   uint8_t kinds[4];    // StatKind of Max, Min, Mean, Norm (or a checksum)
   uint64_t values[4];  // little-endian bits, by kind
+};
+
+// The bytes of tensor `ref` of ring `ring` (whose Tensor record carried
+// kTensorBytesByProducer) follow this record on the same ring as Chunk
+// records with that ref, `nbytes` in all. Written by the producer's
+// statistics thread, like ProducerStatsRecord and under the same rules.
+struct ProducerBytesRecord {
+  uint32_t ring;
+  uint32_t ref;
+  uint32_t step;
+  uint32_t reserved;
+  uint64_t nbytes;
 };
 
 inline constexpr uint8_t kMaxDims = 64;
@@ -161,6 +182,7 @@ static_assert(sizeof(TensorRecord) == 16);
 static_assert(sizeof(ChunkRecord) == 16);
 static_assert(sizeof(EntryRecord) == 24);
 static_assert(sizeof(ProducerStatsRecord) == 48);
+static_assert(sizeof(ProducerBytesRecord) == 24);
 
 }  // namespace tprobe::record
 

@@ -50,6 +50,12 @@ void PutProducerStats(std::byte* out, const ProducerStatsRecord& stats) {
   std::memcpy(out, &stats, sizeof stats);
 }
 
+void PutProducerBytes(std::byte* out, const ProducerBytesRecord& bytes) {
+  ProducerBytesRecord r = bytes;
+  r.reserved = 0;
+  std::memcpy(out, &r, sizeof r);
+}
+
 void PutChunkHeader(std::byte* out, uint32_t ref, uint64_t offset) {
   ChunkRecord r{};
   r.offset = offset;

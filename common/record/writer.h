@@ -31,13 +31,17 @@ void PutCall(std::byte* out, uint64_t seq, uint32_t step, uint32_t name_id,
 inline uint32_t TensorSize(size_t ndim) {
   return static_cast<uint32_t>(sizeof(TensorRecord) + ndim * sizeof(int64_t));
 }
-// `flags`: 0, or kTensorStatsByProducer (no chunks follow).
+// `flags`: 0, or kTensorStatsByProducer (no chunks follow), with or without
+// kTensorBytesByProducer.
 void PutTensor(std::byte* out, uint32_t ref, DType dtype,
                std::span<const int64_t> shape, bool requires_grad,
                uint64_t nbytes, uint8_t flags = 0);
 
 inline constexpr uint32_t kProducerStatsSize = sizeof(ProducerStatsRecord);
 void PutProducerStats(std::byte* out, const ProducerStatsRecord& stats);
+
+inline constexpr uint32_t kProducerBytesSize = sizeof(ProducerBytesRecord);
+void PutProducerBytes(std::byte* out, const ProducerBytesRecord& bytes);
 
 // A chunk's fixed part; its `size` bytes follow at out + sizeof(ChunkRecord).
 inline uint32_t ChunkSize(size_t size) {

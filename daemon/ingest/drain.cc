@@ -45,7 +45,8 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
   CheckFault();
   while (!state_.broken) {
     const size_t consumed_before = consumed;
-    bool waits_for_tensor = false;  // a ProducerStats ahead of its tensor
+    // A ProducerStats or ProducerBytes ahead of its tensor.
+    bool waits_for_tensor = false;
     std::optional<uint32_t> best;
     uint64_t best_seq = 0;
     uint32_t best_step = 0;
@@ -69,9 +70,7 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
           Corrupt(i, decoded.status().message());
           return consumed;
         }
-        if (const auto* stats =
-                std::get_if<record::ProducerStatsView>(&decoded.value());
-            stats != nullptr && !StatsTargetRead(*stats)) {
+        if (!TargetRead(decoded.value())) {
           waits_for_tensor = true;
           break;
         }
@@ -93,7 +92,8 @@ size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
       }
     }
     if (!best) {
-      // Another ring may have read the tensor a ProducerStats waits for.
+      // Another ring may have read the tensor a ProducerStats (or Bytes)
+      // waits for.
       if (waits_for_tensor && consumed > consumed_before) continue;
       break;
     }
@@ -119,6 +119,10 @@ bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
   }
   if (auto* stats = std::get_if<record::ProducerStatsView>(&decoded)) {
     OnProducerStats(static_cast<uint32_t>(&ring - state_.rings.data()), *stats);
+    return true;
+  }
+  if (auto* bytes = std::get_if<record::ProducerBytesView>(&decoded)) {
+    OnProducerBytes(ring, *bytes);
     return true;
   }
   if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {

@@ -1,5 +1,6 @@
-// Statistics computed by the producer (record::ProducerStatsRecord) and the
-// entries held until they arrive, in call order (drain.h).
+// Statistics computed by the producer (record::ProducerStatsRecord), bytes
+// it copied later (record::ProducerBytesRecord), and the entries held until
+// they arrive, in call order (drain.h).
 
 #include <cstdint>
 #include <cstring>
@@ -116,30 +117,113 @@ std::optional<uint32_t> CrcOf(const record::ProducerStatsRecord& r) {
 
 }  // namespace
 
-bool Drainer::StatsTargetRead(const record::ProducerStatsView& v) const {
-  if (v.stats.ring >= state_.rings.size()) return true;  // corrupt: say so
-  return state_.rings[v.stats.ring].tensors.contains(v.stats.ref);
+bool Drainer::TargetRead(const record::Decoded& d) const {
+  uint32_t ring, ref;
+  if (const auto* stats = std::get_if<record::ProducerStatsView>(&d)) {
+    ring = stats->stats.ring;
+    ref = stats->stats.ref;
+  } else if (const auto* bytes = std::get_if<record::ProducerBytesView>(&d)) {
+    ring = bytes->bytes.ring;
+    ref = bytes->bytes.ref;
+  } else {
+    return true;
+  }
+  if (ring >= state_.rings.size()) return true;  // corrupt: say so
+  return state_.rings[ring].tensors.contains(ref);
+}
+
+WaitingTensor* Drainer::AwaitingTarget(uint32_t ring_index, uint32_t ring,
+                                       uint32_t ref, const char* what) {
+  if (ring >= state_.rings.size()) {
+    Corrupt(ring_index, std::string(what) + " name ring " +
+                            std::to_string(ring) + " of " +
+                            std::to_string(state_.rings.size()));
+    return nullptr;
+  }
+  RingState& target = state_.rings[ring];
+  auto it = target.tensors.find(ref);
+  if (it == target.tensors.end() || !it->second.awaiting_stats()) {
+    Corrupt(ring_index, std::string(what) + " for tensor " +
+                            std::to_string(ref) + " of ring " +
+                            std::to_string(ring) +
+                            ", which does not wait for them");
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void Drainer::Completed(WaitingTensor& waiting) {
+  waiting.info.complete = !waiting.bytes_lost;
+  --state_.awaiting_stats;
+  ReleaseHeldEntries(/*through_step=*/std::nullopt);
+}
+
+void Drainer::OnProducerBytes(RingState& ring,
+                              const record::ProducerBytesView& v) {
+  const record::ProducerBytesRecord& r = v.bytes;
+  const auto ring_index = static_cast<uint32_t>(&ring - state_.rings.data());
+  WaitingTensor* waiting =
+      AwaitingTarget(ring_index, r.ring, r.ref, "producer bytes");
+  if (waiting == nullptr) return;
+  if (!waiting->bytes_due || r.nbytes != waiting->nbytes) {
+    Corrupt(ring_index,
+            "producer bytes for tensor " + std::to_string(r.ref) +
+                (waiting->bytes_due
+                     ? " state " + std::to_string(r.nbytes) + " bytes of " +
+                           std::to_string(waiting->nbytes)
+                     : " that awaits none"));
+    return;
+  }
+  PendingTensor pending;
+  pending.meta.ref = r.ref;
+  pending.meta.nbytes = r.nbytes;
+  pending.record = ring.records_read;
+  pending.target = BytesTarget{r.ring, r.ref};
+  if (r.nbytes > producer_.limits().max_tensor_bytes) {
+    pending.broken = true;  // its chunks are skipped; it stays incomplete
+  } else {
+    pending.bytes.reserve(r.nbytes);
+  }
+  ring.pending = std::move(pending);
+  if (r.nbytes == 0) CloseTensor(ring, /*complete=*/true);
+}
+
+void Drainer::DeliverBytes(uint32_t ring_index, PendingTensor& p,
+                           bool complete) {
+  RingState& target = state_.rings[p.target->ring];
+  auto it = target.tensors.find(p.target->ref);
+  // Its step was settled while the chunks came (they stopped early).
+  if (it == target.tensors.end() || !it->second.bytes_due) return;
+  WaitingTensor& waiting = it->second;
+  waiting.bytes_due = false;
+  if (!complete || p.broken) {
+    waiting.bytes_lost = true;
+  } else {
+    const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
+    const bool keep = state_.assembler.options().tensor_data;
+    if (md5 || keep) waiting.info.crc = stats::Crc32(p.bytes);
+    if (keep) {
+      target.waiting_bytes += p.bytes.size();
+      waiting.info.bytes = std::move(p.bytes);
+    }
+    if (target.waiting_bytes > producer_.limits().max_waiting_bytes) {
+      Corrupt(ring_index,
+              "tensors waiting for their entry hold more than " +
+                  std::to_string(producer_.limits().max_waiting_bytes) +
+                  " bytes");
+      return;
+    }
+  }
+  if (!waiting.awaiting_stats()) Completed(waiting);
 }
 
 void Drainer::OnProducerStats(uint32_t ring_index,
                               const record::ProducerStatsView& v) {
   const record::ProducerStatsRecord& r = v.stats;
-  if (r.ring >= state_.rings.size()) {
-    Corrupt(ring_index, "producer statistics name ring " +
-                            std::to_string(r.ring) + " of " +
-                            std::to_string(state_.rings.size()));
-    return;
-  }
-  RingState& target = state_.rings[r.ring];
-  auto it = target.tensors.find(r.ref);
-  if (it == target.tensors.end() || !it->second.awaiting_stats()) {
-    Corrupt(ring_index, "producer statistics for tensor " +
-                            std::to_string(r.ref) + " of ring " +
-                            std::to_string(r.ring) +
-                            ", which does not wait for them");
-    return;
-  }
-  WaitingTensor& waiting = it->second;
+  WaitingTensor* found =
+      AwaitingTarget(ring_index, r.ring, r.ref, "producer statistics");
+  if (found == nullptr) return;
+  WaitingTensor& waiting = *found;
   TensorInfo& info = waiting.info;
   const config::SummaryMode summary = state_.config.summary_mode;
   if (summary == config::SummaryMode::kMd5 &&
@@ -184,10 +268,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
     info.stats.norm = StatOf(r.kinds[3], r.values[3]);
     waiting.stats_due = false;
   }
-  if (waiting.awaiting_stats()) return;
-  info.complete = true;
-  --state_.awaiting_stats;
-  ReleaseHeldEntries(/*through_step=*/std::nullopt);
+  if (!waiting.awaiting_stats()) Completed(waiting);
 }
 
 bool Drainer::HoldOrApply(uint32_t ring_index, const record::EntryView& v) {

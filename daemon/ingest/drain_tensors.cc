@@ -17,8 +17,8 @@ constexpr size_t kMaxReserve = size_t{64} << 20;
 
 void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   if ((v.tensor.flags & record::kTensorStatsByProducer) != 0) {
-    // No chunks: it waits for its ProducerStats records, incomplete until
-    // then (drain_producer_stats.cc).
+    // No chunks: it waits for its ProducerStats records (and its
+    // ProducerBytes), incomplete until then (drain_producer_stats.cc).
     WaitingTensor waiting;
     waiting.record = ring.records_read;
     waiting.info.dtype = v.dtype;
@@ -26,6 +26,8 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
     waiting.info.requires_grad = v.tensor.requires_grad != 0;
     waiting.stats_due = true;
     waiting.crc_due = state_.config.summary_mode == config::SummaryMode::kMd5;
+    waiting.bytes_due = (v.tensor.flags & record::kTensorBytesByProducer) != 0;
+    waiting.nbytes = v.tensor.nbytes;
     auto [it, added] = ring.tensors.try_emplace(v.tensor.ref);
     if (!added) {
       ring.waiting_bytes -= it->second.info.bytes.size();
@@ -70,6 +72,12 @@ void Drainer::OnChunk(RingState& ring, const record::ChunkView& v) {
 
 void Drainer::CloseTensor(RingState& ring, bool complete) {
   PendingTensor& p = *ring.pending;
+  if (p.target) {
+    DeliverBytes(static_cast<uint32_t>(&ring - state_.rings.data()), p,
+                 complete);
+    ring.pending.reset();
+    return;
+  }
   TensorInfo info = std::move(p.info);
   info.complete = complete;
   if (complete) {

@@ -9,8 +9,9 @@
 //   drain_calls.cc    Call records: construct.json's nodes, held or not
 //   drain_entries.cc  Entry records: dump.json, stack.json, tensor files
 //                     and task overflow_check
-//   drain_producer_stats.cc  statistics the producer computed, and the
-//                     entries held in call order until they arrive
+//   drain_producer_stats.cc  statistics and bytes the producer sent
+//                     later, and the entries held in call order until
+//                     they arrive
 //   drain_checks.cc   intern tables, skipped and corrupt records, and the
 //                     ring headers' counters
 //
@@ -72,11 +73,23 @@ class Drainer {
   // waits for producer statistics. Returns false on corruption.
   bool HoldOrApply(uint32_t ring_index, const record::EntryView& v);
   bool Ready(const HeldEntry& held) const;
-  // Whether the tensor a ProducerStats record completes has been read (a
-  // ring out of range counts as read: OnProducerStats reports it).
-  bool StatsTargetRead(const record::ProducerStatsView& v) const;
+  // Whether the tensor a ProducerStats or ProducerBytes record completes
+  // has been read (a ring out of range counts as read: the record's handler
+  // reports it); true for any other record.
+  bool TargetRead(const record::Decoded& d) const;
   void OnProducerStats(uint32_t ring_index, const record::ProducerStatsView& v);
+  // Opens the ring's pending tensor for the bytes of the tensor it names.
+  void OnProducerBytes(RingState& ring, const record::ProducerBytesView& v);
+  // The waiting tensor a ProducerStats or ProducerBytes record of ring
+  // `ring_index` completes, or null after reporting corruption.
+  WaitingTensor* AwaitingTarget(uint32_t ring_index, uint32_t ring,
+                                uint32_t ref, const char* what);
+  // A waiting tensor got the last of what it awaited: it is complete unless
+  // its bytes were lost, and the held entries may go.
+  void Completed(WaitingTensor& waiting);
   void CloseTensor(RingState& ring, bool complete);
+  // CloseTensor of the bytes a ProducerBytes record opened.
+  void DeliverBytes(uint32_t ring_index, PendingTensor& p, bool complete);
   // Forgets the waiting tensors `refs` names (those it names twice or not
   // at all are skipped); all of them when `refs` is null.
   void Forget(RingState& ring, const std::vector<uint32_t>* refs);

@@ -22,13 +22,22 @@
 
 namespace tprobe::daemon {
 
-// A tensor whose Tensor record arrived and whose chunks are still coming.
+// Where the bytes that a ProducerBytes record opens go: the waiting tensor
+// `ref` of ring `ring`, not this ring's own.
+struct BytesTarget {
+  uint32_t ring = 0;
+  uint32_t ref = 0;
+};
+
+// A tensor whose Tensor record (or ProducerBytes record) arrived and whose
+// chunks are still coming.
 struct PendingTensor {
-  record::TensorRecord meta;
-  TensorInfo info;  // dtype, shape, requires_grad
+  record::TensorRecord meta;  // ref and nbytes only, for ProducerBytes
+  TensorInfo info;            // dtype, shape, requires_grad
   std::vector<std::byte> bytes;
   bool broken = false;  // a chunk was out of order: never completes
   uint64_t record = 0;  // its Tensor record's index on the ring
+  std::optional<BytesTarget> target;  // ProducerBytes: whose bytes these are
 };
 
 // A closed tensor waiting for the Entry that refers to it. `record` (its
@@ -41,10 +50,13 @@ struct WaitingTensor {
   // Its Tensor record carried record::kTensorStatsByProducer and its
   // ProducerStats records have not all arrived: info.complete is false.
   // Under summary_mode md5 two come, in either order: the statistics and
-  // the CRC-32.
-  bool awaiting_stats() const { return stats_due || crc_due; }
-  bool stats_due = false;  // the statistics (or xor checksum) record
-  bool crc_due = false;    // the CRC-32 record (summary_mode md5)
+  // the CRC-32; with record::kTensorBytesByProducer the bytes come too.
+  bool awaiting_stats() const { return stats_due || crc_due || bytes_due; }
+  bool stats_due = false;   // the statistics (or xor checksum) record
+  bool crc_due = false;     // the CRC-32 record (summary_mode md5)
+  bool bytes_due = false;   // the ProducerBytes record and its chunks
+  uint64_t nbytes = 0;      // the size its Tensor record stated
+  bool bytes_lost = false;  // its bytes came in part: it stays incomplete
 };
 
 // A module's construct.json node whose CallBegin was seen but which is not

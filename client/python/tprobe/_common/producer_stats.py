@@ -44,12 +44,21 @@ class _Batch:
         self.key = key
         self.results: List[Any] = []
         self.places: List[bytes] = []
+        self.nbytes = 0  # the "bytes" part: what its copies hold
 
 
 # The reducers each summary mode runs, each sending a ProducerStats record
-# per tensor: md5 writes the statistics and the CRC-32 of the bytes.
+# per tensor: md5 writes the statistics and the CRC-32 of the bytes. Under
+# task tensor ("tensor") the "bytes" part sends the tensor's bytes, copied
+# to the host without waiting, as a ProducerBytes record and its chunks.
 PARTS = {"statistics": ("statistics",), "xor": ("xor",),
-         "md5": ("statistics", "crc")}
+         "md5": ("statistics", "crc"), "tensor": ("statistics", "bytes")}
+
+# Host copies of task tensor's bytes queued and not yet written, at most: a
+# hook that would go beyond waits for the statistics thread (back-pressure,
+# as the rings' policy block), so a trainer faster than the daemon cannot
+# fill the host's memory with pinned copies.
+kMaxBytesInFlight = 1 << 30
 
 
 class ProducerStats:
@@ -57,7 +66,7 @@ class ProducerStats:
     PyTorch; PARTS says which a summary mode runs): each has reduce(t) ->
     (result, kinds), stream_key(t), to_host(results, key) -> (host, waiter
     or None) and fetch(host) -> bytes (4 little-endian 8-byte values per
-    tensor)."""
+    tensor; for "bytes", (address, size) of each copy)."""
 
     def __init__(self, session: Any, reducers: Dict[str, Any]) -> None:
         self._session = session
@@ -68,6 +77,10 @@ class ProducerStats:
         self._lock = threading.Lock()
         self._queue: "queue.Queue" = queue.Queue()
         self._thread: Optional[threading.Thread] = None
+        # Bytes of the "bytes" part handed to the statistics thread and not
+        # written yet.
+        self._in_flight = 0
+        self._written = threading.Condition()
 
     def summaries(self) -> List[str]:
         """The summary modes whose every reducer is here."""
@@ -82,12 +95,15 @@ class ProducerStats:
             reducer = self._reducers[part]
             result, kinds = reducer.reduce(tensor)
             batch = self._batch((part, reducer.stream_key(tensor)))
+            nbytes = result.nbytes if part == "bytes" else 0
             with batch.lock:
                 batch.results.append(result)
                 batch.places.append(place + kinds)
+                batch.nbytes += nbytes
                 full = len(batch.results) >= kBatch
-            if full:
+            if full or batch.nbytes >= kMaxBytesInFlight // 4:
                 self._submit(batch)
+                self._wait_for_room()
 
     def flush(self) -> None:
         """Hands every thread's batch over and returns once all are in the
@@ -116,10 +132,19 @@ class ProducerStats:
                 self._batches.append(batch)
         return batch
 
+    def _wait_for_room(self) -> None:
+        """Waits while the copies in flight exceed kMaxBytesInFlight (never
+        on a dead statistics thread)."""
+        with self._written:
+            while (self._in_flight > kMaxBytesInFlight and
+                   self._thread is not None and self._thread.is_alive()):
+                self._written.wait(0.1)
+
     def _submit(self, batch: _Batch) -> None:
         with batch.lock:
             results, places, key = batch.results, batch.places, batch.key
-            batch.results, batch.places = [], []
+            nbytes = batch.nbytes
+            batch.results, batch.places, batch.nbytes = [], [], 0
         if not results:
             return
         part, stream = key
@@ -135,21 +160,30 @@ class ProducerStats:
                     self._thread = threading.Thread(
                         target=self._run, name="tprobe-stats", daemon=True)
                     self._thread.start()
-        self._queue.put((reducer, host, waiter, b"".join(places)))
+        with self._written:
+            self._in_flight += nbytes
+        self._queue.put((part, reducer, host, waiter, b"".join(places),
+                         nbytes))
 
     def _run(self) -> None:
         while True:
-            reducer, host, waiter, places = self._queue.get()
+            part, reducer, host, waiter, places, nbytes = self._queue.get()
             self._busy.busy += 1
             try:
                 if waiter is not None:
                     waiter()
-                self._session.write_producer_stats(reducer.fetch(host),
-                                                   places)
+                write = (self._session.write_producer_bytes
+                         if part == "bytes" else
+                         self._session.write_producer_stats)
+                write(reducer.fetch(host), places)
             except Exception as e:  # the daemon writes them incomplete
                 _C.count_producer_stats_failure(places,
                                                 f"{type(e).__name__}: {e}")
             finally:
+                del host
+                with self._written:
+                    self._in_flight -= nbytes
+                    self._written.notify_all()
                 self._busy.busy -= 1
                 self._queue.task_done()
 
@@ -167,7 +201,8 @@ def install(session: Any, framework: str) -> None:
             reducers = {"statistics": stats}
         else:
             from tprobe.torch import crc, stats
-            reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc}
+            reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc,
+                        "bytes": crc.BYTES}
     except ImportError:
         return
     producer = ProducerStats(session, reducers)

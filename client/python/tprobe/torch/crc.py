@@ -1,11 +1,12 @@
-"""summary_mode md5 of a tensor without a synchronous copy, for
-_common/producer_stats.py (msprobe's "md5" is the CRC-32 of the tensor's
-bytes, docs/format.md). The hook queues a copy of the bytes into host
+"""summary_mode md5 of a tensor, and task tensor's bytes, without a
+synchronous copy, for _common/producer_stats.py (msprobe's "md5" is the
+CRC-32 of the tensor's bytes, docs/format.md). The hook queues a copy of the bytes into host
 memory and returns: a CUDA tensor's goes into pinned memory with a
 non-blocking copy behind an event on its stream; a host tensor's is cloned,
 so that the training may change it in place afterwards. The statistics
 thread waits for the event and computes the CRC-32 there, off the training
-thread (zlib releases the GIL). Nothing here waits for the device in the
+thread (zlib releases the GIL); under task tensor (BYTES) it writes the
+copied bytes into its ring instead. Nothing here waits for the device in the
 hook: no .item(), .cpu(), .numpy() or synchronize. stream_key is
 stats.stream_key: the copy is queued on the tensor's current stream.
 """
@@ -13,6 +14,7 @@ stats.stream_key: the copy is queued on the tensor's current stream.
 import ctypes
 import struct
 import zlib
+from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
 import torch
@@ -54,3 +56,16 @@ def fetch(copies: List[torch.Tensor]) -> bytes:
         struct.pack("<QQQQ", zlib.crc32(
             (ctypes.c_ubyte * c.numel()).from_address(c.data_ptr())), 0, 0, 0)
         for c in copies)
+
+
+def addresses(copies: List[torch.Tensor]) -> List[Tuple[int, int]]:
+    """Each copy's host address and size, for Session.write_producer_bytes
+    (the copies stay alive in the caller)."""
+    return [(c.data_ptr(), c.numel()) for c in copies]
+
+
+# Task tensor: the copies themselves go into the ring (the "bytes" part of
+# _common/producer_stats.PARTS).
+BYTES = SimpleNamespace(reduce=lambda t: (reduce(t)[0], bytes(4)),
+                        stream_key=stream_key, to_host=to_host,
+                        fetch=addresses)
