@@ -9,6 +9,8 @@ statistics the framework computes (framework) against the daemon's
   Mean and Norm within the dtype's rounding, every other byte equal.
 - summary_mode xor and md5: the checksums the framework computes equal
   the daemon's byte for byte.
+- Task tensor: the bytes the framework copies to the host without waiting
+  make the same .npy files as the daemon's path, byte for byte.
 - No call that waits for a device (Tensor.item/.cpu/.numpy/.tolist,
   torch.cuda.synchronize) on the training thread while hooks run.
 - A rank killed (SIGKILL) with statistics in flight: its entries still
@@ -41,14 +43,16 @@ DEFAULT_ULPS = 2.0 ** -20
 def config(directory: str, on: str, level: str = "mix",
            dump_path: str = "./dump_path",
            summary: str = "statistics") -> str:
+    """A config.json for task statistics with `summary`; summary "tensor":
+    task tensor (whose summary is always statistics)."""
     path = os.path.join(directory, f"config_{on}_{level}_{summary}.json")
+    task = "tensor" if summary == "tensor" else "statistics"
+    section = {"scope": [], "list": [], "data_mode": ["all"]}
+    if task == "statistics":
+        section["summary_mode"] = summary
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"task": "statistics", "level": level,
-                   "dump_path": dump_path,
-                   "statistics": {"scope": [], "list": [],
-                                  "data_mode": ["all"],
-                                  "summary_mode": summary},
-                   "tprobe": {"statistics_on": on}}, f)
+        json.dump({"task": task, "level": level, "dump_path": dump_path,
+                   task: section, "tprobe": {"statistics_on": on}}, f)
     return path
 
 
@@ -171,10 +175,59 @@ class StatisticsOnTest(unittest.TestCase):
         self.check_checksums_by_the_framework("md5")
 
     def test_no_synchronisation_in_the_hooks(self) -> None:
+        for summary in ("statistics", "tensor"):
+            with self.subTest(summary), \
+                    Tprobed(tprobed_binary(), self.tmp) as daemon:
+                trace = os.path.join(self.tmp, f"syncs_{summary}.json")
+                self.run_model(daemon, "framework", "--trace-syncs", trace,
+                               summary=summary)
+            self.assertEqual(load(trace)["count"], 0, load(trace))
+
+    def test_torch_task_tensor_by_the_framework(self) -> None:
+        """Task tensor: the bytes the framework copies to the host without
+        waiting (and its statistics) make the same tree as the daemon's
+        path: the same .npy files byte for byte, the same entries; a rank
+        killed with copies in flight has its tensors incomplete, without
+        their files."""
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
-            trace = os.path.join(self.tmp, "syncs.json")
-            self.run_model(daemon, "framework", "--trace-syncs", trace)
-        self.assertEqual(load(trace)["count"], 0, load(trace))
+            framework = self.run_model(daemon, "framework",
+                                       summary="tensor").dump
+            reference = self.run_model(daemon, "daemon",
+                                       summary="tensor").dump
+            killed = self.run_model(daemon, "framework", "--kill-in-flight",
+                                    check=False, summary="tensor")
+            self.assertEqual(killed.returncode, -9, killed.stderr[-4000:])
+            status_path = os.path.join(killed.dump, "step1", "rank",
+                                       "tprobe.json")
+            wait_until(lambda: os.path.exists(status_path), 30,
+                       "the killed rank's step to be written")
+        self.assertGreater(compare_trees(self, framework, reference, 2), 400)
+        files = 0
+        for step in range(2):
+            rel = os.path.join(f"step{step}", "rank", "dump_tensor_data")
+            names = sorted(os.listdir(os.path.join(reference, rel)))
+            self.assertEqual(sorted(os.listdir(os.path.join(framework, rel))),
+                             names)
+            for name in names:
+                with open(os.path.join(framework, rel, name), "rb") as f:
+                    got = f.read()
+                with open(os.path.join(reference, rel, name), "rb") as f:
+                    self.assertEqual(got, f.read(), name)
+                files += 1
+        self.assertGreater(files, 200)
+        status = load(status_path)
+        self.assertFalse(status["complete"], status)
+        self.assertGreater(status["tensors_incomplete"], 0, status)
+        # Every entry still written, in call order; no file for a tensor
+        # whose bytes never came (here: none of the step's came).
+        rel = os.path.join("step1", "rank")
+        self.assertEqual(
+            list(load(os.path.join(killed.dump, rel, "dump.json"))["data"]),
+            list(load(os.path.join(reference, rel, "dump.json"))["data"]))
+        data = os.path.join(killed.dump, rel, "dump_tensor_data")
+        written = os.listdir(data) if os.path.isdir(data) else []
+        for name in status["incomplete_tensors"]:
+            self.assertNotIn(f"{name}.npy", written)
 
     def test_a_rank_killed_with_statistics_in_flight_is_incomplete(
             self) -> None:

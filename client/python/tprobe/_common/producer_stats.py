@@ -66,7 +66,8 @@ class ProducerStats:
     PyTorch; PARTS says which a summary mode runs): each has reduce(t) ->
     (result, kinds), stream_key(t), to_host(results, key) -> (host, waiter
     or None) and fetch(host) -> bytes (4 little-endian 8-byte values per
-    tensor; for "bytes", (address, size) of each copy)."""
+    tensor; for "bytes", (address, size) of each copy, and nbytes(result),
+    the size of one copy)."""
 
     def __init__(self, session: Any, reducers: Dict[str, Any]) -> None:
         self._session = session
@@ -95,7 +96,7 @@ class ProducerStats:
             reducer = self._reducers[part]
             result, kinds = reducer.reduce(tensor)
             batch = self._batch((part, reducer.stream_key(tensor)))
-            nbytes = result.nbytes if part == "bytes" else 0
+            nbytes = reducer.nbytes(result) if part == "bytes" else 0
             with batch.lock:
                 batch.results.append(result)
                 batch.places.append(place + kinds)

@@ -68,4 +68,4 @@ def addresses(copies: List[torch.Tensor]) -> List[Tuple[int, int]]:
 # _common/producer_stats.PARTS).
 BYTES = SimpleNamespace(reduce=lambda t: (reduce(t)[0], bytes(4)),
                         stream_key=stream_key, to_host=to_host,
-                        fetch=addresses)
+                        fetch=addresses, nbytes=lambda c: c.numel())
