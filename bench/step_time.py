@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Step-time overhead of examples/train_tiny_gpt.py: tool none vs tprobe at
-L0, L1 and mix (task statistics), measured in one invocation.
+L0, L1 and mix (task statistics, or tensor), measured in one invocation.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
-        [--small | --data-bound] [--device cuda] \
+        [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed]
 
 Each configuration runs as its own process; a step's time is the gap between
@@ -18,6 +18,8 @@ measured steps are reported, with the daemon's CPU time per step beside them.
 --data-bound grows it until reading the tensors does (2 MB activations).
 --device cuda trains on the GPU (tprobe's default statistics_on, auto,
 then reduces device tensors on the device).
+--task tensor dumps every tensor as a .npy file (msprobe's task tensor)
+in place of statistics.
 --statistics-on runs tprobe once per value of tprobe.statistics_on given
 (auto, framework, daemon), side by side.
 --msprobe DIR adds msprobe at L0, L1 and mix to every round, run from DIR
@@ -90,13 +92,21 @@ def entries_per_step(dump: str) -> int:
     return 0
 
 
-def _with_statistics_on(config: str, on: str, tmp: str) -> str:
-    """A copy of `config` with tprobe.statistics_on set to `on`."""
+def _tuned(config: str, on: str, task: str, tmp: str) -> str:
+    """A copy of `config` with tprobe.statistics_on set to `on` (None: as
+    it is) and its task `task` (its statistics section's scope, list and
+    data_mode moved to the task's section)."""
     with open(config) as f:
         content = json.load(f)
-    content.setdefault("tprobe", {})["statistics_on"] = on
+    if on:
+        content.setdefault("tprobe", {})["statistics_on"] = on
+    if task != content.get("task", "statistics"):
+        section = content.pop(content.get("task", "statistics"), {})
+        content["task"] = task
+        content[task] = {k: v for k, v in section.items()
+                         if k in ("scope", "list", "data_mode")}
     path = os.path.join(tmp, f"{os.path.basename(os.path.dirname(config))}"
-                        f"_{on}.json")
+                        f"_{on}_{task}.json")
     with open(path, "w") as f:
         json.dump(content, f)
     return path
@@ -117,6 +127,11 @@ def main() -> int:
     ap.add_argument("--statistics-on", nargs="+", default=[],
                     choices=("auto", "framework", "daemon"),
                     help="tprobe once per value of tprobe.statistics_on")
+    ap.add_argument("--task", choices=("statistics", "tensor"),
+                    default="statistics",
+                    help="the dump task of every tool (tensor: every "
+                    "tensor as a .npy file; with --device cuda, tprobe's "
+                    "copies go through pinned memory without waiting)")
     ap.add_argument("--msprobe", metavar="DIR",
                     help="also msprobe 8.3.3 installed in DIR, or "
                     "'installed': the msprobe this interpreter imports")
@@ -148,8 +163,9 @@ def main() -> int:
                     if tool != "none":
                         name, level, *on = tool.split()
                         config = os.path.join(_CONFIGS, level, "config.json")
-                        if on:
-                            config = _with_statistics_on(config, on[0], tmp)
+                        if on or args.task != "statistics":
+                            config = _tuned(config, on[0] if on else None,
+                                            args.task, tmp)
                         cmd += ["--tool", name, "--config", config,
                                 "--dump-path",
                                 os.path.join(tmp, "dump", name, level,

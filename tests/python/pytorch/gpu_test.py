@@ -3,7 +3,9 @@ device path of tprobe.statistics_on (auto: device tensors reduced by torch
 on the device, results through pinned memory behind an event): the dumped
 statistics match torch's own and msprobe's, bit for bit for Max and Min;
 no call that waits for the device runs on the training thread while hooks
-run. Skipped where torch has no CUDA device.
+run; under task tensor the bytes copied to pinned memory without waiting
+make the same .npy files as the synchronous copy. Skipped where torch has
+no CUDA device.
 """
 
 import json
@@ -81,12 +83,13 @@ MODEL = os.path.join(HERE, os.pardir, "both", "statistics_on_model.py")
 class GpuStatisticsOnTest(unittest.TestCase):
     """statistics_on_model.py on CUDA: every dtype msprobe treats apart."""
 
-    def run_model(self, daemon, tool: str, on: str, *extra: str) -> str:
+    def run_model(self, daemon, tool: str, on: str, *extra: str,
+                  summary: str = "statistics") -> str:
         from statistics_on_test import config
-        dump = os.path.join(self.tmp, f"{tool}_{on}")
+        dump = os.path.join(self.tmp, f"{tool}_{on}_{summary}")
         out = subprocess.run(
             [sys.executable, MODEL, "--tool", tool, "--device", "cuda",
-             "--config", config(self.tmp, on, "mix", dump),
+             "--config", config(self.tmp, on, "mix", dump, summary),
              "--dump-path", dump, *extra],
             env=daemon.env(), capture_output=True, text=True, timeout=600)
         self.assertEqual(out.returncode, 0, out.stderr[-4000:])
@@ -121,11 +124,36 @@ class GpuStatisticsOnTest(unittest.TestCase):
                 self.assertEqual(_stats(got[name]), _stats(want[name]), name)
 
     def test_no_synchronisation_per_tensor_in_the_hooks(self) -> None:
-        trace = os.path.join(self.tmp, "syncs.json")
+        for summary in ("statistics", "tensor"):
+            trace = os.path.join(self.tmp, f"syncs_{summary}.json")
+            with Tprobed(tprobed_binary(), self.tmp) as daemon:
+                self.run_model(daemon, "tprobe", "auto", "--trace-syncs",
+                               trace, summary=summary)
+            with open(trace) as f:
+                self.assertEqual(json.load(f)["count"], 0, summary)
+
+    def test_task_tensor_through_pinned_memory(self) -> None:
+        """Task tensor: device tensors copied to pinned memory without
+        waiting give the .npy files the synchronous copy gives."""
+        from statistics_on_test import compare_trees
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
-            self.run_model(daemon, "tprobe", "auto", "--trace-syncs", trace)
-        with open(trace) as f:
-            self.assertEqual(json.load(f)["count"], 0)
+            device = self.run_model(daemon, "tprobe", "auto",
+                                    summary="tensor")
+            host = self.run_model(daemon, "tprobe", "daemon",
+                                  summary="tensor")
+        self.assertGreater(compare_trees(self, device, host, 2), 400)
+        files = 0
+        for step in range(2):
+            rel = os.path.join(f"step{step}", "rank", "dump_tensor_data")
+            names = sorted(os.listdir(os.path.join(host, rel)))
+            self.assertEqual(sorted(os.listdir(os.path.join(device, rel))),
+                             names)
+            for name in names:
+                with open(os.path.join(device, rel, name), "rb") as f, \
+                        open(os.path.join(host, rel, name), "rb") as g:
+                    self.assertEqual(f.read(), g.read(), name)
+                files += 1
+        self.assertGreater(files, 200)
 
 
 def _stats(value):
