@@ -17,6 +17,7 @@ from any thread but the statistics thread.
 
 import ctypes
 import queue
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -204,7 +205,11 @@ def install(session: Any, framework: str) -> None:
             from tprobe.torch import crc, stats
             reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc,
                         "bytes": crc.BYTES}
-    except ImportError:
+    except ImportError as e:
+        # statistics_on then falls back to the daemon for every tensor.
+        print(f"tprobe: the framework's reductions cannot be loaded ({e}); "
+              "the daemon computes every statistic (statistics_on daemon)",
+              file=sys.stderr)
         return
     producer = ProducerStats(session, reducers)
     _C.set_producer_stats(producer.hook, producer.flush,

@@ -19,7 +19,8 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-from tprobe.torch.stats import raw_bytes, stream_key  # noqa: F401
+from tprobe.torch.stats import (device_module, raw_bytes,  # noqa: F401
+                                stream_key)
 
 _KINDS = bytes((5, 0, 0, 0))  # record::StatKind kCrc, then three nulls
 
@@ -28,11 +29,15 @@ def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
     """A host copy of the bytes of `t` (with elements), queued, and its
     kinds."""
     raw = raw_bytes(t)
-    if not raw.is_cuda:
+    if raw.device.type == "cpu":
         # A copy of its own (raw_bytes already made one when `t` was not
         # contiguous).
         own = raw.data_ptr() != t.data_ptr()
         return (raw if own else raw.clone()), _KINDS
+    if device_module(raw.device.type) is None:
+        # A backend without streams and events here: a copy that waits,
+        # never a read of device memory from the host.
+        return raw.cpu(), _KINDS
     host = torch.empty(raw.shape, dtype=torch.uint8, pin_memory=True)
     host.copy_(raw, non_blocking=True)
     return host, _KINDS
@@ -40,11 +45,11 @@ def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
 
 def to_host(copies: List[torch.Tensor], key: Any) -> Tuple[List[torch.Tensor],
                                                            Optional[Any]]:
-    """The copies, and what to wait on before reading them: on CUDA, an
-    event recorded behind them on their stream."""
-    if key is None:
+    """The copies, and what to wait on before reading them: on a device
+    with streams, an event recorded behind them on their stream."""
+    if key is None or isinstance(key, torch.device):
         return copies, None
-    event = torch.cuda.Event()
+    event = device_module(key.device.type).Event()
     event.record(key)
     return copies, event.synchronize
 

@@ -101,25 +101,44 @@ def reduce_xor(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
     return _bits(words, 1), _KINDS[(_X, _N, _N, _N)]
 
 
-def stream_key(t: torch.Tensor) -> Any:
-    """The stream the tensor's reductions were queued on (None: host)."""
-    if t.is_cuda:
-        return torch.cuda.current_stream(t.device)
+def device_module(device_type: str) -> Any:
+    """torch's module for a device type with streams and events (torch.cuda,
+    and torch.npu or torch.xpu where their backend is loaded), or None."""
+    module = getattr(torch, device_type, None)
+    if all(hasattr(module, name)
+           for name in ("current_stream", "stream", "Event")):
+        return module
     return None
+
+
+def stream_key(t: torch.Tensor) -> Any:
+    """Where the tensor's reductions were queued: None for the host, the
+    device's current stream, or the tensor's device when its backend has no
+    streams and events here (its batches are then copied to the host with
+    one wait per batch)."""
+    if t.device.type == "cpu":
+        return None
+    module = device_module(t.device.type)
+    if module is None:
+        return t.device
+    return module.current_stream(t.device)
 
 
 def to_host(results: List[torch.Tensor], key: Any) -> Tuple[torch.Tensor,
                                                             Optional[Any]]:
     """The batch in host memory, and what to wait on before reading it: on
-    CUDA, an event behind a non-blocking copy into pinned memory, both on
-    the stream that computed the results."""
+    a device with streams, an event behind a non-blocking copy into pinned
+    memory, both on the stream that computed the results."""
     if key is None:
         return torch.stack(results).contiguous(), None
-    with torch.cuda.stream(key):  # behind the reductions, whoever flushes
+    if isinstance(key, torch.device):
+        return torch.stack(results).cpu(), None
+    module = device_module(key.device.type)
+    with module.stream(key):  # behind the reductions, whoever flushes
         stacked = torch.stack(results)
         host = torch.empty(stacked.shape, dtype=torch.int64, pin_memory=True)
         host.copy_(stacked, non_blocking=True)
-        event = torch.cuda.Event()
+        event = module.Event()
         event.record(key)
     return host, event.synchronize
 
