@@ -2,6 +2,7 @@
 // it copied later (record::ProducerBytesRecord), and the entries held until
 // they arrive, in call order (drain.h).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -182,7 +183,7 @@ void Drainer::OnProducerBytes(RingState& ring,
   if (r.nbytes > producer_.limits().max_tensor_bytes) {
     pending.broken = true;  // its chunks are skipped; it stays incomplete
   } else {
-    pending.bytes.reserve(r.nbytes);
+    pending.bytes.reserve(std::min<uint64_t>(r.nbytes, kMaxPendingReserve));
   }
   ring.pending = std::move(pending);
   if (r.nbytes == 0) CloseTensor(ring, /*complete=*/true);

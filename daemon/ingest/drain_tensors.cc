@@ -7,14 +7,6 @@
 
 namespace tprobe::daemon {
 
-namespace {
-
-// Tensor bytes are reserved up front only up to this much; a larger (or
-// lying) nbytes grows the buffer as chunks really arrive.
-constexpr size_t kMaxReserve = size_t{64} << 20;
-
-}  // namespace
-
 void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   if ((v.tensor.flags & record::kTensorStatsByProducer) != 0) {
     // No chunks: it waits for its ProducerStats records (and its
@@ -47,7 +39,8 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
     // Never buffered: its chunks are skipped and it stays incomplete.
     pending.broken = true;
   } else {
-    pending.bytes.reserve(std::min<uint64_t>(v.tensor.nbytes, kMaxReserve));
+    pending.bytes.reserve(
+        std::min<uint64_t>(v.tensor.nbytes, kMaxPendingReserve));
   }
   ring.pending = std::move(pending);
   if (v.tensor.nbytes == 0) CloseTensor(ring, /*complete=*/true);

@@ -29,6 +29,10 @@ struct BytesTarget {
   uint32_t ref = 0;
 };
 
+// A pending tensor's bytes are reserved up front only up to this much; a
+// larger (or lying) nbytes grows the buffer as chunks really arrive.
+inline constexpr size_t kMaxPendingReserve = size_t{64} << 20;
+
 // A tensor whose Tensor record (or ProducerBytes record) arrived and whose
 // chunks are still coming.
 struct PendingTensor {
