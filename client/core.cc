@@ -288,17 +288,23 @@ std::optional<RingSlot> Core::WriteTensorAwaitingStats(
   return RingSlot{ring->index, ring->generation};
 }
 
-bool Core::WriteProducerStats(const RingSlot& slot,
-                              const record::ProducerStatsRecord& stats) {
-  ThreadRing* ring = RingForThisThread();
+std::byte* Core::ReserveForSlot(const RingSlot& slot, record::RecordType type,
+                                uint32_t size, ThreadRing*& ring) {
+  ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
-    return false;
+    return nullptr;
   }
   // The tensor went to a segment the daemon no longer reads.
-  if (slot.generation != ring->generation) return false;
-  std::byte* p = Reserve(ring, record::RecordType::kProducerStats,
-                         record::kProducerStatsSize);
+  if (slot.generation != ring->generation) return nullptr;
+  return Reserve(ring, type, size);
+}
+
+bool Core::WriteProducerStats(const RingSlot& slot,
+                              const record::ProducerStatsRecord& stats) {
+  ThreadRing* ring;
+  std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerStats,
+                                record::kProducerStatsSize, ring);
   if (p == nullptr) return false;
   record::ProducerStatsRecord r = stats;
   r.ring = slot.ring;
@@ -309,14 +315,9 @@ bool Core::WriteProducerStats(const RingSlot& slot,
 
 bool Core::WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
                               const void* data, size_t nbytes) {
-  ThreadRing* ring = RingForThisThread();
-  if (ring == nullptr) {
-    CountNoDaemon();
-    return false;
-  }
-  if (slot.generation != ring->generation) return false;
-  std::byte* p = Reserve(ring, record::RecordType::kProducerBytes,
-                         record::kProducerBytesSize);
+  ThreadRing* ring;
+  std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerBytes,
+                                record::kProducerBytesSize, ring);
   if (p == nullptr) return false;
   record::ProducerBytesRecord r{};
   r.ring = slot.ring;

@@ -206,6 +206,11 @@ class TPROBE_INTERNAL Core {
   std::byte* Reserve(ThreadRing* ring, record::RecordType type, uint32_t size);
   std::byte* ReserveSlow(ThreadRing* ring, record::RecordType type,
                          uint32_t size);
+  // Reserves, on this thread's ring (set in `ring`), a record that
+  // completes a tensor written on `slot`; nullptr when it was dropped or
+  // the tensor's segment is gone.
+  std::byte* ReserveForSlot(const RingSlot& slot, record::RecordType type,
+                            uint32_t size, ThreadRing*& ring);
   // The Chunk records of tensor `ref`'s `nbytes` bytes at `data`; false
   // when one was dropped (the rest are not written).
   bool WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,

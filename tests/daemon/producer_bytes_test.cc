@@ -13,69 +13,33 @@
 #include <filesystem>
 
 #include "tests/daemon/drain_fixture.h"
-#include "tests/daemon/ring_records.h"
+#include "tests/daemon/producer_records.h"
 
 namespace tprobe::daemon {
 namespace {
 
+using testing::AwaitingTensor;
 using testing::ConfigJson;
 using ::testing::HasSubstr;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
+using testing::PutBytes;
 using testing::ReadFile;
 using testing::Ref;
 using testing::TestProducer;
 
-constexpr auto kF = static_cast<uint8_t>(record::StatKind::kFloat);
-
-uint64_t Bits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, sizeof u);
-  return u;
-}
-
 // A float32 Tensor record whose statistics and bytes the producer sends.
 bool AwaitingBytes(testing::RecordWriter& w, uint32_t ref,
                    const std::vector<int64_t>& shape, uint64_t nbytes) {
-  std::vector<std::byte> bytes(record::TensorSize(shape.size()));
-  record::PutTensor(
-      bytes.data(), ref, DType::kFloat32, shape, false, nbytes,
+  return AwaitingTensor(
+      w, ref, DType::kFloat32, shape, nbytes,
       record::kTensorStatsByProducer | record::kTensorBytesByProducer);
-  return w.Raw(record::RecordType::kTensor, bytes);
 }
 
 bool PutStats(testing::RecordWriter& w, uint32_t ring, uint32_t ref,
               std::array<double, 4> v) {
-  record::ProducerStatsRecord r{};
-  r.ring = ring;
-  r.ref = ref;
-  for (int i = 0; i < 4; ++i) {
-    r.kinds[i] = kF;
-    r.values[i] = Bits(v[i]);
-  }
-  return w.Raw(record::RecordType::kProducerStats,
-               std::as_bytes(std::span(&r, 1)));
-}
-
-// A ProducerBytes record stating `nbytes`, then `values` in chunks of one
-// float each (fewer than stated: the producer dropped the rest).
-bool PutBytes(testing::RecordWriter& w, uint32_t ring, uint32_t ref,
-              uint64_t nbytes, const std::vector<float>& values) {
-  record::ProducerBytesRecord r{};
-  r.ring = ring;
-  r.ref = ref;
-  r.nbytes = nbytes;
-  if (!w.Raw(record::RecordType::kProducerBytes,
-             std::as_bytes(std::span(&r, 1)))) {
-    return false;
-  }
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!w.Chunk(ref, i * sizeof(float), &values[i], sizeof(float))) {
-      return false;
-    }
-  }
-  return true;
+  return testing::PutStats(w, testing::Stats(ring, ref, v));
 }
 
 using ProducerBytesTest = testing::DrainFixture;
@@ -200,11 +164,10 @@ TEST_F(ProducerBytesTest, AWrongProducerBytesRecordCostsThatProducerAlone) {
     auto w = p.Writer(0);
     auto thread = p.Writer(1);
     ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
-    std::vector<std::byte> tensor(record::TensorSize(1));
-    record::PutTensor(tensor.data(), 6, DType::kFloat32, {{2}}, false, 8,
-                      record::kTensorStatsByProducer |
-                          (c.bytes_flag ? record::kTensorBytesByProducer : 0));
-    ASSERT_TRUE(w.Raw(record::RecordType::kTensor, tensor));
+    ASSERT_TRUE(AwaitingTensor(
+        w, 6, DType::kFloat32, {2}, 8,
+        record::kTensorStatsByProducer |
+            (c.bytes_flag ? record::kTensorBytesByProducer : 0)));
     ASSERT_TRUE(w.Float32Tensor(5, {1}, {1.0f}));  // its bytes came along
     ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
     ASSERT_TRUE(PutBytes(thread, c.ring, c.ref, c.nbytes, {}));

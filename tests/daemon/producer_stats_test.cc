@@ -11,55 +11,26 @@
 
 #include "common/stats/crc32.h"
 #include "tests/daemon/drain_fixture.h"
-#include "tests/daemon/ring_records.h"
+#include "tests/daemon/producer_records.h"
 
 namespace tprobe::daemon {
 namespace {
 
+using testing::AwaitingTensor;
+using testing::Bits;
 using testing::ConfigJson;
 using ::testing::HasSubstr;
 using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
+using testing::PutStats;
 using testing::Ref;
+using testing::Stats;
 using testing::TempDir;
 using testing::TestProducer;
 
-constexpr auto kF = static_cast<uint8_t>(record::StatKind::kFloat);
 constexpr auto kB = static_cast<uint8_t>(record::StatKind::kBool);
 constexpr auto kN = static_cast<uint8_t>(record::StatKind::kNull);
-
-uint64_t Bits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, sizeof u);
-  return u;
-}
-
-record::ProducerStatsRecord Stats(uint32_t ring, uint32_t ref,
-                                  std::array<double, 4> v) {
-  record::ProducerStatsRecord r{};
-  r.ring = ring;
-  r.ref = ref;
-  for (int i = 0; i < 4; ++i) {
-    r.kinds[i] = kF;
-    r.values[i] = Bits(v[i]);
-  }
-  return r;
-}
-
-bool PutStats(testing::RecordWriter& w, const record::ProducerStatsRecord& r) {
-  return w.Raw(record::RecordType::kProducerStats,
-               std::as_bytes(std::span(&r, 1)));
-}
-
-// A Tensor record whose statistics the producer computes.
-bool AwaitingTensor(testing::RecordWriter& w, uint32_t ref, DType dtype,
-                    const std::vector<int64_t>& shape, uint64_t nbytes) {
-  std::vector<std::byte> bytes(record::TensorSize(shape.size()));
-  record::PutTensor(bytes.data(), ref, dtype, shape, false, nbytes,
-                    record::kTensorStatsByProducer);
-  return w.Raw(record::RecordType::kTensor, bytes);
-}
 
 // A checksum record: its first statistic alone, of `kind`.
 record::ProducerStatsRecord Checksum(uint32_t ref, record::StatKind kind,

@@ -115,6 +115,23 @@ def compare_trees(test: unittest.TestCase, framework: str, daemon: str,
     return n
 
 
+def compare_tensor_files(test: unittest.TestCase, got: str, want: str,
+                         steps: int) -> int:
+    """Asserts the two trees hold the same .npy files, byte for byte;
+    returns how many."""
+    files = 0
+    for step in range(steps):
+        rel = os.path.join(f"step{step}", "rank", "dump_tensor_data")
+        names = sorted(os.listdir(os.path.join(want, rel)))
+        test.assertEqual(sorted(os.listdir(os.path.join(got, rel))), names)
+        for name in names:
+            with open(os.path.join(got, rel, name), "rb") as f, \
+                    open(os.path.join(want, rel, name), "rb") as g:
+                test.assertEqual(f.read(), g.read(), name)
+            files += 1
+    return files
+
+
 class StatisticsOnTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -202,19 +219,8 @@ class StatisticsOnTest(unittest.TestCase):
             wait_until(lambda: os.path.exists(status_path), 30,
                        "the killed rank's step to be written")
         self.assertGreater(compare_trees(self, framework, reference, 2), 400)
-        files = 0
-        for step in range(2):
-            rel = os.path.join(f"step{step}", "rank", "dump_tensor_data")
-            names = sorted(os.listdir(os.path.join(reference, rel)))
-            self.assertEqual(sorted(os.listdir(os.path.join(framework, rel))),
-                             names)
-            for name in names:
-                with open(os.path.join(framework, rel, name), "rb") as f:
-                    got = f.read()
-                with open(os.path.join(reference, rel, name), "rb") as f:
-                    self.assertEqual(got, f.read(), name)
-                files += 1
-        self.assertGreater(files, 200)
+        self.assertGreater(compare_tensor_files(self, framework, reference, 2),
+                           200)
         status = load(status_path)
         self.assertFalse(status["complete"], status)
         self.assertGreater(status["tensors_incomplete"], 0, status)
