@@ -67,11 +67,13 @@ void CountFailure(uint64_t tensors, const char* where) {
                where, what.substr(0, 500).c_str());
 }
 
-// What the hook computes for `c`: task statistics' summary_mode, task
-// tensor's statistics and bytes (summary_mode statistics only), nothing for
-// the other tasks.
+// What the hook computes for `c`: task statistics' summary_mode, the
+// statistics and bytes under task tensor and overflow_check (summary_mode
+// statistics only: the daemon finds an overflow from Max and Min, and
+// keeps the bytes of the calls that overflow), nothing under structure.
 std::optional<Summary> SummaryOf(const config::Config& c) {
-  if (c.task == config::Task::kTensor) {
+  if (c.task == config::Task::kTensor ||
+      c.task == config::Task::kOverflowCheck) {
     if (c.summary_mode != config::SummaryMode::kStatistics) return std::nullopt;
     return Summary::kTensor;
   }

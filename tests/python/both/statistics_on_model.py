@@ -4,7 +4,7 @@ statistics_on_test.py:
 
     python statistics_on_model.py --config CONFIG --dump-path DIR \
         [--tool tprobe|msprobe] [--device cpu|cuda] [--steps N] \
-        [--trace-syncs FILE] [--kill-in-flight] [--fail FILE]
+        [--trace-syncs FILE] [--kill-in-flight] [--fail FILE] [--overflow]
 
 A model with every dtype msprobe treats apart (bool, integer, float64,
 float16, bfloat16, 0-d, complex) through module and API hooks at the
@@ -15,7 +15,8 @@ statistics thread before the last step's statistics are written, ends
 that step's hooks and kills the process with SIGKILL. --fail makes the
 framework's reductions raise for every 7th tensor and its statistics
 thread's first read raise, and writes how many tensors that cost and the
-session's counters into FILE.
+session's counters into FILE. --overflow adds a call whose output holds
+-inf and NaN (log of negatives and zero), for task overflow_check.
 """
 import argparse
 import json
@@ -32,6 +33,7 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 4)
+        self.overflow = False
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))
@@ -44,6 +46,9 @@ class Net(nn.Module):
         c = torch.complex(h, h)               # complex64
         extra = c.abs().float().sum() + d.float() + half.float().sum() + \
             bf.float().sum() + idx.float().sum() + count.float()
+        if self.overflow:  # an inf and a NaN for task overflow_check
+            bad = torch.log(h - 0.5)
+            extra = extra + torch.nan_to_num(bad).sum()
         return self.fc2(h) + extra * 0
 
 
@@ -57,6 +62,7 @@ def main() -> None:
     ap.add_argument("--trace-syncs")
     ap.add_argument("--kill-in-flight", action="store_true")
     ap.add_argument("--fail")
+    ap.add_argument("--overflow", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -67,6 +73,7 @@ def main() -> None:
     debugger = PrecisionDebugger(config_path=args.config,
                                  dump_path=args.dump_path)
     net = Net().to(args.device)
+    net.overflow = args.overflow
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     x = torch.randn(5, 8).to(args.device)
     syncs = {"count": 0}

@@ -9,8 +9,9 @@ statistics the framework computes (framework) against the daemon's
   Mean and Norm within the dtype's rounding, every other byte equal.
 - summary_mode xor and md5: the checksums the framework computes equal
   the daemon's byte for byte.
-- Task tensor: the bytes the framework copies to the host without waiting
-  make the same .npy files as the daemon's path, byte for byte.
+- Task tensor and overflow_check: the bytes the framework copies to the
+  host without waiting make the same .npy files as the daemon's path, byte
+  for byte.
 - No call that waits for a device (Tensor.item/.cpu/.numpy/.tolist,
   torch.cuda.synchronize) on the training thread while hooks run.
 - A rank killed (SIGKILL) with statistics in flight: its entries still
@@ -43,13 +44,17 @@ DEFAULT_ULPS = 2.0 ** -20
 def config(directory: str, on: str, level: str = "mix",
            dump_path: str = "./dump_path",
            summary: str = "statistics") -> str:
-    """A config.json for task statistics with `summary`; summary "tensor":
-    task tensor (whose summary is always statistics)."""
+    """A config.json for task statistics with `summary`; summary "tensor"
+    or "overflow_check": that task (whose summary is always statistics;
+    every overflow kept)."""
     path = os.path.join(directory, f"config_{on}_{level}_{summary}.json")
-    task = "tensor" if summary == "tensor" else "statistics"
+    task = summary if summary in ("tensor", "overflow_check") \
+        else "statistics"
     section = {"scope": [], "list": [], "data_mode": ["all"]}
     if task == "statistics":
         section["summary_mode"] = summary
+    if task == "overflow_check":
+        section["overflow_nums"] = -1
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"task": task, "level": level, "dump_path": dump_path,
                    task: section, "tprobe": {"statistics_on": on}}, f)
@@ -282,6 +287,21 @@ class StatisticsOnTest(unittest.TestCase):
             want = load(os.path.join(reference, rel, "dump.json"))["data"]
             self.assertEqual(list(got), list(want), "entries in call order")
         self.assertEqual(incomplete, failed["failed_tensors"])
+
+    def test_torch_overflow_check_by_the_framework(self) -> None:
+        """Task overflow_check: the calls the framework's Max and Min find
+        overflowing, and their .npy files, equal the daemon's."""
+        with Tprobed(tprobed_binary(), self.tmp) as daemon:
+            framework = self.run_model(daemon, "framework", "--overflow",
+                                       summary="overflow_check").dump
+            reference = self.run_model(daemon, "daemon", "--overflow",
+                                       summary="overflow_check").dump
+        compare_trees(self, framework, reference, 2)
+        self.assertGreater(compare_tensor_files(self, framework, reference, 2),
+                           0)
+        data = load(os.path.join(framework, "step0", "rank", "dump.json"))
+        self.assertTrue(any("log" in name for name in data["data"]),
+                        list(data["data"]))
 
     def test_mindspore_framework_equals_daemon(self) -> None:
         try:
