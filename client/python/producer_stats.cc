@@ -23,7 +23,7 @@ PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
 std::atomic<bool> g_mindspore_on_host{true};
 // The summary modes a reducer may compute, as the hook is told them;
-// kTensor: task tensor's statistics and bytes.
+// kTensor: the statistics and bytes (tasks tensor and overflow_check).
 enum class Summary : uint8_t { kStatistics, kXor, kMd5, kTensor };
 constexpr const char* kSummaryNames[] = {"statistics", "xor", "md5", "tensor"};
 constexpr uint8_t Bit(Summary s) { return uint8_t{1} << static_cast<int>(s); }
@@ -263,8 +263,9 @@ void DefineProducerStats(py::module_& m) {
       "Sets the adapter's statistics hook, hook(tensor, place: bytes, "
       "summary: str), which reduces a tensor on its device without waiting "
       "(to the session's summary_mode: 'statistics', 'xor' or 'md5'; "
-      "'tensor' under task tensor: its statistics and a host copy of its "
-      "bytes) and later hands the results to Session.write_producer_stats "
+      "'tensor' under tasks tensor and overflow_check: its statistics and a "
+      "host copy of its bytes) and later hands the results to "
+      "Session.write_producer_stats "
       "(and the bytes to Session.write_producer_bytes), and "
       "flush(), which returns once every result handed to the hook has been "
       "written. None for both: the daemon computes every statistic. "

@@ -27,8 +27,8 @@ namespace tprobe::python {
 
 // Follows `session`'s config (task statistics, with a summary_mode the
 // adapter's reducers compute: statistics, and xor and md5 under PyTorch;
-// task tensor with summary_mode statistics under PyTorch, whose bytes the
-// adapter copies without waiting too; the other tasks write the bytes from
+// tasks tensor and overflow_check under PyTorch, whose bytes the adapter
+// copies without waiting too; the other tasks write the bytes from
 // the hook): which tensors the framework reduces, and to what. nullptr:
 // none (the session is gone).
 void FollowStatisticsOn(const client::Session* session);
@@ -73,10 +73,10 @@ struct HostBytes {
   size_t size;
 };
 
-// Writes ProducerBytes records and their chunks from this thread (task
-// tensor): the bytes of each tensor at `copies[i]`, placed by the i-th 24
-// bytes of `places` (as for WriteProducerStats; the kind bytes are unused).
-// Returns how many were written whole. Needs no GIL.
+// Writes ProducerBytes records and their chunks from this thread (tasks
+// tensor and overflow_check): the bytes of each tensor at `copies[i]`, placed
+// by the i-th 24 bytes of `places` (as for WriteProducerStats; the kind bytes
+// are unused). Returns how many were written whole. Needs no GIL.
 size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
                           std::string_view places);
 

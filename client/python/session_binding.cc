@@ -760,7 +760,7 @@ void DefineSession(py::module_& m) {
       .def("write_producer_bytes", &PySession::WriteProducerBytesFromHere,
            py::arg("copies"), py::arg("places"),
            "Writes the bytes of tensors the framework copied to the host "
-           "(task tensor, producer_stats.h) into this thread's ring: copies, "
+           "(tasks tensor and overflow_check, producer_stats.h) into this thread's ring: copies, "
            "(address, size) of host memory per tensor, kept alive by the "
            "caller; places, 24 bytes per tensor. Returns how many were "
            "written whole.")

@@ -18,10 +18,10 @@
 // completes it. The daemon holds the Entry that refers to such a tensor, and
 // every entry after it, until the statistics arrive (drain.h).
 //
-// Under task tensor the producer may also send a tensor's bytes later
-// (kTensorBytesByProducer): its statistics thread writes, on its own ring, a
-// ProducerBytes record followed by the bytes as Chunk records with the
-// tensor's ref, once the framework's asynchronous copy to the host is done.
+// Under tasks tensor and overflow_check the producer may also send a tensor's
+// bytes later (kTensorBytesByProducer): its statistics thread writes, on its
+// own ring, a ProducerBytes record followed by the bytes as Chunk records with
+// the tensor's ref, once the framework's asynchronous copy to the host is done.
 
 #include <cstdint>
 
@@ -82,7 +82,8 @@ struct TensorRecord {
 // tensor's statistics (nbytes still states the tensor's size).
 inline constexpr uint8_t kTensorStatsByProducer = 1;
 // TensorRecord::flags, only with kTensorStatsByProducer: a ProducerBytes
-// record and its chunks bring the tensor's bytes too (task tensor).
+// record and its chunks bring the tensor's bytes too (tasks tensor and
+// overflow_check).
 inline constexpr uint8_t kTensorBytesByProducer = 2;
 
 // How one statistic of a ProducerStats record is spelled in dump.json

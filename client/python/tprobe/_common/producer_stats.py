@@ -50,12 +50,13 @@ class _Batch:
 
 # The reducers each summary mode runs, each sending a ProducerStats record
 # per tensor: md5 writes the statistics and the CRC-32 of the bytes. Under
-# task tensor ("tensor") the "bytes" part sends the tensor's bytes, copied
-# to the host without waiting, as a ProducerBytes record and its chunks.
+# tasks tensor and overflow_check ("tensor") the "bytes" part sends the
+# tensor's bytes, copied to the host without waiting, as a ProducerBytes
+# record and its chunks.
 PARTS = {"statistics": ("statistics",), "xor": ("xor",),
          "md5": ("statistics", "crc"), "tensor": ("statistics", "bytes")}
 
-# Host copies of task tensor's bytes queued and not yet written, at most: a
+# Host copies of the "bytes" part queued and not yet written, at most: a
 # hook that would go beyond waits for the statistics thread (back-pressure,
 # as the rings' policy block), so a trainer faster than the daemon cannot
 # fill the host's memory with pinned copies.

@@ -1,14 +1,16 @@
-"""summary_mode md5 of a tensor, and task tensor's bytes, without a
-synchronous copy, for _common/producer_stats.py (msprobe's "md5" is the
-CRC-32 of the tensor's bytes, docs/format.md). The hook queues a copy of the bytes into host
-memory and returns: a CUDA tensor's goes into pinned memory with a
-non-blocking copy behind an event on its stream; a host tensor's is cloned,
-so that the training may change it in place afterwards. The statistics
-thread waits for the event and computes the CRC-32 there, off the training
-thread (zlib releases the GIL); under task tensor (BYTES) it writes the
-copied bytes into its ring instead. Nothing here waits for the device in the
-hook: no .item(), .cpu(), .numpy() or synchronize. stream_key is
-stats.stream_key: the copy is queued on the tensor's current stream.
+"""summary_mode md5 of a tensor, and the bytes of tasks tensor and
+overflow_check, without a synchronous copy, for _common/producer_stats.py
+(msprobe's "md5" is the CRC-32 of the tensor's bytes, docs/format.md). The
+hook queues a copy of the bytes into host memory and returns: a device
+tensor's goes into pinned memory with a non-blocking copy behind an event
+on its stream; a host tensor's is cloned, so that the training may change
+it in place afterwards. The statistics thread waits for the event and
+computes the CRC-32 there, off the training thread (zlib releases the
+GIL), or, for the tasks' bytes (BYTES), writes the copies into its ring.
+Nothing here waits for the device in the hook: no .item(), .cpu(),
+.numpy() or synchronize (but on a backend without streams and events,
+stats.device_module). stream_key is stats.stream_key: the copy is queued
+on the tensor's current stream.
 """
 
 import ctypes
