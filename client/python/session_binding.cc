@@ -760,10 +760,10 @@ void DefineSession(py::module_& m) {
       .def("write_producer_bytes", &PySession::WriteProducerBytesFromHere,
            py::arg("copies"), py::arg("places"),
            "Writes the bytes of tensors the framework copied to the host "
-           "(tasks tensor and overflow_check, producer_stats.h) into this thread's ring: copies, "
-           "(address, size) of host memory per tensor, kept alive by the "
-           "caller; places, 24 bytes per tensor. Returns how many were "
-           "written whole.")
+           "(tasks tensor and overflow_check, producer_stats.h) into this "
+           "thread's ring: copies, (address, size) of host memory per "
+           "tensor, kept alive by the caller; places, 24 bytes per tensor. "
+           "Returns how many were written whole.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
       .def("begin_group", &PySession::BeginGroup, py::arg("name"),
