@@ -26,7 +26,7 @@
 namespace tprobe::python {
 
 // Follows `session`'s config (task statistics, with a summary_mode the
-// adapter's reducers compute: statistics, and xor and md5 under PyTorch;
+// adapter's reducers compute: statistics and xor, and md5 under PyTorch;
 // tasks tensor and overflow_check under PyTorch, whose bytes the adapter
 // copies without waiting too; the other tasks write the bytes from
 // the hook): which tensors the framework reduces, and to what. nullptr:

@@ -8,7 +8,7 @@ statistics the framework computes (framework) against the daemon's
   the same dump.json entries, in the same order; Max and Min bit-equal,
   Mean and Norm within the dtype's rounding, every other byte equal.
 - summary_mode xor and md5: the checksums the framework computes equal
-  the daemon's byte for byte.
+  the daemon's byte for byte (xor for MindSpore too).
 - Task tensor and overflow_check: the bytes the framework copies to the
   host without waiting make the same .npy files as the daemon's path, byte
   for byte.
@@ -304,22 +304,30 @@ class StatisticsOnTest(unittest.TestCase):
                         list(data["data"]))
 
     def test_mindspore_framework_equals_daemon(self) -> None:
+        """MindSpore's example at L1: the statistics, and summary_mode
+        xor's checksums, by MindSpore's ops against the daemon's."""
         try:
             import mindspore  # noqa: F401
         except ImportError:
             self.skipTest("MindSpore is not installed")
+        for summary in ("statistics", "xor"):
+            with self.subTest(summary):
+                self.check_mindspore(summary)
+
+    def check_mindspore(self, summary: str) -> None:
         dumps = {}
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
             for on in ("framework", "daemon"):
-                dumps[on] = os.path.join(self.tmp, f"ms_{on}")
+                dumps[on] = os.path.join(self.tmp, f"ms_{on}_{summary}")
                 out = subprocess.run(
                     [sys.executable, MS_TRAIN, "--tool", "tprobe",
-                     "--config", config(self.tmp, on, "L1", dumps[on]),
+                     "--config",
+                     config(self.tmp, on, "L1", dumps[on], summary),
                      "--dump-path", dumps[on], "--steps", "2"],
                     env=daemon.env(GLOG_v="3"), capture_output=True,
                     text=True, timeout=600)
                 self.assertEqual(out.returncode, 0, out.stderr[-4000:])
-        n = 0
+        n = checksums = 0
         for step in range(2):
             step_dir = f"step{step}"
             ranks = os.listdir(os.path.join(dumps["daemon"], step_dir))
@@ -329,10 +337,14 @@ class StatisticsOnTest(unittest.TestCase):
                 want = load(os.path.join(dumps["daemon"], rel))["data"]
                 self.assertEqual(list(got), list(want))
                 n += compare(self, got, want, rel)
+                checksums += json.dumps(got).count('"md5": "0x')
                 status = load(os.path.join(dumps["framework"], step_dir, rank,
                                            "tprobe.json"))
                 self.assertTrue(status["complete"], status)
-        self.assertGreater(n, 20)
+        if summary == "xor":
+            self.assertGreater(checksums, 20)
+        else:
+            self.assertGreater(n, 20)
 
 
 if __name__ == "__main__":

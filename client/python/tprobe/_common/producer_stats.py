@@ -201,7 +201,7 @@ def install(session: Any, framework: str) -> None:
     try:
         if framework == "mindspore":
             from tprobe.mindspore import stats
-            reducers = {"statistics": stats}
+            reducers = {"statistics": stats, "xor": stats.XOR}
         else:
             from tprobe.torch import crc, stats
             reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc,

@@ -1,8 +1,8 @@
 """Max, Min, Mean and Norm of a mindspore.Tensor by MindSpore's own ops
 (mint), where the tensor lives, by msprobe 26.x's rules for MindSpore (its
 MindSpore processor's get_stat_info, docs/format.md 2.4: integer and float64
-tensors cast to float32 first), for _common/producer_stats.py. The hook
-calls no asnumpy().
+tensors cast to float32 first), and summary_mode xor's checksum
+(reduce_xor), for _common/producer_stats.py. The hook calls no asnumpy().
 
 MindSpore has no event a thread can wait on from Python, so a batch is
 read on the statistics thread with asnumpy() of its 4-value results: that
@@ -11,13 +11,14 @@ device-to-host read per tensor, off the training thread (the documented
 fallback of docs/architecture.md).
 """
 
+from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import mint, ops
 
-_N, _B, _I, _F = 0, 1, 2, 3
+_N, _B, _I, _F, _X = 0, 1, 2, 3, 4
 _INTEGER = (ms.int8, ms.uint8, ms.int16, ms.int32, ms.int64)
 
 
@@ -59,6 +60,32 @@ def reduce(t: Any) -> Tuple[Tuple[Any, int], bytes]:
     return (v.astype(ms.float64), 4), bytes((_F, _F, _F, _F))
 
 
+def reduce_xor(t: Any) -> Tuple[Tuple[Any, int], bytes]:
+    """summary_mode xor (msprobe 26.x's checksum) of `t` (with elements)
+    and its kinds, folded where the tensor lives: a 0-d tensor's value (an
+    integer or bool as a word, a float as a number, a complex as its
+    modulus), else the XOR of its bytes as little-endian 64-bit words, the
+    last one padded with zero bytes."""
+    dtype = t.dtype
+    if not t.shape:
+        if dtype == ms.bool_ or dtype in _INTEGER:
+            return (t.astype(ms.int64).reshape(1), 1), bytes((_X, _N, _N, _N))
+        if dtype in (ms.complex64, ms.complex128):
+            t = ops.abs(t)
+        return (t.astype(ms.float64).reshape(1), 1), bytes((_F, _N, _N, _N))
+    raw = t.reshape(-1).view(ms.uint8)
+    pad = -raw.shape[0] % 8
+    if pad:
+        raw = ops.cat([raw, mint.zeros(pad, dtype=ms.uint8)])
+    words = raw.view(ms.int64)
+    while words.shape[0] > 1:
+        if words.shape[0] % 2:
+            words = ops.cat([words, mint.zeros(1, dtype=ms.int64)])
+        half = words.shape[0] // 2
+        words = ops.bitwise_xor(words[:half], words[half:])
+    return (words, 1), bytes((_X, _N, _N, _N))
+
+
 def stream_key(t: Any) -> Any:
     return None
 
@@ -85,3 +112,9 @@ def on_host() -> bool:
         return ms.get_context("device_target") == "CPU"
     except Exception:
         return True
+
+
+# summary_mode xor: the checksum word in place of the four statistics, on
+# the same road.
+XOR = SimpleNamespace(reduce=reduce_xor, stream_key=stream_key,
+                      to_host=to_host, fetch=fetch)
