@@ -17,6 +17,17 @@ Status Malformed(const char* what, const std::string& why) {
   return Status::Error(std::string("malformed ") + what + " record: " + why);
 }
 
+// Reads a record that is exactly a T, or says why it is malformed.
+template <typename T>
+Status ReadExact(std::span<const std::byte> payload, const char* what, T* out) {
+  if (payload.size() != sizeof(T)) {
+    return Malformed(what, "size " + std::to_string(payload.size()) +
+                               " is not " + std::to_string(sizeof(T)));
+  }
+  std::memcpy(out, payload.data(), sizeof(T));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
@@ -96,12 +107,9 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
     }
     case RecordType::kProducerStats: {
       ProducerStatsRecord r;
-      if (payload.size() != sizeof r) {
-        return Malformed("producer statistics",
-                         "size " + std::to_string(payload.size()) + " is not " +
-                             std::to_string(sizeof r));
+      if (Status s = ReadExact(payload, "producer statistics", &r); !s.ok()) {
+        return s;
       }
-      std::memcpy(&r, payload.data(), sizeof r);
       for (int i = 0; i < 4; ++i) {
         const auto kind = static_cast<StatKind>(r.kinds[i]);
         if (r.kinds[i] > static_cast<uint8_t>(StatKind::kCrc)) {
@@ -119,12 +127,9 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
     }
     case RecordType::kProducerBytes: {
       ProducerBytesRecord r;
-      if (payload.size() != sizeof r) {
-        return Malformed("producer bytes",
-                         "size " + std::to_string(payload.size()) + " is not " +
-                             std::to_string(sizeof r));
+      if (Status s = ReadExact(payload, "producer bytes", &r); !s.ok()) {
+        return s;
       }
-      std::memcpy(&r, payload.data(), sizeof r);
       if (r.reserved != 0) return Malformed("producer bytes", "reserved set");
       return Decoded(ProducerBytesView{r});
     }
