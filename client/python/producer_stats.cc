@@ -89,9 +89,32 @@ std::optional<Summary> SummaryOf(const config::Config& c) {
   return std::nullopt;
 }
 
+// Where a tensor's Tensor record went, as the hook is handed it: ring u32,
+// connection generation u64, ref u32, step u32, little-endian.
+struct Place {
+  client::RingSlot slot;
+  uint32_t ref = 0;
+  uint32_t step = 0;
+};
 constexpr size_t kPlaceBytes = 20;
 // A place and its 4 StatKind bytes, as the statistics thread hands them back.
 constexpr size_t kPlaceWithKinds = kPlaceBytes + 4;
+
+void PutPlace(const Place& place, char* out) {
+  std::memcpy(out, &place.slot.ring, 4);
+  std::memcpy(out + 4, &place.slot.generation, 8);
+  std::memcpy(out + 12, &place.ref, 4);
+  std::memcpy(out + 16, &place.step, 4);
+}
+
+Place ReadPlace(const char* in) {
+  Place place;
+  std::memcpy(&place.slot.ring, in, 4);
+  std::memcpy(&place.slot.generation, in + 4, 8);
+  std::memcpy(&place.ref, in + 12, 4);
+  std::memcpy(&place.step, in + 16, 4);
+  return place;
+}
 
 }  // namespace
 
@@ -144,10 +167,7 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   const client::Session* session = g_session.load(std::memory_order_acquire);
   const uint32_t step = session != nullptr ? session->step() : 0;
   char place[kPlaceBytes];
-  std::memcpy(place, &slot->ring, 4);
-  std::memcpy(place + 4, &slot->generation, 8);
-  std::memcpy(place + 12, &ref, 4);
-  std::memcpy(place + 16, &step, 4);
+  PutPlace(Place{*slot, ref, step}, place);
   static PyObject* const names[] = {
       PyUnicode_InternFromString(kSummaryNames[0]),
       PyUnicode_InternFromString(kSummaryNames[1]),
@@ -190,13 +210,11 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
   size_t written = 0;
   for (size_t i = 0; i < n; ++i) {
     const char* p = places.data() + i * kPlace;
-    client::RingSlot slot;
+    const Place place = ReadPlace(p);
     record::ProducerStatsRecord r{};
-    std::memcpy(&slot.ring, p, 4);
-    std::memcpy(&slot.generation, p + 4, 8);
-    std::memcpy(&r.ref, p + 12, 4);
-    std::memcpy(&r.step, p + 16, 4);
-    std::memcpy(r.kinds, p + 20, 4);
+    r.ref = place.ref;
+    r.step = place.step;
+    std::memcpy(r.kinds, p + kPlaceBytes, 4);
     std::memcpy(r.values, values.data() + i * kValues, kValues);
     for (int k = 0; k < 4; ++k) {
       // A null statistic carries no value; a bool is 0 or 1.
@@ -206,7 +224,7 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
         r.values[k] = r.values[k] != 0 ? 1 : 0;
       }
     }
-    if (core.WriteProducerStats(slot, r)) ++written;
+    if (core.WriteProducerStats(place.slot, r)) ++written;
   }
   return written;
 }
@@ -216,15 +234,9 @@ size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
   if (places.size() != copies.size() * kPlaceWithKinds) return 0;
   size_t written = 0;
   for (size_t i = 0; i < copies.size(); ++i) {
-    const char* p = places.data() + i * kPlaceWithKinds;
-    client::RingSlot slot;
-    uint32_t ref, step;
-    std::memcpy(&slot.ring, p, 4);
-    std::memcpy(&slot.generation, p + 4, 8);
-    std::memcpy(&ref, p + 12, 4);
-    std::memcpy(&step, p + 16, 4);
-    if (core.WriteProducerBytes(slot, ref, step, copies[i].data,
-                                copies[i].size)) {
+    const Place place = ReadPlace(places.data() + i * kPlaceWithKinds);
+    if (core.WriteProducerBytes(place.slot, place.ref, place.step,
+                                copies[i].data, copies[i].size)) {
       ++written;
     }
   }
