@@ -2,7 +2,6 @@
 // it copied later (record::ProducerBytesRecord), and the entries held until
 // they arrive, in call order (drain.h).
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -180,13 +179,7 @@ void Drainer::OnProducerBytes(RingState& ring,
   pending.meta.nbytes = r.nbytes;
   pending.record = ring.records_read;
   pending.target = BytesTarget{r.ring, r.ref};
-  if (r.nbytes > producer_.limits().max_tensor_bytes) {
-    pending.broken = true;  // its chunks are skipped; it stays incomplete
-  } else {
-    pending.bytes.reserve(std::min<uint64_t>(r.nbytes, kMaxPendingReserve));
-  }
-  ring.pending = std::move(pending);
-  if (r.nbytes == 0) CloseTensor(ring, /*complete=*/true);
+  OpenPending(ring, std::move(pending));
 }
 
 void Drainer::DeliverBytes(uint32_t ring_index, PendingTensor& p,
@@ -200,20 +193,9 @@ void Drainer::DeliverBytes(uint32_t ring_index, PendingTensor& p,
   if (!complete || p.broken) {
     waiting.bytes_lost = true;
   } else {
-    const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
-    const bool keep = state_.assembler.options().tensor_data;
-    if (md5 || keep) waiting.info.crc = stats::Crc32(p.bytes);
-    if (keep) {
-      target.waiting_bytes += p.bytes.size();
-      waiting.info.bytes = std::move(p.bytes);
-    }
-    if (target.waiting_bytes > producer_.limits().max_waiting_bytes) {
-      Corrupt(ring_index,
-              "tensors waiting for their entry hold more than " +
-                  std::to_string(producer_.limits().max_waiting_bytes) +
-                  " bytes");
-      return;
-    }
+    KeepBytes(waiting.info, p.bytes);
+    AddWaitingBytes(target, waiting.info.bytes.size(), ring_index);
+    if (state_.broken) return;
   }
   if (!waiting.awaiting_stats()) Completed(waiting);
 }

@@ -20,12 +20,7 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
     waiting.crc_due = state_.config.summary_mode == config::SummaryMode::kMd5;
     waiting.bytes_due = (v.tensor.flags & record::kTensorBytesByProducer) != 0;
     waiting.nbytes = v.tensor.nbytes;
-    auto [it, added] = ring.tensors.try_emplace(v.tensor.ref);
-    if (!added) {
-      ring.waiting_bytes -= it->second.info.bytes.size();
-      if (it->second.awaiting_stats()) --state_.awaiting_stats;
-    }
-    it->second = std::move(waiting);
+    Replace(ring, v.tensor.ref) = std::move(waiting);
     ++state_.awaiting_stats;
     return;
   }
@@ -35,15 +30,46 @@ void Drainer::OnTensor(RingState& ring, record::TensorView& v) {
   pending.info.dtype = v.dtype;
   pending.info.shape = std::move(v.shape);
   pending.info.requires_grad = v.tensor.requires_grad != 0;
-  if (v.tensor.nbytes > producer_.limits().max_tensor_bytes) {
+  OpenPending(ring, std::move(pending));
+}
+
+void Drainer::OpenPending(RingState& ring, PendingTensor pending) {
+  const uint64_t nbytes = pending.meta.nbytes;
+  if (nbytes > producer_.limits().max_tensor_bytes) {
     // Never buffered: its chunks are skipped and it stays incomplete.
     pending.broken = true;
   } else {
-    pending.bytes.reserve(
-        std::min<uint64_t>(v.tensor.nbytes, kMaxPendingReserve));
+    pending.bytes.reserve(std::min<uint64_t>(nbytes, kMaxPendingReserve));
   }
   ring.pending = std::move(pending);
-  if (v.tensor.nbytes == 0) CloseTensor(ring, /*complete=*/true);
+  if (nbytes == 0) CloseTensor(ring, /*complete=*/true);
+}
+
+WaitingTensor& Drainer::Replace(RingState& ring, uint32_t ref) {
+  auto [it, added] = ring.tensors.try_emplace(ref);
+  if (!added) {
+    ring.waiting_bytes -= it->second.info.bytes.size();
+    if (it->second.awaiting_stats()) --state_.awaiting_stats;
+  }
+  return it->second;
+}
+
+void Drainer::KeepBytes(TensorInfo& info, std::vector<std::byte>& bytes) {
+  const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
+  const bool keep = state_.assembler.options().tensor_data;
+  if (md5 || keep) info.crc = stats::Crc32(bytes);
+  if (keep) info.bytes = std::move(bytes);
+}
+
+void Drainer::AddWaitingBytes(RingState& ring, uint64_t n,
+                              uint32_t ring_index) {
+  ring.waiting_bytes += n;
+  if (ring.waiting_bytes > producer_.limits().max_waiting_bytes) {
+    Corrupt(ring_index,
+            "tensors waiting for their entry hold more than " +
+                std::to_string(producer_.limits().max_waiting_bytes) +
+                " bytes");
+  }
 }
 
 void Drainer::OnChunk(RingState& ring, const record::ChunkView& v) {
@@ -79,30 +105,20 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
                             state_.assembler.options().framework == "mindspore"
                                 ? stats::StatRules::kMindSpore
                                 : stats::StatRules::kPyTorch);
-    const bool md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
-    const bool keep = state_.assembler.options().tensor_data;
-    if (md5 || keep) info.crc = stats::Crc32(p.bytes);
-    if (md5) info.md5 = stats::Crc32Hex(info.crc);
     if (state_.config.summary_mode == config::SummaryMode::kXor) {
       info.xor_sum = stats::XorChecksum(info.dtype, info.shape, p.bytes);
     }
-    if (keep) info.bytes = std::move(p.bytes);
+    KeepBytes(info, p.bytes);
+    if (state_.config.summary_mode == config::SummaryMode::kMd5) {
+      info.md5 = stats::Crc32Hex(info.crc);
+    }
   }
   // A ref sent again replaces the tensor that waited under it.
-  auto [it, added] = ring.tensors.try_emplace(p.meta.ref);
-  if (!added) {
-    ring.waiting_bytes -= it->second.info.bytes.size();
-    if (it->second.awaiting_stats()) --state_.awaiting_stats;
-  }
-  ring.waiting_bytes += info.bytes.size();
-  it->second = WaitingTensor{p.record, std::move(info)};
+  const uint64_t kept = info.bytes.size();
+  Replace(ring, p.meta.ref) = WaitingTensor{p.record, std::move(info)};
   ring.pending.reset();
-  if (ring.waiting_bytes > producer_.limits().max_waiting_bytes) {
-    Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
-            "tensors waiting for their entry hold more than " +
-                std::to_string(producer_.limits().max_waiting_bytes) +
-                " bytes");
-  }
+  AddWaitingBytes(ring, kept,
+                  static_cast<uint32_t>(&ring - state_.rings.data()));
 }
 
 void Drainer::Forget(RingState& ring, const std::vector<uint32_t>* refs) {

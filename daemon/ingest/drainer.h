@@ -87,7 +87,20 @@ class Drainer {
   // A waiting tensor got the last of what it awaited: it is complete unless
   // its bytes were lost, and the held entries may go.
   void Completed(WaitingTensor& waiting);
+  // Makes `pending` the ring's pending tensor for its meta.nbytes bytes:
+  // beyond max_tensor_bytes it is never buffered (its chunks are skipped,
+  // it stays incomplete); one without bytes closes at once.
+  void OpenPending(RingState& ring, PendingTensor pending);
   void CloseTensor(RingState& ring, bool complete);
+  // The slot of tensor `ref` on `ring`; a tensor that waited under the same
+  // ref (a ref sent again) leaves the counts first.
+  WaitingTensor& Replace(RingState& ring, uint32_t ref);
+  // A complete tensor's CRC-32 (summary_mode md5, or bytes kept) and, while
+  // they still have to be written as .npy, its bytes (moved from `bytes`).
+  void KeepBytes(TensorInfo& info, std::vector<std::byte>& bytes);
+  // Counts `n` more bytes waiting on `ring`; beyond the producer's bound the
+  // stream is corrupt, reported against ring `ring_index`.
+  void AddWaitingBytes(RingState& ring, uint64_t n, uint32_t ring_index);
   // CloseTensor of the bytes a ProducerBytes record opened.
   void DeliverBytes(uint32_t ring_index, PendingTensor& p, bool complete);
   // Forgets the waiting tensors `refs` names (those it names twice or not
