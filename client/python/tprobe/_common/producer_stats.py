@@ -183,7 +183,7 @@ class ProducerStats:
                 _C.count_producer_stats_failure(places,
                                                 f"{type(e).__name__}: {e}")
             finally:
-                del host
+                del host  # the copies go before the bound is relaxed
                 with self._written:
                     self._in_flight -= nbytes
                     self._written.notify_all()

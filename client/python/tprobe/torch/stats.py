@@ -10,6 +10,7 @@ bytes beside it. Under summary_mode xor the result is msprobe's checksum
 pairwise on the device as msprobe folds them.
 """
 
+import functools
 from types import SimpleNamespace
 from typing import Any, List, Optional, Tuple
 
@@ -101,9 +102,11 @@ def reduce_xor(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
     return _bits(words, 1), _KINDS[(_X, _N, _N, _N)]
 
 
+@functools.lru_cache(maxsize=None)
 def device_module(device_type: str) -> Any:
     """torch's module for a device type with streams and events (torch.cuda,
-    and torch.npu or torch.xpu where their backend is loaded), or None."""
+    and torch.npu or torch.xpu where their backend is loaded), or None.
+    Looked up once per device type: every device tensor's hook asks."""
     module = getattr(torch, device_type, None)
     if all(hasattr(module, name)
            for name in ("current_stream", "stream", "Event")):
