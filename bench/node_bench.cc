@@ -12,6 +12,10 @@
 //      steps over the median of the later ones (target <= 1.2), with a
 //      pause between steps long enough for the daemon to drain each one,
 //      so that the ratio measures the rings' first touch, not the daemon.
+//   4. steps: N ranks of small steps (one entry each) at full speed under
+//      policy block: the node's sustained steps per second on disk, and
+//      the CPU of the daemon's control thread (its main thread, which runs
+//      the socket server) per step.
 //
 // Usage: node_bench --tprobed PATH [--ranks N] [--quick]
 
@@ -47,8 +51,11 @@ struct Load {
   std::chrono::milliseconds pause{0};
 };
 
-double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// User and system CPU of process `pid`, or of its thread `tid`.
+double CpuSeconds(pid_t pid, pid_t tid = 0) {
+  std::ifstream in(tid == 0 ? "/proc/" + std::to_string(pid) + "/stat"
+                            : "/proc/" + std::to_string(pid) + "/task/" +
+                                  std::to_string(tid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)),
                    std::istreambuf_iterator<char>());
   std::istringstream fields(text.substr(text.rfind(')') + 2));
@@ -171,6 +178,7 @@ uint64_t SumAccounting(const std::string& dump, const std::string& key) {
 struct Run {
   double wall_s = 0;
   double daemon_cpu_s = 0;
+  double control_cpu_s = 0;  // the daemon's main thread: the socket server
   uint64_t entries = 0;
   uint64_t dropped = 0;
   std::vector<std::string> times;  // per rank, when asked
@@ -183,6 +191,7 @@ Run RunRanks(const std::string& tprobed, const std::string& dir, int ranks,
   std::vector<pid_t> pids;
   Run run;
   const double cpu0 = CpuSeconds(daemon.pid);
+  const double control0 = CpuSeconds(daemon.pid, daemon.pid);
   const auto begin = Clock::now();
   for (int r = 0; r < ranks; ++r) {
     const std::string name = "rank" + std::to_string(r);
@@ -197,6 +206,7 @@ Run RunRanks(const std::string& tprobed, const std::string& dir, int ranks,
   WaitWritten(dumps, load.steps);
   run.wall_s = std::chrono::duration<double>(Clock::now() - begin).count();
   run.daemon_cpu_s = CpuSeconds(daemon.pid) - cpu0;
+  run.control_cpu_s = CpuSeconds(daemon.pid, daemon.pid) - control0;
   StopDaemon(daemon);
   for (const std::string& dump : dumps) {
     run.entries += SumAccounting(dump, "entries");
@@ -233,8 +243,10 @@ int main(int argc, char** argv) {
                    "Usage: node_bench --tprobed PATH [--ranks N] [--quick]\n"
                    "Starts its own tprobed and forks trainer processes; "
                    "prints the daemon's CPU per entry, the ingest of N ranks "
-                   "(default 8) under policy block, and the first-steps "
-                   "ratio. --quick runs a smaller load.\n");
+                   "(default 8) under policy block, the first-steps "
+                   "ratio, and the sustained steps per second of N ranks "
+                   "with the control thread's CPU per step. --quick runs a "
+                   "smaller load.\n");
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -295,6 +307,21 @@ int main(int argc, char** argv) {
           "per step): %.2f  [%.2f ms vs %.2f ms]\n",
           load.calls_per_step, first / median, 1e3 * first, 1e3 * median);
     }
+  }
+  // 4. Small steps of `ranks` ranks at full speed.
+  {
+    const std::string dir = root + "/steps";
+    fs::create_directories(dir);
+    const Load load{500 * scale, 1, 16};
+    const Run run = RunRanks(tprobed, dir, ranks, load, false);
+    const double steps = static_cast<double>(ranks) * load.steps;
+    std::printf(
+        "steps (%d ranks, policy block, %d steps x 1 entry each): %.0f "
+        "steps/s on disk, control thread %.1f us CPU per step  [%.2f s wall, "
+        "%.2f s daemon CPU, %.3f s control thread, %llu dropped]\n",
+        ranks, load.steps, steps / run.wall_s, 1e6 * run.control_cpu_s / steps,
+        run.wall_s, run.daemon_cpu_s, run.control_cpu_s,
+        static_cast<unsigned long long>(run.dropped));
   }
   fs::remove_all(root);
   return 0;

@@ -50,7 +50,8 @@ struct Core::ThreadRing {
 
 Connection::Connection(std::unique_ptr<shm::Segment> s)
     : segment(std::move(s)),
-      committed(std::make_unique<Committed[]>(segment->ring_count())) {}
+      committed(std::make_unique<Committed[]>(segment->ring_count())),
+      data_rings(segment->ring_count() - 1) {}
 
 Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
     : policy_(policy), block_timeout_ms_(block_timeout_ms) {
@@ -93,7 +94,7 @@ void Core::StepBoundary(uint64_t produced) {
     if (++conn->boundaries_since_lost >= 2) {
       PublishConnection(*conn);
       uint64_t unread = 0;
-      for (uint32_t i = 0; i < conn->segment->ring_count(); ++i) {
+      for (uint32_t i = 0; i < conn->data_rings; ++i) {
         unread += shm::UnreadRecords(*conn->segment->ring_header(i),
                                      conn->segment->ring_data(i));
       }
@@ -131,7 +132,7 @@ void Core::ClaimRing(ThreadRing* ring, Connection* conn) {
   const uint32_t index =
       conn->next_ring.fetch_add(1, std::memory_order_relaxed);
   shm::Segment& seg = *conn->segment;
-  if (index < seg.ring_count()) {
+  if (index < conn->data_rings) {
     ring->index = index;
     shm::RingHeader* h = seg.ring_header(index);
     h->owner_tid.store(static_cast<uint32_t>(::syscall(SYS_gettid)),
@@ -353,6 +354,74 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   return true;
 }
 
+Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
+                                        uint32_t wait_ms,
+                                        std::optional<uint32_t> step) {
+  std::lock_guard lock(boundary_mu_);
+  Connection* c = connection_.load(std::memory_order_acquire);
+  if (c == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
+    return BoundaryWrite::kNoDaemon;
+  }
+  if (request.empty() || request.size() > record::kMaxBoundaryBytes) {
+    return BoundaryWrite::kNoRoom;
+  }
+  const uint32_t last = c->data_rings;
+  if (!c->boundary) {
+    c->boundary.emplace(c->segment->ring_header(last),
+                        c->segment->ring_data(last), &c->committed[last].head);
+  }
+  shm::RingWriter& w = *c->boundary;
+  const auto type = static_cast<uint16_t>(record::RecordType::kBoundary);
+  const auto size = static_cast<uint32_t>(request.size());
+  std::byte* p = w.Reserve(type, size);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (p == nullptr && std::chrono::steady_clock::now() < deadline &&
+         attached()) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    p = w.Reserve(type, size);
+  }
+  if (p == nullptr) return BoundaryWrite::kNoRoom;
+  // Every data record committed so far goes before the boundary.
+  PublishAll();
+  std::memcpy(p, request.data(), request.size());
+  w.Commit();
+  w.Publish();
+  if (step) acks_.push_back(PendingAck{c, w.committed_head(), *step});
+  return BoundaryWrite::kWritten;
+}
+
+int64_t Core::BoundaryAcknowledged() {
+  std::lock_guard lock(boundary_mu_);
+  while (!acks_.empty()) {
+    const PendingAck& ack = acks_.front();
+    const uint64_t tail =
+        ack.connection->segment->ring_header(ack.connection->data_rings)
+            ->tail.load(std::memory_order_acquire);
+    if (static_cast<int64_t>(tail - ack.end) < 0) break;
+    acknowledged_ = ack.step;
+    acks_.pop_front();
+  }
+  return acknowledged_;
+}
+
+bool Core::WaitBoundariesRead(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    {
+      std::lock_guard lock(boundary_mu_);
+      Connection* c = connection_.load(std::memory_order_acquire);
+      if (c == nullptr || !c->boundary) return false;
+      const uint64_t tail = c->segment->ring_header(c->data_rings)
+                                ->tail.load(std::memory_order_acquire);
+      if (static_cast<int64_t>(tail - c->boundary->committed_head()) >= 0) {
+        return true;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void Core::PublishConnection(const Connection& conn) {
   for (uint32_t i = 0; i < conn.segment->ring_count(); ++i) {
     shm::PublishCommitted(
@@ -374,7 +443,7 @@ RecordTotals Core::TotalsLocked() const {
     const shm::Segment& seg = *conn->segment;
     const bool lost = conn->daemon_lost.load(std::memory_order_acquire);
     if (conn.get() == active) t.active_generation = conn->generation;
-    for (uint32_t i = 0; i < seg.ring_count(); ++i) {
+    for (uint32_t i = 0; i < conn->data_rings; ++i) {
       const shm::RingHeader* h = seg.ring_header(i);
       const uint64_t records =
           h->records_written.load(std::memory_order_acquire);

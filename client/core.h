@@ -13,7 +13,9 @@
 // of one thread go to that thread's ring.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +29,7 @@
 #include "common/internal_api.h"
 #include "common/record/record.h"
 #include "common/record_losses.h"
+#include "common/shm/ring.h"
 #include "common/shm/segment.h"
 
 namespace tprobe::client {
@@ -34,6 +37,9 @@ namespace tprobe::client {
 // One live registration with a daemon: the mapped segment and which rings
 // threads have claimed. Never freed while the Core lives (retired ones are
 // kept), so the hot path needs no reference counting.
+//
+// The segment's last ring is the boundary ring: no hook thread claims it;
+// Core::WriteBoundary writes the rank's Start, Step and Goodbye into it.
 struct Connection {
   explicit Connection(std::unique_ptr<shm::Segment> s);
   // One ring's committed head as its writer mirrors it (shm::RingWriter),
@@ -44,6 +50,10 @@ struct Connection {
   };
   std::unique_ptr<shm::Segment> segment;
   std::unique_ptr<Committed[]> committed;  // one per ring
+  const uint32_t data_rings;               // every ring but the last
+  // The boundary ring's writer, once a boundary was written (guarded by
+  // Core::boundary_mu_).
+  std::optional<shm::RingWriter> boundary;
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
   // Its daemon went away (the socket hung up): what it left unread in the
@@ -133,6 +143,22 @@ class TPROBE_INTERNAL Core {
     return std::atomic_ref<uint64_t>(c->segment->header()->config_generation)
         .load(std::memory_order_acquire);
   }
+
+  // A step boundary or the goodbye (a serialized v1::Request: Start, Step
+  // or Goodbye) into the boundary ring of the daemon attached now, in order
+  // after every record committed before the call. When the ring is full it
+  // waits for room up to `wait_ms`. A Step's `step` is kept until the
+  // daemon has read the record (BoundaryAcknowledged).
+  enum class BoundaryWrite { kWritten, kNoRoom, kNoDaemon };
+  BoundaryWrite WriteBoundary(std::string_view request, uint32_t wait_ms,
+                              std::optional<uint32_t> step = std::nullopt);
+  // The last step whose Step record the daemon read, having written the
+  // step (it releases a boundary once it ran it); -1 when none.
+  int64_t BoundaryAcknowledged();
+  // Waits until the attached daemon has read every boundary written to it
+  // (the goodbye last: it then wrote the rank's trees), the daemon went
+  // away, or `deadline`. Returns whether it read them.
+  bool WaitBoundariesRead(std::chrono::steady_clock::time_point deadline);
 
   // The order of entries and calls across rings, which the daemon merges
   // by it: strictly increasing on each thread, and above every seq the
@@ -236,6 +262,19 @@ class TPROBE_INTERNAL Core {
   std::unique_ptr<Connection> held_connection_;
   std::atomic<bool> held_{false};
   uint64_t produced_at_boundary_ = 0;
+
+  // Serialises the boundary writers (the threads that end steps and say
+  // goodbye) and guards Connection::boundary and acks_.
+  std::mutex boundary_mu_;
+  // Step records written and not yet known read: their connection, the
+  // boundary ring's head after them, and their step.
+  struct PendingAck {
+    const Connection* connection;
+    uint64_t end;
+    uint32_t step;
+  };
+  std::deque<PendingAck> acks_;
+  int64_t acknowledged_ = -1;
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

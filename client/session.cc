@@ -43,7 +43,7 @@ Result<std::unique_ptr<Session>> Session::Create(
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
   reg.set_rank(options.rank);
   *reg.mutable_config() = config::ToProto(cfg);
-  reg.set_ring_count(cfg.ring_count);
+  reg.set_ring_count(cfg.ring_count + 1);  // and the boundary ring
   reg.set_ring_bytes(cfg.ring_bytes);
   reg.set_framework(options.framework);
   std::function<bool(std::string*)> launch;
@@ -92,16 +92,34 @@ Session::~Session() {
       *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
     }
   }
-  v1::Response reply;
-  // Waits at most exit_timeout_ms for the daemon to confirm the final
-  // drain; what is still in the rings after that is the daemon's to finish.
-  // A Goodbye a slow daemon has not read yet gets what is left of that time
-  // to go out.
+  // The goodbye in the boundary ring is what makes this a clean exit,
+  // whatever the daemon's backlog: the daemon finishes the rings from the
+  // memory file it holds. The rank then waits at most exit_timeout_ms for
+  // the daemon's confirmation (it read the goodbye, so the trees are
+  // written); correctness does not depend on it.
   const int exit_timeout_ms = static_cast<int>(config().exit_timeout_ms);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(exit_timeout_ms);
-  channel_->Call(std::move(bye), exit_timeout_ms, &reply);
+  if (SendBoundary(bye, std::nullopt)) {
+    core_.WaitBoundariesRead(deadline);
+  } else {
+    // No room in the boundary ring: the socket's Goodbye, answered once
+    // the daemon drained the rings up to it.
+    v1::Response reply;
+    channel_->Call(std::move(bye), exit_timeout_ms, &reply);
+  }
   channel_->Close(deadline);
+}
+
+bool Session::SendBoundary(const v1::Request& request,
+                           std::optional<uint32_t> step) {
+  v1::Request in_band = request;
+  in_band.set_version(control::kProtocolVersion);
+  const uint32_t wait_ms = config().policy == config::FullRingPolicy::kBlock
+                               ? config().block_timeout_ms
+                               : 0;
+  return core_.WriteBoundary(in_band.SerializeAsString(), wait_ms, step) ==
+         Core::BoundaryWrite::kWritten;
 }
 
 bool Session::Selected(uint32_t step) const {
@@ -181,27 +199,24 @@ void Session::Start() {
   if (collecting()) {
     v1::Request req;
     req.mutable_start()->set_step(step);
-    channel_->Send(std::move(req));
+    if (!SendBoundary(req, std::nullopt)) channel_->Send(std::move(req));
   }
 }
 
 void Session::Stop() {
+  // The step stays open until Step(): API backward calls after stop()
+  // still belong to it, so the daemon needs no word of it.
   std::lock_guard lock(mu_);
-  const bool was_collecting = collecting();
   running_ = false;
   UpdateCollecting();
-  if (was_collecting) {
-    v1::Request req;
-    req.mutable_stop()->set_step(step_.load(std::memory_order_relaxed));
-    channel_->Send(std::move(req));
-  }
 }
 
 void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const RecordTotals totals = core_.Totals();
-  const int64_t acknowledged = channel_->last_step_acknowledged();
+  const int64_t acknowledged = std::max(channel_->last_step_acknowledged(),
+                                        core_.BoundaryAcknowledged());
   while (!unacknowledged_.empty() &&
          static_cast<int64_t>(unacknowledged_.front()) <= acknowledged) {
     unacknowledged_.pop_front();
@@ -212,18 +227,21 @@ void Session::Step(uint64_t unclosed_calls) {
   std::optional<v1::Outage> outage;
   if (core_.connected()) outage = ledger_.TakeOutage();
   // A step collected in part (a live stop came mid-step) still ends.
-  if (step_active_.load(std::memory_order_relaxed) || Selected(step) ||
-      ledger.produced() > 0 || outage) {
+  const bool ends = step_active_.load(std::memory_order_relaxed) ||
+                    Selected(step) || ledger.produced() > 0 || outage;
+  // A daemon that came back mid-step takes over here: the step's end goes
+  // to it (its rings hold nothing of the step; the ledger says so).
+  core_.StepBoundary(totals.produced());
+  if (ends) {
     v1::Request req;
     req.mutable_step()->set_step(step);
     req.mutable_step()->set_unclosed_calls(unclosed_calls);
     *req.mutable_step()->mutable_ledger() = std::move(ledger);
     if (outage) *req.mutable_step()->mutable_outage() = std::move(*outage);
-    channel_->Send(std::move(req));
+    if (!SendBoundary(req, step)) channel_->Send(std::move(req));
     unacknowledged_.push_back(step);
     if (unacknowledged_.size() > 64) unacknowledged_.pop_front();
   }
-  core_.StepBoundary(totals.produced());
   indices_.Reset();
   live().selection.ResetStep();
   if (const uint64_t offered = core_.config_generation();

@@ -29,6 +29,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,14 +99,14 @@ class TPROBE_INTERNAL Session {
 
   void Start();
   void Stop();
-  // Ends the step: the rings' heads are published and a Step request is
-  // sent, without waiting for its answer (the daemon writes the step once
-  // it has drained it); then call indices, filter ranges and the
-  // outermost-API state start again and the step number advances. When the
-  // operator offered a new config (`tprobe configure`: the segment's
-  // config_generation changed), the session fetches it from the daemon and
-  // records the next step under it: its filters, level and task; ended
-  // steps and overflows start again. The fetch waits at most
+  // Ends the step: the rings' heads are published and a Step request goes
+  // into the boundary ring, in order after the step's records, without
+  // waiting (the daemon writes the step once it has drained it); then call
+  // indices, filter ranges and the outermost-API state start again and the step
+  // number advances. When the operator offered a new config (`tprobe
+  // configure`: the segment's config_generation changed), the session fetches
+  // it from the daemon and records the next step under it: its filters, level
+  // and task; ended steps and overflows start again. The fetch waits at most
   // connect_timeout_ms; without an answer the config stays as it was.
   // `unclosed_calls` is how many of the step's calls the adapter saw begin
   // and never end; the daemon marks such a step incomplete.
@@ -211,6 +212,12 @@ class TPROBE_INTERNAL Session {
   Session(config::Config config, int rank, int connect_timeout_ms,
           std::string framework);
   Live& live() const { return *live_.load(std::memory_order_acquire); }
+  // Writes a rank's Start, Step (`step` set) or Goodbye into the boundary
+  // ring (Core::WriteBoundary), waiting for room as the full-ring policy
+  // says. False when it is not there: no daemon, or no room; the caller then
+  // sends it on the socket, where the daemon runs it after the boundaries
+  // before it.
+  bool SendBoundary(const v1::Request& request, std::optional<uint32_t> step);
   // Fetches the config the daemon offers and makes it the config from
   // `step` on. Returns false when the daemon did not answer (the session
   // asks again at the next step boundary). REQUIRES: mu_ held.

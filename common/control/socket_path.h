@@ -19,8 +19,11 @@ std::string ResolveSocketPath(const std::string& explicit_path);
 
 // 2: the Register reply carries the segment as a memory file (SCM_RIGHTS)
 // instead of naming a /dev/shm object. 3: a Response carries a Code instead
-// of the ok, nothing_done and invalid booleans.
-inline constexpr uint32_t kProtocolVersion = 3;
+// of the ok, nothing_done and invalid booleans. 4: Start, Step and Goodbye
+// travel in the segment's boundary ring (its last ring, one beyond
+// Register.ring_count's data rings), in order with the data; the socket
+// carries them only when that ring has no room.
+inline constexpr uint32_t kProtocolVersion = 4;
 
 }  // namespace tprobe::control
 

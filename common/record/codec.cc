@@ -133,6 +133,13 @@ Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
       if (r.reserved != 0) return Malformed("producer bytes", "reserved set");
       return Decoded(ProducerBytesView{r});
     }
+    case RecordType::kBoundary:
+      if (payload.empty() || payload.size() > kMaxBoundaryBytes) {
+        return Malformed("boundary", "size " + std::to_string(payload.size()) +
+                                         " is outside 1.." +
+                                         std::to_string(kMaxBoundaryBytes));
+      }
+      return Decoded(BoundaryView{payload});
     case RecordType::kPadding:
       break;
   }

@@ -52,8 +52,15 @@ struct ProducerBytesView {
   ProducerBytesRecord bytes;
 };
 
-using Decoded = std::variant<InternView, CallView, TensorView, ChunkView,
-                             EntryView, ProducerStatsView, ProducerBytesView>;
+// A step boundary or the rank's goodbye: a serialized tprobe.v1.Request, for
+// the daemon to parse and check (the codec knows no protobuf).
+struct BoundaryView {
+  std::span<const std::byte> request;
+};
+
+using Decoded =
+    std::variant<InternView, CallView, TensorView, ChunkView, EntryView,
+                 ProducerStatsView, ProducerBytesView, BoundaryView>;
 
 // Decodes one record. The views point into `payload`. Returns an error that
 // names the record type and the defect for a malformed record.

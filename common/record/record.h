@@ -39,7 +39,12 @@ enum class RecordType : uint16_t {
   kEntry = 6,          // EntryRecord + the entry's body (a value stream)
   kProducerStats = 7,  // ProducerStatsRecord: statistics the producer made
   kProducerBytes = 8,  // ProducerBytesRecord; Chunk records follow
+  kBoundary = 9,       // a serialized tprobe.v1.Request: Start, Step, Goodbye
 };
+
+// A Boundary record's payload is at most this large (a Step's ledger with
+// every ring's cut and the first lost entry names fits with room to spare).
+inline constexpr uint32_t kMaxBoundaryBytes = 64 << 10;
 
 enum class InternKind : uint8_t {
   kName = 0,   // an entry or node name

@@ -18,7 +18,7 @@ namespace tprobe::shm {
 
 inline constexpr uint64_t kSegmentMagic =
     0x3142'4F52'5054'5054ULL;  // "TPTPROB1"
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kRecordAlign = 8;
 

@@ -103,6 +103,8 @@ class RingWriter {
   uint64_t FreeBytes() const;
 
   RingHeader* header() const { return header_; }
+  // The head after the last committed record (published or not).
+  uint64_t committed_head() const { return head_; }
 
  private:
   // The lines this far ahead of a new record are likely still in the

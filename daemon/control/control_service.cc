@@ -118,8 +118,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
             "Start without Register: only a rank's own connection opens its "
             "steps (tprobe start sends a live Start)"));
       }
-      command.kind = Command::Kind::kStart;
-      command.step = request.start().step();
+      command = RankCommand(request);
       return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
     case v1::Request::kStop: {
       // `tprobe stop` (no registration) pauses the ranks it names (live)
@@ -144,11 +143,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
             "Step without Register: only a rank's own connection closes its "
             "steps"));
       }
-      command.kind = Command::Kind::kStep;
-      command.step = request.step().step();
-      command.unclosed_calls = request.step().unclosed_calls();
-      if (request.step().has_ledger()) command.ledger = request.step().ledger();
-      if (request.step().has_outage()) command.outage = request.step().outage();
+      command = RankCommand(request);
       // Answered once the step is written: the rank never waits for the
       // reply, and an answered step is one a daemon death cannot lose
       // (client/step_ledger.h, where an outage begins).
@@ -159,12 +154,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
     case v1::Request::kGoodbye:
       if (!conn.producer) return reply(Refused("Goodbye without Register"));
       if (conn.goodbye) return reply(Ok());
-      command.kind = Command::Kind::kGoodbye;
-      command.dropped_no_daemon = request.goodbye().dropped_no_daemon();
-      if (request.goodbye().has_ledger()) {
-        command.ledger = request.goodbye().ledger();
-        command.step = request.goodbye().step();
-      }
+      command = RankCommand(request);
       Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
       conn.goodbye = true;
       return;

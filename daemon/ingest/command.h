@@ -44,6 +44,10 @@ struct Command {
   std::function<void(Status)> done;
 };
 
+// The command of a rank's Start, Step or Goodbye request, from its socket or
+// its boundary ring. REQUIRES: `request` has one of those bodies.
+Command RankCommand(const v1::Request& request);
+
 }  // namespace tprobe::daemon
 
 #endif  // TPROBE_DAEMON_INGEST_COMMAND_H_

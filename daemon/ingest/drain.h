@@ -47,6 +47,19 @@
 //            that begin before its CallEnd, as a module is.
 // Across rings, Entry and Call records are applied in the order of their
 // `seq` among the records visible.
+//   Boundary (a serialized v1::Request: the rank's Start, Step or Goodbye,
+//            in its boundary ring)
+//            is checked (a Request of this protocol version with one of
+//            those bodies, else the stream is corrupt) and waits until
+//            every other ring has been read up to the cut its ledger gives
+//            that ring, or holds nothing more (the records the rank
+//            committed before it never came: they count unread); while it
+//            waits the records of the step it closes are read whatever the
+//            open-step bound. Once ready the drain stops and leaves it in
+//            ProducerState::boundary for the pipeline to run
+//            (rank_pipeline.h); nothing more is read until ReleaseBoundary.
+//            A drain whose targets are final (a gone rank, a stopping
+//            daemon) waits for nothing beyond them.
 //   ProducerStats
 //            completes a tensor whose Tensor record carried
 //            kTensorStatsByProducer (its statistics computed by the
@@ -111,11 +124,21 @@ void DrainCommitted(const Producer& producer, ProducerState& state,
 // Consumes each ring up to its position in `targets` (the heads noted when a
 // command arrived: Producer::Enqueue) or until it is empty, then charges new
 // ring drops. The open-step bound applies to records of steps after
-// `through_step` (none: to every record; see above).
+// `through_step` (none: to every record; see above). `targets_final`: no
+// record beyond the targets will come (see Boundaries above). Returns the
+// number of records consumed.
 // REQUIRES: as DrainSome.
-void DrainTo(const Producer& producer, ProducerState& state,
-             const std::vector<uint64_t>& targets, spdlog::logger& log,
-             std::optional<uint32_t> through_step);
+size_t DrainTo(const Producer& producer, ProducerState& state,
+               const std::vector<uint64_t>& targets, spdlog::logger& log,
+               std::optional<uint32_t> through_step,
+               bool targets_final = false);
+
+// Each ring's head now: what the producer has committed and published.
+std::vector<uint64_t> CommittedHeads(const Producer& producer);
+
+// Frees the boundary record that has run (state.boundary) in its ring, so
+// that the rank sees it read, and lets the drain go on.
+void ReleaseBoundary(ProducerState& state);
 
 // Puts the module nodes still held back for steps up to `up_to_step` (all,
 // by default) into their trees. Called before a step's trees are finished

@@ -38,8 +38,11 @@ class Drainer {
   // See DrainSome; `targets`, when set, holds one ring position per ring
   // beyond which nothing is consumed. The open-step bound applies to
   // records of steps after `through_step` (none: to all).
+  // `targets_final`: nothing beyond the targets will come (the rank is gone
+  // or the daemon stops), so a boundary waits for no more.
   size_t Run(size_t max_records, const std::vector<uint64_t>* targets,
-             std::optional<uint32_t> through_step = std::nullopt);
+             std::optional<uint32_t> through_step = std::nullopt,
+             bool targets_final = false);
 
   // Checks the ring headers' counters (they may only grow) and charges the
   // new drops to the assembler; a counter that went back is corruption.
@@ -63,6 +66,18 @@ class Drainer {
   // Whether an Entry or Call record of `step` must wait: it would open a
   // tree beyond the open-step bound.
   bool OverBound(uint32_t step, std::optional<uint32_t> through_step) const;
+
+  // A Boundary record on ring `ring_index`: parsed and checked (a bad one
+  // is corruption), and made state_.boundary when every other ring has been
+  // read up to the cut the rank's ledger gives it. Returns false when it
+  // must wait for that; then *step is the step it closes.
+  bool OnBoundary(uint32_t ring_index, const record::BoundaryView& v,
+                  const std::vector<uint64_t>* targets, bool targets_final,
+                  uint32_t* step);
+  // Whether ring `ring` has been read up to `cut` records, or holds nothing
+  // more (the records up to the cut never came: they count unread).
+  bool ReachedCut(uint32_t ring, uint64_t cut,
+                  const std::vector<uint64_t>* targets, bool targets_final);
 
   void OnIntern(const record::InternView& v);
   void OnTensor(RingState& ring, record::TensorView& v);

@@ -21,11 +21,14 @@ namespace {
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// `ring_count` counts the client's boundary ring too, one beyond the data
+// rings its config names (common/shm/README.md).
 Status CheckGeometry(uint32_t ring_count, uint64_t ring_bytes) {
-  if (ring_count < 1 || ring_count > config::kMaxRingCount) {
+  if (ring_count < 1 || ring_count > config::kMaxRingCount + 1) {
     return Status::InvalidArgument("ring_count " + std::to_string(ring_count) +
                                    " is out of range: use 1 to " +
-                                   std::to_string(config::kMaxRingCount));
+                                   std::to_string(config::kMaxRingCount + 1) +
+                                   " (the data rings and the boundary ring)");
   }
   if (!IsPowerOfTwo(ring_bytes) || ring_bytes < config::kMinRingBytes ||
       ring_bytes > config::kMaxRingBytes) {
@@ -90,7 +93,7 @@ Result<std::unique_ptr<Producer>> Producer::Create(
     return Status::InvalidArgument("Register needs the client's pid");
   }
   const uint32_t ring_count =
-      reg.ring_count() != 0 ? reg.ring_count() : config.ring_count;
+      reg.ring_count() != 0 ? reg.ring_count() : config.ring_count + 1;
   const uint64_t ring_bytes =
       reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
   if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;

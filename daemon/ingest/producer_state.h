@@ -21,8 +21,18 @@
 #include "daemon/ingest/ring_state.h"
 #include "daemon/output/assembler.h"
 #include "daemon/output/entry_renderer.h"
+#include "tprobe/v1/control.pb.h"
 
 namespace tprobe::daemon {
+
+// A boundary record (record::kBoundary) the drain reached and checked: the
+// rank's Start, Step or Goodbye, in order with its data. Every record the
+// rank committed before it has been read; it stays in its ring until it has
+// run (drain.h ReleaseBoundary), so that the rank knows it is done.
+struct Boundary {
+  uint32_t ring = 0;
+  v1::Request request;
+};
 
 // An Entry record held back until the statistics of its tensors arrive
 // (drain.h), copied out of the ring.
@@ -61,8 +71,10 @@ struct ProducerState {
   // later goes into any file, and no later step gets a directory.
   uint64_t overflows_dumped = 0;
   bool overflow_limit_reached = false;
-  // The control connection hung up without Goodbye; the producer is
-  // finalised as dead once its process is gone.
+  // The next boundary to run (drain.h): nothing more is read until then.
+  std::optional<Boundary> boundary;
+  // The control connection hung up; once the process is gone its rings are
+  // read to the end, and without a Goodbye there the producer died.
   bool hung_up = false;
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;

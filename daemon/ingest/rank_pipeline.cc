@@ -20,14 +20,76 @@ void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
             s.message());
 }
 
-// Drains everything committed, writes every tree, and forgets the producer.
-// `ledger`: the rank's count of `ledger_step` (Goodbye); without it the
-// step in progress is settled from the daemon's count.
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
                 spdlog::logger& log, bool died,
                 const v1::StepLedger* ledger = nullptr,
-                uint32_t ledger_step = 0) {
+                uint32_t ledger_step = 0);
+Status Apply(Producer& p, ProducerState& state, Registry& registry,
+             spdlog::logger& log, const Command& c);
+
+// Drains (up to `batch` records, 0: no limit; or each ring up to `targets`)
+// and runs each boundary the drain reaches, in the order the rank wrote
+// them. A Goodbye finalises the producer, or, with `stop_at_goodbye`, is
+// left in state.boundary for the caller. Returns the records and
+// boundaries consumed.
+size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
+                   spdlog::logger& log, size_t batch,
+                   const std::vector<uint64_t>* targets,
+                   std::optional<uint32_t> through, bool targets_final,
+                   bool stop_at_goodbye) {
+  size_t work = 0;
+  while (!state.closed) {
+    if (!state.boundary) {
+      work += targets != nullptr
+                  ? DrainTo(p, state, *targets, log, through, targets_final)
+                  : DrainSome(p, state, batch, log);
+    }
+    if (!state.boundary) break;
+    const Command c = RankCommand(state.boundary->request);
+    if (c.kind == Command::Kind::kGoodbye && stop_at_goodbye) break;
+    ++work;
+    // A Goodbye's record is freed by Finalise, once the trees are written.
+    Status s = Apply(p, state, registry, log, c);
+    if (c.kind != Command::Kind::kGoodbye) ReleaseBoundary(state);
+    LogWriteError(p, state, log, s);
+    if (targets == nullptr && batch != 0 && work >= batch) break;
+  }
+  return work;
+}
+
+// Drains everything committed, running the boundaries on the way, writes
+// every tree, and forgets the producer. `ledger`: the rank's count of
+// `ledger_step` (a Goodbye on the socket); without it the step in progress
+// is settled from the daemon's count. A Goodbye in the boundary ring makes
+// it a clean exit, whatever `died` says: the rank's process may be gone,
+// but it said goodbye first.
+Status Finalise(Producer& p, ProducerState& state, Registry& registry,
+                spdlog::logger& log, bool died, const v1::StepLedger* ledger,
+                uint32_t ledger_step) {
   if (state.closed) return Status::Ok();
+  const std::vector<uint64_t> heads = CommittedHeads(p);
+  DrainAndRun(p, state, registry, log, 0, &heads, UINT32_MAX,
+              /*targets_final=*/true, /*stop_at_goodbye=*/true);
+  std::optional<Command> goodbye;
+  if (state.boundary && state.boundary->request.has_goodbye()) {
+    goodbye = RankCommand(state.boundary->request);
+    died = false;
+    if (goodbye->ledger) {
+      ledger = &*goodbye->ledger;
+      ledger_step = goodbye->step;
+    }
+    state.dropped_no_daemon =
+        std::max(state.dropped_no_daemon, goodbye->dropped_no_daemon);
+  }
+  if (died) {
+    log.warn(
+        "client {} (pid {}, rank {}) died: its open step is finalised as "
+        "incomplete (producer_died)",
+        p.client_id(), p.pid(), p.rank());
+  } else if (goodbye || ledger) {
+    log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(), p.pid(),
+             p.rank());
+  }
   DrainCommitted(p, state, log);
   ReleaseHeldEntries(p, state, log, UINT32_MAX);
   ReleaseHeldNodes(p, state, log);
@@ -56,6 +118,9 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   }
   state.closed = true;
   registry.Remove(p.client_id());
+  // The rank waiting for its goodbye to be read now knows its trees are
+  // written.
+  ReleaseBoundary(state);
   // Commands queued after the end (a CLI flush) have nothing left to do.
   for (Command& c : p.CloseQueue()) {
     if (c.done) c.done(Status::Ok());
@@ -63,16 +128,10 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   return s;
 }
 
-Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
-                  spdlog::logger& log, const Command& c) {
+// Runs a command whose records were drained.
+Status Apply(Producer& p, ProducerState& state, Registry& registry,
+             spdlog::logger& log, const Command& c) {
   if (state.closed) return Status::Ok();
-  // A command reads the records of the steps it is about past the
-  // open-step bound; a Configure, those made under the old config.
-  std::optional<uint32_t> through = c.step;
-  if (c.kind == Command::Kind::kConfigure) {
-    through = c.step > 0 ? std::optional<uint32_t>(c.step - 1) : std::nullopt;
-  }
-  DrainTo(p, state, c.targets, log, through);
   Status s;
   switch (c.kind) {
     case Command::Kind::kStart:
@@ -103,8 +162,6 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
     case Command::Kind::kGoodbye:
       state.dropped_no_daemon =
           std::max(state.dropped_no_daemon, c.dropped_no_daemon);
-      log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(),
-               p.pid(), p.rank());
       return Finalise(p, state, registry, log, /*died=*/false,
                       c.ledger ? &*c.ledger : nullptr, c.step);
     case Command::Kind::kConfigure: {
@@ -127,11 +184,28 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
     case Command::Kind::kHangUp:
       state.hung_up = true;
       log.info(
-          "client {} (pid {}, rank {}) hung up without Goodbye; its steps "
-          "are finalised as producer_died once the process is gone",
+          "client {} (pid {}, rank {}) hung up; once its process is gone its "
+          "rings are read to the end (a goodbye there is a clean exit)",
           p.client_id(), p.pid(), p.rank());
       break;
   }
+  return s;
+}
+
+// A queued control command: first the records (and boundaries) the rank
+// committed before it arrived, then the command.
+Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
+                  spdlog::logger& log, const Command& c) {
+  if (state.closed) return Status::Ok();
+  // A command reads the records of the steps it is about past the
+  // open-step bound; a Configure, those made under the old config.
+  std::optional<uint32_t> through = c.step;
+  if (c.kind == Command::Kind::kConfigure) {
+    through = c.step > 0 ? std::optional<uint32_t>(c.step - 1) : std::nullopt;
+  }
+  DrainAndRun(p, state, registry, log, 0, &c.targets, through,
+              /*targets_final=*/false, /*stop_at_goodbye=*/false);
+  Status s = Apply(p, state, registry, log, c);
   LogWriteError(p, state, log, s);
   return s;
 }
@@ -153,12 +227,14 @@ size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
     if (command->done) command->done(std::move(s));
     ++work;
   }
-  if (!state.closed) work += DrainSome(producer, state, batch, log);
+  if (!state.closed) {
+    work += DrainAndRun(producer, state, registry, log, batch, nullptr,
+                        std::nullopt, /*targets_final=*/false,
+                        /*stop_at_goodbye=*/false);
+  }
+  // Gone without a goodbye in its rings (Finalise reads them to the end
+  // first): it died.
   if (state.hung_up && !state.closed && producer.ProcessGone()) {
-    log.warn(
-        "client {} (pid {}, rank {}) died: its open steps are finalised as "
-        "incomplete (producer_died)",
-        producer.client_id(), producer.pid(), producer.rank());
     (void)Finalise(producer, state, registry, log, /*died=*/true);
     ++work;
   }

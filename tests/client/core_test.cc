@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,7 +22,9 @@ namespace {
 
 class CoreTest : public ::testing::Test {
  protected:
+  // Three data rings and, last, the boundary ring.
   static constexpr uint32_t kRings = 4;
+  static constexpr uint32_t kDataRings = kRings - 1;
 
   CoreTest() : core_(config::FullRingPolicy::kDrop, 0) {
     daemon_side_ = std::move(shm::Segment::Create("tprobe.core_test", kRings,
@@ -82,8 +85,8 @@ TEST_F(CoreTest, TotalsPublishEveryRecordTheCutCounts) {
   for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(Head(i), 0u) << "ring " << i;
 
   const RecordTotals totals = core_.Totals();
-  ASSERT_EQ(totals.active_rings.size(), kRings);
-  for (uint32_t i = 0; i < kRings; ++i) {
+  ASSERT_EQ(totals.active_rings.size(), kDataRings);
+  for (uint32_t i = 0; i < kDataRings; ++i) {
     shm::RingReader reader(daemon_side_->ring_header(i),
                            daemon_side_->ring_data(i));
     uint64_t records = 0;
@@ -129,6 +132,65 @@ TEST_F(CoreTest, SeqsFollowEachThreadAndTheirSynchronisation) {
       last = c.call.seq;
     }
   }
+}
+
+// More threads than data rings: the boundary ring is never claimed, and
+// the thread without a ring drops (counted).
+TEST_F(CoreTest, NoHookThreadWritesIntoTheBoundaryRing) {
+  for (uint32_t t = 0; t < kDataRings; ++t) {
+    std::thread([&] { WriteCalls(1); }).join();
+  }
+  std::thread([&] {
+    EXPECT_EQ(core_.Intern(record::InternKind::kName, "Torch.add"), 0u);
+  }).join();
+  core_.PublishAll();
+  EXPECT_EQ(Head(kDataRings), 0u);
+  EXPECT_EQ(core_.Totals().dropped.ring_full, 1u);
+}
+
+// A boundary goes into the last ring, after every data record committed
+// before it is published (its cut is reachable); the daemon freeing it is
+// the acknowledgement.
+TEST_F(CoreTest, BoundariesGoIntoTheLastRingAfterTheDataBeforeThem) {
+  WriteCalls(3);
+  EXPECT_EQ(Head(0), 0u);
+  EXPECT_EQ(core_.WriteBoundary("step 7", 0, 7u),
+            Core::BoundaryWrite::kWritten);
+  EXPECT_EQ(Read(0).size(), 3u) << "the data was published first";
+  EXPECT_EQ(core_.BoundaryAcknowledged(), -1);
+
+  shm::RingReader reader(daemon_side_->ring_header(kDataRings),
+                         daemon_side_->ring_data(kDataRings));
+  auto rec = reader.Peek();
+  ASSERT_TRUE(rec.ok() && rec.value());
+  auto decoded = record::Decode(rec.value()->type, rec.value()->payload);
+  ASSERT_TRUE(decoded.ok());
+  const auto* boundary = std::get_if<record::BoundaryView>(&decoded.value());
+  ASSERT_NE(boundary, nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(boundary->request.data()),
+                        boundary->request.size()),
+            "step 7");
+  EXPECT_FALSE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
+  reader.Release();
+  EXPECT_EQ(core_.BoundaryAcknowledged(), 7);
+  EXPECT_TRUE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
+  // Boundaries are not records of a step: the totals leave them out.
+  EXPECT_EQ(core_.Totals().committed, 4u);
+}
+
+// A full boundary ring refuses a boundary (the session then uses the
+// socket) instead of dropping it, and a detached core has no daemon.
+TEST_F(CoreTest, AFullBoundaryRingRefusesInsteadOfDropping) {
+  const std::string big(16 << 10, 'x');
+  int written = 0;
+  while (core_.WriteBoundary(big, 0) == Core::BoundaryWrite::kWritten) {
+    ++written;
+    ASSERT_LT(written, 100);
+  }
+  EXPECT_GT(written, 0);
+  EXPECT_EQ(core_.WriteBoundary(big, 0), Core::BoundaryWrite::kNoRoom);
+  core_.Detach();
+  EXPECT_EQ(core_.WriteBoundary("bye", 0), Core::BoundaryWrite::kNoDaemon);
 }
 
 }  // namespace

@@ -66,10 +66,12 @@ TEST(ProducerTest, ABadRingGeometryIsRefused) {
             "ring_bytes 100000 must be a power of two from 65536 to "
             "1073741824");
   reg.set_ring_bytes(1 << 16);
-  reg.set_ring_count(65);
+  reg.set_ring_count(66);
   p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.status().message(), "ring_count 65 is out of range: use 1 to 64");
+  EXPECT_EQ(p.status().message(),
+            "ring_count 66 is out of range: use 1 to 65 (the data rings and "
+            "the boundary ring)");
 }
 
 TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
