@@ -373,13 +373,31 @@ Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
   shm::RingWriter& w = *c->boundary;
   const auto type = static_cast<uint16_t>(record::RecordType::kBoundary);
   const auto size = static_cast<uint32_t>(request.size());
-  std::byte* p = w.Reserve(type, size);
+  // A daemon that did not move since a wait timed out (it is stopped) costs
+  // one wait, not one per step, as a data ring's (ThreadRing::stuck_tail).
+  const bool stuck = w.header()->tail.load(std::memory_order_acquire) ==
+                     c->boundary_stuck_tail;
+  if (stuck) wait_ms = 0;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (p == nullptr && std::chrono::steady_clock::now() < deadline &&
-         attached()) {
+  bool timed_out = false;
+  auto wait = [&] {
+    if (std::chrono::steady_clock::now() >= deadline || !attached()) {
+      timed_out = wait_ms != 0;
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
-    p = w.Reserve(type, size);
+    return true;
+  };
+  // Steps ahead of the daemon: the rank waits for it as for a full ring.
+  PopAcknowledged();
+  while (step && acks_.size() >= kMaxStepsAhead && wait()) PopAcknowledged();
+  std::byte* p = w.Reserve(type, size);
+  while (p == nullptr && wait()) p = w.Reserve(type, size);
+  if (timed_out) {
+    c->boundary_stuck_tail = w.header()->tail.load(std::memory_order_acquire);
+  } else if (!stuck) {
+    c->boundary_stuck_tail = UINT64_MAX;
   }
   if (p == nullptr) return BoundaryWrite::kNoRoom;
   // Every data record committed so far goes before the boundary.
@@ -393,16 +411,26 @@ Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
 
 int64_t Core::BoundaryAcknowledged() {
   std::lock_guard lock(boundary_mu_);
+  PopAcknowledged();
+  return acknowledged_;
+}
+
+void Core::PopAcknowledged() {
+  const Connection* active = connection_.load(std::memory_order_acquire);
   while (!acks_.empty()) {
     const PendingAck& ack = acks_.front();
     const uint64_t tail =
         ack.connection->segment->ring_header(ack.connection->data_rings)
             ->tail.load(std::memory_order_acquire);
-    if (static_cast<int64_t>(tail - ack.end) < 0) break;
-    acknowledged_ = ack.step;
+    if (static_cast<int64_t>(tail - ack.end) >= 0) {
+      acknowledged_ = ack.step;
+    } else if (ack.connection == active) {
+      break;
+    }
+    // Read, or left unread by a daemon that went away: no longer awaited
+    // (the session counts the latter into an outage).
     acks_.pop_front();
   }
-  return acknowledged_;
 }
 
 bool Core::WaitBoundariesRead(std::chrono::steady_clock::time_point deadline) {

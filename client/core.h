@@ -54,6 +54,9 @@ struct Connection {
   // The boundary ring's writer, once a boundary was written (guarded by
   // Core::boundary_mu_).
   std::optional<shm::RingWriter> boundary;
+  // The boundary ring's tail when a wait for the daemon last timed out
+  // (UINT64_MAX: none); guarded by Core::boundary_mu_.
+  uint64_t boundary_stuck_tail = UINT64_MAX;
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
   // Its daemon went away (the socket hung up): what it left unread in the
@@ -146,9 +149,13 @@ class TPROBE_INTERNAL Core {
 
   // A step boundary or the goodbye (a serialized v1::Request: Start, Step
   // or Goodbye) into the boundary ring of the daemon attached now, in order
-  // after every record committed before the call. When the ring is full it
-  // waits for room up to `wait_ms`. A Step's `step` is kept until the
-  // daemon has read the record (BoundaryAcknowledged).
+  // after every record committed before the call. A Step's `step` is kept
+  // until the daemon has read the record (BoundaryAcknowledged). It waits
+  // up to `wait_ms` (policy block's block_timeout_ms) while the daemon has
+  // not read kMaxStepsAhead of the Steps written before it, so that a rank
+  // runs at most about that many steps ahead of a slower daemon, then
+  // writes it anyway; and up to `wait_ms` for room when the ring is full.
+  static constexpr size_t kMaxStepsAhead = 256;
   enum class BoundaryWrite { kWritten, kNoRoom, kNoDaemon };
   BoundaryWrite WriteBoundary(std::string_view request, uint32_t wait_ms,
                               std::optional<uint32_t> step = std::nullopt);
@@ -275,6 +282,8 @@ class TPROBE_INTERNAL Core {
   };
   std::deque<PendingAck> acks_;
   int64_t acknowledged_ = -1;
+  // Forgets the acks_ the daemon has read. REQUIRES: boundary_mu_ held.
+  void PopAcknowledged();
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

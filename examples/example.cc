@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
       long n = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || n < 1 || n > 1000000) {
         std::fprintf(stderr,
-                     "tprobe-example: --steps must be a positive "
-                     "integer, got '%s'\n",
+                     "tprobe-example: --steps must be an integer from 1 "
+                     "to 1000000, got '%s'\n",
                      v.c_str());
         return 2;
       }

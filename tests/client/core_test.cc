@@ -178,6 +178,17 @@ TEST_F(CoreTest, BoundariesGoIntoTheLastRingAfterTheDataBeforeThem) {
   EXPECT_EQ(core_.Totals().committed, 4u);
 }
 
+// The cap on steps ahead of the daemon is soft: past it a step waits (up
+// to its wait), then goes in all the same, never dropped.
+TEST_F(CoreTest, StepsAheadOfTheDaemonWaitButAreNeverDropped) {
+  for (uint32_t step = 0; step < Core::kMaxStepsAhead + 4; ++step) {
+    ASSERT_EQ(core_.WriteBoundary("step", /*wait_ms=*/step % 2, step),
+              Core::BoundaryWrite::kWritten)
+        << step;
+  }
+  EXPECT_EQ(core_.BoundaryAcknowledged(), -1);
+}
+
 // A full boundary ring refuses a boundary (the session then uses the
 // socket) instead of dropping it, and a detached core has no daemon.
 TEST_F(CoreTest, AFullBoundaryRingRefusesInsteadOfDropping) {

@@ -292,7 +292,8 @@ TEST_F(ClientE2eTest, ExampleStartsItsOwnDaemonWhenNoneAnswers) {
 TEST_F(ClientE2eTest, ExampleRejectsBadArguments) {
   std::string out;
   EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH) + " --steps zero", &out), 2);
-  EXPECT_NE(out.find("--steps must be a positive integer"), std::string::npos);
+  EXPECT_NE(out.find("--steps must be an integer from 1 to 1000000"),
+            std::string::npos);
   EXPECT_EQ(RunCommand(std::string(EXAMPLE_PATH), &out), 2);
   EXPECT_NE(out.find("--config FILE is required"), std::string::npos);
   std::ofstream(dir_.path() + "/bad.json") << R"({"task": "nope"})";

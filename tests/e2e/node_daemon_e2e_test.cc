@@ -464,7 +464,7 @@ TEST_F(NodeDaemonTest, ARankThatExitsWhileTheDaemonIsStoppedExitedCleanly) {
 TEST_F(NodeDaemonTest, OneRankAtFullSpeedForTwoMinutesStaysOneClient) {
   defaults_ = true;
   ASSERT_TRUE(StartDaemon());
-  const pid_t rank = StartRank("long", 100000000);
+  const pid_t rank = StartRank("long", 1000000);
   std::optional<v1::RankStatus> first;
   ASSERT_TRUE(WaitFor([&] { return (first = RankOf(rank)).has_value(); },
                       std::chrono::seconds(30)));
