@@ -370,9 +370,12 @@ Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
     c->boundary.emplace(c->segment->ring_header(last),
                         c->segment->ring_data(last), &c->committed[last].head);
   }
+  // A daemon that went away left its queue to the outage.
+  if (queued_for_ != c) {
+    queued_.clear();
+    queued_for_ = c;
+  }
   shm::RingWriter& w = *c->boundary;
-  const auto type = static_cast<uint16_t>(record::RecordType::kBoundary);
-  const auto size = static_cast<uint32_t>(request.size());
   // A daemon that did not move since a wait timed out (it is stopped) costs
   // one wait, not one per step, as a data ring's (ThreadRing::stuck_tail).
   const bool stuck = w.header()->tail.load(std::memory_order_acquire) ==
@@ -392,21 +395,48 @@ Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
   // Steps ahead of the daemon: the rank waits for it as for a full ring.
   PopAcknowledged();
   while (step && acks_.size() >= kMaxStepsAhead && wait()) PopAcknowledged();
-  std::byte* p = w.Reserve(type, size);
-  while (p == nullptr && wait()) p = w.Reserve(type, size);
+  bool written = WriteQueued(c) && Put(c, request, step);
+  while (!written && wait()) written = WriteQueued(c) && Put(c, request, step);
   if (timed_out) {
     c->boundary_stuck_tail = w.header()->tail.load(std::memory_order_acquire);
   } else if (!stuck) {
     c->boundary_stuck_tail = UINT64_MAX;
   }
-  if (p == nullptr) return BoundaryWrite::kNoRoom;
+  if (written) return BoundaryWrite::kWritten;
+  if (queued_.size() >= kMaxQueuedBoundaries) return BoundaryWrite::kNoRoom;
+  queued_.push_back(QueuedBoundary{std::string(request), step});
+  return BoundaryWrite::kQueued;
+}
+
+bool Core::WriteQueued(Connection* c) {
+  while (!queued_.empty()) {
+    if (!Put(c, queued_.front().request, queued_.front().step)) return false;
+    queued_.pop_front();
+  }
+  return true;
+}
+
+bool Core::Put(Connection* c, std::string_view request,
+               std::optional<uint32_t> step) {
+  shm::RingWriter& w = *c->boundary;
+  std::byte* p = w.Reserve(static_cast<uint16_t>(record::RecordType::kBoundary),
+                           static_cast<uint32_t>(request.size()));
+  if (p == nullptr) return false;
   // Every data record committed so far goes before the boundary.
   PublishAll();
   std::memcpy(p, request.data(), request.size());
   w.Commit();
   w.Publish();
   if (step) acks_.push_back(PendingAck{c, w.committed_head(), *step});
-  return BoundaryWrite::kWritten;
+  return true;
+}
+
+std::vector<std::string> Core::TakeQueuedBoundaries() {
+  std::lock_guard lock(boundary_mu_);
+  std::vector<std::string> out;
+  for (QueuedBoundary& q : queued_) out.push_back(std::move(q.request));
+  queued_.clear();
+  return out;
 }
 
 int64_t Core::BoundaryAcknowledged() {
@@ -439,10 +469,12 @@ bool Core::WaitBoundariesRead(std::chrono::steady_clock::time_point deadline) {
       std::lock_guard lock(boundary_mu_);
       Connection* c = connection_.load(std::memory_order_acquire);
       if (c == nullptr || !c->boundary) return false;
-      const uint64_t tail = c->segment->ring_header(c->data_rings)
-                                ->tail.load(std::memory_order_acquire);
-      if (static_cast<int64_t>(tail - c->boundary->committed_head()) >= 0) {
-        return true;
+      if (queued_for_ != c || WriteQueued(c)) {
+        const uint64_t tail = c->segment->ring_header(c->data_rings)
+                                  ->tail.load(std::memory_order_acquire);
+        if (static_cast<int64_t>(tail - c->boundary->committed_head()) >= 0) {
+          return true;
+        }
       }
     }
     if (std::chrono::steady_clock::now() >= deadline) return false;

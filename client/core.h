@@ -154,18 +154,28 @@ class TPROBE_INTERNAL Core {
   // up to `wait_ms` (policy block's block_timeout_ms) while the daemon has
   // not read kMaxStepsAhead of the Steps written before it, so that a rank
   // runs at most about that many steps ahead of a slower daemon, then
-  // writes it anyway; and up to `wait_ms` for room when the ring is full.
+  // writes it anyway. When the ring is full it waits up to `wait_ms` for
+  // room, then queues the boundary in process memory (kQueued): queued
+  // boundaries go into the ring first, in order, as soon as there is room,
+  // so a full ring never swallows one and never reorders them. Past
+  // kMaxQueuedBoundaries queued (a daemon stopped for that many steps) a
+  // boundary is refused (kNoRoom).
   static constexpr size_t kMaxStepsAhead = 256;
-  enum class BoundaryWrite { kWritten, kNoRoom, kNoDaemon };
+  static constexpr size_t kMaxQueuedBoundaries = size_t{1} << 20;
+  enum class BoundaryWrite { kWritten, kQueued, kNoRoom, kNoDaemon };
   BoundaryWrite WriteBoundary(std::string_view request, uint32_t wait_ms,
                               std::optional<uint32_t> step = std::nullopt);
   // The last step whose Step record the daemon read, having written the
   // step (it releases a boundary once it ran it); -1 when none.
   int64_t BoundaryAcknowledged();
-  // Waits until the attached daemon has read every boundary written to it
-  // (the goodbye last: it then wrote the rank's trees), the daemon went
-  // away, or `deadline`. Returns whether it read them.
+  // Writes the queued boundaries as room comes and waits until the attached
+  // daemon has read every boundary (the goodbye last: it then wrote the
+  // rank's trees), the daemon went away, or `deadline`. Returns whether it
+  // read them.
   bool WaitBoundariesRead(std::chrono::steady_clock::time_point deadline);
+  // The boundaries still queued (oldest first), no longer queued: at exit,
+  // what the ring had no room for goes on the socket.
+  std::vector<std::string> TakeQueuedBoundaries();
 
   // The order of entries and calls across rings, which the daemon merges
   // by it: strictly increasing on each thread, and above every seq the
@@ -284,6 +294,20 @@ class TPROBE_INTERNAL Core {
   int64_t acknowledged_ = -1;
   // Forgets the acks_ the daemon has read. REQUIRES: boundary_mu_ held.
   void PopAcknowledged();
+  // Boundaries the ring of `queued_for_` had no room for, oldest first.
+  struct QueuedBoundary {
+    std::string request;
+    std::optional<uint32_t> step;
+  };
+  std::deque<QueuedBoundary> queued_;
+  const Connection* queued_for_ = nullptr;
+  // Writes the queued boundaries into c's ring while it has room; true when
+  // none is left. REQUIRES: boundary_mu_ held.
+  bool WriteQueued(Connection* c);
+  // Writes one boundary into c's ring; false when it has no room.
+  // REQUIRES: boundary_mu_ held.
+  bool Put(Connection* c, std::string_view request,
+           std::optional<uint32_t> step);
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

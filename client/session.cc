@@ -101,10 +101,18 @@ Session::~Session() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(exit_timeout_ms);
   if (SendBoundary(bye, std::nullopt)) {
-    core_.WaitBoundariesRead(deadline);
+    if (!core_.WaitBoundariesRead(deadline)) {
+      // What the ring still had no room for goes on the socket, after
+      // everything in the ring (the daemon runs a socket request once it
+      // has drained the rings up to where they were when it arrived).
+      for (const std::string& queued : core_.TakeQueuedBoundaries()) {
+        v1::Request request;
+        if (request.ParseFromString(queued)) channel_->Send(request);
+      }
+    }
   } else {
-    // No room in the boundary ring: the socket's Goodbye, answered once
-    // the daemon drained the rings up to it.
+    // No daemon, or a queue full of boundaries: the socket's Goodbye,
+    // answered once the daemon drained the rings up to it.
     v1::Response reply;
     channel_->Call(std::move(bye), exit_timeout_ms, &reply);
   }
@@ -118,8 +126,10 @@ bool Session::SendBoundary(const v1::Request& request,
   const uint32_t wait_ms = config().policy == config::FullRingPolicy::kBlock
                                ? config().block_timeout_ms
                                : 0;
-  return core_.WriteBoundary(in_band.SerializeAsString(), wait_ms, step) ==
-         Core::BoundaryWrite::kWritten;
+  const Core::BoundaryWrite written =
+      core_.WriteBoundary(in_band.SerializeAsString(), wait_ms, step);
+  return written == Core::BoundaryWrite::kWritten ||
+         written == Core::BoundaryWrite::kQueued;
 }
 
 bool Session::Selected(uint32_t step) const {

@@ -214,9 +214,9 @@ class TPROBE_INTERNAL Session {
   Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Writes a rank's Start, Step (`step` set) or Goodbye into the boundary
   // ring (Core::WriteBoundary), waiting for room as the full-ring policy
-  // says. False when it is not there: no daemon, or no room; the caller then
-  // sends it on the socket, where the daemon runs it after the boundaries
-  // before it.
+  // says, or queues it until there is room. False when it is neither: no
+  // daemon, or the queue is full; the caller then sends it on the socket,
+  // where the daemon runs it after the boundaries before it.
   bool SendBoundary(const v1::Request& request, std::optional<uint32_t> step);
   // Fetches the config the daemon offers and makes it the config from
   // `step` on. Returns false when the daemon did not answer (the session

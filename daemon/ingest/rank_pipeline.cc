@@ -20,8 +20,13 @@ void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
             s.message());
 }
 
+// How a producer ends: it said goodbye (on the socket), its process is gone
+// (a goodbye in its ring still makes that a clean exit), or the daemon
+// stops.
+enum class End { kGoodbye, kGone, kShutdown };
+
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
-                spdlog::logger& log, bool died,
+                spdlog::logger& log, End end,
                 const v1::StepLedger* ledger = nullptr,
                 uint32_t ledger_step = 0);
 Status Apply(Producer& p, ProducerState& state, Registry& registry,
@@ -61,10 +66,10 @@ size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
 // every tree, and forgets the producer. `ledger`: the rank's count of
 // `ledger_step` (a Goodbye on the socket); without it the step in progress
 // is settled from the daemon's count. A Goodbye in the boundary ring makes
-// it a clean exit, whatever `died` says: the rank's process may be gone,
+// it a clean exit, whatever `end` says: the rank's process may be gone,
 // but it said goodbye first.
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
-                spdlog::logger& log, bool died, const v1::StepLedger* ledger,
+                spdlog::logger& log, End end, const v1::StepLedger* ledger,
                 uint32_t ledger_step) {
   if (state.closed) return Status::Ok();
   const std::vector<uint64_t> heads = CommittedHeads(p);
@@ -73,7 +78,7 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   std::optional<Command> goodbye;
   if (state.boundary && state.boundary->request.has_goodbye()) {
     goodbye = RankCommand(state.boundary->request);
-    died = false;
+    end = End::kGoodbye;
     if (goodbye->ledger) {
       ledger = &*goodbye->ledger;
       ledger_step = goodbye->step;
@@ -81,12 +86,13 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
     state.dropped_no_daemon =
         std::max(state.dropped_no_daemon, goodbye->dropped_no_daemon);
   }
+  const bool died = end == End::kGone;
   if (died) {
     log.warn(
         "client {} (pid {}, rank {}) died: its open step is finalised as "
         "incomplete (producer_died)",
         p.client_id(), p.pid(), p.rank());
-  } else if (goodbye || ledger) {
+  } else if (end == End::kGoodbye) {
     log.info("client {} (pid {}, rank {}) said goodbye", p.client_id(), p.pid(),
              p.rank());
   }
@@ -162,7 +168,7 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
     case Command::Kind::kGoodbye:
       state.dropped_no_daemon =
           std::max(state.dropped_no_daemon, c.dropped_no_daemon);
-      return Finalise(p, state, registry, log, /*died=*/false,
+      return Finalise(p, state, registry, log, End::kGoodbye,
                       c.ledger ? &*c.ledger : nullptr, c.step);
     case Command::Kind::kConfigure: {
       // The client records step c.step on under the new config; what was
@@ -235,7 +241,7 @@ size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
   // Gone without a goodbye in its rings (Finalise reads them to the end
   // first): it died.
   if (state.hung_up && !state.closed && producer.ProcessGone()) {
-    (void)Finalise(producer, state, registry, log, /*died=*/true);
+    (void)Finalise(producer, state, registry, log, End::kGone);
     ++work;
   }
   if (!state.closed) {
@@ -248,7 +254,7 @@ size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
 void FinishPipeline(Producer& producer, ProducerState& state,
                     Registry& registry, spdlog::logger& log) {
   RunPipeline(producer, state, registry, log, /*batch=*/0);
-  (void)Finalise(producer, state, registry, log, /*died=*/false);
+  (void)Finalise(producer, state, registry, log, End::kShutdown);
   producer.Publish(state);
 }
 

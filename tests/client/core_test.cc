@@ -189,17 +189,46 @@ TEST_F(CoreTest, StepsAheadOfTheDaemonWaitButAreNeverDropped) {
   EXPECT_EQ(core_.BoundaryAcknowledged(), -1);
 }
 
-// A full boundary ring refuses a boundary (the session then uses the
-// socket) instead of dropping it, and a detached core has no daemon.
-TEST_F(CoreTest, AFullBoundaryRingRefusesInsteadOfDropping) {
+// A full boundary ring queues a boundary instead of dropping it: the queue
+// goes in first, in order, once the daemon frees room; what is still queued
+// at exit can be taken for the socket. A detached core has no daemon.
+TEST_F(CoreTest, AFullBoundaryRingQueuesInOrderInsteadOfDropping) {
   const std::string big(16 << 10, 'x');
   int written = 0;
   while (core_.WriteBoundary(big, 0) == Core::BoundaryWrite::kWritten) {
     ++written;
     ASSERT_LT(written, 100);
   }
-  EXPECT_GT(written, 0);
-  EXPECT_EQ(core_.WriteBoundary(big, 0), Core::BoundaryWrite::kNoRoom);
+  EXPECT_GT(written, 0);  // the last call queued its boundary
+  EXPECT_EQ(core_.WriteBoundary("second", 0), Core::BoundaryWrite::kQueued);
+
+  // The daemon reads everything: the queue follows, in order.
+  shm::RingReader reader(daemon_side_->ring_header(kDataRings),
+                         daemon_side_->ring_data(kDataRings));
+  auto drain = [&] {
+    std::vector<std::string> seen;
+    for (;;) {
+      auto rec = reader.Peek();
+      if (!rec.ok() || !rec.value()) break;
+      seen.emplace_back(
+          reinterpret_cast<const char*>(rec.value()->payload.data()),
+          rec.value()->payload.size());
+      reader.Release();
+    }
+    return seen;
+  };
+  EXPECT_EQ(drain().size(), static_cast<size_t>(written));
+  EXPECT_FALSE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
+  EXPECT_EQ(drain(), (std::vector<std::string>{big, "second"}));
+  EXPECT_TRUE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
+  EXPECT_TRUE(core_.TakeQueuedBoundaries().empty());
+
+  // Queued when the ring is full, taken back whole.
+  while (core_.WriteBoundary(big, 0) == Core::BoundaryWrite::kWritten) {
+  }
+  EXPECT_EQ(core_.WriteBoundary("bye", 0), Core::BoundaryWrite::kQueued);
+  EXPECT_EQ(core_.TakeQueuedBoundaries(),
+            (std::vector<std::string>{big, "bye"}));
   core_.Detach();
   EXPECT_EQ(core_.WriteBoundary("bye", 0), Core::BoundaryWrite::kNoDaemon);
 }

@@ -492,13 +492,14 @@ TEST_F(DaemonProcessTest, RequestsItCannotServeGetAClearError) {
   EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT);
   EXPECT_TRUE(resp.error().starts_with("config: ")) << resp.error();
 
+  // A client of the release before step boundaries went into the ring.
   req.Clear();
   req.mutable_flush();
-  ASSERT_TRUE(client.Call(req, &resp, /*version=*/7));
+  ASSERT_TRUE(client.Call(req, &resp, /*version=*/3));
   EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT);
   EXPECT_EQ(resp.error(),
-            "protocol version 7 is not supported: this tprobed speaks version "
-            "3; use a client and daemon from the same tprobe release");
+            "protocol version 3 is not supported: this tprobed speaks version "
+            "4; use a client and daemon from the same tprobe release");
 
   // A Start without Register: a request this connection may not make.
   req.Clear();
