@@ -22,7 +22,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
-                      [--threads N]
+                      [--strict-verdicts] [--threads N]
 
 Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
 trusted run) and names the first call that diverged. TARGET and BASELINE
@@ -36,16 +36,27 @@ names them ({entry}.input.0, {entry}.output.0, {entry}.parameters.weight,
 only the baseline has is reported as missing, one only the target has as
 extra: neither ever passes.
 
-The mode follows the trees' task:
+The verdicts are msprobe 26.2's: each call's rows are judged together, by
+its per-API checks. A row passes unless a check makes it a warning or an
+error:
+  statistics  error: the target's Max or Min is NaN or inf and the
+              baseline's are not; every input's NormRelativeErr is under 10 %
+              and an output's over 50 %; Requires_grad, a scalar argument or
+              the dtype differs. warning: the outputs' largest
+              NormRelativeErr is over 10 times the inputs' (over 10 % when
+              the inputs' is 0).
   tensor      the .npy files under dump_tensor_data/, memory-mapped: Cosine,
               EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
-              Thousandths Err Ratio; an error when (Cosine < 0.99 and MaxAbsErr
-              > 0.001) or Cosine < 0.9 or MaxAbsErr > 1. msprobe's .pt
-              files are not read: those rows are compared by statistics.
-  statistics  Max/Min/Mean/Norm differences and relative errors; a Warning
-              when a difference is over half the larger value.
-  md5, xor    the checksums are equal or Different.
-Two trees of different tasks are compared by their statistics.
+              Thousandths Err Ratio. error: the same NaN/inf, Requires_grad,
+              scalar and dtype checks; every input's One Thousandth Err
+              Ratio is over 0.9 and an output's under 0.1. warning: every
+              input's Cosine is over 0.9 and an output's is 0.1 lower.
+              msprobe's .pt files are not read: those rows are compared by
+              statistics.
+  md5, xor    error: the checksums differ.
+Calls msprobe does not judge (Tensor.to, empty, ...) pass. Two trees of
+different tasks are compared by their statistics. Cells are written as
+msprobe writes them (Python's repr of floats, N/A, relative errors in %).
 
 Options:
   -o, --output DIR  where the reports go (default: ./compare_result, made
@@ -55,6 +66,14 @@ Options:
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
+  --strict-verdicts also apply tprobe's own per-row rules where they are
+                    worse: a Warning when any statistic differs by more
+                    than half the larger value, NaN or inf on the
+                    baseline's side only, and in tensor
+                    mode an error when (Cosine < 0.99 and MaxAbsErr > 0.001)
+                    or Cosine < 0.9 or MaxAbsErr > 1 (msprobe 8.3.3's
+                    "Accuracy Reached or Not"); for a single row that moved
+                    although its call's inputs moved as much
   --threads N       worker threads (default: one per core)
   -h, --help        show this help
 
@@ -71,8 +90,11 @@ int UsageError(const std::string& message) {
 }
 
 int RunCompare(std::span<const std::string_view> args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {"output", true}, {"fuzzy", false}, {"mapping", true}, {"threads", true}};
+  static constexpr OptionSpec kSpecs[] = {{"output", true},
+                                          {"fuzzy", false},
+                                          {"mapping", true},
+                                          {"strict-verdicts", false},
+                                          {"threads", true}};
   // -o is --output.
   std::vector<std::string_view> expanded;
   for (std::string_view a : args)
@@ -88,6 +110,7 @@ int RunCompare(std::span<const std::string_view> args) {
   }
   compare::CompareOptions options;
   options.fuzzy = parsed->Has("fuzzy");
+  options.strict_verdicts = parsed->Has("strict-verdicts");
   if (auto threads = parsed->Get("threads")) {
     Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
     if (!n.ok()) return UsageError(n.status().message());

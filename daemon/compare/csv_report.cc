@@ -2,10 +2,12 @@
 
 #include "daemon/compare/csv_report.h"
 
+#include <array>
 #include <initializer_list>
 #include <string_view>
 
 #include "common/fs/atomic_file.h"
+#include "daemon/compare/msprobe_cells.h"
 #include "daemon/compare/report_format.h"
 
 namespace tprobe::compare {
@@ -98,15 +100,15 @@ void Header(CsvText& csv, Mode mode) {
 
 void StatsCells(CsvText& csv, const Row* t, const Row* b) {
   for (const Row* row : {t, b}) {
-    if (!row) {
-      for (int i = 0; i < 4; ++i) csv.Cell("N/A");
-      continue;
-    }
-    for (const auto& v :
-         {row->stats.max, row->stats.min, row->stats.mean, row->stats.norm}) {
-      csv.Cell(FormatNumber(v));
-    }
+    for (int i = 0; i < 4; ++i) csv.Cell(StatCellText(row, i));
   }
+}
+
+// A shape as msprobe writes it: "[2, 3]", "[]" for a value, "None" for a
+// None.
+std::string ShapeCell(const Row& row) {
+  if (!row.is_tensor && row.dtype == "None") return "None";
+  return ShapeText(row.shape);
 }
 
 }  // namespace
@@ -122,22 +124,24 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
     csv.Cell(b ? b->name : "N/A");
     csv.Cell(t ? t->dtype : "N/A");
     csv.Cell(b ? b->dtype : "N/A");
-    csv.Cell(t ? ShapeText(t->shape) : "N/A");
-    csv.Cell(b ? ShapeText(b->shape) : "N/A");
+    csv.Cell(t ? ShapeCell(*t) : "N/A");
+    csv.Cell(b ? ShapeCell(*b) : "N/A");
     csv.Cell(t ? Bool(t->requires_grad) : "N/A");
     csv.Cell(b ? Bool(b->requires_grad) : "N/A");
     const std::string consistent =
-        t && b ? (t->requires_grad == b->requires_grad ? "True" : "False")
-               : "N/A";
+        t ? (t->requires_grad == (b ? b->requires_grad : std::nullopt)
+                 ? "True"
+                 : "False")
+          : "N/A";
     switch (pair.mode) {
       case Mode::kTensor: {
         const auto& m = r.tensor;
         if (m) {
           csv.Cell(m->cosine_unsupported ? "unsupported"
-                                         : FormatNumber(m->cosine));
+                                         : FormatMetric(m->cosine));
           for (double v : {m->euclidean, m->max_abs, m->max_relative,
                            m->one_thousandth, m->five_thousandths}) {
-            csv.Cell(FormatNumber(v));
+            csv.Cell(FormatMetric(v));
           }
         } else {
           for (int i = 0; i < 6; ++i) csv.Cell("N/A");
@@ -151,13 +155,9 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         break;
       }
       case Mode::kStatistics: {
-        const auto& s = r.statistics;
-        for (int i = 0; i < 4; ++i) {
-          csv.Cell(s ? FormatNumber(s->diff[i]) : "N/A");
-        }
-        for (int i = 0; i < 4; ++i) {
-          csv.Cell(s ? FormatPercent(s->relative[i]) : "N/A");
-        }
+        const std::array<StatDiffCells, 4> d = StatDiffs(t, b);
+        for (const StatDiffCells& c : d) csv.Cell(c.diff);
+        for (const StatDiffCells& c : d) csv.Cell(c.relative);
         StatsCells(csv, t, b);
         csv.Cell(consistent);
         csv.Cell(r.result);

@@ -93,7 +93,9 @@ class Flattener {
   }
 
   static void SetNumber(Row& row, const Json& v) {
-    if (auto n = NumberOf(v)) row.stats = {n, n, n, n};
+    if (auto n = NumberOf(v)) {
+      row.stats = {n, n, n, n, uint8_t(v.is_number_integer() ? 0xF : 0)};
+    }
   }
 
   void AddTensor(const Json& v, const std::string& name) {
@@ -115,6 +117,12 @@ class Flattener {
       return it == v.end() ? std::nullopt : NumberOf(*it);
     };
     row.stats = {number("Max"), number("Min"), number("Mean"), number("Norm")};
+    const char* keys[] = {"Max", "Min", "Mean", "Norm"};
+    for (int i = 0; i < 4; ++i) {
+      const auto it = v.find(keys[i]);
+      if (it != v.end() && it->is_number_integer())
+        row.stats.integral |= 1 << i;
+    }
     if (auto it = v.find("md5"); it != v.end()) {
       row.checksum = it->is_string() ? it->get<std::string>() : it->dump();
     }

@@ -32,6 +32,9 @@ const char* ModeName(Mode mode);
 
 struct Stats {
   std::optional<double> max, min, mean, norm;
+  // Bit i (Max, Min, Mean, Norm): dump.json held the number as an integer
+  // ("989", not "989.0"), which msprobe's CSV writes as such.
+  uint8_t integral = 0;
 };
 
 struct Row {

@@ -2,8 +2,11 @@
 
 #include "daemon/compare/report_format.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 namespace tprobe::compare {
 
@@ -21,6 +24,49 @@ std::string FormatNumber(double v) {
   if (s.back() == '.') s += '0';
   if (s == "-0.0") s = "0.0";
   return s;
+}
+
+std::string PyRepr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  // The shortest round-trip digits, in exponent form: d[.ddd]e[+-]XX.
+  char buf[64];
+  const auto res =
+      std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
+  const size_t e = sci.find('e');
+  std::string digits;
+  bool negative = false;
+  for (char c : sci.substr(0, e)) {
+    if (c == '-') negative = true;
+    if (c >= '0' && c <= '9') digits += c;
+  }
+  const int exp = std::atoi(std::string(sci.substr(e + 1)).c_str());
+  std::string out = negative ? "-" : "";
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    } else if (static_cast<size_t>(exp) + 1 >= digits.size()) {
+      out += digits + std::string(exp + 1 - digits.size(), '0') + ".0";
+    } else {
+      out += digits.substr(0, exp + 1) + "." + digits.substr(exp + 1);
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  char tail[16];
+  std::snprintf(tail, sizeof tail, "e%c%02d", exp < 0 ? '-' : '+',
+                std::abs(exp));
+  return out + tail;
+}
+
+std::string FormatMetric(double v) {
+  if (std::isnan(v)) return "Nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.12f", v);
+  return PyRepr(std::strtod(buf, nullptr));
 }
 
 std::string FormatNumber(const std::optional<double>& v) {
