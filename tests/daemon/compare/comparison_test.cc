@@ -61,9 +61,12 @@ class Trees : public ::testing::Test {
         "Module.act.ReLU.forward.0": null})";
   }
 
-  Result<CompareResult> Run(const fs::path& a, const fs::path& b) {
+  Result<CompareResult> Run(const fs::path& a, const fs::path& b,
+                            bool strict = false) {
     import::Reporter quiet(nullptr, false);
-    return RunCompare(a.string(), b.string(), {}, quiet);
+    CompareOptions options;
+    options.strict_verdicts = strict;
+    return RunCompare(a.string(), b.string(), options, quiet);
   }
 
   fs::path dir_;
@@ -90,8 +93,13 @@ TEST_F(Trees, MappedTensorReadsEveryDtypeAsDouble) {
 TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   WriteRank(dir_ / "t" / "step0" / "rank0", {0.0f, 1.0f, 2.0f});
   WriteRank(dir_ / "b" / "step0" / "rank0", {0.0f, 1.0f, 2.0f});
-  WriteRank(dir_ / "t" / "step0" / "rank1", {0.0f, 1.0f, 5.0f});
+  WriteRank(dir_ / "t" / "step0" / "rank1", {0.0f, 1.0f, -5.0f});
   WriteRank(dir_ / "b" / "step0" / "rank1", {0.0f, 1.0f, 2.0f});
+  // msprobe's check: the output's Cosine is 0.1 below its inputs' (none:
+  // 1), a warning; tprobe's stricter rule makes it an error.
+  Result<CompareResult> strict = Run(dir_ / "t", dir_ / "b", true);
+  ASSERT_TRUE(strict.ok()) << strict.status().message();
+  EXPECT_EQ(strict->pairs[1].rows[0].result, "error");
   Result<CompareResult> result = Run(dir_ / "t", dir_ / "b");
   ASSERT_TRUE(result.ok()) << result.status().message();
   ASSERT_EQ(result->pairs.size(), 2u);
@@ -102,8 +110,11 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   EXPECT_EQ(p.mode, Mode::kTensor);
   const RowResult& r = p.rows[*p.first_divergence];
   ASSERT_TRUE(r.tensor);
-  EXPECT_EQ(r.tensor->max_abs, 3.0);
-  EXPECT_EQ(r.result, "error");
+  EXPECT_EQ(r.tensor->max_abs, 7.0);
+  EXPECT_EQ(r.result, "warning");
+  EXPECT_EQ(r.message,
+            "[\"warning: The input/parameters of Cosine > 0.9, and "
+            "input/parameters - output > 0.1\"]");
   EXPECT_EQ(p.DumpOf(r).ModulePath("Functional.relu.0.forward"),
             "Module.act.ReLU.forward.0 > Functional.relu.0.forward");
 
@@ -116,7 +127,7 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   EXPECT_THAT(header, HasSubstr("Cosine,EucDist,MaxAbsErr,MaxRelativeErr"));
   std::string row;
   std::getline(csv, row);
-  EXPECT_THAT(row, HasSubstr(",error,"));
+  EXPECT_THAT(row, HasSubstr(",warning,"));
   const std::string html = HtmlReport(*result, "t", "b");
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("Module.act.ReLU.forward.0 &gt; "));

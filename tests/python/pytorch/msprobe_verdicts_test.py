@@ -1,0 +1,189 @@
+"""`tprobe compare`'s default verdicts and cells against msprobe 26.2's
+`msprobe compare`, both run live in this test on the same pairs of trees:
+
+- tests/python/pytorch/compare_model.py under tprobe, statistics and md5:
+  a run with a planted divergence (fc2's weights moved) against a clean
+  run, and step 1 against step 0 of one training;
+- msprobe's own stored trees (tests/data/golden26, a tiny GPT, mix and L1),
+  step 1 against step 0.
+
+On the rows both tools pair, at least 99.5 % must get the same Result, and
+the statistics cells (dtype, shape, Requires_grad, the diffs and relative
+errors, the eight statistics, Err_message) must read the same on at least
+99.5 % of them; every row that differs is printed. Rows only one side has
+stay missing/extra in tprobe (msprobe passes them), so they are not
+counted.
+"""
+
+import csv
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+from typing import Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from compare_test import run_model, tprobe_cli  # noqa: E402
+from tprobed_fixture import ROOT, fresh_dir  # noqa: E402
+
+HAVE_MSPROBE = importlib.util.find_spec("msprobe") is not None
+GOLDEN26 = os.path.join(ROOT, "tests", "data", "golden26")
+STAT_CELLS = [
+    "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
+    "NPU Requires_grad", "Bench Requires_grad", "Max diff", "Min diff",
+    "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+    "MeanRelativeErr", "NormRelativeErr", "NPU max", "NPU min", "NPU mean",
+    "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm",
+    "Requires_grad Consistent", "Result", "Err_message"]
+MD5_CELLS = ["NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
+             "Bench Tensor Shape", "NPU MD5", "BENCH MD5",
+             "Requires_grad Consistent", "Result", "Err_message"]
+
+
+def read_csv(path: str) -> List[Dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def as_step_dir(rank_dir: str, step: int, dest: str) -> str:
+    """dest/step{step}/rank holding a copy of rank_dir: msprobe compare
+    wants a step folder with one rank folder, and both tools then read the
+    same files."""
+    shutil.copytree(rank_dir, os.path.join(dest, f"step{step}", "rank"))
+    return os.path.join(dest, f"step{step}")
+
+
+def only_rank(tree: str, step: int) -> str:
+    [rank] = glob.glob(os.path.join(tree, f"step{step}", "*"))
+    return rank
+
+
+def msprobe_compare(target: str, baseline: str, out: str
+                    ) -> List[Dict[str, str]]:
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable),
+                                       "msprobe"), "compare", "-tp", target,
+                          "-gp", baseline, "-o", out], timeout=600,
+                         text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    files = glob.glob(os.path.join(out, "compare_result_*.csv"))
+    if run.returncode != 0 or len(files) != 1:
+        raise AssertionError(f"msprobe compare failed:\n{run.stdout[-4000:]}")
+    return read_csv(files[0])
+
+
+def tprobe_compare(target: str, baseline: str, out: str, *options: str
+                   ) -> List[Dict[str, str]]:
+    run = subprocess.run([tprobe_cli(), "compare", target, baseline, "-o",
+                          out, *options], timeout=600, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    files = glob.glob(os.path.join(out, "compare_result*.csv"))
+    if run.returncode not in (0, 4) or len(files) != 1:
+        raise AssertionError(f"tprobe compare failed:\n{run.stdout[-4000:]}")
+    return read_csv(files[0])
+
+
+class Tally:
+    """Rows both tools paired, and the ones whose cells differ."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.verdicts_differ: List[str] = []
+        self.cells_differ: List[str] = []
+        self.unpaired = 0
+
+    def add(self, label: str, mine: List[Dict[str, str]],
+            theirs: List[Dict[str, str]], cells: List[str]) -> None:
+        by_name = {r["NPU Name"]: r for r in theirs}
+        for row in mine:
+            if row["Result"] in ("missing", "extra"):
+                self.unpaired += 1
+                continue
+            other = by_name.get(row["NPU Name"])
+            if other is None or other["Bench Name"] == "N/A":
+                self.unpaired += 1
+                continue
+            self.rows += 1
+            name = f"{label}: {row['NPU Name']}"
+            if row["Result"] != other["Result"]:
+                self.verdicts_differ.append(
+                    f"{name}: tprobe {row['Result']} {row['Err_message']}, "
+                    f"msprobe {other['Result']} {other['Err_message']}")
+            cells_differ = [(c, row.get(c), other.get(c)) for c in cells
+                            if row.get(c) != other.get(c)]
+            if cells_differ:
+                self.cells_differ.append(f"{name}: {cells_differ}")
+
+    def share(self, bad: List[str]) -> float:
+        return 1 - len(bad) / max(self.rows, 1)
+
+
+@unittest.skipUnless(HAVE_MSPROBE, "msprobe is not installed")
+class MsprobeVerdictsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-verd-")
+        runs = {}
+        for name, flags in (("clean", {"steps": 2}),
+                            ("perturbed", {"perturb": True}),
+                            ("clean_md5", {"steps": 2, "md5": True}),
+                            ("perturbed_md5", {"perturb": True,
+                                               "md5": True})):
+            runs[name] = run_model(cls.tmp, name, "statistics", **flags)
+        cls.runs = runs
+
+    def pair(self, label: str, target: Tuple[str, int],
+             baseline: Tuple[str, int], tally: Tally, cells: List[str]
+             ) -> None:
+        work = os.path.join(self.tmp, label)
+        t = as_step_dir(target[0], target[1], os.path.join(work, "t"))
+        b = as_step_dir(baseline[0], baseline[1], os.path.join(work, "b"))
+        mine = tprobe_compare(t, b, os.path.join(work, "tprobe"))
+        theirs = msprobe_compare(t, b, os.path.join(work, "msprobe"))
+        self.assertGreater(len(mine), 20, label)
+        tally.add(label, mine, theirs, cells)
+
+    def report(self, what: str, tally: Tally) -> None:
+        print(f"\n{what}: {tally.rows} rows paired by both "
+              f"({tally.unpaired} on one side only), verdicts agree on "
+              f"{100 * tally.share(tally.verdicts_differ):.2f} %, cells on "
+              f"{100 * tally.share(tally.cells_differ):.2f} %")
+        for line in tally.verdicts_differ:
+            print("  verdict differs:", line)
+        for line in tally.cells_differ[:40]:
+            print("  cells differ:", line)
+        self.assertGreater(tally.rows, 100)
+        self.assertGreaterEqual(tally.share(tally.verdicts_differ), 0.995,
+                                "\n".join(tally.verdicts_differ))
+        self.assertGreaterEqual(tally.share(tally.cells_differ), 0.995,
+                                "\n".join(tally.cells_differ[:40]))
+
+    def test_statistics_verdicts_and_cells_are_msprobes(self) -> None:
+        tally = Tally()
+        clean, perturbed = self.runs["clean"], self.runs["perturbed"]
+        self.pair("planted", (only_rank(perturbed, 0), 0),
+                  (only_rank(clean, 0), 0), tally, STAT_CELLS)
+        self.pair("steps", (only_rank(clean, 1), 1),
+                  (only_rank(clean, 0), 0), tally, STAT_CELLS)
+        for level in ("mix", "L1"):
+            self.pair(f"golden26-{level}",
+                      (only_rank(os.path.join(GOLDEN26, level), 1), 1),
+                      (only_rank(os.path.join(GOLDEN26, level), 0), 0),
+                      tally, STAT_CELLS)
+        self.report("statistics", tally)
+
+    def test_md5_verdicts_are_msprobes(self) -> None:
+        tally = Tally()
+        clean, perturbed = self.runs["clean_md5"], self.runs["perturbed_md5"]
+        self.pair("md5-planted", (only_rank(perturbed, 0), 0),
+                  (only_rank(clean, 0), 0), tally, MD5_CELLS)
+        self.pair("md5-steps", (only_rank(clean, 1), 1),
+                  (only_rank(clean, 0), 0), tally, MD5_CELLS)
+        self.report("md5", tally)
+
+
+if __name__ == "__main__":
+    unittest.main()
