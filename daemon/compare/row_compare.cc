@@ -51,11 +51,6 @@ void ByTensors(RowResult& r, const Row& t, const Row& b, const Dump& td,
   if (t.data_name.empty() || b.data_name.empty()) {
     return fallback("No tensor file.");
   }
-  if (!t.data_name.ends_with(".npy") || !b.data_name.ends_with(".npy")) {
-    return fallback(
-        "A .pt tensor file (msprobe's PyTorch format) is not read by "
-        "tprobe compare.");
-  }
   Result<MappedTensor> n =
       MappedTensor::Open(td.TensorDir() + "/" + t.data_name);
   if (!n.ok()) return fallback(n.status().message() + ".");

@@ -5,10 +5,11 @@
 // statistics where a tensor file cannot be read), their values, and the
 // Result and Err_message columns.
 //
-//   tensor      both .npy files mapped, metrics.h's tensor metrics; a row
-//               without a readable .npy (msprobe's .pt files, a tensor
-//               written without data) falls back to its statistics, and
-//               Err_message says so
+//   tensor      both tensor files (.npy, or msprobe's PyTorch .pt) mapped,
+//               metrics.h's tensor metrics; a row without a readable file
+//               (a tensor written without data, a .pt that pt_file.h
+//               refuses) falls back to its statistics, and Err_message
+//               says so
 //   statistics  metrics.h's statistics rule
 //   md5, xor    the checksums are equal or "Different"
 // Any mode: a shape or dtype mismatch (other than among float16, bfloat16,
