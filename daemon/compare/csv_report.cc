@@ -139,10 +139,13 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         if (m) {
           csv.Cell(m->cosine_unsupported ? "unsupported"
                                          : FormatMetric(m->cosine));
-          for (double v : {m->euclidean, m->max_abs, m->max_relative,
-                           m->one_thousandth, m->five_thousandths}) {
+          csv.Cell(PyRepr(m->euclidean));  // msprobe does not round it
+          for (double v : {m->max_abs, m->max_relative, m->one_thousandth,
+                           m->five_thousandths}) {
             csv.Cell(FormatMetric(v));
           }
+        } else if (t && b && !t->is_tensor && !b->is_tensor) {
+          for (int i = 0; i < 6; ++i) csv.Cell("unsupported");
         } else {
           for (int i = 0; i < 6; ++i) csv.Cell("N/A");
         }
@@ -150,8 +153,11 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         csv.Cell(consistent);
         csv.Cell(r.result);
         csv.Cell(r.message);
-        csv.Cell("['" + (t ? t->data_name : std::string("-1")) + "', '" +
-                 (b ? b->data_name : std::string("-1")) + "']");
+        auto file = [](const Row* row) {
+          return row && !row->data_name.empty() ? row->data_name
+                                                : std::string("-1");
+        };
+        csv.Cell("['" + file(t) + "', '" + file(b) + "']");
         break;
       }
       case Mode::kStatistics: {

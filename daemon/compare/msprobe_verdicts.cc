@@ -83,7 +83,12 @@ double MinMetric(const std::vector<Judged*>& rows,
   double m = 1.0;
   for (const Judged* j : rows) {
     const RowResult& r = results[j->index];
-    if (!r.tensor || !j->b) continue;
+    // msprobe measures no single element (it squeezes it to a scalar) and
+    // no pair of different dtypes.
+    if (!r.tensor || !j->b || r.tensor->cosine_unsupported ||
+        j->t->dtype != j->b->dtype) {
+      continue;
+    }
     if (const std::optional<double> v = get(*r.tensor); v && !std::isnan(*v)) {
       m = std::min(m, *v);
     }

@@ -5,7 +5,11 @@
   a run with a planted divergence (fc2's weights moved) against a clean
   run, and step 1 against step 0 of one training;
 - msprobe's own stored trees (tests/data/golden26, a tiny GPT, mix and L1),
-  step 1 against step 0.
+  step 1 against step 0;
+- compare_model.py under msprobe 26.2 itself, task tensor, the planted
+  divergence against the clean run: its .pt tensors, which tprobe reads
+  without unpickling (daemon/compare/pt_file.h), compared as tensors, the
+  metrics equal to msprobe's.
 
 On the rows both tools pair, at least 99.5 % must get the same Result, and
 the statistics cells (dtype, shape, Requires_grad, the diffs and relative
@@ -18,6 +22,7 @@ counted.
 import csv
 import glob
 import importlib.util
+import math
 import os
 import shutil
 import subprocess
@@ -27,7 +32,7 @@ from typing import Dict, List, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
-from compare_test import run_model, tprobe_cli  # noqa: E402
+from compare_test import SCRIPT, run_model, tprobe_cli  # noqa: E402
 from tprobed_fixture import ROOT, fresh_dir  # noqa: E402
 
 HAVE_MSPROBE = importlib.util.find_spec("msprobe") is not None
@@ -39,9 +44,26 @@ STAT_CELLS = [
     "MeanRelativeErr", "NormRelativeErr", "NPU max", "NPU min", "NPU mean",
     "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm",
     "Requires_grad Consistent", "Result", "Err_message"]
+TENSOR_CELLS = [
+    "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
+    "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max",
+    "Bench min", "Bench mean", "Bench l2norm", "Requires_grad Consistent",
+    "Result", "Err_message"]
+TENSOR_METRICS = ["Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                  "One Thousandth Err Ratio", "Five Thousandths Err Ratio"]
 MD5_CELLS = ["NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
              "Bench Tensor Shape", "NPU MD5", "BENCH MD5",
              "Requires_grad Consistent", "Result", "Err_message"]
+
+
+def run_msprobe(tmp: str, name: str, *flags: str) -> str:
+    """compare_model.py under msprobe 26.2 (task tensor); its dump path."""
+    dump = os.path.join(tmp, name)
+    subprocess.run([sys.executable, SCRIPT, "--tool", "msprobe", "--task",
+                    "tensor", "--dump-path", dump, *flags], check=True,
+                   timeout=600, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return dump
 
 
 def read_csv(path: str) -> List[Dict[str, str]]:
@@ -133,11 +155,14 @@ class MsprobeVerdictsTest(unittest.TestCase):
                             ("perturbed_md5", {"perturb": True,
                                                "md5": True})):
             runs[name] = run_model(cls.tmp, name, "statistics", **flags)
+        runs["ms_clean"] = run_msprobe(cls.tmp, "ms_clean")
+        runs["ms_perturbed"] = run_msprobe(cls.tmp, "ms_perturbed",
+                                           "--perturb")
         cls.runs = runs
 
     def pair(self, label: str, target: Tuple[str, int],
              baseline: Tuple[str, int], tally: Tally, cells: List[str]
-             ) -> None:
+             ) -> Tuple[List[Dict[str, str]], List[Dict[str, str]]]:
         work = os.path.join(self.tmp, label)
         t = as_step_dir(target[0], target[1], os.path.join(work, "t"))
         b = as_step_dir(baseline[0], baseline[1], os.path.join(work, "b"))
@@ -145,6 +170,7 @@ class MsprobeVerdictsTest(unittest.TestCase):
         theirs = msprobe_compare(t, b, os.path.join(work, "msprobe"))
         self.assertGreater(len(mine), 20, label)
         tally.add(label, mine, theirs, cells)
+        return mine, theirs
 
     def report(self, what: str, tally: Tally) -> None:
         print(f"\n{what}: {tally.rows} rows paired by both "
@@ -183,6 +209,30 @@ class MsprobeVerdictsTest(unittest.TestCase):
         self.pair("md5-steps", (only_rank(clean, 1), 1),
                   (only_rank(clean, 0), 0), tally, MD5_CELLS)
         self.report("md5", tally)
+
+    def test_tensor_verdicts_on_msprobes_pt_files(self) -> None:
+        tally = Tally()
+        mine, theirs = self.pair(
+            "tensor-planted", (only_rank(self.runs["ms_perturbed"], 0), 0),
+            (only_rank(self.runs["ms_clean"], 0), 0), tally, TENSOR_CELLS)
+        self.report("tensor (msprobe's .pt files)", tally)
+        by_name = {r["NPU Name"]: r for r in theirs}
+        compared = 0
+        for row in mine:
+            self.assertNotIn("Compared by the statistics", row["Err_message"],
+                             row["NPU Name"])
+            other = by_name.get(row["NPU Name"])
+            if other is None or other["Cosine"] in ("N/A", "unsupported",
+                                                     "Nan", ""):
+                continue
+            for key in TENSOR_METRICS:
+                self.assertTrue(
+                    math.isclose(float(row[key]), float(other[key]),
+                                 rel_tol=1e-6, abs_tol=1e-9),
+                    f"{row['NPU Name']} {key}: tprobe {row[key]}, "
+                    f"msprobe {other[key]}")
+            compared += 1
+        self.assertGreater(compared, 10)
 
 
 if __name__ == "__main__":
