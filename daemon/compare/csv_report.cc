@@ -4,9 +4,11 @@
 
 #include <array>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "common/fs/atomic_file.h"
+#include "common/stats/crc32.h"
 #include "daemon/compare/msprobe_cells.h"
 #include "daemon/compare/report_format.h"
 
@@ -104,6 +106,14 @@ void StatsCells(CsvText& csv, const Row* t, const Row* b) {
   }
 }
 
+// The MD5 cell: a tensor's CRC-32 (or xor); for a value, as msprobe
+// writes it, the CRC-32 of its text ("N/A" for a None).
+std::string ChecksumCell(const Row& row) {
+  if (row.is_tensor) return row.checksum;
+  if (row.dtype == "None") return "N/A";
+  return stats::Crc32Hex(stats::Crc32(std::as_bytes(std::span(row.checksum))));
+}
+
 // A shape as msprobe writes it: "[2, 3]", "[]" for a value, "None" for a
 // None.
 std::string ShapeCell(const Row& row) {
@@ -172,8 +182,8 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
       }
       case Mode::kMd5:
       case Mode::kXor:
-        csv.Cell(t ? t->checksum : "N/A");
-        csv.Cell(b ? b->checksum : "N/A");
+        csv.Cell(t ? ChecksumCell(*t) : "N/A");
+        csv.Cell(b ? ChecksumCell(*b) : "N/A");
         csv.Cell(consistent);
         csv.Cell(r.result);
         csv.Cell(r.message);

@@ -108,6 +108,32 @@ def tprobe_compare(target: str, baseline: str, out: str, *options: str
     return read_csv(files[0])
 
 
+def same_cell(mine: str, theirs: str) -> bool:
+    """Equal texts; for numbers, equal but for the last digit or two.
+    msprobe reads dump.json's numbers back through pandas' to_numeric,
+    whose parser is not correctly rounded (0.5 - 0.0 comes out as
+    0.4999999999999999); tprobe keeps the exact doubles, so a difference or
+    relative error can differ in its last digits (more where a difference
+    cancels most digits: 1e-6 relative). Integers, N/A, Nan, inf and the
+    '%' must still be written alike."""
+    if mine == theirs:
+        return True
+    if mine is None or theirs is None:
+        return False
+    percent = mine.endswith("%")
+    if percent != theirs.endswith("%"):
+        return False
+    a, b = mine.rstrip("%"), theirs.rstrip("%")
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    if ("." in a or "e" in a) != ("." in b or "e" in b):
+        return False  # an integer against a float
+    return math.isfinite(x) and math.isclose(x, y, rel_tol=1e-6,
+                                             abs_tol=1e-300)
+
+
 class Tally:
     """Rows both tools paired, and the ones whose cells differ."""
 
@@ -135,7 +161,7 @@ class Tally:
                     f"{name}: tprobe {row['Result']} {row['Err_message']}, "
                     f"msprobe {other['Result']} {other['Err_message']}")
             cells_differ = [(c, row.get(c), other.get(c)) for c in cells
-                            if row.get(c) != other.get(c)]
+                            if not same_cell(row.get(c), other.get(c))]
             if cells_differ:
                 self.cells_differ.append(f"{name}: {cells_differ}")
 
