@@ -35,6 +35,8 @@ struct Stats {
   // Bit i (Max, Min, Mean, Norm): dump.json held the number as an integer
   // ("989", not "989.0"), which msprobe's CSV writes as such.
   uint8_t integral = 0;
+  // Bit i: a bool (a bool tensor's Max and Min), written "True"/"False".
+  uint8_t boolean = 0;
 };
 
 struct Row {
