@@ -120,8 +120,10 @@ class Flattener {
     const char* keys[] = {"Max", "Min", "Mean", "Norm"};
     for (int i = 0; i < 4; ++i) {
       const auto it = v.find(keys[i]);
-      if (it != v.end() && it->is_number_integer())
+      if (it != v.end() && it->is_number_integer()) {
         row.stats.integral |= 1 << i;
+      }
+      if (it != v.end() && it->is_boolean()) row.stats.boolean |= 1 << i;
     }
     if (auto it = v.find("md5"); it != v.end()) {
       row.checksum = it->is_string() ? it->get<std::string>() : it->dump();

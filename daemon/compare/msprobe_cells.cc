@@ -43,6 +43,9 @@ Cell CellOf(const Row* row, int i) {
     return {Cell::kOther, 0, text};
   }
   const double v = *stat;
+  if ((row->stats.boolean >> i) & 1) {
+    return {Cell::kOther, v, v != 0 ? "True" : "False"};
+  }
   std::string text;
   if (std::isinf(v)) {
     text = v > 0 ? " inf" : " -inf";  // msprobe's CSV keeps Excel off them
