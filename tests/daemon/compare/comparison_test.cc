@@ -131,6 +131,14 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   const std::string html = HtmlReport(*result, "t", "b");
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("Module.act.ReLU.forward.0 &gt; "));
+  // The chain of modules, and the module tree open along it, coloured by
+  // the worst verdict under each node.
+  EXPECT_THAT(html, HasSubstr("<ol id=\"chain\"><li><code>Module.act.ReLU."
+                              "forward.0</code></li><li><code>Functional."
+                              "relu.0.forward</code></li></ol>"));
+  EXPECT_THAT(html, HasSubstr("<details open><summary><span class=\"warning"
+                              "\">&#9632;</span> <b>Module.act.ReLU.forward."
+                              "0</b> <small>(1 warning)</small></summary>"));
   EXPECT_EQ(html.find("<script src"), std::string::npos);
 }
 
