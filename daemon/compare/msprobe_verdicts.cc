@@ -299,6 +299,10 @@ void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
     if (strict) {
       if (r.verdict == Verdict::kError ||
           (r.verdict == Verdict::kWarning && v == Verdict::kPass)) {
+        if (v != r.verdict) {
+          messages.push_back(std::string(VerdictName(r.verdict)) +
+                             ": tprobe's per-row rule (--strict-verdicts).");
+        }
         v = r.verdict;
       }
       if (!r.message.empty()) messages.push_back(r.message);
