@@ -45,14 +45,14 @@ error:
               the dtype differs. warning: the outputs' largest
               NormRelativeErr is over 10 times the inputs' (over 10 % when
               the inputs' is 0).
-  tensor      the .npy files under dump_tensor_data/, memory-mapped: Cosine,
+  tensor      the files under dump_tensor_data/ (.npy, and msprobe's
+              PyTorch .pt, read without unpickling), memory-mapped: Cosine,
               EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
               Thousandths Err Ratio. error: the same NaN/inf, Requires_grad,
               scalar and dtype checks; every input's One Thousandth Err
               Ratio is over 0.9 and an output's under 0.1. warning: every
-              input's Cosine is over 0.9 and an output's is 0.1 lower.
-              msprobe's .pt files are not read: those rows are compared by
-              statistics.
+              input's Cosine is over 0.9 and an output's is 0.1 lower. A
+              file that cannot be read: the row is compared by statistics.
   md5, xor    error: the checksums differ.
 Calls msprobe does not judge (Tensor.to, empty, ...) pass. Two trees of
 different tasks are compared by their statistics. Cells are written as
@@ -67,13 +67,14 @@ Options:
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
   --strict-verdicts also apply tprobe's own per-row rules where they are
-                    worse: a Warning when any statistic differs by more
-                    than half the larger value, NaN or inf on the
-                    baseline's side only, and in tensor
-                    mode an error when (Cosine < 0.99 and MaxAbsErr > 0.001)
-                    or Cosine < 0.9 or MaxAbsErr > 1 (msprobe 8.3.3's
-                    "Accuracy Reached or Not"); for a single row that moved
-                    although its call's inputs moved as much
+                    worse: a warning when any statistic differs by more
+                    than half the larger value, an error for NaN or inf on
+                    the baseline's side only, and in tensor mode an error
+                    when (Cosine < 0.99 and MaxAbsErr > 0.001) or Cosine <
+                    0.9 or MaxAbsErr > 1 (msprobe 8.3.3's "Accuracy Reached
+                    or Not"). For a call whose output moved with its inputs
+                    (msprobe's checks pass it): two steps of one training,
+                    a change planted in a weight
   --threads N       worker threads (default: one per core)
   -h, --help        show this help
 
