@@ -9,7 +9,8 @@
 - compare_model.py under msprobe 26.2 itself, task tensor, the planted
   divergence against the clean run: its .pt tensors, which tprobe reads
   without unpickling (daemon/compare/pt_file.h), compared as tensors, the
-  metrics equal to msprobe's.
+  metrics equal to msprobe's; a .pt whose pickle would run code is refused
+  (the row falls back to its statistics) and runs nothing.
 
 On the rows both tools pair, at least 99.5 % must get the same Result, and
 the statistics cells (dtype, shape, Requires_grad, the diffs and relative
@@ -259,6 +260,29 @@ class MsprobeVerdictsTest(unittest.TestCase):
                     f"msprobe {other[key]}")
             compared += 1
         self.assertGreater(compared, 10)
+
+    def test_a_pt_file_that_would_run_code_is_refused(self) -> None:
+        import torch
+
+        class Payload:
+            def __reduce__(self):
+                return (os.system, ("touch " + marker,))
+
+        work = os.path.join(self.tmp, "evil")
+        marker = os.path.join(work, "ran")
+        t = as_step_dir(only_rank(self.runs["ms_perturbed"], 0), 0,
+                        os.path.join(work, "t"))
+        b = as_step_dir(only_rank(self.runs["ms_clean"], 0), 0,
+                        os.path.join(work, "b"))
+        data = os.path.join(t, "rank", "dump_tensor_data")
+        victim = sorted(glob.glob(os.path.join(data, "*.output.0.pt")))[0]
+        torch.save(Payload(), victim)
+        rows = tprobe_compare(t, b, os.path.join(work, "out"))
+        self.assertFalse(os.path.exists(marker))
+        name = os.path.basename(victim)[:-len(".pt")]
+        [row] = [r for r in rows if r["NPU Name"] == name]
+        self.assertIn("refuses the global", row["Err_message"])
+        self.assertIn("Compared by the statistics", row["Err_message"])
 
 
 if __name__ == "__main__":
