@@ -4,6 +4,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -60,7 +61,7 @@ std::string Bool(const std::optional<bool>& b) {
   return *b ? "True" : "False";
 }
 
-void Header(CsvText& csv, Mode mode) {
+void Header(CsvText& csv, Mode mode, bool stack) {
   for (std::string_view c : kPrefix) csv.Cell(c);
   switch (mode) {
     case Mode::kTensor:
@@ -71,9 +72,11 @@ void Header(CsvText& csv, Mode mode) {
       }
       for (std::string_view c : kStatsColumns) csv.Cell(c);
       for (std::string_view c :
-           {"Requires_grad Consistent", "Result", "Err_message", "Data_name"}) {
+           {"Requires_grad Consistent", "Result", "Err_message"}) {
         csv.Cell(c);
       }
+      if (stack) csv.Cell("NPU_Stack_Info");
+      csv.Cell("Data_name");
       break;
     case Mode::kStatistics:
       for (std::string_view c :
@@ -87,6 +90,7 @@ void Header(CsvText& csv, Mode mode) {
            {"Requires_grad Consistent", "Result", "Err_message"}) {
         csv.Cell(c);
       }
+      if (stack) csv.Cell("NPU_Stack_Info");
       break;
     case Mode::kMd5:
     case Mode::kXor:
@@ -95,6 +99,7 @@ void Header(CsvText& csv, Mode mode) {
             "Err_message"}) {
         csv.Cell(c);
       }
+      if (stack) csv.Cell("NPU_Stack_Info");
       break;
   }
   csv.EndRow();
@@ -125,11 +130,21 @@ std::string ShapeCell(const Row& row) {
 
 Status WriteCsv(const PairResult& pair, const std::string& dir) {
   CsvText csv;
-  Header(csv, pair.mode);
+  // msprobe's NPU_Stack_Info: where the target has a stack.json, the stack
+  // of each entry on its first row, N/A on the others.
+  const bool stack = pair.target && pair.target->has_stack;
+  Header(csv, pair.mode, stack);
+  std::optional<size_t> last_entry;
   for (const RowResult& r : pair.rows) {
     const Row* t = r.pair.target ? &pair.target->rows[*r.pair.target] : nullptr;
     const Row* b =
         r.pair.baseline ? &pair.baseline->rows[*r.pair.baseline] : nullptr;
+    std::string stack_cell = "N/A";
+    if (stack && t && t->entry != last_entry) {
+      const auto it = pair.target->stacks.find(pair.target->entries[t->entry]);
+      if (it != pair.target->stacks.end()) stack_cell = it->second;
+    }
+    if (t) last_entry = t->entry;
     csv.Cell(t ? t->name : "N/A");
     csv.Cell(b ? b->name : "N/A");
     csv.Cell(t ? t->dtype : "N/A");
@@ -163,6 +178,7 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         csv.Cell(consistent);
         csv.Cell(r.result);
         csv.Cell(r.message);
+        if (stack) csv.Cell(stack_cell);
         auto file = [](const Row* row) {
           return row && !row->data_name.empty() ? row->data_name
                                                 : std::string("-1");
@@ -178,6 +194,7 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         csv.Cell(consistent);
         csv.Cell(r.result);
         csv.Cell(r.message);
+        if (stack) csv.Cell(stack_cell);
         break;
       }
       case Mode::kMd5:
@@ -187,6 +204,7 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
         csv.Cell(consistent);
         csv.Cell(r.result);
         csv.Cell(r.message);
+        if (stack) csv.Cell(stack_cell);
         break;
     }
     csv.EndRow();

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/compare/python_json.h"
+#include "daemon/compare/report_format.h"
 
 namespace tprobe::compare {
 namespace {
@@ -188,6 +189,39 @@ void LoadConstruct(const std::string& path, Dump& dump) {
   (void)ReadPythonJson(path, callback);  // a bad construct.json: no paths
 }
 
+// stack.json: 26.x's {"0": [[entry, ...], [line, ...]], ...} or 8.3.3's
+// {entry: [line, ...]}. A file that cannot be read gives no stacks.
+void LoadStacks(const std::string& path, Dump& dump) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  Result<Json> root = ReadPythonJson(path);
+  if (!root.ok() || !root->is_object()) return;
+  dump.has_stack = true;
+  auto text = [](const Json& lines) {
+    std::vector<std::string> items;
+    for (const Json& l : lines) {
+      if (l.is_string()) items.push_back(l.get<std::string>());
+    }
+    return PyListRepr(items);
+  };
+  if (!root->contains("0")) {
+    for (const auto& [name, lines] : root->items()) {
+      if (lines.is_array()) dump.stacks[name] = text(lines);
+    }
+    return;
+  }
+  for (const auto& [key, value] : root->items()) {
+    if (!value.is_array() || value.size() != 2 || !value[0].is_array() ||
+        !value[1].is_array()) {
+      continue;
+    }
+    const std::string cell = text(value[1]);
+    for (const Json& name : value[0]) {
+      if (name.is_string()) dump.stacks[name.get<std::string>()] = cell;
+    }
+  }
+}
+
 // Appends entry `name` and its rows to `dump`.
 void AddEntry(Dump& dump, const std::string& name, const Json& body) {
   const size_t index = dump.entries.size();
@@ -288,6 +322,7 @@ Result<Dump> LoadDump(const std::string& dump_json) {
   if (!mode.ok()) return mode.status();
   dump.mode = *mode;
   LoadConstruct(dump.dir + "/construct.json", dump);
+  LoadStacks(dump.dir + "/stack.json", dump);
   return dump;
 }
 

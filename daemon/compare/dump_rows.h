@@ -61,6 +61,10 @@ struct Dump {
   std::vector<Row> rows;             // in dump order, entry by entry
   // construct.json: entry -> the module it was called in (empty: none).
   std::map<std::string, std::string, std::less<>> parents;
+  // stack.json, when present: entry -> its stack as msprobe's CSV writes
+  // it (Python's str() of the list of lines).
+  bool has_stack = false;
+  std::map<std::string, std::string, std::less<>> stacks;
 
   // The chain of modules around `entry`, outermost first, then the entry:
   // "Module.0.Net.forward.0 > Module.fc2.Linear.forward.0 > Functional…".

@@ -69,6 +69,42 @@ std::string FormatMetric(double v) {
   return PyRepr(std::strtod(buf, nullptr));
 }
 
+std::string PyStrRepr(std::string_view s) {
+  const bool single = s.find('\'') != std::string_view::npos;
+  const char quote =
+      single && s.find('"') == std::string_view::npos ? '"' : '\'';
+  std::string out(1, quote);
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\\' || c == quote) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + quote;
+}
+
+std::string PyListRepr(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += PyStrRepr(items[i]);
+  }
+  return out + "]";
+}
+
 std::string FormatNumber(const std::optional<double>& v) {
   return v ? FormatNumber(*v) : "N/A";
 }

@@ -177,6 +177,10 @@ TEST(ReportFormatTest, PyReprIsPythonsRepr) {
   EXPECT_EQ(PyRepr(kInf), "inf");
   EXPECT_EQ(FormatMetric(0.99999999999999), "1.0");
   EXPECT_EQ(FormatMetric(1e-7), "1e-07");
+  EXPECT_EQ(PyStrRepr("a, \n b"), "'a, \\n b'");
+  EXPECT_EQ(PyStrRepr("it's"), "\"it's\"");
+  EXPECT_EQ(PyStrRepr("'\"\\"), "'\\'\"\\\\'");
+  EXPECT_EQ(PyListRepr({"x", "y"}), "['x', 'y']");
 }
 
 }  // namespace

@@ -12,10 +12,11 @@
   metrics equal to msprobe's; a .pt whose pickle would run code is refused
   (the row falls back to its statistics) and runs nothing.
 
-On the rows both tools pair, at least 99.5 % must get the same Result, and
-the statistics cells (dtype, shape, Requires_grad, the diffs and relative
-errors, the eight statistics, Err_message) must read the same on at least
-99.5 % of them; every row that differs is printed. Rows only one side has
+Both CSVs must have the same columns in the same order. On the rows both
+tools pair, at least 99.5 % must get the same Result, and the cells
+(dtype, shape, Requires_grad, the diffs and relative errors, the eight
+statistics, the MD5s, Err_message, NPU_Stack_Info, Data_name) must read the
+same on at least 99.5 % of them; every row that differs is printed. Rows only one side has
 stay missing/extra in tprobe (msprobe passes them), so they are not
 counted.
 """
@@ -44,17 +45,18 @@ STAT_CELLS = [
     "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
     "MeanRelativeErr", "NormRelativeErr", "NPU max", "NPU min", "NPU mean",
     "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm",
-    "Requires_grad Consistent", "Result", "Err_message"]
+    "Requires_grad Consistent", "Result", "Err_message", "NPU_Stack_Info"]
 TENSOR_CELLS = [
     "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
     "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max",
     "Bench min", "Bench mean", "Bench l2norm", "Requires_grad Consistent",
-    "Result", "Err_message"]
+    "Result", "Err_message", "NPU_Stack_Info", "Data_name"]
 TENSOR_METRICS = ["Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
                   "One Thousandth Err Ratio", "Five Thousandths Err Ratio"]
 MD5_CELLS = ["NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
              "Bench Tensor Shape", "NPU MD5", "BENCH MD5",
-             "Requires_grad Consistent", "Result", "Err_message"]
+             "Requires_grad Consistent", "Result", "Err_message",
+             "NPU_Stack_Info"]
 
 
 def run_msprobe(tmp: str, name: str, *flags: str) -> str:
@@ -196,6 +198,8 @@ class MsprobeVerdictsTest(unittest.TestCase):
         mine = tprobe_compare(t, b, os.path.join(work, "tprobe"))
         theirs = msprobe_compare(t, b, os.path.join(work, "msprobe"))
         self.assertGreater(len(mine), 20, label)
+        # The same columns in the same order.
+        self.assertEqual(list(mine[0]), list(theirs[0]), label)
         tally.add(label, mine, theirs, cells)
         return mine, theirs
 
