@@ -84,6 +84,13 @@ TEST_F(Trees, MappedTensorReadsEveryDtypeAsDouble) {
   std::vector<double> out(3);
   t->ToDouble(0, out);
   EXPECT_EQ(out, (std::vector<double>{-3, 0, 7}));
+  // A .pt that is not a torch.save zip, or a truncated one, is refused
+  // with the file's name (the row then falls back to its statistics).
+  std::ofstream(dir_ / "bad.pt") << "not a zip at all, but long enough";
+  EXPECT_THAT(MappedTensor::Open((dir_ / "bad.pt").string()).status().message(),
+              HasSubstr("bad.pt: not a torch.save file"));
+  std::ofstream(dir_ / "short.pt") << "PK\x05\x06";
+  EXPECT_FALSE(MappedTensor::Open((dir_ / "short.pt").string()).ok());
   std::ofstream(dir_ / "bad.npy") << "not numpy";
   EXPECT_THAT(
       MappedTensor::Open((dir_ / "bad.npy").string()).status().message(),
