@@ -122,6 +122,7 @@ std::string ChecksumCell(const Row& row) {
 // A shape as msprobe writes it: "[2, 3]", "[]" for a value, "None" for a
 // None.
 std::string ShapeCell(const Row& row) {
+  if (!row.shape_text.empty()) return row.shape_text;
   if (!row.is_tensor && row.dtype == "None") return "None";
   return ShapeText(row.shape);
 }

@@ -36,6 +36,15 @@ std::string ValueText(const Json& v) {
     if (auto n = NumberOf(v)) return v.get_ref<const std::string&>().substr(1);
     return v.get_ref<const std::string&>();
   }
+  if (v.is_array()) {  // str() of a list of plain values: "[2, 3]"
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ", ";
+      out += v[i].is_string() ? PyStrRepr(v[i].get<std::string>())
+                              : ValueText(v[i]);
+    }
+    return out + "]";
+  }
   return v.dump();
 }
 
@@ -46,6 +55,14 @@ std::string PythonTypeOf(const Json& v) {
   if (v.is_number()) return "<class 'float'>";
   if (v.is_string()) return NumberOf(v) ? "<class 'float'>" : "<class 'str'>";
   return "<class 'object'>";
+}
+
+// str(type(value)) of a typed value's "value".
+std::string TypeOfValue(const Json& v) {
+  if (v.is_null()) return "<class 'NoneType'>";
+  if (v.is_array()) return "<class 'list'>";
+  if (v.is_object()) return "<class 'dict'>";
+  return PythonTypeOf(v);
 }
 
 class Flattener {
@@ -65,12 +82,25 @@ class Flattener {
     }
     if (v.is_object() && v.contains("type")) {
       const Json& type = v["type"];
+      const std::string type_name =
+          type.is_string() ? type.get<std::string>() : type.dump();
       Row& row = NewRow(name);
-      row.dtype = "<class '" +
-                  (type.is_string() ? type.get<std::string>() : type.dump()) +
-                  "'>";
       const auto value = v.find("value");
       const Json& shown = value != v.end() ? *value : v;
+      // msprobe's dtype and shape cells of a typed value: its Python type,
+      // but a torch.Size, slice and ellipsis by name (with a size's value,
+      // a slice's numpy shape, as their shape).
+      if (type_name == "torch.Size" || type_name == "slice" ||
+          type_name == "ellipsis") {
+        row.dtype = type_name;
+        if (type_name == "torch.Size") row.shape_text = ValueText(shown);
+        if (type_name == "slice" && shown.is_array()) {
+          row.shape_text = "(" + std::to_string(shown.size()) + ",)";
+        }
+      } else {
+        row.dtype =
+            value != v.end() ? TypeOfValue(*value) : "<class 'NoneType'>";
+      }
       row.checksum = ValueText(shown);
       SetNumber(row, shown);
       return;

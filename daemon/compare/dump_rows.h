@@ -45,6 +45,8 @@ struct Row {
   bool is_tensor = false;
   std::string dtype;  // "torch.float32"; "<class 'int'>" for a value
   std::vector<int64_t> shape;
+  std::string shape_text;  // msprobe's shape cell where not `shape`'s
+                           // ("[2, 3]" of a torch.Size, "(3,)" of a slice)
   std::optional<bool> requires_grad;
   Stats stats;            // a value's number goes in all four
   std::string checksum;   // "md5" (a CRC-32 or an xor), or a value's text

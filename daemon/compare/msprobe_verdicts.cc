@@ -98,7 +98,7 @@ double MinMetric(const std::vector<Judged*>& rows,
 
 bool IsScalarInput(const Row& row) {
   return !row.is_tensor && row.dtype.find("class") != std::string::npos &&
-         row.dtype != "<class 'torch.Size'>" && row.dtype != "<class 'slice'>";
+         row.shape_text.empty();
 }
 
 bool ScalarsDiffer(const Row& t, const Row& b) {

@@ -6,6 +6,8 @@
   run, and step 1 against step 0 of one training;
 - msprobe's own stored trees (tests/data/golden26, a tiny GPT, mix and L1),
   step 1 against step 0;
+- examples/mindspore_train.py under tprobe (MindSpore, mix), step 1
+  against step 0, where MindSpore is installed;
 - compare_model.py under msprobe 26.2 itself, task tensor, the planted
   divergence against the clean run: its .pt tensors, which tprobe reads
   without unpickling (daemon/compare/pt_file.h), compared as tensors, the
@@ -35,9 +37,12 @@ from typing import Dict, List, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
 from compare_test import SCRIPT, run_model, tprobe_cli  # noqa: E402
-from tprobed_fixture import ROOT, fresh_dir  # noqa: E402
+from tprobed_fixture import (  # noqa: E402
+    ROOT, Tprobed, fresh_dir, tprobed_binary)
 
 HAVE_MSPROBE = importlib.util.find_spec("msprobe") is not None
+HAVE_MINDSPORE = importlib.util.find_spec("mindspore") is not None
+MS_TRAIN = os.path.join(ROOT, "examples", "mindspore_train.py")
 GOLDEN26 = os.path.join(ROOT, "tests", "data", "golden26")
 STAT_CELLS = [
     "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
@@ -231,6 +236,22 @@ class MsprobeVerdictsTest(unittest.TestCase):
                       (only_rank(os.path.join(GOLDEN26, level), 0), 0),
                       tally, STAT_CELLS)
         self.report("statistics", tally)
+
+    @unittest.skipUnless(HAVE_MINDSPORE, "MindSpore is not installed")
+    def test_mindspore_statistics_verdicts_are_msprobes(self) -> None:
+        dump = os.path.join(self.tmp, "mindspore")
+        with Tprobed(tprobed_binary(), fresh_dir("tp-verd-ms-")) as daemon:
+            run = subprocess.run(
+                [sys.executable, MS_TRAIN, "--tool", "tprobe", "--level",
+                 "mix", "--dump-path", dump, "--steps", "2"],
+                env=dict(daemon.env(), GLOG_v="3"), capture_output=True,
+                text=True, timeout=600)
+            self.assertEqual(run.returncode, 0, run.stderr[-4000:])
+            self.assertEqual(daemon.stop(), 0, daemon.log())
+        tally = Tally()
+        self.pair("mindspore-steps", (only_rank(dump, 1), 1),
+                  (only_rank(dump, 0), 0), tally, STAT_CELLS)
+        self.report("MindSpore statistics", tally)
 
     def test_md5_verdicts_are_msprobes(self) -> None:
         tally = Tally()
