@@ -52,7 +52,8 @@ Result<std::map<std::string, Member, std::less<>>> ReadZip(
   if ((entries == 0xFFFF || dir == 0xFFFFFFFF) && eocd >= 20 &&
       LittleEndian(&f[eocd - 20], 4) == 0x07064b50) {
     const uint64_t rec = LittleEndian(&f[eocd - 12], 8);
-    if (rec > f.size() - 56 || LittleEndian(&f[rec], 4) != 0x06064b50) {
+    if (f.size() < 56 || rec > f.size() - 56 ||
+        LittleEndian(&f[rec], 4) != 0x06064b50) {
       return bad("bad zip64 directory");
     }
     entries = LittleEndian(&f[rec + 32], 8);
