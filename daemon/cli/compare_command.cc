@@ -22,7 +22,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
-                      [--strict-verdicts] [--threads N]
+                      [--cell-mapping FILE | --api-mapping |
+                       --data-mapping FILE] [--strict-verdicts] [--threads N]
 
 Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
 trusted run) and names the first call that diverged. TARGET and BASELINE
@@ -66,6 +67,21 @@ Options:
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
+  --cell-mapping FILE, --api-mapping, --data-mapping FILE
+                    msprobe 26.2's -cm, -am, -dm for a MindSpore TARGET
+                    against a PyTorch BASELINE (one of them, as msprobe
+                    applies one). --cell-mapping: only rows of forward and
+                    backward calls and parameters_grad rows pair, the first
+                    "Cell" becomes "Module", and FILE ("fc1.Dense:
+                    fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
+                    path: a whole path, else each key found in it, in file
+                    order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
+                    Functional.x (msprobe's table of other APIs and its
+                    FILE of API arguments are not read). --data-mapping:
+                    FILE maps whole row names ("Cell.fc.Dense.forward.0.
+                    input.0: Module.fc.Linear.forward.0.input.0"). Across
+                    frameworks, dtypes of one family pair (Float32 and
+                    torch.float32, Int64 and torch.int64, ...)
   --strict-verdicts also apply tprobe's own per-row rules where they are
                     worse: a warning when any statistic differs by more
                     than half the larger value, an error for NaN or inf on
@@ -91,11 +107,11 @@ int UsageError(const std::string& message) {
 }
 
 int RunCompare(std::span<const std::string_view> args) {
-  static constexpr OptionSpec kSpecs[] = {{"output", true},
-                                          {"fuzzy", false},
-                                          {"mapping", true},
-                                          {"strict-verdicts", false},
-                                          {"threads", true}};
+  static constexpr OptionSpec kSpecs[] = {
+      {"output", true},           {"fuzzy", false},
+      {"mapping", true},          {"cell-mapping", true},
+      {"api-mapping", false},     {"data-mapping", true},
+      {"strict-verdicts", false}, {"threads", true}};
   // -o is --output.
   std::vector<std::string_view> expanded;
   for (std::string_view a : args)
@@ -121,6 +137,26 @@ int RunCompare(std::span<const std::string_view> args) {
     Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
     if (!map.ok()) return UsageError(map.status().message());
     options.mapping = std::move(*map);
+  }
+  const int msprobe_mappings = parsed->Has("cell-mapping") +
+                               parsed->Has("api-mapping") +
+                               parsed->Has("data-mapping");
+  if (msprobe_mappings > 1) {
+    return UsageError(
+        "--cell-mapping, --api-mapping and --data-mapping exclude each other");
+  }
+  using Kind = compare::MsprobeMapping::Kind;
+  if (parsed->Has("api-mapping")) {
+    options.msprobe_mapping = compare::MsprobeMapping::Api();
+  }
+  for (const auto& [flag, kind] : {std::pair{"cell-mapping", Kind::kCell},
+                                   std::pair{"data-mapping", Kind::kData}}) {
+    if (auto file = parsed->Get(flag)) {
+      Result<compare::MsprobeMapping> map =
+          compare::MsprobeMapping::Load(kind, *file);
+      if (!map.ok()) return UsageError(map.status().message());
+      options.msprobe_mapping = std::move(*map);
+    }
   }
   const std::string out = parsed->Get("output").value_or("compare_result");
   const std::string& target = parsed->positionals[0];

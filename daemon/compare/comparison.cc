@@ -83,8 +83,9 @@ struct Task {
   size_t pair, begin, end;
 };
 std::vector<Task> tasks;
-const MatchOptions match{options.fuzzy,
-                         options.mapping.empty() ? nullptr : &options.mapping};
+const MatchOptions match{
+    options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
+    options.msprobe_mapping.empty() ? nullptr : &options.msprobe_mapping};
 for (size_t i = 0; i < pairs->size(); ++i) {
   PairResult& p = result.pairs[i];
   p.pair = (*pairs)[i];

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "daemon/compare/dump_rows.h"
+#include "daemon/compare/msprobe_mapping.h"
 #include "daemon/compare/name_mapping.h"
 #include "daemon/compare/row_compare.h"
 #include "daemon/compare/tree_pairs.h"
@@ -32,7 +33,8 @@ struct CompareOptions {
   // per-row rules (row_compare.h) where they are worse.
   bool strict_verdicts = false;
   NameMapping mapping;
-  size_t threads = 0;  // 0: one per core
+  MsprobeMapping msprobe_mapping;  // msprobe's -cm/-am/-dm
+  size_t threads = 0;              // 0: one per core
 };
 
 // One target dump against one baseline dump.

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "daemon/compare/msprobe_cells.h"
+#include "daemon/compare/msprobe_mapping.h"
 #include "daemon/compare/report_format.h"
 
 namespace tprobe::compare {
@@ -232,7 +233,7 @@ std::string JsonList(const std::vector<std::string>& items) {
 }  // namespace
 
 bool MsprobeDtypesMatch(const std::string& a, const std::string& b) {
-  if (a == b) return true;
+  if (a == b || CrossFrameworkDtypesMatch(a, b)) return true;
   auto in = [](const std::string& d, std::string_view prefix) {
     for (std::string_view name :
          {"float16", "float32", "float64", "bfloat16"}) {

@@ -60,7 +60,8 @@
 namespace tprobe::compare {
 
 // Whether msprobe pairs rows of these dtypes (equal, or both among
-// float16, float32, float64 and bfloat16 of one framework's spelling).
+// float16, float32, float64 and bfloat16 of one framework's spelling, or
+// a MindSpore and a PyTorch dtype of one family: CrossFrameworkDtypesMatch).
 bool MsprobeDtypesMatch(const std::string& a, const std::string& b);
 
 // Rewrites the verdict, Result and Err_message of `rows` (one pair's, in
