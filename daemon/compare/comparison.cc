@@ -119,7 +119,8 @@ reporter.StartPhase("comparing rows", result.rows);
     PairResult& p = result.pairs[i];
   ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
                        p.baseline ? &*p.baseline : nullptr, p.mode,
-                       options.strict_verdicts);
+                       options.strict_verdicts,
+                       options.msprobe_mapping.ignores_dtypes());
   });
   reporter.FinishPhase();
 

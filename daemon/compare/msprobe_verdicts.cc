@@ -252,7 +252,8 @@ bool MsprobeDtypesMatch(const std::string& a, const std::string& b) {
 }
 
 void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
-                          const Dump* baseline, Mode mode, bool strict) {
+                          const Dump* baseline, Mode mode, bool strict,
+                          bool any_dtypes) {
   if (!target) return;
   std::vector<Judged> judged;
   judged.reserve(rows.size());
@@ -262,7 +263,7 @@ void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
     const Row& t = target->rows[*p.target];
     const Row* b = p.baseline ? &baseline->rows[*p.baseline] : nullptr;
     if (b && (p.shape_differs || t.is_tensor != b->is_tensor ||
-              !MsprobeDtypesMatch(t.dtype, b->dtype))) {
+              (!any_dtypes && !MsprobeDtypesMatch(t.dtype, b->dtype)))) {
       b = nullptr;
     }
     Judged& j = judged.emplace_back(Judged{i, &t, b, {}});

@@ -66,9 +66,12 @@ bool MsprobeDtypesMatch(const std::string& a, const std::string& b);
 
 // Rewrites the verdict, Result and Err_message of `rows` (one pair's, in
 // order; CompareRow's results in `mode`) as msprobe's checks give them.
-// `target` or `baseline` may be null.
+// `target` or `baseline` may be null. `any_dtypes`: rows of dtypes that
+// MsprobeDtypesMatch refuses are judged as a pair all the same (msprobe
+// does so under a data mapping).
 void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
-                          const Dump* baseline, Mode mode, bool strict);
+                          const Dump* baseline, Mode mode, bool strict,
+                          bool any_dtypes = false);
 
 }  // namespace tprobe::compare
 
