@@ -42,15 +42,38 @@ struct Call {
     target.rows.push_back(t);
     baseline.rows.push_back(b);
   }
-  void Judge(Mode mode = Mode::kStatistics, bool strict = false) {
+  void Judge(Mode mode = Mode::kStatistics, bool strict = false,
+             bool any_dtypes = false) {
     target.entries = baseline.entries = {entry};
     rows.clear();
     for (size_t i = 0; i < target.rows.size(); ++i) {
       rows.push_back(CompareRow({i, i, false}, &target, &baseline, mode));
     }
-    ApplyMsprobeVerdicts(rows, &target, &baseline, mode, strict);
+    ApplyMsprobeVerdicts(rows, &target, &baseline, mode, strict, any_dtypes);
   }
 };
+
+TEST(MsprobeVerdictsTest,
+     DtypesPairAcrossFrameworksByFamilyOrAnyUnderDataMapping) {
+  // MindSpore's Float32 against torch.float32: one family, judged as a
+  // pair, and (as msprobe's check reads the names) a dtype error.
+  Call c;
+  Row ms = Tensor("Tensor.add_.0.forward.output.0", 1, 1, 1, 1);
+  ms.dtype = "Float32";
+  c.Add(ms, Tensor("Tensor.add_.0.forward.output.0", 1, 1, 1, 1));
+  c.Judge();
+  EXPECT_EQ(c.rows[0].message,
+            "[\"error: The dtype of NPU and Bench are inconsistent.\"]");
+  // Int32 against torch.float32: msprobe does not pair them (the row
+  // keeps tprobe's own message) ...
+  c.target.rows[0].dtype = "Int32";
+  c.Judge();
+  EXPECT_EQ(c.rows[0].message, "Dtype Int32 against torch.float32. ");
+  // ... unless a data mapping pairs them.
+  c.Judge(Mode::kStatistics, false, /*any_dtypes=*/true);
+  EXPECT_EQ(c.rows[0].message,
+            "[\"error: The dtype of NPU and Bench are inconsistent.\"]");
+}
 
 TEST(MsprobeVerdictsTest, AnOutputOverHalfOffWithSteadyInputsIsAnError) {
   // BatchNorm's num_batches_tracked.add_(1): 2 against 1, a 100 % change
