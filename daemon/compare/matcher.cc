@@ -59,16 +59,21 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
                                const MatchOptions& options) {
   const size_t nt = target ? target->rows.size() : 0;
   const size_t nb = baseline ? baseline->rows.size() : 0;
+  // A data mapping names whole rows: msprobe matches them exactly, fuzzy
+  // or not.
+  const bool fuzzy = options.fuzzy &&
+                     !(options.msprobe &&
+                       options.msprobe->kind() == MsprobeMapping::Kind::kData);
   auto target_name = [&](size_t i) -> std::optional<std::string> {
     std::optional<std::string> name = target->rows[i].name;
     if (options.mapping) name = options.mapping->Map(*name);
     if (options.msprobe) name = options.msprobe->Key(*name);
     if (!name) return std::nullopt;
-    return options.fuzzy ? WithoutCallIndex(*name) : *name;
+    return fuzzy ? WithoutCallIndex(*name) : *name;
   };
   auto baseline_name = [&](size_t i) {
     const std::string& name = baseline->rows[i].name;
-    return options.fuzzy ? WithoutCallIndex(name) : name;
+    return fuzzy ? WithoutCallIndex(name) : name;
   };
 
   std::vector<std::optional<size_t>> of_target(nt);

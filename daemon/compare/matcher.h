@@ -11,7 +11,8 @@
 //     forward" and "Module.fc.Linear.forward.3" lose the 3), so the n-th
 //     call of an API matches the n-th call, still with equal shapes.
 //   - `msprobe` (msprobe_mapping.h) gives the name a target row is looked
-//     up by, after `mapping`; a row it leaves out stays unpaired.
+//     up by, after `mapping`; a row it leaves out stays unpaired. Under
+//     its data mapping `fuzzy` is ignored, as msprobe ignores it.
 //   - A row left over on both sides under the same name but another shape
 //     pairs as a shape mismatch.
 //   - What is left is a row only the target has (extra) or only the
