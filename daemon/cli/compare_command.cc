@@ -79,7 +79,8 @@ Options:
                     Functional.x (msprobe's table of other APIs and its
                     FILE of API arguments are not read). --data-mapping:
                     FILE maps whole row names ("Cell.fc.Dense.forward.0.
-                    input.0: Module.fc.Linear.forward.0.input.0"). Across
+                    input.0: Module.fc.Linear.forward.0.input.0"), paired
+                    exactly (not --fuzzy) whatever their dtypes. Across
                     frameworks, dtypes of one family pair (Float32 and
                     torch.float32, Int64 and torch.int64, ...)
   --strict-verdicts also apply tprobe's own per-row rules where they are
