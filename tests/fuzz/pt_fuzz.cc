@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Check(elements == layout->count, "the count is the shape's");
   const size_t bytes_needed = elements * tprobe::ElementSize(layout->dtype);
-  Check(layout->data_offset <= size && size - layout->data_offset >=
-                                           bytes_needed,
-        "the elements lie inside the file");
+  Check(
+      layout->data_offset <= size && size - layout->data_offset >= bytes_needed,
+      "the elements lie inside the file");
   return 0;
 }
