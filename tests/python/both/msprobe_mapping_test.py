@@ -12,7 +12,9 @@ fill must be the same set, and not empty:
 - --api-mapping / -am: "Mint.tanh" against "Torch.tanh",
   "MintFunctional.relu" against "Functional.relu";
 - --data-mapping / -dm: three whole row names.
-Every pair is Float32 against torch.float32, which pair as one family.
+Every pair is Float32 against torch.float32, one family across frameworks,
+so both tools judge it as a pair: each row's Result and Err_message must be
+msprobe's too (msprobe's dtype check reads the names, so they are errors).
 Without a mapping neither tool pairs a row.
 """
 
@@ -58,11 +60,17 @@ def tprobe_cli() -> str:
     return os.environ.get("TPROBE_CLI") or "tprobe"
 
 
-def pairs_of(csv_path: str) -> Pairs:
+def verdicts_of(csv_path: str) -> Dict[Tuple[str, str], Tuple[str, str]]:
+    """(Result, Err_message) of each row both names fill, by its pair."""
     with open(csv_path, newline="", encoding="utf-8") as f:
         rows: List[Dict[str, str]] = list(csv.DictReader(f))
-    return {(r["NPU Name"], r["Bench Name"]) for r in rows
+    return {(r["NPU Name"], r["Bench Name"]): (r["Result"], r["Err_message"])
+            for r in rows
             if r["NPU Name"] != "N/A" and r["Bench Name"] != "N/A"}
+
+
+def pairs_of(csv_path: str) -> Pairs:
+    return set(verdicts_of(csv_path))
 
 
 @unittest.skipUnless(HAVE_ALL, "needs msprobe, MindSpore and torch")
@@ -98,14 +106,17 @@ class MsprobeMappingTest(unittest.TestCase):
             timeout=600, text=True, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT).stdout
 
-    def msprobe(self, label: str) -> Pairs:
-        """The pairs of msprobe's run for `label` (setUpClass ran it)."""
+    def msprobe_csv(self, label: str) -> str:
+        """The CSV of msprobe's run for `label` (setUpClass ran it)."""
         files = glob.glob(os.path.join(self.tmp, "msprobe-" + label,
                                        "compare_result_*.csv"))
         self.assertEqual(len(files), 1, self.msprobe_log[-4000:])
-        return pairs_of(files[0])
+        return files[0]
 
-    def tprobe(self, label: str, *flags: str) -> Pairs:
+    def msprobe(self, label: str) -> Pairs:
+        return pairs_of(self.msprobe_csv(label))
+
+    def tprobe_csv(self, label: str, *flags: str) -> str:
         out = os.path.join(self.tmp, "tprobe-" + label)
         run = subprocess.run(
             [tprobe_cli(), "compare", self.target, self.baseline, "-o", out,
@@ -114,14 +125,21 @@ class MsprobeMappingTest(unittest.TestCase):
         files = glob.glob(os.path.join(out, "compare_result*.csv"))
         self.assertIn(run.returncode, (0, 4), run.stdout[-4000:])
         self.assertEqual(len(files), 1, run.stdout[-4000:])
-        return pairs_of(files[0])
+        return files[0]
+
+    def tprobe(self, label: str, *flags: str) -> Pairs:
+        return pairs_of(self.tprobe_csv(label, *flags))
 
     def assert_same_pairs(self, label: str, tprobe_flags: List[str],
                           at_least: int) -> None:
-        theirs = self.msprobe(label)
-        mine = self.tprobe(label, *tprobe_flags)
-        self.assertEqual(sorted(mine - theirs), [], "paired by tprobe only")
-        self.assertEqual(sorted(theirs - mine), [], "paired by msprobe only")
+        theirs = verdicts_of(self.msprobe_csv(label))
+        mine = verdicts_of(self.tprobe_csv(label, *tprobe_flags))
+        self.assertEqual(sorted(mine.keys() - theirs.keys()), [],
+                         "paired by tprobe only")
+        self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
+                         "paired by msprobe only")
+        for pair, verdict in mine.items():
+            self.assertEqual(verdict, theirs[pair], pair)
         self.assertGreaterEqual(len(mine), at_least, sorted(mine))
         print(f"{label}: {len(mine)} pairs, the same as msprobe's",
               file=sys.stderr)
