@@ -9,8 +9,8 @@ tests/data/golden26/mix/step0 are repeated --copies times (call indices
 renumbered) into a baseline dump.json, and a target whose every tenth
 tensor's Max is changed; both tools compare target against baseline.
 Tensor mode: --tensor-entries entries with one 256x256 float32 output each,
-saved as .npy for tprobe and as .pt (torch.save) for msprobe, the same
-values on both sides.
+saved as .pt (torch.save), which both tools read (tprobe without
+unpickling), and as .npy, which tprobe reads where torch is missing.
 
 Each tool runs as its own process, interleaved for --rounds rounds; the
 median wall time gives rows/s (the rows tprobe's CSV holds) and the ratio.
@@ -167,8 +167,13 @@ def main() -> None:
             rows = 0
             for _ in range(args.rounds):
                 if mode == "tensor":
-                    target_dir, baseline_dir = (use(target, "npy"),
-                                                use(baseline, "npy"))
+                    # The same .pt files msprobe reads (tprobe reads them
+                    # without unpickling); .npy where torch is missing.
+                    flavour = "pt" if glob.glob(os.path.join(
+                        target, "step0", "rank", "dump_tensor_data",
+                        "*.pt")) else "npy"
+                    target_dir, baseline_dir = (use(target, flavour),
+                                                use(baseline, flavour))
                 else:
                     target_dir, baseline_dir = target, baseline
                 out = os.path.join(work, "out-tprobe")

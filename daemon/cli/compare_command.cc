@@ -22,7 +22,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
-                      [--threads N]
+                      [--cell-mapping FILE | --api-mapping |
+                       --data-mapping FILE] [--strict-verdicts] [--threads N]
 
 Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
 trusted run) and names the first call that diverged. TARGET and BASELINE
@@ -36,16 +37,27 @@ names them ({entry}.input.0, {entry}.output.0, {entry}.parameters.weight,
 only the baseline has is reported as missing, one only the target has as
 extra: neither ever passes.
 
-The mode follows the trees' task:
-  tensor      the .npy files under dump_tensor_data/, memory-mapped: Cosine,
+The verdicts are msprobe 26.2's: each call's rows are judged together, by
+its per-API checks. A row passes unless a check makes it a warning or an
+error:
+  statistics  error: the target's Max or Min is NaN or inf and the
+              baseline's are not; every input's NormRelativeErr is under 10 %
+              and an output's over 50 %; Requires_grad, a scalar argument or
+              the dtype differs. warning: the outputs' largest
+              NormRelativeErr is over 10 times the inputs' (over 10 % when
+              the inputs' is 0).
+  tensor      the files under dump_tensor_data/ (.npy, and msprobe's
+              PyTorch .pt, read without unpickling), memory-mapped: Cosine,
               EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
-              Thousandths Err Ratio; an error when (Cosine < 0.99 and MaxAbsErr
-              > 0.001) or Cosine < 0.9 or MaxAbsErr > 1. msprobe's .pt
-              files are not read: those rows are compared by statistics.
-  statistics  Max/Min/Mean/Norm differences and relative errors; a Warning
-              when a difference is over half the larger value.
-  md5, xor    the checksums are equal or Different.
-Two trees of different tasks are compared by their statistics.
+              Thousandths Err Ratio. error: the same NaN/inf, Requires_grad,
+              scalar and dtype checks; every input's One Thousandth Err
+              Ratio is over 0.9 and an output's under 0.1. warning: every
+              input's Cosine is over 0.9 and an output's is 0.1 lower. A
+              file that cannot be read: the row is compared by statistics.
+  md5, xor    error: the checksums differ.
+Calls msprobe does not judge (Tensor.to, empty, ...) pass. Two trees of
+different tasks are compared by their statistics. Cells are written as
+msprobe writes them (Python's repr of floats, N/A, relative errors in %).
 
 Options:
   -o, --output DIR  where the reports go (default: ./compare_result, made
@@ -55,6 +67,31 @@ Options:
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
+  --cell-mapping FILE, --api-mapping, --data-mapping FILE
+                    msprobe 26.2's -cm, -am, -dm for a MindSpore TARGET
+                    against a PyTorch BASELINE (one of them, as msprobe
+                    applies one). --cell-mapping: only rows of forward and
+                    backward calls and parameters_grad rows pair, the first
+                    "Cell" becomes "Module", and FILE ("fc1.Dense:
+                    fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
+                    path: a whole path, else each key found in it, in file
+                    order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
+                    Functional.x (msprobe's table of other APIs and its
+                    FILE of API arguments are not read). --data-mapping:
+                    FILE maps whole row names ("Cell.fc.Dense.forward.0.
+                    input.0: Module.fc.Linear.forward.0.input.0"), paired
+                    exactly (not --fuzzy) whatever their dtypes. Across
+                    frameworks, dtypes of one family pair (Float32 and
+                    torch.float32, Int64 and torch.int64, ...)
+  --strict-verdicts also apply tprobe's own per-row rules where they are
+                    worse: a warning when any statistic differs by more
+                    than half the larger value, an error for NaN or inf on
+                    the baseline's side only, and in tensor mode an error
+                    when (Cosine < 0.99 and MaxAbsErr > 0.001) or Cosine <
+                    0.9 or MaxAbsErr > 1 (msprobe 8.3.3's "Accuracy Reached
+                    or Not"). For a call whose output moved with its inputs
+                    (msprobe's checks pass it): two steps of one training,
+                    a change planted in a weight
   --threads N       worker threads (default: one per core)
   -h, --help        show this help
 
@@ -72,7 +109,10 @@ int UsageError(const std::string& message) {
 
 int RunCompare(std::span<const std::string_view> args) {
   static constexpr OptionSpec kSpecs[] = {
-      {"output", true}, {"fuzzy", false}, {"mapping", true}, {"threads", true}};
+      {"output", true},           {"fuzzy", false},
+      {"mapping", true},          {"cell-mapping", true},
+      {"api-mapping", false},     {"data-mapping", true},
+      {"strict-verdicts", false}, {"threads", true}};
   // -o is --output.
   std::vector<std::string_view> expanded;
   for (std::string_view a : args)
@@ -88,6 +128,7 @@ int RunCompare(std::span<const std::string_view> args) {
   }
   compare::CompareOptions options;
   options.fuzzy = parsed->Has("fuzzy");
+  options.strict_verdicts = parsed->Has("strict-verdicts");
   if (auto threads = parsed->Get("threads")) {
     Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
     if (!n.ok()) return UsageError(n.status().message());
@@ -97,6 +138,26 @@ int RunCompare(std::span<const std::string_view> args) {
     Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
     if (!map.ok()) return UsageError(map.status().message());
     options.mapping = std::move(*map);
+  }
+  const int msprobe_mappings = parsed->Has("cell-mapping") +
+                               parsed->Has("api-mapping") +
+                               parsed->Has("data-mapping");
+  if (msprobe_mappings > 1) {
+    return UsageError(
+        "--cell-mapping, --api-mapping and --data-mapping exclude each other");
+  }
+  using Kind = compare::MsprobeMapping::Kind;
+  if (parsed->Has("api-mapping")) {
+    options.msprobe_mapping = compare::MsprobeMapping::Api();
+  }
+  for (const auto& [flag, kind] : {std::pair{"cell-mapping", Kind::kCell},
+                                   std::pair{"data-mapping", Kind::kData}}) {
+    if (auto file = parsed->Get(flag)) {
+      Result<compare::MsprobeMapping> map =
+          compare::MsprobeMapping::Load(kind, *file);
+      if (!map.ok()) return UsageError(map.status().message());
+      options.msprobe_mapping = std::move(*map);
+    }
   }
   const std::string out = parsed->Get("output").value_or("compare_result");
   const std::string& target = parsed->positionals[0];

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "daemon/compare/matcher.h"
+#include "daemon/compare/msprobe_verdicts.h"
 #include "daemon/import/parallel.h"
 
 namespace tprobe::compare {
@@ -82,8 +83,9 @@ struct Task {
   size_t pair, begin, end;
 };
 std::vector<Task> tasks;
-const MatchOptions match{options.fuzzy,
-                         options.mapping.empty() ? nullptr : &options.mapping};
+const MatchOptions match{
+    options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
+    options.msprobe_mapping.empty() ? nullptr : &options.msprobe_mapping};
 for (size_t i = 0; i < pairs->size(); ++i) {
   PairResult& p = result.pairs[i];
   p.pair = (*pairs)[i];
@@ -105,35 +107,45 @@ reporter.StartPhase("comparing rows", result.rows);
   for (size_t r = task.begin; r < task.end; ++r) {
     p.rows[r] = CompareRow(p.rows[r].pair, p.target ? &*p.target : nullptr,
                            p.baseline ? &*p.baseline : nullptr, p.mode);
-    if (!p.note.empty()) p.rows[r].message += p.note;
+    if (!p.note.empty()) {
+      p.rows[r].message += p.note;
+      p.rows[r].note += p.note;
+    }
   }
   reporter.Advance(task.end - task.begin);
   }  // namespace tprobe::compare
 );
-reporter.FinishPhase();
+  import::ParallelFor(result.pairs.size(), options.threads, [&](size_t i) {
+    PairResult& p = result.pairs[i];
+  ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
+                       p.baseline ? &*p.baseline : nullptr, p.mode,
+                       options.strict_verdicts,
+                       options.msprobe_mapping.ignores_dtypes());
+  });
+  reporter.FinishPhase();
 
-// The first divergence: the earliest step, then the rank whose first
-// divergent row comes earliest in its execution order.
-double best = 2;
-for (size_t i = 0; i < result.pairs.size(); ++i) {
-  PairResult& p = result.pairs[i];
-  Summarize(p);
-  for (int v = 0; v < kVerdictCount; ++v) result.counts[v] += p.counts[v];
-  if (!p.first_divergence) continue;
-  const double at = static_cast<double>(*p.first_divergence) /
-                    static_cast<double>(p.rows.size());
-  const bool earlier_step =
-      result.first_pair &&
-      p.pair.step.value_or(0) <
-          result.pairs[*result.first_pair].pair.step.value_or(0);
-  if (!result.first_pair || earlier_step ||
-      (p.pair.step == result.pairs[*result.first_pair].pair.step &&
-       at < best)) {
-    result.first_pair = i;
-    best = at;
+  // The first divergence: the earliest step, then the rank whose first
+  // divergent row comes earliest in its execution order.
+  double best = 2;
+  for (size_t i = 0; i < result.pairs.size(); ++i) {
+    PairResult& p = result.pairs[i];
+    Summarize(p);
+    for (int v = 0; v < kVerdictCount; ++v) result.counts[v] += p.counts[v];
+    if (!p.first_divergence) continue;
+    const double at = static_cast<double>(*p.first_divergence) /
+                      static_cast<double>(p.rows.size());
+    const bool earlier_step =
+        result.first_pair &&
+        p.pair.step.value_or(0) <
+            result.pairs[*result.first_pair].pair.step.value_or(0);
+    if (!result.first_pair || earlier_step ||
+        (p.pair.step == result.pairs[*result.first_pair].pair.step &&
+         at < best)) {
+      result.first_pair = i;
+      best = at;
+    }
   }
-}
-return result;
-}
+  return result;
+  }
 
-}  // namespace tprobe::compare
+  }  // namespace tprobe::compare

@@ -3,7 +3,8 @@
 
 // `tprobe compare`'s engine: finds the pairs of dump.json files
 // (tree_pairs.h), loads them, matches their rows (matcher.h), compares every
-// pair of rows (row_compare.h) and finds the first divergence. Loading runs
+// pair of rows (row_compare.h), judges each call's rows as msprobe does
+// (msprobe_verdicts.h) and finds the first divergence. Loading runs
 // in parallel across pairs, comparing across rows of every pair, on a
 // small pool of threads.
 //
@@ -18,6 +19,7 @@
 
 #include "common/status.h"
 #include "daemon/compare/dump_rows.h"
+#include "daemon/compare/msprobe_mapping.h"
 #include "daemon/compare/name_mapping.h"
 #include "daemon/compare/row_compare.h"
 #include "daemon/compare/tree_pairs.h"
@@ -27,8 +29,12 @@ namespace tprobe::compare {
 
 struct CompareOptions {
   bool fuzzy = false;
+  // Besides msprobe 26.x's verdicts (msprobe_verdicts.h), tprobe's stricter
+  // per-row rules (row_compare.h) where they are worse.
+  bool strict_verdicts = false;
   NameMapping mapping;
-  size_t threads = 0;  // 0: one per core
+  MsprobeMapping msprobe_mapping;  // msprobe's -cm/-am/-dm
+  size_t threads = 0;              // 0: one per core
 };
 
 // One target dump against one baseline dump.

@@ -1,13 +1,13 @@
 #ifndef TPROBE_DAEMON_COMPARE_CSV_REPORT_H_
 #define TPROBE_DAEMON_COMPARE_CSV_REPORT_H_
 
-// compare_result_*.csv: one file per pair of dumps, msprobe compare's
-// columns for the pair's mode (CompareConst), rows in execution order. A
-// row only the baseline has is written with "N/A" as its NPU Name and
-// "missing" as its Result; a row only the target has with "N/A" as its
-// Bench Name and "extra". Tensor mode's columns are msprobe 26.x's (a
-// Result column, where 8.3.3 had "Accuracy Reached or Not"), with 8.3.3's
-// Data_name last: the two tensor files compared.
+// compare_result_*.csv: one file per pair of dumps, msprobe 26.x
+// compare's columns for the pair's mode in its order (CompareConst; with
+// NPU_Stack_Info where the target has a stack.json, and tensor mode's
+// Data_name last), rows in execution order, cells as msprobe writes them
+// (msprobe_cells.h, report_format.h's PyRepr). A row only the baseline
+// has is written with "N/A" as its NPU Name and "missing" as its Result; a
+// row only the target has with "N/A" as its Bench Name and "extra".
 //
 // Thread safety: WriteCsv may be called concurrently for different files.
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/compare/python_json.h"
+#include "daemon/compare/report_format.h"
 
 namespace tprobe::compare {
 namespace {
@@ -35,6 +36,15 @@ std::string ValueText(const Json& v) {
     if (auto n = NumberOf(v)) return v.get_ref<const std::string&>().substr(1);
     return v.get_ref<const std::string&>();
   }
+  if (v.is_array()) {  // str() of a list of plain values: "[2, 3]"
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ", ";
+      out += v[i].is_string() ? PyStrRepr(v[i].get<std::string>())
+                              : ValueText(v[i]);
+    }
+    return out + "]";
+  }
   return v.dump();
 }
 
@@ -45,6 +55,14 @@ std::string PythonTypeOf(const Json& v) {
   if (v.is_number()) return "<class 'float'>";
   if (v.is_string()) return NumberOf(v) ? "<class 'float'>" : "<class 'str'>";
   return "<class 'object'>";
+}
+
+// str(type(value)) of a typed value's "value".
+std::string TypeOfValue(const Json& v) {
+  if (v.is_null()) return "<class 'NoneType'>";
+  if (v.is_array()) return "<class 'list'>";
+  if (v.is_object()) return "<class 'dict'>";
+  return PythonTypeOf(v);
 }
 
 class Flattener {
@@ -64,12 +82,25 @@ class Flattener {
     }
     if (v.is_object() && v.contains("type")) {
       const Json& type = v["type"];
+      const std::string type_name =
+          type.is_string() ? type.get<std::string>() : type.dump();
       Row& row = NewRow(name);
-      row.dtype = "<class '" +
-                  (type.is_string() ? type.get<std::string>() : type.dump()) +
-                  "'>";
       const auto value = v.find("value");
       const Json& shown = value != v.end() ? *value : v;
+      // msprobe's dtype and shape cells of a typed value: its Python type,
+      // but a torch.Size, slice and ellipsis by name (with a size's value,
+      // a slice's numpy shape, as their shape).
+      if (type_name == "torch.Size" || type_name == "slice" ||
+          type_name == "ellipsis") {
+        row.dtype = type_name;
+        if (type_name == "torch.Size") row.shape_text = ValueText(shown);
+        if (type_name == "slice" && shown.is_array()) {
+          row.shape_text = "(" + std::to_string(shown.size()) + ",)";
+        }
+      } else {
+        row.dtype =
+            value != v.end() ? TypeOfValue(*value) : "<class 'NoneType'>";
+      }
       row.checksum = ValueText(shown);
       SetNumber(row, shown);
       return;
@@ -93,7 +124,9 @@ class Flattener {
   }
 
   static void SetNumber(Row& row, const Json& v) {
-    if (auto n = NumberOf(v)) row.stats = {n, n, n, n};
+    if (auto n = NumberOf(v)) {
+      row.stats = {n, n, n, n, uint8_t(v.is_number_integer() ? 0xF : 0)};
+    }
   }
 
   void AddTensor(const Json& v, const std::string& name) {
@@ -115,6 +148,14 @@ class Flattener {
       return it == v.end() ? std::nullopt : NumberOf(*it);
     };
     row.stats = {number("Max"), number("Min"), number("Mean"), number("Norm")};
+    const char* keys[] = {"Max", "Min", "Mean", "Norm"};
+    for (int i = 0; i < 4; ++i) {
+      const auto it = v.find(keys[i]);
+      if (it != v.end() && it->is_number_integer()) {
+        row.stats.integral |= 1 << i;
+      }
+      if (it != v.end() && it->is_boolean()) row.stats.boolean |= 1 << i;
+    }
     if (auto it = v.find("md5"); it != v.end()) {
       row.checksum = it->is_string() ? it->get<std::string>() : it->dump();
     }
@@ -176,6 +217,39 @@ void LoadConstruct(const std::string& path, Dump& dump) {
     return true;
   };
   (void)ReadPythonJson(path, callback);  // a bad construct.json: no paths
+}
+
+// stack.json: 26.x's {"0": [[entry, ...], [line, ...]], ...} or 8.3.3's
+// {entry: [line, ...]}. A file that cannot be read gives no stacks.
+void LoadStacks(const std::string& path, Dump& dump) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  Result<Json> root = ReadPythonJson(path);
+  if (!root.ok() || !root->is_object()) return;
+  dump.has_stack = true;
+  auto text = [](const Json& lines) {
+    std::vector<std::string> items;
+    for (const Json& l : lines) {
+      if (l.is_string()) items.push_back(l.get<std::string>());
+    }
+    return PyListRepr(items);
+  };
+  if (!root->contains("0")) {
+    for (const auto& [name, lines] : root->items()) {
+      if (lines.is_array()) dump.stacks[name] = text(lines);
+    }
+    return;
+  }
+  for (const auto& [key, value] : root->items()) {
+    if (!value.is_array() || value.size() != 2 || !value[0].is_array() ||
+        !value[1].is_array()) {
+      continue;
+    }
+    const std::string cell = text(value[1]);
+    for (const Json& name : value[0]) {
+      if (name.is_string()) dump.stacks[name.get<std::string>()] = cell;
+    }
+  }
 }
 
 // Appends entry `name` and its rows to `dump`.
@@ -278,6 +352,7 @@ Result<Dump> LoadDump(const std::string& dump_json) {
   if (!mode.ok()) return mode.status();
   dump.mode = *mode;
   LoadConstruct(dump.dir + "/construct.json", dump);
+  LoadStacks(dump.dir + "/stack.json", dump);
   return dump;
 }
 

@@ -32,6 +32,11 @@ const char* ModeName(Mode mode);
 
 struct Stats {
   std::optional<double> max, min, mean, norm;
+  // Bit i (Max, Min, Mean, Norm): dump.json held the number as an integer
+  // ("989", not "989.0"), which msprobe's CSV writes as such.
+  uint8_t integral = 0;
+  // Bit i: a bool (a bool tensor's Max and Min), written "True"/"False".
+  uint8_t boolean = 0;
 };
 
 struct Row {
@@ -40,6 +45,8 @@ struct Row {
   bool is_tensor = false;
   std::string dtype;  // "torch.float32"; "<class 'int'>" for a value
   std::vector<int64_t> shape;
+  std::string shape_text;  // msprobe's shape cell where not `shape`'s
+                           // ("[2, 3]" of a torch.Size, "(3,)" of a slice)
   std::optional<bool> requires_grad;
   Stats stats;            // a value's number goes in all four
   std::string checksum;   // "md5" (a CRC-32 or an xor), or a value's text
@@ -56,6 +63,10 @@ struct Dump {
   std::vector<Row> rows;             // in dump order, entry by entry
   // construct.json: entry -> the module it was called in (empty: none).
   std::map<std::string, std::string, std::less<>> parents;
+  // stack.json, when present: entry -> its stack as msprobe's CSV writes
+  // it (Python's str() of the list of lines).
+  bool has_stack = false;
+  std::map<std::string, std::string, std::less<>> stacks;
 
   // The chain of modules around `entry`, outermost first, then the entry:
   // "Module.0.Net.forward.0 > Module.fc2.Linear.forward.0 > Functional…".

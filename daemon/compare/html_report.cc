@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common/fs/atomic_file.h"
+#include "daemon/compare/module_tree.h"
 #include "daemon/compare/python_json.h"
 #include "daemon/compare/report_format.h"
 #include "daemon/compare/terminal_summary.h"
@@ -171,6 +172,8 @@ text-align:left;font-size:12px}th{background:#eee;cursor:pointer}
 .extra{color:#48c}.box{border-left:4px solid #d22;padding:6px 12px;
 background:#fdf3f3;white-space:pre-wrap;font-family:monospace}
 .ok{border-left-color:#2a7;background:#f1faf5}
+.tree details>details,.tree details>.leaf{margin-left:18px}
+.tree summary{cursor:pointer}.tree small{color:#666}
 </style>)";
 
 constexpr char kScript[] = R"(<script>
@@ -266,10 +269,26 @@ std::string HtmlReport(const CompareResult& result, const std::string& target,
   } else {
     h += "<div class=\"box\" id=\"first\">" +
          Escape(DescribeFirstDivergence(result)) + "</div>";
+    h += "<p>Its chain of modules, outermost first:</p><ol id=\"chain\">";
+    for (const std::string& m :
+         DivergenceChain(result.pairs[*result.first_pair])) {
+      h += "<li><code>" + Escape(m) + "</code></li>";
+    }
+    h += "</ol>";
   }
   const PairResult* plotted =
       result.first_pair ? &result.pairs[*result.first_pair]
                         : (result.pairs.empty() ? nullptr : &result.pairs[0]);
+  if (plotted && !plotted->rows.empty()) {
+    h += "<h2>Module tree" +
+         (plotted->pair.label.empty()
+              ? std::string()
+              : " (" + Escape(plotted->pair.label) + ")") +
+         "</h2><p>Each call and module with the worst verdict under it; "
+         "the first divergence's chain is open and bold, a subtree that "
+         "passed is one line.</p><div id=\"tree\">" +
+         ModuleTreeHtml(*plotted) + "</div>";
+  }
   if (plotted) {
     h += "<h2>Error along execution order" +
          (plotted->pair.label.empty()

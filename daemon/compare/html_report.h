@@ -2,9 +2,11 @@
 #define TPROBE_DAEMON_COMPARE_HTML_REPORT_H_
 
 // report.html: one self-contained page (inline CSS, JS and SVG; nothing is
-// fetched) with the summary per pair, the first divergence and its module
-// path, a plot of the error along execution order of the pair that
-// diverged first (or the first pair), and a table sortable by any column.
+// fetched) with the summary per pair, the first divergence with its chain
+// of modules, the module tree of the pair that diverged first (or the
+// first pair) coloured by the worst verdict under each node
+// (module_tree.h), a plot of that pair's error along execution order, and
+// a table sortable by any column.
 // The table holds every row that did not pass and as many passing rows as
 // fit in kMaxTableRows; the CSV files hold them all. When its script has
 // run the page sets <body data-ready="1"> (a test's hook).

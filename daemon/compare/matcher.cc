@@ -59,20 +59,27 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
                                const MatchOptions& options) {
   const size_t nt = target ? target->rows.size() : 0;
   const size_t nb = baseline ? baseline->rows.size() : 0;
-  auto target_name = [&](size_t i) {
-    std::string name = target->rows[i].name;
-    if (options.mapping) name = options.mapping->Map(name);
-    return options.fuzzy ? WithoutCallIndex(name) : name;
+  // A data mapping names whole rows: msprobe matches them exactly, fuzzy
+  // or not.
+  const bool fuzzy = options.fuzzy &&
+                     !(options.msprobe &&
+                       options.msprobe->kind() == MsprobeMapping::Kind::kData);
+  auto target_name = [&](size_t i) -> std::optional<std::string> {
+    std::optional<std::string> name = target->rows[i].name;
+    if (options.mapping) name = options.mapping->Map(*name);
+    if (options.msprobe) name = options.msprobe->Key(*name);
+    if (!name) return std::nullopt;
+    return fuzzy ? WithoutCallIndex(*name) : *name;
   };
   auto baseline_name = [&](size_t i) {
     const std::string& name = baseline->rows[i].name;
-    return options.fuzzy ? WithoutCallIndex(name) : name;
+    return fuzzy ? WithoutCallIndex(name) : name;
   };
 
   std::vector<std::optional<size_t>> of_target(nt);
   std::vector<bool> shape_differs(nt, false);
   std::vector<bool> baseline_used(nb, false);
-  std::vector<std::string> names(nt);
+  std::vector<std::optional<std::string>> names(nt);
   for (size_t i = 0; i < nt; ++i) names[i] = target_name(i);
 
   // Name and shape.
@@ -82,7 +89,8 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
         .push_back(b);
   }
   for (size_t t = 0; t < nt; ++t) {
-    auto it = by_key.find(names[t] + "|" + ShapeKey(target->rows[t].shape));
+    if (!names[t]) continue;
+    auto it = by_key.find(*names[t] + "|" + ShapeKey(target->rows[t].shape));
     if (it == by_key.end() || it->second.empty()) continue;
     of_target[t] = it->second.front();
     baseline_used[it->second.front()] = true;
@@ -94,8 +102,8 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
     if (!baseline_used[b]) by_name[baseline_name(b)].push_back(b);
   }
   for (size_t t = 0; t < nt && !by_name.empty(); ++t) {
-    if (of_target[t]) continue;
-    auto it = by_name.find(names[t]);
+    if (of_target[t] || !names[t]) continue;
+    auto it = by_name.find(*names[t]);
     if (it == by_name.end() || it->second.empty()) continue;
     of_target[t] = it->second.front();
     shape_differs[t] = true;

@@ -10,6 +10,9 @@
 //   - `fuzzy` drops the call index of the names ("Functional.linear.3.
 //     forward" and "Module.fc.Linear.forward.3" lose the 3), so the n-th
 //     call of an API matches the n-th call, still with equal shapes.
+//   - `msprobe` (msprobe_mapping.h) gives the name a target row is looked
+//     up by, after `mapping`; a row it leaves out stays unpaired. Under
+//     its data mapping `fuzzy` is ignored, as msprobe ignores it.
 //   - A row left over on both sides under the same name but another shape
 //     pairs as a shape mismatch.
 //   - What is left is a row only the target has (extra) or only the
@@ -26,13 +29,15 @@
 #include <vector>
 
 #include "daemon/compare/dump_rows.h"
+#include "daemon/compare/msprobe_mapping.h"
 #include "daemon/compare/name_mapping.h"
 
 namespace tprobe::compare {
 
 struct MatchOptions {
   bool fuzzy = false;
-  const NameMapping* mapping = nullptr;  // may be null
+  const NameMapping* mapping = nullptr;     // may be null
+  const MsprobeMapping* msprobe = nullptr;  // may be null
 };
 
 struct RowPair {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "daemon/compare/python_json.h"
 
@@ -52,7 +53,7 @@ Result<NameMapping> NameMapping::Parse(const std::string& text,
         return Status::InvalidArgument(what + ": the value of '" + key +
                                        "' is not a string");
       }
-      mapping.map_[key] = value.get<std::string>();
+      mapping.Set(key, value.get<std::string>());
     }
     return mapping;
   }
@@ -80,9 +81,25 @@ Result<NameMapping> NameMapping::Parse(const std::string& text,
       return Status::InvalidArgument(what + ":" + std::to_string(number) +
                                      ": expected 'target name: baseline name'");
     }
-    mapping.map_[std::string(key)] = std::string(value);
+    mapping.Set(std::string(key), std::string(value));
   }
   return mapping;
+}
+
+void NameMapping::Set(std::string key, std::string value) {
+  auto [it, added] = map_.insert_or_assign(key, value);
+  if (added) {
+    entries_.emplace_back(std::move(key), std::move(value));
+    return;
+  }
+  for (auto& entry : entries_) {
+    if (entry.first == it->first) entry.second = it->second;
+  }
+}
+
+const std::string* NameMapping::Find(const std::string& name) const {
+  const auto it = map_.find(name);
+  return it == map_.end() ? nullptr : &it->second;
 }
 
 std::string NameMapping::Map(const std::string& name) const {

@@ -11,6 +11,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -31,11 +33,22 @@ class NameMapping {
   // when no prefix is mapped.
   std::string Map(const std::string& name) const;
 
+  // The value of exactly `name`, or null.
+  const std::string* Find(const std::string& name) const;
+  // Every "key: value" in file order (a key given twice: its first place,
+  // its last value).
+  const std::vector<std::pair<std::string, std::string>>& entries() const {
+    return entries_;
+  }
+
   bool empty() const { return map_.empty(); }
   size_t size() const { return map_.size(); }
 
  private:
+  void Set(std::string key, std::string value);
+
   std::map<std::string, std::string, std::less<>> map_;
+  std::vector<std::pair<std::string, std::string>> entries_;
 };
 
 }  // namespace tprobe::compare

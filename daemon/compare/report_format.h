@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/compare/tree_pairs.h"
@@ -18,6 +19,19 @@ namespace tprobe::compare {
 // ("0.5", "1e-07" stays fixed: "0.0000001"), "Nan" for NaN, "inf" and
 // "-inf".
 std::string FormatNumber(double v);
+// `v` as Python's repr(float) writes it: the shortest text that reads
+// back to `v`, fixed from 1e-4 up to 1e16 ("0.17349910736083807", "2.0"),
+// exponent form otherwise ("1e-05", "1.5e+16"); "nan", "inf", "-inf".
+std::string PyRepr(double v);
+// A metric as msprobe 26.x writes it: rounded to 12 decimals, then
+// PyRepr ("Nan" for NaN, as msprobe's metrics write it).
+std::string FormatMetric(double v);
+// Python's repr() of the text `s` (UTF-8): in single quotes, or double
+// quotes when it holds a ' and no "; \\, \n, \r, \t and other control
+// characters escaped.
+std::string PyStrRepr(std::string_view s);
+// Python's str() of a list of texts: "['a', 'b']".
+std::string PyListRepr(const std::vector<std::string>& items);
 // FormatNumber, or "N/A" when there is none.
 std::string FormatNumber(const std::optional<double>& v);
 // A relative error as msprobe's statistics mode writes it: "12.5%".

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/compare/msprobe_verdicts.h"
 #include "daemon/compare/report_format.h"
 #include "daemon/compare/tensor_file.h"
 
@@ -17,15 +18,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kChunk = 1 << 14;  // elements converted at a time
-
-bool IsLowFloat(std::string_view dtype) {
-  for (std::string_view name :
-       {"torch.float16", "torch.float32", "torch.bfloat16", "Float16",
-        "Float32", "BFloat16"}) {
-    if (dtype == name) return true;
-  }
-  return false;
-}
 
 void SetError(RowResult& r, const std::string& message) {
   r.verdict = Verdict::kError;
@@ -52,16 +44,12 @@ void ByStatistics(RowResult& r, const Row& t, const Row& b) {
 void ByTensors(RowResult& r, const Row& t, const Row& b, const Dump& td,
                const Dump& bd) {
   auto fallback = [&](const std::string& why) {
-    r.message += why + " Compared by the statistics in dump.json. ";
+    r.note = why + " Compared by the statistics in dump.json.";
+    r.message += r.note + " ";
     ByStatistics(r, t, b);
   };
   if (t.data_name.empty() || b.data_name.empty()) {
     return fallback("No tensor file.");
-  }
-  if (!t.data_name.ends_with(".npy") || !b.data_name.ends_with(".npy")) {
-    return fallback(
-        "A .pt tensor file (msprobe's PyTorch format) is not read by "
-        "tprobe compare.");
   }
   Result<MappedTensor> n =
       MappedTensor::Open(td.TensorDir() + "/" + t.data_name);
@@ -152,8 +140,7 @@ RowResult CompareRow(const RowPair& pair, const Dump* target,
     SetError(r, "A tensor on one side, a value on the other. ");
     return r;
   }
-  if (t.is_tensor && t.dtype != b.dtype &&
-      !(IsLowFloat(t.dtype) && IsLowFloat(b.dtype))) {
+  if (t.is_tensor && !MsprobeDtypesMatch(t.dtype, b.dtype)) {
     SetError(r, "Dtype " + t.dtype + " against " + b.dtype + ". ");
     return r;
   }

@@ -15,6 +15,7 @@
 
 #include "common/dump/npy.h"
 #include "common/stats/half.h"
+#include "daemon/compare/pt_file.h"
 
 namespace tprobe::compare {
 namespace {
@@ -62,6 +63,16 @@ Result<MappedTensor> MappedTensor::Open(const std::string& path) {
   ::close(fd);
   const std::span<const std::byte> file(
       static_cast<const std::byte*>(tensor.map_), tensor.map_size_);
+  if (path.ends_with(".pt")) {
+    Result<PtLayout> pt = ParsePtLayout(path, file);
+    if (!pt.ok()) return pt.status();
+    tensor.dtype_ = pt->dtype;
+    tensor.shape_ = std::move(pt->shape);
+    tensor.data_ = file.data() + pt->data_offset;
+    tensor.count_ = pt->count;
+    tensor.bf16_raw_ = pt->dtype == DType::kBFloat16;
+    return tensor;
+  }
   Result<dump::NpyLayout> layout = dump::ParseNpyLayout(path, file);
   if (!layout.ok()) return layout.status();
   tensor.dtype_ = layout->dtype;
@@ -84,6 +95,7 @@ MappedTensor& MappedTensor::operator=(MappedTensor&& other) noexcept {
     dtype_ = other.dtype_;
     shape_ = std::move(other.shape_);
     count_ = std::exchange(other.count_, 0);
+    bf16_raw_ = other.bf16_raw_;
   }
   return *this;
 }
@@ -94,8 +106,19 @@ MappedTensor::~MappedTensor() {
 
 void MappedTensor::ToDouble(size_t begin, std::span<double> out) const {
   switch (dtype_) {
+    case DType::kBFloat16:
+      if (bf16_raw_) {
+        const std::byte* p = data_ + begin * 2;
+        for (size_t i = 0; i < out.size(); ++i, p += 2) {
+          const uint32_t bits = uint32_t{Load<uint16_t>(p)} << 16;
+          float f;
+          std::memcpy(&f, &bits, sizeof f);
+          out[i] = f;
+        }
+        return;
+      }
+      return Convert<float>(data_, begin, out);  // its float32 upcast
     case DType::kFloat32:
-    case DType::kBFloat16:  // stored as its float32 upcast
       return Convert<float>(data_, begin, out);
     case DType::kFloat64:
       return Convert<double>(data_, begin, out);

@@ -1,9 +1,11 @@
 #ifndef TPROBE_DAEMON_COMPARE_TENSOR_FILE_H_
 #define TPROBE_DAEMON_COMPARE_TENSOR_FILE_H_
 
-// A tensor file of a dump (dump_tensor_data/*.npy) mapped into memory,
-// read-only, for the tensor-mode metrics: nothing is copied, the pages are
-// read as the metrics walk them.
+// A tensor file of a dump mapped into memory, read-only, for the
+// tensor-mode metrics: nothing is copied, the pages are read as the metrics
+// walk them. Two formats: the .npy files of tprobe and of msprobe's
+// MindSpore dumps, and the .pt files of msprobe's PyTorch dumps (read by
+// pt_file.h, which runs none of their pickle).
 //
 // Thread safety: a MappedTensor is immutable; Open may be called
 // concurrently.
@@ -21,8 +23,9 @@ namespace tprobe::compare {
 
 class MappedTensor {
  public:
-  // Maps the .npy file at `path` and checks its header and size
-  // (common/dump/npy.h's rules). An error names the path and what is wrong.
+  // Maps the .npy or .pt file at `path` (by its extension) and checks its
+  // header and size (common/dump/npy.h's rules, pt_file.h's). An error
+  // names the path and what is wrong.
   static Result<MappedTensor> Open(const std::string& path);
 
   MappedTensor(MappedTensor&& other) noexcept;
@@ -52,6 +55,7 @@ class MappedTensor {
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> shape_;
   size_t count_ = 0;
+  bool bf16_raw_ = false;  // a .pt's bfloat16 (a .npy holds its upcast)
 };
 
 }  // namespace tprobe::compare

@@ -110,6 +110,30 @@ NPYS = [
     ("i2-i4", npy(np.array([[1], [2]], dtype=np.int32))),
 ]
 
+# --- .pt files (torch.save, msprobe's PyTorch tensor dumps) ----------------
+
+
+def pts():
+    """torch.save of plain tensors; none where torch is missing."""
+    try:
+        import torch
+    except ImportError:
+        return []
+
+    def pt(tensor):
+        buf = io.BytesIO()
+        torch.save(tensor, buf)
+        return buf.getvalue()
+
+    return [
+        ("f4-2x3", pt(torch.arange(6, dtype=torch.float32).reshape(2, 3))),
+        ("bf16", pt(torch.tensor([1.5, -2.0], dtype=torch.bfloat16))),
+        ("i8-scalar", pt(torch.tensor(-7))),
+        ("view", pt(torch.arange(10.0)[2:5].clone())),
+        ("param", pt(torch.nn.Parameter(torch.ones(2, 2)))),
+    ]
+
+
 # --- statistic.csv --------------------------------------------------------
 
 CSV_HEADER = ("Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,"
@@ -378,6 +402,9 @@ CONTROLS = [
 def main():
     write("config", CONFIGS)
     write("npy", NPYS)
+    seeds = pts()
+    if seeds:  # without torch the stored .pt seeds stay
+        write("pt", seeds)
     write("statistic_csv", CSVS)
     write("tensor_dump", TENSOR_DUMPS)
     write("record", RECORDS)

@@ -61,9 +61,12 @@ class Trees : public ::testing::Test {
         "Module.act.ReLU.forward.0": null})";
   }
 
-  Result<CompareResult> Run(const fs::path& a, const fs::path& b) {
+  Result<CompareResult> Run(const fs::path& a, const fs::path& b,
+                            bool strict = false) {
     import::Reporter quiet(nullptr, false);
-    return RunCompare(a.string(), b.string(), {}, quiet);
+    CompareOptions options;
+    options.strict_verdicts = strict;
+    return RunCompare(a.string(), b.string(), options, quiet);
   }
 
   fs::path dir_;
@@ -81,6 +84,13 @@ TEST_F(Trees, MappedTensorReadsEveryDtypeAsDouble) {
   std::vector<double> out(3);
   t->ToDouble(0, out);
   EXPECT_EQ(out, (std::vector<double>{-3, 0, 7}));
+  // A .pt that is not a torch.save zip, or a truncated one, is refused
+  // with the file's name (the row then falls back to its statistics).
+  std::ofstream(dir_ / "bad.pt") << "not a zip at all, but long enough";
+  EXPECT_THAT(MappedTensor::Open((dir_ / "bad.pt").string()).status().message(),
+              HasSubstr("bad.pt: not a torch.save file"));
+  std::ofstream(dir_ / "short.pt") << "PK\x05\x06";
+  EXPECT_FALSE(MappedTensor::Open((dir_ / "short.pt").string()).ok());
   std::ofstream(dir_ / "bad.npy") << "not numpy";
   EXPECT_THAT(
       MappedTensor::Open((dir_ / "bad.npy").string()).status().message(),
@@ -90,8 +100,13 @@ TEST_F(Trees, MappedTensorReadsEveryDtypeAsDouble) {
 TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   WriteRank(dir_ / "t" / "step0" / "rank0", {0.0f, 1.0f, 2.0f});
   WriteRank(dir_ / "b" / "step0" / "rank0", {0.0f, 1.0f, 2.0f});
-  WriteRank(dir_ / "t" / "step0" / "rank1", {0.0f, 1.0f, 5.0f});
+  WriteRank(dir_ / "t" / "step0" / "rank1", {0.0f, 1.0f, -5.0f});
   WriteRank(dir_ / "b" / "step0" / "rank1", {0.0f, 1.0f, 2.0f});
+  // msprobe's check: the output's Cosine is 0.1 below its inputs' (none:
+  // 1), a warning; tprobe's stricter rule makes it an error.
+  Result<CompareResult> strict = Run(dir_ / "t", dir_ / "b", true);
+  ASSERT_TRUE(strict.ok()) << strict.status().message();
+  EXPECT_EQ(strict->pairs[1].rows[0].result, "error");
   Result<CompareResult> result = Run(dir_ / "t", dir_ / "b");
   ASSERT_TRUE(result.ok()) << result.status().message();
   ASSERT_EQ(result->pairs.size(), 2u);
@@ -102,8 +117,11 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   EXPECT_EQ(p.mode, Mode::kTensor);
   const RowResult& r = p.rows[*p.first_divergence];
   ASSERT_TRUE(r.tensor);
-  EXPECT_EQ(r.tensor->max_abs, 3.0);
-  EXPECT_EQ(r.result, "error");
+  EXPECT_EQ(r.tensor->max_abs, 7.0);
+  EXPECT_EQ(r.result, "warning");
+  EXPECT_EQ(r.message,
+            "[\"warning: The input/parameters of Cosine > 0.9, and "
+            "input/parameters - output > 0.1\"]");
   EXPECT_EQ(p.DumpOf(r).ModulePath("Functional.relu.0.forward"),
             "Module.act.ReLU.forward.0 > Functional.relu.0.forward");
 
@@ -116,10 +134,18 @@ TEST_F(Trees, TensorModeComparesTheFilesAndNamesTheModule) {
   EXPECT_THAT(header, HasSubstr("Cosine,EucDist,MaxAbsErr,MaxRelativeErr"));
   std::string row;
   std::getline(csv, row);
-  EXPECT_THAT(row, HasSubstr(",error,"));
+  EXPECT_THAT(row, HasSubstr(",warning,"));
   const std::string html = HtmlReport(*result, "t", "b");
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("Module.act.ReLU.forward.0 &gt; "));
+  // The chain of modules, and the module tree open along it, coloured by
+  // the worst verdict under each node.
+  EXPECT_THAT(html, HasSubstr("<ol id=\"chain\"><li><code>Module.act.ReLU."
+                              "forward.0</code></li><li><code>Functional."
+                              "relu.0.forward</code></li></ol>"));
+  EXPECT_THAT(html, HasSubstr("<details open><summary><span class=\"warning"
+                              "\">&#9632;</span> <b>Module.act.ReLU.forward."
+                              "0</b> <small>(1 warning)</small></summary>"));
   EXPECT_EQ(html.find("<script src"), std::string::npos);
 }
 

@@ -185,6 +185,44 @@ TEST_F(DumpFiles, FuzzyIgnoresCallIndicesAndMappingRenames) {
             "Functional.linear.backward.input.1");
 }
 
+TEST_F(DumpFiles, MsprobeMappingKeysTargetRowsAndDataMappingIsNeverFuzzy) {
+  const Dump target = Load(
+      Write("t", R"("Cell.fc.Dense.forward.0": {"output": [)" + Tensor("1.0") +
+                     R"(]}, "Mint.tanh.1.forward": {"output": [)" +
+                     Tensor("1.0") + "]}"));
+  const Dump baseline = Load(Write(
+      "b", R"("Module.fc.Linear.forward.0": {"output": [)" + Tensor("1.0") +
+               R"(]}, "Torch.tanh.0.forward": {"output": [)" + Tensor("1.0") +
+               "]}"));
+  // (target, baseline) of the rows both sides fill.
+  auto paired = [&](const MatchOptions& options) {
+    std::vector<std::pair<size_t, size_t>> both;
+    for (const RowPair& p : MatchRows(&target, &baseline, options)) {
+      if (p.target && p.baseline) both.emplace_back(*p.target, *p.baseline);
+    }
+    return both;
+  };
+  using Both = std::pair<size_t, size_t>;
+  Result<NameMapping> cells = NameMapping::Parse("Dense: Linear\n", "c.yaml");
+  ASSERT_TRUE(cells.ok()) << cells.status().message();
+  const MsprobeMapping cell =
+      MsprobeMapping::Of(MsprobeMapping::Kind::kCell, *cells);
+  // The cell pairs; Mint.tanh is not Torch.tanh under a cell mapping.
+  EXPECT_THAT(paired({false, nullptr, &cell}), ElementsAre(Both{0, 0}));
+  // The API mapping with --fuzzy pairs Mint.tanh's 2nd call with the 1st.
+  const MsprobeMapping api = MsprobeMapping::Api();
+  EXPECT_THAT(paired({true, nullptr, &api}), ElementsAre(Both{1, 1}));
+  EXPECT_THAT(paired({false, nullptr, &api}), ElementsAre());
+  // A data mapping names whole rows: the call index counts, fuzzy or not.
+  Result<NameMapping> rows = NameMapping::Parse(
+      "Mint.tanh.1.forward.output.0: Torch.tanh.1.forward.output.0\n",
+      "d.yaml");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  const MsprobeMapping data =
+      MsprobeMapping::Of(MsprobeMapping::Kind::kData, *rows);
+  EXPECT_THAT(paired({true, nullptr, &data}), ElementsAre());
+}
+
 TEST(NameMappingTest, JsonAndErrors) {
   Result<NameMapping> json = NameMapping::Parse(
       R"({"Torch.mm.0.forward": "Torch.matmul.0.forward"})", "map.json");

@@ -3,7 +3,7 @@
 or msprobe:
 
     compare_model.py --tool tprobe --task tensor --level mix \
-        --dump-path DIR [--perturb] [--steps N]
+        --dump-path DIR [--perturb] [--steps N] [--md5]
     torchrun --nproc_per_node=2 compare_model.py --tool tprobe \
         --task statistics --level mix --dump-path DIR --nan-rank 1
 
@@ -54,6 +54,8 @@ def main() -> None:
     ap.add_argument("--dump-path", required=True)
     ap.add_argument("--steps", type=int, default=1)
     ap.add_argument("--perturb", action="store_true")
+    ap.add_argument("--md5", action="store_true",
+                    help="statistics task with summary_mode md5")
     ap.add_argument("--nan-rank", type=int)
     args = ap.parse_args()
 
@@ -69,7 +71,7 @@ def main() -> None:
     with open(config, "w") as f:
         section = {"scope": [], "list": [], "data_mode": ["all"]}
         if args.task == "statistics":
-            section["summary_mode"] = "statistics"
+            section["summary_mode"] = "md5" if args.md5 else "statistics"
         json.dump({"task": args.task, "level": args.level, "rank": [],
                    "step": [], "risk_level": "ALL",
                    "dump_path": args.dump_path, args.task: section}, f)

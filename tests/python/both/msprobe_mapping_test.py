@@ -1,0 +1,180 @@
+"""`tprobe compare`'s msprobe mapping options against msprobe 26.2's
+`msprobe compare -cm/-am/-dm`, run live on the same pair of trees and the
+same mapping files. msprobe's CLI (`msprobe compare -tp -gp -o` and the
+flag) runs once per mapping, all in one Python process, so its imports are
+paid once.
+
+mapping_model.py dumps one network under tprobe twice, in MindSpore (the
+target) and in PyTorch (the baseline). For each mapping both tools compare
+the two trees; the (NPU Name, Bench Name) pairs of the rows both names
+fill must be the same set, and not empty:
+- --cell-mapping / -cm: "Cell.fc1.Dense" against "Module.fc1.Linear";
+- --api-mapping / -am: "Mint.tanh" against "Torch.tanh",
+  "MintFunctional.relu" against "Functional.relu";
+- --data-mapping / -dm: three whole row names.
+Every pair is Float32 against torch.float32, one family across frameworks,
+so both tools judge it as a pair: each row's Result and Err_message must be
+msprobe's too (msprobe's dtype check reads the names, so they are errors).
+Without a mapping neither tool pairs a row.
+"""
+
+import csv
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import unittest
+from typing import Dict, List, Set, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, os.pardir, "support")]
+from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
+
+HAVE_ALL = all(importlib.util.find_spec(m) is not None
+               for m in ("msprobe", "mindspore", "torch"))
+MODEL = os.path.join(HERE, "mapping_model.py")
+CELL_MAPPING = "fc1.Dense: fc1.Linear\nDense: Linear\n"
+DATA_MAPPING = (
+    "Cell.fc1.Dense.forward.0.input.0: Module.fc1.Linear.forward.0.input.0\n"
+    "Mint.tanh.0.forward.output.0: Torch.tanh.0.forward.output.0\n"
+    "Cell.fc2.Dense.forward.0.output.0: "
+    "Module.fc2.Linear.forward.0.output.0\n")
+Pairs = Set[Tuple[str, str]]
+# msprobe's command line, run for each argv of a JSON list.
+MSPROBE_CLI = """
+import json, sys
+from msprobe.msprobe import main
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["msprobe", *argv]
+    try:
+        main()
+    except SystemExit as e:
+        if e.code:
+            raise
+"""
+
+
+def tprobe_cli() -> str:
+    return os.environ.get("TPROBE_CLI") or "tprobe"
+
+
+def verdicts_of(csv_path: str) -> Dict[Tuple[str, str], Tuple[str, str]]:
+    """(Result, Err_message) of each row both names fill, by its pair."""
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows: List[Dict[str, str]] = list(csv.DictReader(f))
+    return {(r["NPU Name"], r["Bench Name"]): (r["Result"], r["Err_message"])
+            for r in rows
+            if r["NPU Name"] != "N/A" and r["Bench Name"] != "N/A"}
+
+
+def pairs_of(csv_path: str) -> Pairs:
+    return set(verdicts_of(csv_path))
+
+
+@unittest.skipUnless(HAVE_ALL, "needs msprobe, MindSpore and torch")
+class MsprobeMappingTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-msmap-")
+        with Tprobed(tprobed_binary(), fresh_dir("tp-msmap-d-")) as daemon:
+            for framework in ("mindspore", "pytorch"):
+                run = subprocess.run(
+                    [sys.executable, MODEL, "--framework", framework,
+                     "--dump-path", os.path.join(cls.tmp, framework)],
+                    env=dict(daemon.env(), GLOG_v="3"), capture_output=True,
+                    text=True, timeout=600)
+                assert run.returncode == 0, run.stderr[-4000:]
+            assert daemon.stop() == 0, daemon.log()
+        cls.target = os.path.join(cls.tmp, "mindspore", "step0")
+        cls.baseline = os.path.join(cls.tmp, "pytorch", "step0")
+        cls.files = {}
+        for name, text in (("cell.yaml", CELL_MAPPING),
+                           ("data.yaml", DATA_MAPPING)):
+            cls.files[name] = os.path.join(cls.tmp, name)
+            with open(cls.files[name], "w", encoding="utf-8") as f:
+                f.write(text)
+        cls.msprobe_flags = {
+            "cell": ["-cm", cls.files["cell.yaml"]], "api": ["-am"],
+            "data": ["-dm", cls.files["data.yaml"]], "none": []}
+        argvs = [["compare", "-tp", cls.target, "-gp", cls.baseline, "-o",
+                  os.path.join(cls.tmp, "msprobe-" + label), *flags]
+                 for label, flags in cls.msprobe_flags.items()]
+        cls.msprobe_log = subprocess.run(
+            [sys.executable, "-c", MSPROBE_CLI, json.dumps(argvs)],
+            timeout=600, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT).stdout
+
+    def msprobe_csv(self, label: str) -> str:
+        """The CSV of msprobe's run for `label` (setUpClass ran it)."""
+        files = glob.glob(os.path.join(self.tmp, "msprobe-" + label,
+                                       "compare_result_*.csv"))
+        self.assertEqual(len(files), 1, self.msprobe_log[-4000:])
+        return files[0]
+
+    def msprobe(self, label: str) -> Pairs:
+        return pairs_of(self.msprobe_csv(label))
+
+    def tprobe_csv(self, label: str, *flags: str) -> str:
+        out = os.path.join(self.tmp, "tprobe-" + label)
+        run = subprocess.run(
+            [tprobe_cli(), "compare", self.target, self.baseline, "-o", out,
+             *flags], timeout=600, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT)
+        files = glob.glob(os.path.join(out, "compare_result*.csv"))
+        self.assertIn(run.returncode, (0, 4), run.stdout[-4000:])
+        self.assertEqual(len(files), 1, run.stdout[-4000:])
+        return files[0]
+
+    def tprobe(self, label: str, *flags: str) -> Pairs:
+        return pairs_of(self.tprobe_csv(label, *flags))
+
+    def assert_same_pairs(self, label: str, tprobe_flags: List[str],
+                          at_least: int) -> None:
+        theirs = verdicts_of(self.msprobe_csv(label))
+        mine = verdicts_of(self.tprobe_csv(label, *tprobe_flags))
+        self.assertEqual(sorted(mine.keys() - theirs.keys()), [],
+                         "paired by tprobe only")
+        self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
+                         "paired by msprobe only")
+        for pair, verdict in mine.items():
+            self.assertEqual(verdict, theirs[pair], pair)
+        self.assertGreaterEqual(len(mine), at_least, sorted(mine))
+        print(f"{label}: {len(mine)} pairs, the same as msprobe's",
+              file=sys.stderr)
+
+    def test_cell_mapping_pairs_as_msprobes(self) -> None:
+        # fc1 and fc2: forward input, weight, bias, output; backward;
+        # parameters_grad.
+        self.assert_same_pairs(
+            "cell", ["--cell-mapping", self.files["cell.yaml"]], 15)
+
+    def test_api_mapping_pairs_as_msprobes(self) -> None:
+        mine = self.tprobe("api-check", "--api-mapping")
+        self.assertIn(("Mint.tanh.0.forward.input.0",
+                       "Torch.tanh.0.forward.input.0"), mine)
+        self.assertIn(("MintFunctional.relu.0.backward.output.0",
+                       "Functional.relu.0.backward.output.0"), mine)
+        self.assert_same_pairs("api", ["--api-mapping"], 8)
+
+    def test_data_mapping_pairs_as_msprobes(self) -> None:
+        self.assert_same_pairs(
+            "data", ["--data-mapping", self.files["data.yaml"]], 3)
+
+    def test_without_a_mapping_nothing_pairs(self) -> None:
+        self.assert_same_pairs("none", [], 0)
+        self.assertEqual(self.msprobe("none"), set())
+
+    def test_two_msprobe_mappings_are_refused(self) -> None:
+        run = subprocess.run(
+            [tprobe_cli(), "compare", self.target, self.baseline, "-o",
+             os.path.join(self.tmp, "refused"), "--api-mapping",
+             "--cell-mapping", self.files["cell.yaml"]],
+            timeout=60, text=True, capture_output=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("exclude each other", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
