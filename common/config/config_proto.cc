@@ -155,8 +155,8 @@ Result<Config> FromProto(const v1::Config& m) {
                "it should be one of ['statistics', 'md5', 'xor']");
   }
   if (*summary_mode != SummaryMode::kStatistics &&
-      c.task != Task::kStatistics) {
-    return Bad("summary_mode", "only the statistics task sets it");
+      c.task != Task::kStatistics && c.task != Task::kTensor) {
+    return Bad("summary_mode", "only the statistics and tensor tasks set it");
   }
   c.summary_mode = *summary_mode;
   if (m.overflow_nums() != -1 && m.overflow_nums() <= 0) {
