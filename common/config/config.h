@@ -144,8 +144,9 @@ Result<Config> ParseConfig(std::string_view json_text,
 
 // Reads the file at `path` and parses it with ParseConfig. Every error
 // message names `path`.
-Result<Config> LoadConfigFile(const std::string& path,
-                              std::vector<std::string>* warnings = nullptr);
+// (The Python binding calls it for the warnings: tprobe._C.config_warnings.)
+TPROBE_INTERNAL Result<Config> LoadConfigFile(
+    const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 // The canonical JSON text of `config` (indent 1, no trailing newline), which
 // ParseConfig reads back to an equal Config. It holds only the keys that

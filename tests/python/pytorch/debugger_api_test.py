@@ -244,7 +244,8 @@ class DebuggerApiTest(unittest.TestCase):
                                           "level": "debug"}, """
             PrecisionDebugger(config_path=config_path)
         """, ok=False)
-        self.assertIn("tprobe does not support msprobe's level debug",
+        self.assertIn("msprobe's single-point saving (level debug, save() "
+                      "into debug.json) is not supported by tprobe yet",
                       run.stderr)
 
 

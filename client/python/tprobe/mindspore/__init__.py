@@ -2,8 +2,31 @@
 ``msprobe.mindspore``.
 
     from tprobe.mindspore import PrecisionDebugger
+
+msprobe's other public names are here too and raise NotImplementedError
+saying what tprobe does instead (docs/msprobe-api.md).
 """
 
+from tprobe._common.unsupported import unsupported
 from tprobe.mindspore.debugger import PrecisionDebugger
 
-__all__ = ["PrecisionDebugger"]
+_GRAPH = ("graph-mode dumping is not supported this way; dump in PyNative "
+          "with PrecisionDebugger, or import a graph-mode dump with "
+          "`tprobe import`")
+seed_all = unsupported(
+    "seed_all", "seed MindSpore yourself (mindspore.set_seed, numpy, "
+    "random) before the PrecisionDebugger")
+MsprobeStep = unsupported(
+    "MsprobeStep", "call PrecisionDebugger.start(), stop() and step() in "
+    "the training loop")
+MsprobeInitStep = unsupported(
+    "MsprobeInitStep", "call PrecisionDebugger.set_init_step(step)")
+TrainerMon = unsupported(
+    "TrainerMon", "msprobe's training monitor is not part of tprobe; "
+    "PrecisionDebugger dumps statistics of every call")
+save = unsupported("save", _GRAPH)
+save_grad = unsupported("save_grad", _GRAPH)
+step = unsupported("step", "call PrecisionDebugger.step()")
+
+__all__ = ["PrecisionDebugger", "seed_all", "MsprobeStep", "MsprobeInitStep",
+           "TrainerMon", "save", "save_grad", "step"]

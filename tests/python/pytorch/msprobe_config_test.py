@@ -1,0 +1,279 @@
+"""msprobe's config.json as its users write it, under tprobe:
+
+- every config.json example of msprobe's docs (the installed msprobe
+  8.3.3 copy's docs/03.config_examples.md: PyTorch, MindSpore static and
+  dynamic graph; docs/28.debugger_save_instruction.md), msprobe 26.2's
+  packaged config.json and its ATB example: each loads, or is refused with
+  a message that says what tprobe does not support;
+- a PrecisionDebugger names each key without effect once on stderr;
+- dump_enable, msprobe's dynamic control: a script that rewrites
+  config.json to true before step 3 and to false before step 6 gives the
+  same step folders under msprobe 26.2 (run here when installed) and
+  tprobe; a file that no longer parses stops dumping and training goes on.
+"""
+
+import glob
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from tprobed_fixture import (ROOT, Tprobed, fresh_dir,  # noqa: E402
+                             python_path, tprobed_binary)
+
+sys.path.insert(0, python_path())
+from tprobe import _C  # noqa: E402
+
+MSPROBE_833 = os.environ.get("TPROBE_MSPROBE_833") or os.path.join(
+    ROOT, ".venv", "msprobe833")
+DOCS = os.path.join(MSPROBE_833, "msprobe", "docs")
+HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
+
+# What tprobe says for each example it refuses.
+NOT_SUPPORTED = "is not supported by tprobe"
+
+# The dynamic-control scenario; argv: tool, config path, dump path.
+DUMP_ENABLE_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    tool, config_path, dump_path = sys.argv[1:4]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
+
+    def write(enable):
+        with open(config_path, "w") as f:
+            json.dump({"task": "statistics", "dump_path": dump_path,
+                       "level": "L1", "dump_enable": enable}, f)
+
+    write(False)
+    d = PrecisionDebugger(config_path=config_path)
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(8):
+        # msprobe looks at the file every 3 s while not dumping, every
+        # 0.5 s while dumping: each rewrite is given the time to be seen.
+        if step == 3:
+            write(True)
+            time.sleep(3.2)
+        if step == 6:
+            write(False)
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+# A file that stops parsing before step 2.
+BROKEN_FILE_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    from tprobe.torch import PrecisionDebugger
+    config_path, dump_path = sys.argv[1:3]
+    with open(config_path, "w") as f:
+        json.dump({"task": "statistics", "dump_path": dump_path,
+                   "level": "L1", "dump_enable": True}, f)
+    d = PrecisionDebugger(config_path=config_path)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(4):
+        if step == 2:
+            with open(config_path, "w") as f:
+                f.write('{"task": "statistics", "dump_enable": ')
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    assert d.session.flush(30000)
+    print("trained to the end")
+""")
+
+
+def doc_examples() -> list:
+    """(where, config) for each ```json block of the docs that is a
+    config.json (it has a "task")."""
+    out = []
+    for name in ("03.config_examples.md", "28.debugger_save_instruction.md"):
+        with open(os.path.join(DOCS, name), encoding="utf-8") as f:
+            text = f.read()
+        for i, block in enumerate(re.findall(r"```json\n(.*?)```", text,
+                                             re.S)):
+            config = json.loads(block)
+            if isinstance(config, dict) and "task" in config:
+                out.append((f"{name} block {i}", config))
+    return out
+
+
+def expected_refusal(config: dict) -> str:
+    """The part of tprobe's message for a config it refuses; "" when it
+    loads."""
+    task, level = config.get("task"), config.get("level")
+    if task in ("run_ut", "acc_check"):
+        return "online accuracy checker (task acc_check, formerly run_ut)"
+    if task == "free_benchmark":
+        return "free benchmark (task free_benchmark)"
+    if task == "exception_dump":
+        return "exception dump (task exception_dump"
+    if level == "L2":
+        return "kernel dump (level L2)"
+    if level == "debug":
+        return "single-point saving (level debug"
+    return ""
+
+
+class ConfigExamplesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = fresh_dir("tp-cfgex-")
+
+    def load(self, config: dict) -> list:
+        path = os.path.join(self.tmp, "config.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        return _C.config_warnings(path)
+
+    @unittest.skipUnless(os.path.isdir(DOCS),
+                         f"no msprobe docs in {DOCS} (deploy/venv.sh)")
+    def test_every_docs_example_loads_or_is_refused_by_name(self) -> None:
+        examples = doc_examples()
+        # 16 in the config examples, one in the save() instructions.
+        self.assertEqual(len(examples), 17)
+        loaded = 0
+        for where, config in examples:
+            with self.subTest(where=where, config=config):
+                refusal = expected_refusal(config)
+                if not refusal:
+                    self.assertEqual(self.load(config), [])
+                    loaded += 1
+                    continue
+                with self.assertRaises(ValueError) as raised:
+                    self.load(config)
+                self.assertIn(refusal, str(raised.exception))
+                self.assertIn(NOT_SUPPORTED, str(raised.exception))
+        # statistics, tensor, overflow_check and structure, for PyTorch and
+        # MindSpore's dynamic graph.
+        self.assertEqual(loaded, 8)
+
+    @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
+    def test_msprobe_26_packaged_configs(self) -> None:
+        package = os.path.dirname(importlib.util.find_spec("msprobe").origin)
+        with open(os.path.join(package, "config.json")) as f:
+            self.assertEqual(self.load(json.load(f)), [])
+        atb = glob.glob(os.path.join(package, "scripts", "atb", "*.json"))
+        self.assertTrue(atb)
+        for path in atb:
+            with open(path) as f:
+                config = json.load(f)
+            with self.assertRaises(ValueError) as raised:
+                self.load(config)
+            self.assertIn("msprobe's ATB dump", str(raised.exception))
+            self.assertIn(NOT_SUPPORTED, str(raised.exception))
+
+    def test_issue_examples_load_with_one_warning_per_key(self) -> None:
+        # The keys msprobe's own test config.json and 26.2's main tensor
+        # example carry, and ranks and steps as its docs write them.
+        warnings = self.load({
+            "task": "tensor", "dump_path": "./dump", "level": "L1",
+            "rank": [1, "0", "4-6"], "step": [0, "2", "4-5"],
+            "acl_config": "./acl.json", "seed": 1234,
+            "is_deterministic": True,
+            "tensor": {"scope": [], "list": [], "data_mode": ["all"],
+                       "bench_path": "./bench", "diff_nums": 3},
+            "statistics": {"slice": [{"dim": 0}]},
+        })
+        self.assertEqual([w.split(" has no effect")[0] for w in warnings],
+                         ["config: acl_config", "config: seed",
+                          "config: is_deterministic",
+                          "config: tensor.bench_path",
+                          "config: tensor.diff_nums"])
+
+    def test_a_typo_is_refused_with_the_nearest_key(self) -> None:
+        with self.assertRaises(ValueError) as raised:
+            self.load({"task": "statistics", "lvel": "L0"})
+        self.assertIn("unknown key 'lvel' at the top level (did you mean "
+                      "'level'?)", str(raised.exception))
+
+
+class DebuggerWarningsTest(unittest.TestCase):
+    def test_each_key_without_effect_is_named_once(self) -> None:
+        tmp = fresh_dir("tp-cfgwarn-")
+        config = os.path.join(tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1", "seed": 7,
+                       "dump_path": os.path.join(tmp, "dump"),
+                       "statistics": {"request_id": "r1"}}, f)
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            run = subprocess.run(
+                [sys.executable, "-c",
+                 "import sys\n"
+                 "from tprobe.torch import PrecisionDebugger\n"
+                 "PrecisionDebugger(config_path=sys.argv[1])\n"
+                 "PrecisionDebugger(config_path=sys.argv[1])\n", config],
+                env=daemon.env(), timeout=300, text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = [line for line in run.stderr.splitlines()
+                 if "has no effect" in line]
+        self.assertEqual(lines, [
+            "[tprobe] config: seed has no effect: tprobe does not seed from "
+            "config.json; call tprobe.torch.seed_all(seed=..., mode=...)",
+            "[tprobe] config: statistics.request_id has no effect: it "
+            "selects an inference request; tprobe dumps every call"])
+
+
+class DumpEnableTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-dumpen-")
+        cls.daemon = Tprobed(tprobed_binary(), cls.tmp).__enter__()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.daemon.stop()
+
+    def run_script(self, script: str, *args: str) -> str:
+        run = subprocess.run([sys.executable, "-c", script, *args],
+                             env=self.daemon.env(), timeout=600, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stdout[-3000:] +
+                         run.stderr[-3000:])
+        return run.stderr
+
+    def steps(self, tool: str) -> list:
+        dump = os.path.join(self.tmp, tool)
+        config = os.path.join(self.tmp, f"{tool}.json")
+        self.run_script(DUMP_ENABLE_SCRIPT, tool, config, dump)
+        return sorted(d for d in os.listdir(dump) if d.startswith("step"))
+
+    def test_same_steps_as_msprobe(self) -> None:
+        tprobe = self.steps("tprobe")
+        # msprobe 26.2 dumps step3, step4 and step5 (run here when it is
+        # installed; this Python has no msprobe 26.x otherwise).
+        expected = (self.steps("msprobe") if HAS_MSPROBE
+                    else ["step3", "step4", "step5"])
+        self.assertEqual(expected, ["step3", "step4", "step5"])
+        self.assertEqual(tprobe, expected)
+        with open(os.path.join(self.tmp, "tprobe", "step4", "rank",
+                               "dump.json")) as f:
+            self.assertIn("Functional.linear.0.forward", json.load(f)["data"])
+
+    def test_a_file_that_no_longer_parses_stops_dumping(self) -> None:
+        dump = os.path.join(self.tmp, "broken")
+        stderr = self.run_script(BROKEN_FILE_SCRIPT,
+                                 os.path.join(self.tmp, "broken.json"), dump)
+        self.assertIn("[tprobe] dump_enable: config.json no longer parses",
+                      stderr)
+        self.assertEqual(sorted(os.listdir(dump)), ["step0", "step1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
