@@ -74,6 +74,11 @@ class Backward:
         local = rt.local
         local.busy += 1
         try:
+            if self.cell and self.grad_outputs is None:
+                # The output gate never fired (MindSpore fires none on a
+                # dict output): the call opens and closes here.
+                self.handle = rt.session.module_backward_begin(self.base,
+                                                               self.index)
             self.grad_outputs = list(grad_outputs)
             self._write(list(grad_inputs))
         except Exception as error:  # noqa: BLE001
