@@ -8,8 +8,8 @@ an identity in the forward pass), as msprobe uses it:
   none) is None;
 - gate_outputs: the outputs go through a second gate whose hook fires when
   the call's backward starts, with the gradients of the outputs. MindSpore
-  never fires it for a dict output; the CallGate's hook still does, with
-  None for the output gradients (backward.py opens the call then).
+  never fires it for a dict output; the CallGate's hook still does
+  (backward.py opens the call then).
 The gates of a step are kept until step() (release()): MindSpore holds
 their hooks only weakly.
 """
