@@ -6,12 +6,16 @@
   packaged config.json and its ATB example: each loads, or is refused with
   a message that says what tprobe does not support;
 - a PrecisionDebugger names each key without effect once on stderr;
+- every public name of msprobe.pytorch (and msprobe.mindspore) is in
+  tprobe.torch (tprobe.mindspore); the ones tprobe does not provide, and
+  start()'s inference arguments, raise saying what tprobe does instead;
 - dump_enable, msprobe's dynamic control: a script that rewrites
   config.json to true before step 3 and to false before step 6 gives the
   same step folders under msprobe 26.2 (run here when installed) and
   tprobe; a file that no longer parses stops dumping and training goes on.
 """
 
+import ast
 import glob
 import importlib.util
 import json
@@ -228,6 +232,64 @@ class DebuggerWarningsTest(unittest.TestCase):
             "config.json; call tprobe.torch.seed_all(seed=..., mode=...)",
             "[tprobe] config: statistics.request_id has no effect: it "
             "selects an inference request; tprobe dumps every call"])
+
+
+def msprobe_public_names(package: str) -> list:
+    """The names msprobe's `package` (pytorch, mindspore) exports: its
+    __init__.py's imports, read without importing it."""
+    spec = importlib.util.find_spec("msprobe")
+    path = os.path.join(os.path.dirname(spec.origin), package, "__init__.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "torch":
+            names += [a.asname or a.name for a in node.names]
+    return sorted(set(n for n in names if not n.startswith("_")))
+
+
+class ApiSurfaceTest(unittest.TestCase):
+    def test_refused_names_say_what_tprobe_does_instead(self) -> None:
+        import tprobe.torch as tt
+        for name in ("random_save", "set_fx_dump_config",
+                     "set_ge_dump_config", "TrainerMon", "acl_save",
+                     "AclGraphDumper"):
+            with self.subTest(name=name):
+                with self.assertRaises(NotImplementedError) as raised:
+                    getattr(tt, name)()
+                self.assertRegex(str(raised.exception),
+                                 f"^{name} is not supported by tprobe: .+")
+        with self.assertRaises(NotImplementedError) as raised:
+            tt.PrecisionDebugger.register_custom_api(object(), "f")
+        self.assertIn("register_custom_api is not supported by tprobe: "
+                      "tprobe hooks its own API list", str(raised.exception))
+        for arg in ("token_range", "rank_id", "scheduled_tokens"):
+            with self.subTest(arg=arg):
+                with self.assertRaises(NotImplementedError) as raised:
+                    tt.PrecisionDebugger.start(None, **{arg: [0, 1]})
+                self.assertIn(f"{arg} is not supported by tprobe",
+                              str(raised.exception))
+                self.assertIn("call start(model) without it",
+                              str(raised.exception))
+
+    @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
+    def test_every_msprobe_pytorch_name_is_in_tprobe_torch(self) -> None:
+        import tprobe.torch as tt
+        names = msprobe_public_names("pytorch")
+        self.assertIn("PrecisionDebugger", names)
+        self.assertEqual([n for n in names if not hasattr(tt, n)], [])
+
+    @unittest.skipUnless(HAS_MSPROBE and importlib.util.find_spec(
+        "mindspore") is not None, "no msprobe 26.x or MindSpore")
+    def test_every_msprobe_mindspore_name_is_in_tprobe_mindspore(self) -> None:
+        import tprobe.mindspore as tm
+        names = msprobe_public_names("mindspore")
+        self.assertIn("save_grad", names)
+        self.assertEqual([n for n in names if not hasattr(tm, n)], [])
+        with self.assertRaises(NotImplementedError) as raised:
+            tm.save_grad()
+        self.assertIn("save_grad is not supported by tprobe", str(
+            raised.exception))
 
 
 class DumpEnableTest(unittest.TestCase):
