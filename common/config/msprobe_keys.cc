@@ -170,6 +170,7 @@ std::string_view NearestKey(KeyRules rules, std::string_view key) {
   std::string_view best;
   size_t best_distance = 3;
   for (const KeyRule& rule : rules) {
+    if (rule.use == KeyUse::kRefused) continue;  // no help to suggest
     const size_t distance = EditDistance(key, rule.key);
     // A one- or two-letter key is never "near" a different word.
     if (distance < best_distance && distance < rule.key.size() &&

@@ -57,6 +57,7 @@ const KeyRule* FindRule(KeyRules rules, std::string_view key);
 
 // The known key nearest to `key` (at most two edits: insertions, deletions,
 // substitutions or swaps of neighbours), or empty when none is that near.
+// Refused keys are never suggested.
 std::string_view NearestKey(KeyRules rules, std::string_view key);
 
 // The msprobe tasks tprobe does not run, each with a sentence that says so

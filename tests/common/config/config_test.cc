@@ -306,6 +306,9 @@ std::vector<InvalidCase> InvalidCases() {
       {"TypoSuggestsNearestKey", R"({"lvel": "L0"})",
        "config: unknown key 'lvel' at the top level (did you mean 'level'?); "
        "allowed keys are ["},
+      // A refused key ('device', the ATB dump's) is never suggested.
+      {"TypoNearARefusedKeyOnly", R"({"devise": "npu"})",
+       "config: unknown key 'devise' at the top level; allowed keys are ["},
       {"UnknownKeyFarFromAnyKnown", R"({"verbosity": 3})",
        "config: unknown key 'verbosity' at the top level; allowed keys are ["},
       {"DumpEnableNotABool", R"({"dump_enable": "true"})",
