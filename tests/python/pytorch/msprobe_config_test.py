@@ -6,6 +6,9 @@
   packaged config.json and its ATB example: each loads, or is refused with
   a message that says what tprobe does not support;
 - a PrecisionDebugger names each key without effect once on stderr;
+- summary_mode in the tensor section: task tensor with md5 writes each
+  tensor's CRC-32 (checked against the .npy file's bytes, and against
+  msprobe 26.2 on the same script when installed);
 - every public name of msprobe.pytorch (and msprobe.mindspore) is in
   tprobe.torch (tprobe.mindspore); the ones tprobe does not provide, and
   start()'s inference arguments, raise saying what tprobe does instead;
@@ -25,6 +28,9 @@ import subprocess
 import sys
 import textwrap
 import unittest
+import zlib
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
@@ -100,6 +106,31 @@ BROKEN_FILE_SCRIPT = textwrap.dedent("""
         d.step()
     assert d.session.flush(30000)
     print("trained to the end")
+""")
+
+
+# Task tensor with summary_mode md5; argv: tool, dump path.
+TENSOR_MD5_SCRIPT = textwrap.dedent("""
+    import json, os, sys, torch
+    tool, dump = sys.argv[1:3]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
+    os.makedirs(dump)
+    config = os.path.join(dump, "config.json")
+    with open(config, "w") as f:
+        json.dump({"task": "tensor", "dump_path": dump, "level": "L1",
+                   "tensor": {"summary_mode": "md5"}}, f)
+    d = PrecisionDebugger(config_path=config)
+    torch.manual_seed(0)
+    weight, x = torch.randn(2, 3), torch.randn(4, 3)
+    d.start()
+    torch.nn.functional.linear(x, weight)
+    d.stop()
+    d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
 """)
 
 
@@ -290,6 +321,33 @@ class ApiSurfaceTest(unittest.TestCase):
             tm.save_grad()
         self.assertIn("save_grad is not supported by tprobe", str(
             raised.exception))
+
+
+class TensorMd5Test(unittest.TestCase):
+    def output(self, tool: str, tmp: str, env: dict) -> tuple:
+        dump = os.path.join(tmp, tool)
+        run = subprocess.run([sys.executable, "-c", TENSOR_MD5_SCRIPT, tool,
+                              dump], env=env, timeout=600, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        (rank,) = glob.glob(os.path.join(dump, "step0", "*"))
+        with open(os.path.join(rank, "dump.json")) as f:
+            entry = json.load(f)["data"]["Functional.linear.0.forward"]
+        return rank, entry["output"][0]
+
+    def test_tensor_task_writes_md5(self) -> None:
+        tmp = fresh_dir("tp-tmd5-")
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            rank, out = self.output("tprobe", tmp, daemon.env())
+            reference = (self.output("msprobe", tmp, daemon.env())[1]
+                         if HAS_MSPROBE else None)
+        array = np.load(os.path.join(rank, "dump_tensor_data",
+                                     out["data_name"]))
+        self.assertEqual(out["md5"],
+                         f"{zlib.crc32(array.tobytes()) & 0xffffffff:08x}")
+        if reference is not None:
+            self.assertEqual(out["md5"], reference["md5"])
+            self.assertEqual(list(out), list(reference))
 
 
 class DumpEnableTest(unittest.TestCase):
