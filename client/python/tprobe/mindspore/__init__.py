@@ -1,7 +1,7 @@
 """tprobe for MindSpore (PyNative): a drop-in for msprobe's
 ``msprobe.mindspore``.
 
-    from tprobe.mindspore import PrecisionDebugger
+    from tprobe.mindspore import PrecisionDebugger, seed_all
 
 msprobe's other public names are here too and raise NotImplementedError
 saying what tprobe does instead (docs/msprobe-api.md).
@@ -9,13 +9,11 @@ saying what tprobe does instead (docs/msprobe-api.md).
 
 from tprobe._common.unsupported import unsupported
 from tprobe.mindspore.debugger import PrecisionDebugger
+from tprobe.mindspore.seed import seed_all
 
 _GRAPH = ("graph-mode dumping is not supported this way; dump in PyNative "
           "with PrecisionDebugger, or import a graph-mode dump with "
           "`tprobe import`")
-seed_all = unsupported(
-    "seed_all", "seed MindSpore yourself (mindspore.set_seed, numpy, "
-    "random) before the PrecisionDebugger")
 MsprobeStep = unsupported(
     "MsprobeStep", "call PrecisionDebugger.start(), stop() and step() in "
     "the training loop")
