@@ -186,7 +186,8 @@ class DebuggerCore:
         self._rt.refresh()
 
     @classmethod
-    def save(cls, variable: Any, name: str, save_backward: bool = True) -> None:
+    def save(cls, variable: Any, name: str,
+             save_backward: bool = True) -> None:
         """msprobe's save() writes only at its level "debug" (debug.json),
         which tprobe does not support (the config refuses it); at every
         other level msprobe ignores the call, and so does tprobe. Bad
