@@ -35,8 +35,10 @@ constexpr Named<Task> kTaskNames[] = {{Task::kStatistics, "statistics"},
                                       {Task::kTensor, "tensor"},
                                       {Task::kOverflowCheck, "overflow_check"},
                                       {Task::kStructure, "structure"}};
-constexpr Named<Level> kLevelNames[] = {
-    {Level::kL1, "L1"}, {Level::kL0, "L0"}, {Level::kMix, "mix"}};
+constexpr Named<Level> kLevelNames[] = {{Level::kL1, "L1"},
+                                        {Level::kL0, "L0"},
+                                        {Level::kMix, "mix"},
+                                        {Level::kDebug, "debug"}};
 constexpr Named<RiskLevel> kRiskLevelNames[] = {{RiskLevel::kFocus, "FOCUS"},
                                                 {RiskLevel::kCore, "CORE"},
                                                 {RiskLevel::kAll, "ALL"}};
@@ -471,6 +473,30 @@ Status ParseTprobeSection(const Json& section, Config* config) {
   return Status::Ok();
 }
 
+// Level debug (PrecisionDebugger.save() into debug.json) is written for
+// task statistics with summary_mode statistics or md5; msprobe's task
+// tensor there writes torch .pt files, which tprobe does not write.
+Status CheckDebugLevel(const Config& config) {
+  if (config.level != Level::kDebug) return Status::Ok();
+  if (config.task == Task::kTensor) {
+    return Invalid(
+        "level debug with task tensor is not supported by tprobe yet "
+        "(msprobe writes save()'s tensors as .pt files); use task "
+        "statistics");
+  }
+  if (config.task != Task::kStatistics) {
+    return Invalid("level debug is invalid with task " +
+                   std::string(TaskName(config.task)) +
+                   ", tprobe takes it with task statistics");
+  }
+  if (config.summary_mode == SummaryMode::kXor) {
+    return Invalid(
+        "level debug with summary_mode xor is not supported by tprobe; use "
+        "statistics or md5");
+  }
+  return Status::Ok();
+}
+
 Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
   if (!root.is_object()) {
     return Invalid("the top level must be a JSON object, not " +
@@ -518,7 +544,7 @@ Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
       config->level = *level;
     } else {
       std::string message =
-          "level is invalid, it should be one of [L0, L1, mix]";
+          "level is invalid, it should be one of [L0, L1, mix, debug]";
       if (const char* why =
               v->is_string()
                   ? UnsupportedLevelReason(v->get_ref<const std::string&>())
@@ -584,7 +610,7 @@ Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
     status = ParseTprobeSection(*v, config);
     if (!status.ok()) return status;
   }
-  return Status::Ok();
+  return CheckDebugLevel(*config);
 }
 
 // ParseConfig without the message prefix. The one place where nlohmann_json

@@ -40,8 +40,10 @@ enum class Task {
                    // construct.json and stack.json
 };
 
-// What is hooked: L0 = modules, L1 = APIs, mix = both.
-enum class Level { kL0, kL1, kMix };
+// What is hooked: L0 = modules, L1 = APIs, mix = both; debug = nothing,
+// only what PrecisionDebugger.save() is given (msprobe's single-point
+// saving, written as debug.json).
+enum class Level { kL0, kL1, kMix, kDebug };
 
 // msprobe 26.x's risk_level: which APIs levels L1 and mix dump when neither
 // scope nor list is given (client/risk_level.h). kFocus is msprobe's
@@ -158,11 +160,11 @@ TPROBE_INTERNAL Result<Config> LoadConfigFile(
 std::string ToJson(const Config& config);
 
 // True when data of `step` is dumped: steps is empty or holds it.
-bool StepSelected(const Config& config, int64_t step);
+TPROBE_INTERNAL bool StepSelected(const Config& config, int64_t step);
 
 // True when `rank` dumps: ranks is empty or holds it. A process without a
 // distributed rank passes -1 and is always selected.
-bool RankSelected(const Config& config, int64_t rank);
+TPROBE_INTERNAL bool RankSelected(const Config& config, int64_t rank);
 
 // The last step to dump, max(steps), or nullopt when every step is dumped.
 // After it the client stops dumping for good (msprobe's start()).

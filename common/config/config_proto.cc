@@ -48,7 +48,8 @@ constexpr Pair<Task, v1::Config::Task> kTasks[] = {
 constexpr Pair<Level, v1::Config::Level> kLevels[] = {
     {Level::kL0, v1::Config::L0},
     {Level::kL1, v1::Config::L1},
-    {Level::kMix, v1::Config::MIX}};
+    {Level::kMix, v1::Config::MIX},
+    {Level::kDebug, v1::Config::DEBUG}};
 constexpr Pair<RiskLevel, v1::Config::RiskLevel> kRiskLevels[] = {
     {RiskLevel::kFocus, v1::Config::FOCUS},
     {RiskLevel::kCore, v1::Config::CORE},

@@ -216,10 +216,6 @@ const char* UnsupportedLevelReason(std::string_view level) {
   if (level == "L2") {
     return "msprobe's kernel dump (level L2) is not supported by tprobe";
   }
-  if (level == "debug") {
-    return "msprobe's single-point saving (level debug, save() into "
-           "debug.json) is not supported by tprobe yet";
-  }
   return nullptr;
 }
 

@@ -36,6 +36,7 @@ import threading
 from typing import Any, List, Optional
 
 from tprobe import _C
+from tprobe._common.debug_save import DebugSave
 from tprobe._common.dump_enable import DumpEnable
 from tprobe._common.runtime import Runtime
 from tprobe._common.session import (Framework, config_with_overrides,
@@ -84,6 +85,11 @@ class DebuggerCore:
     def _step_done(self) -> None:
         """Runs after each step() (state kept for one step is let go)."""
 
+    def _make_debug_save(self) -> Optional[DebugSave]:
+        """save()'s state at level debug (how the framework tells a tensor
+        and hooks its gradient); None where save() is not supported."""
+        return None
+
     # --- the shared lifecycle --------------------------------------------
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "DebuggerCore":
@@ -121,6 +127,7 @@ class DebuggerCore:
         self._started = False
         self._hooked = True  # False once the configured steps are done
         self._warned_model = False
+        self._debug_save = self._make_debug_save()
         self._make_hooks()
         self._install()
         if hasattr(os, "register_at_fork"):
@@ -161,6 +168,7 @@ class DebuggerCore:
         if self is None:
             return
         rt = self._rt
+        self._flush_debug_save()
         rt.session.step()
         rt.refresh()
         self._step_done()
@@ -188,16 +196,32 @@ class DebuggerCore:
     @classmethod
     def save(cls, variable: Any, name: str,
              save_backward: bool = True) -> None:
-        """msprobe's save() writes only at its level "debug" (debug.json),
-        which tprobe does not support (the config refuses it); at every
-        other level msprobe ignores the call, and so does tprobe. Bad
-        arguments raise ValueError."""
-        cls._require("save")
+        """msprobe's save() writes only at its level "debug" (debug.json,
+        tprobe._common.debug_save); at every other level msprobe ignores
+        the call, and so does tprobe. Bad arguments raise ValueError; after
+        that nothing raises (failures are reported once)."""
+        self = cls._require("save")
         if not isinstance(name, str):
             raise ValueError(f"save: name must be a str, got {name!r}")
         if not isinstance(save_backward, bool):
             raise ValueError(f"save: save_backward must be a bool, got "
                              f"{save_backward!r}")
+        session = self._rt.session
+        if self._debug_save is None or session.level != "debug":
+            return
+        try:
+            self._debug_save.save(session, variable, name, save_backward)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.save", error)
+
+    def _flush_debug_save(self) -> None:
+        """Writes save()'s gradient entries whose backward ran."""
+        if self._debug_save is None:
+            return
+        try:
+            self._debug_save.flush(self._rt.session)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.save", error)
 
     @property
     def session(self) -> _C.Session:
@@ -261,5 +285,6 @@ class DebuggerCore:
 
     def _close(self) -> None:
         rt = self._rt
+        self._flush_debug_save()
         rt.on = False
         rt.session.close()

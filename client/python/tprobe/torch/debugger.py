@@ -24,6 +24,7 @@ from typing import Any, List, Optional
 import torch
 
 from tprobe import _C
+from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.session import Framework
 from tprobe._common.unsupported import unsupported
@@ -49,6 +50,19 @@ def current_rank() -> int:
         return -1
 
 
+def _hook_grad(tensor: torch.Tensor, on_grad: Any) -> bool:
+    """save()'s gradient hook: on_grad gets the tensor's gradient, detached,
+    when the backward reaches it; False when it requires none."""
+    if not tensor.requires_grad:
+        return False
+
+    def hook(grad: torch.Tensor) -> None:
+        on_grad(grad.detach())
+
+    tensor.register_hook(hook)
+    return True
+
+
 class PrecisionDebugger(DebuggerCore):
     FRAMEWORK = Framework.PYTORCH
     _instance: Optional["PrecisionDebugger"] = None
@@ -69,6 +83,10 @@ class PrecisionDebugger(DebuggerCore):
         self._apis = ApiHooks(rt)
         self._optimizer = OptimizerHooks(rt)
         _C.set_fallback(values.fallback)
+
+    def _make_debug_save(self) -> DebugSave:
+        return DebugSave(lambda value: isinstance(value, torch.Tensor),
+                         _hook_grad)
 
     def _install(self) -> None:
         level = self._rt.level
