@@ -347,9 +347,17 @@ std::vector<InvalidCase> InvalidCases() {
       {"TaskDiffCheck", R"({"task": "diff_check"})",
        "(msprobe's bench comparison at dump time (task diff_check) is not "
        "supported by tprobe; dump both runs and use `tprobe compare`)"},
-      {"LevelDebug", R"({"level": "debug"})",
-       "(msprobe's single-point saving (level debug, save() into debug.json) "
-       "is not supported by tprobe yet)"},
+      {"LevelDebugTaskTensor", R"({"task": "tensor", "level": "debug"})",
+       "config: level debug with task tensor is not supported by tprobe yet "
+       "(msprobe writes save()'s tensors as .pt files); use task statistics"},
+      {"LevelDebugTaskOverflowCheck",
+       R"({"task": "overflow_check", "level": "debug"})",
+       "config: level debug is invalid with task overflow_check, tprobe takes "
+       "it with task statistics"},
+      {"LevelDebugXor",
+       R"({"level": "debug", "statistics": {"summary_mode": "xor"}})",
+       "config: level debug with summary_mode xor is not supported by "
+       "tprobe; use statistics or md5"},
       {"SummaryModeListIsStaticGraphs",
        R"({"statistics": {"summary_mode": ["max", "min"]}})",
        "config: summary_mode is invalid: a list of statistics is MindSpore "
@@ -379,11 +387,11 @@ std::vector<InvalidCase> InvalidCases() {
        "(msprobe's online accuracy checker (task acc_check, formerly run_ut) "
        "is not supported by tprobe)"},
       {"LevelUnknown", R"({"level": "L3"})",
-       "config: level is invalid, it should be one of [L0, L1, mix]"},
+       "config: level is invalid, it should be one of [L0, L1, mix, debug]"},
       {"LevelNotAString", R"({"level": 1})",
-       "config: level is invalid, it should be one of [L0, L1, mix]"},
+       "config: level is invalid, it should be one of [L0, L1, mix, debug]"},
       {"LevelOfMsprobeOnly", R"({"level": "L2"})",
-       "config: level is invalid, it should be one of [L0, L1, mix] "
+       "config: level is invalid, it should be one of [L0, L1, mix, debug] "
        "(msprobe's kernel dump (level L2) is not supported by tprobe)"},
       {"DumpPathNotAString", R"({"dump_path": ["a"]})",
        "config: dump_path is invalid, it should be a string"},

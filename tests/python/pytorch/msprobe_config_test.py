@@ -161,8 +161,10 @@ def expected_refusal(config: dict) -> str:
         return "exception dump (task exception_dump"
     if level == "L2":
         return "kernel dump (level L2)"
-    if level == "debug":
-        return "single-point saving (level debug"
+    if level == "debug" and task == "tensor":
+        return "level debug with task tensor is not supported by tprobe yet"
+    if level == "debug" and task not in (None, "statistics"):
+        return "tprobe takes it with task statistics"
     return ""
 
 

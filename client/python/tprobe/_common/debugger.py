@@ -118,6 +118,12 @@ class DebuggerCore:
             self._rank = self._current_rank()
             session = new_session(self._config, dump_path, self._rank,
                                   self.FRAMEWORK)
+            self._debug_save = self._make_debug_save()
+            if session.level == "debug" and self._debug_save is None:
+                session.close()
+                raise ValueError(
+                    f"level debug (save() into debug.json) is not supported "
+                    f"by tprobe for {self.FRAMEWORK.value} yet")
         except ValueError:
             type(self)._instance = None
             raise
@@ -127,7 +133,6 @@ class DebuggerCore:
         self._started = False
         self._hooked = True  # False once the configured steps are done
         self._warned_model = False
-        self._debug_save = self._make_debug_save()
         self._make_hooks()
         self._install()
         if hasattr(os, "register_at_fork"):
