@@ -131,7 +131,7 @@ Result<Config> FromProto(const v1::Config& m) {
   if (auto level = FromProtoValue(kLevels, m.level())) {
     c.level = *level;
   } else {
-    return Bad("level", "it should be one of [L0, L1, mix]");
+    return Bad("level", "it should be one of [L0, L1, mix, debug]");
   }
   if (auto risk_level = FromProtoValue(kRiskLevels, m.risk_level())) {
     c.risk_level = *risk_level;
