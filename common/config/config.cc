@@ -474,20 +474,14 @@ Status ParseTprobeSection(const Json& section, Config* config) {
 }
 
 // Level debug (PrecisionDebugger.save() into debug.json) is written for
-// task statistics with summary_mode statistics or md5; msprobe's task
-// tensor there writes torch .pt files, which tprobe does not write.
+// tasks statistics and tensor (the tensors as .npy files, where msprobe
+// writes .pt) with summary_mode statistics or md5.
 Status CheckDebugLevel(const Config& config) {
   if (config.level != Level::kDebug) return Status::Ok();
-  if (config.task == Task::kTensor) {
-    return Invalid(
-        "level debug with task tensor is not supported by tprobe yet "
-        "(msprobe writes save()'s tensors as .pt files); use task "
-        "statistics");
-  }
-  if (config.task != Task::kStatistics) {
+  if (config.task != Task::kStatistics && config.task != Task::kTensor) {
     return Invalid("level debug is invalid with task " +
                    std::string(TaskName(config.task)) +
-                   ", tprobe takes it with task statistics");
+                   ", tprobe takes it with task statistics or tensor");
   }
   if (config.summary_mode == SummaryMode::kXor) {
     return Invalid(

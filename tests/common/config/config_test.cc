@@ -347,13 +347,10 @@ std::vector<InvalidCase> InvalidCases() {
       {"TaskDiffCheck", R"({"task": "diff_check"})",
        "(msprobe's bench comparison at dump time (task diff_check) is not "
        "supported by tprobe; dump both runs and use `tprobe compare`)"},
-      {"LevelDebugTaskTensor", R"({"task": "tensor", "level": "debug"})",
-       "config: level debug with task tensor is not supported by tprobe yet "
-       "(msprobe writes save()'s tensors as .pt files); use task statistics"},
       {"LevelDebugTaskOverflowCheck",
        R"({"task": "overflow_check", "level": "debug"})",
        "config: level debug is invalid with task overflow_check, tprobe takes "
-       "it with task statistics"},
+       "it with task statistics or tensor"},
       {"LevelDebugXor",
        R"({"level": "debug", "statistics": {"summary_mode": "xor"}})",
        "config: level debug with summary_mode xor is not supported by "

@@ -2,7 +2,9 @@
 
 One script saves a tensor (twice: counts per name), a list with scalars and
 a nested tuple, a dict without its backward, and a scalar, over three steps
-of which the config takes 0 and 2. tprobe's debug.json is checked for
+of which the config takes 0 and 2, for task statistics (summary_mode
+statistics, md5) and task tensor (tprobe's .npy files against msprobe's
+.pt files by content). tprobe's debug.json is checked for
 itself (keys and order, the "_grad" entry right after its forward one,
 statistics against torch, no stack.json or construct.json) and, where
 msprobe 26.x is installed, against msprobe's on the same script: the same
@@ -76,13 +78,17 @@ class DebugSaveTest(unittest.TestCase):
         cls.daemon.__exit__(None, None, None)
 
     def run_tool(self, tool: str, mode: str) -> tuple:
-        """{step dir: (rank dir, debug.json)}, torch's stats of y."""
+        """{step dir: (rank dir, debug.json)}, torch's stats of y. Mode
+        "tensor" is task tensor, else task statistics with that
+        summary_mode."""
         dump = os.path.join(self.tmp, f"{tool}-{mode}")
         config = os.path.join(self.tmp, f"{tool}-{mode}.json")
+        task = "tensor" if mode == "tensor" else "statistics"
         with open(config, "w") as f:
-            json.dump({"task": "statistics", "dump_path": dump, "rank": [],
+            json.dump({"task": task, "dump_path": dump, "rank": [],
                        "step": [0, 2], "level": "debug",
-                       "statistics": {"summary_mode": mode}}, f)
+                       task: {} if mode == "tensor" else {
+                           "summary_mode": mode}}, f)
         run = subprocess.run([sys.executable, "-c", SCRIPT, tool, config],
                              env=self.daemon.env(), timeout=600, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -103,6 +109,10 @@ class DebugSaveTest(unittest.TestCase):
                 if key in STATS and isinstance(value, float):
                     self.assertTrue(f32_close(mine[key], value),
                                     f"{path}.{key}: {mine[key]} {value}")
+                elif key == "data_name":
+                    # tprobe writes .npy where msprobe writes .pt.
+                    self.assertEqual(mine[key][:-len(".npy")],
+                                     value[:-len(".pt")], path)
                 else:
                     self.assert_same(mine[key], value, f"{path}.{key}")
         elif isinstance(theirs, list):
@@ -118,11 +128,18 @@ class DebugSaveTest(unittest.TestCase):
         self.assertEqual(list(mine), ["step0", "step2"])
         for step, (rank, doc) in mine.items():
             self.assertEqual(sorted(os.listdir(rank)),
-                             ["debug.json", "tprobe.json"])
+                             sorted(["debug.json", "tprobe.json"]
+                                    + (["dump_tensor_data"]
+                                       if mode == "tensor" else [])))
             self.assertEqual(list(doc)[:5], ["task", "level", "framework",
                                              "dump_data_dir", "data"])
             self.assertEqual(doc["level"], "debug")
-            self.assertIsNone(doc["dump_data_dir"])
+            if mode == "tensor":
+                self.assertEqual(doc["dump_data_dir"],
+                                 os.path.join(rank, "dump_tensor_data"))
+                self.check_files(rank, doc["data"])
+            else:
+                self.assertIsNone(doc["dump_data_dir"])
             data = doc["data"]
             self.assertEqual(list(data), KEYS, step)
             y = data["y.0.debug"]
@@ -142,7 +159,46 @@ class DebugSaveTest(unittest.TestCase):
             theirs, _ = self.run_tool("msprobe", mode)
             self.assertEqual(list(theirs), list(mine))
             for step in mine:
-                self.assert_same(mine[step][1], theirs[step][1], step)
+                ours, reference = mine[step][1], theirs[step][1]
+                if mode == "tensor":
+                    ours, reference = dict(ours), dict(reference)
+                    ours.pop("dump_data_dir")
+                    reference.pop("dump_data_dir")
+                    self.same_files(mine[step][0], theirs[step][0])
+                self.assert_same(ours, reference, step)
+
+    def check_files(self, rank: str, data: dict) -> None:
+        """Every data_name is a file whose content has the entry's Max."""
+        import numpy as np
+
+        def walk(value) -> None:
+            if isinstance(value, dict) and "data_name" in value:
+                array = np.load(os.path.join(rank, "dump_tensor_data",
+                                             value["data_name"]))
+                self.assertTrue(f32_close(float(array.max()),
+                                          value["Max"]))
+            elif isinstance(value, dict):
+                for item in value.values():
+                    walk(item)
+            elif isinstance(value, list):
+                for item in value:
+                    walk(item)
+
+        walk(data)
+
+    def same_files(self, mine: str, theirs: str) -> None:
+        """The same tensor files by name (.npy for .pt) and content."""
+        import numpy as np
+        import torch
+        ours = sorted(os.listdir(os.path.join(mine, "dump_tensor_data")))
+        reference = sorted(os.listdir(os.path.join(theirs,
+                                                   "dump_tensor_data")))
+        self.assertEqual([n[:-len(".npy")] for n in ours],
+                         [n[:-len(".pt")] for n in reference])
+        for a, b in zip(ours, reference):
+            array = np.load(os.path.join(mine, "dump_tensor_data", a))
+            tensor = torch.load(os.path.join(theirs, "dump_tensor_data", b))
+            self.assertEqual(array.tobytes(), tensor.numpy().tobytes(), a)
 
     def test_statistics(self) -> None:
         self.check_mode("statistics")
@@ -150,16 +206,19 @@ class DebugSaveTest(unittest.TestCase):
     def test_md5(self) -> None:
         self.check_mode("md5")
 
-    def test_tensor_task_refused(self) -> None:
+    def test_tensor(self) -> None:
+        self.check_mode("tensor")
+
+    def test_overflow_check_refused(self) -> None:
         sys.path.insert(0, python_path())
         from tprobe import _C
-        config = os.path.join(self.tmp, "tensor.json")
+        config = os.path.join(self.tmp, "overflow.json")
         with open(config, "w") as f:
-            json.dump({"task": "tensor", "dump_path": self.tmp,
+            json.dump({"task": "overflow_check", "dump_path": self.tmp,
                        "level": "debug"}, f)
         with self.assertRaises(ValueError) as raised:
             _C.config_warnings(config)
-        self.assertIn("level debug with task tensor is not supported",
+        self.assertIn("level debug is invalid with task overflow_check",
                       str(raised.exception))
 
 

@@ -2,7 +2,7 @@
 process against one real tprobed: set_init_step, module_dump /
 module_dump_end, seed_all, save, forward_backward_dump_end, and the clear
 errors for what tprobe does not support (token_range, level debug with
-task tensor).
+task overflow_check).
 """
 
 import importlib.util
@@ -240,13 +240,13 @@ class DebuggerApiTest(unittest.TestCase):
         """, ok=False)
         self.assertIn("token_range is not supported by tprobe", run.stderr)
 
-    def test_level_debug_with_task_tensor_is_refused(self) -> None:
-        run = self.run_scenario("debug", {"task": "tensor",
+    def test_level_debug_with_task_overflow_check_is_refused(self) -> None:
+        run = self.run_scenario("debug", {"task": "overflow_check",
                                           "level": "debug"}, """
             PrecisionDebugger(config_path=config_path)
         """, ok=False)
-        self.assertIn("level debug with task tensor is not supported by "
-                      "tprobe yet", run.stderr)
+        self.assertIn("level debug is invalid with task overflow_check",
+                      run.stderr)
 
 
 if __name__ == "__main__":

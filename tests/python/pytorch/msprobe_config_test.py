@@ -161,10 +161,8 @@ def expected_refusal(config: dict) -> str:
         return "exception dump (task exception_dump"
     if level == "L2":
         return "kernel dump (level L2)"
-    if level == "debug" and task == "tensor":
-        return "level debug with task tensor is not supported by tprobe yet"
-    if level == "debug" and task not in (None, "statistics"):
-        return "tprobe takes it with task statistics"
+    if level == "debug" and task not in (None, "statistics", "tensor"):
+        return "tprobe takes it with task statistics or tensor"
     return ""
 
 

@@ -23,8 +23,9 @@ from collections import defaultdict
 from typing import Any, Callable, DefaultDict, List, Optional, Tuple
 
 # The entry member that holds a debug entry's value (the daemon writes the
-# value bare, common/dump/tree.h).
-MEMBER = "debug"
+# value bare, common/dump/tree.h, and names its tensor files without a
+# category, daemon/output/entry_renderer.h).
+MEMBER = ""
 
 
 class _Slot:
