@@ -195,8 +195,8 @@ class ConfigExamplesTest(unittest.TestCase):
                 self.assertIn(refusal, str(raised.exception))
                 self.assertIn(NOT_SUPPORTED, str(raised.exception))
         # statistics, tensor, overflow_check and structure, for PyTorch and
-        # MindSpore's dynamic graph.
-        self.assertEqual(loaded, 8)
+        # MindSpore's dynamic graph, and level debug (save()).
+        self.assertEqual(loaded, 9)
 
     @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
     def test_msprobe_26_packaged_configs(self) -> None:
