@@ -12,8 +12,10 @@
 // Thread safety: every function of the module is called with the GIL held.
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <vector>
 
 #include "client/python/api_hook.h"
 #include "client/python/call_stack.h"
@@ -21,6 +23,7 @@
 #include "client/python/session_binding.h"
 #include "client/python/type_discovery.h"
 #include "client/risk_level.h"
+#include "common/config/config.h"
 
 namespace py = pybind11;
 
@@ -61,6 +64,19 @@ PYBIND11_MODULE(_C, m) {
       py::arg("api"),
       "msprobe 26.x's risk of an API name without its group prefix: "
       "\"CORE\", \"FOCUS\" or \"LOW\" (risk_level).");
+
+  m.def(
+      "config_warnings",
+      [](const std::string& path) {
+        std::vector<std::string> warnings;
+        auto loaded = tprobe::config::LoadConfigFile(path, &warnings);
+        if (!loaded.ok()) throw py::value_error(loaded.status().message());
+        return warnings;
+      },
+      py::arg("path"),
+      "Checks the config.json at path: its warnings, one line for each key "
+      "that has no effect in tprobe; ValueError with the config's message "
+      "when it is invalid.");
 
   tprobe::python::DefineProducerStats(m);
   tprobe::python::DefineSession(m);

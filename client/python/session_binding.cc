@@ -207,6 +207,14 @@ class PySession final : public ApiSession {
   }
 
   bool collecting() const { return session_ && session_->collecting(); }
+  // Whether the config's step and rank lists take `step` of this rank
+  // (PrecisionDebugger.save(), which needs no start()).
+  bool Selects(int64_t step) const {
+    if (!session_) return false;
+    const config::Config& config = session_->config();
+    return config::StepSelected(config, step) &&
+           config::RankSelected(config, session_->rank());
+  }
   bool connected() const { return session_ && session_->connected(); }
   int64_t step() const { return session_ ? session_->step() : 0; }
   int rank() const { return session_ ? session_->rank() : -1; }
@@ -771,6 +779,9 @@ void DefineSession(py::module_& m) {
            "node `name` (msprobe's \"optimizer\", \"clip_grad\").")
       .def("end_group", &PySession::EndGroup)
       .def_property_readonly("collecting", &PySession::collecting)
+      .def("selects", &PySession::Selects, py::arg("step"),
+           "Whether the config's step and rank lists take `step` of this "
+           "rank.")
       .def_property_readonly("connected", &PySession::connected)
       .def_property_readonly("current_step", &PySession::step)
       .def_property_readonly("rank", &PySession::rank)

@@ -11,11 +11,15 @@
 #include <span>
 #include <utility>
 
+#include "common/config/msprobe_keys.h"
+
 namespace tprobe::config {
 namespace {
 
-using Json = nlohmann::json;
+// Ordered, so that keys are checked (and warned about) in the file's order.
+using Json = nlohmann::ordered_json;
 using Keys = std::span<const std::string_view>;
+using Warnings = std::vector<std::string>;
 
 constexpr std::string_view kPrefix = "config: ";
 
@@ -31,8 +35,10 @@ constexpr Named<Task> kTaskNames[] = {{Task::kStatistics, "statistics"},
                                       {Task::kTensor, "tensor"},
                                       {Task::kOverflowCheck, "overflow_check"},
                                       {Task::kStructure, "structure"}};
-constexpr Named<Level> kLevelNames[] = {
-    {Level::kL1, "L1"}, {Level::kL0, "L0"}, {Level::kMix, "mix"}};
+constexpr Named<Level> kLevelNames[] = {{Level::kL1, "L1"},
+                                        {Level::kL0, "L0"},
+                                        {Level::kMix, "mix"},
+                                        {Level::kDebug, "debug"}};
 constexpr Named<RiskLevel> kRiskLevelNames[] = {{RiskLevel::kFocus, "FOCUS"},
                                                 {RiskLevel::kCore, "CORE"},
                                                 {RiskLevel::kAll, "ALL"}};
@@ -61,71 +67,69 @@ std::optional<E> ValueNamed(const Named<E> (&table)[N], const Json& v) {
   return std::nullopt;
 }
 
-// msprobe 26.x's own config.json carries the sections of tasks tprobe does
-// not run (acc_check, ...) and extra_info: accepted by name and ignored.
-constexpr std::string_view kTopKeys[] = {
-    "task",          "dump_path",      "rank",
-    "step",          "level",          "enable_dataloader",
-    "async_dump",    "precision",      "statistics",
-    "tensor",        "overflow_check", "run_ut",
-    "grad_probe",    "free_benchmark", "tprobe",
-    "risk_level",    "extra_info",     "acc_check",
-    "diff_check",    "nan_check",      "structure",
-    "exception_dump"};
-constexpr std::string_view kStatisticsKeys[] = {"scope", "list", "data_mode",
-                                                "summary_mode", "tensor_list"};
-constexpr std::string_view kTensorKeys[] = {"scope", "list", "data_mode",
-                                            "file_format"};
-constexpr std::string_view kStructureKeys[] = {"scope", "list", "data_mode"};
-constexpr std::string_view kOverflowCheckKeys[] = {
-    "scope", "list", "data_mode", "overflow_nums", "check_mode"};
-constexpr std::string_view kTprobeKeys[] = {
-    "socket",           "ring_bytes",      "ring_count",   "policy",
-    "block_timeout_ms", "exit_timeout_ms", "statistics_on"};
-
-// The keys of the task section that `task` reads.
-Keys SectionKeys(Task task) {
-  switch (task) {
-    case Task::kStatistics:
-      return kStatisticsKeys;
-    case Task::kTensor:
-      return kTensorKeys;
-    case Task::kOverflowCheck:
-      return kOverflowCheckKeys;
-    case Task::kStructure:
-      return kStructureKeys;
-  }
-  return kStatisticsKeys;
-}
-
 // Internal errors carry the message without kPrefix; the public functions add
 // it (and the path, for LoadConfigFile).
 Status Invalid(std::string message) {
   return Status::Error(std::move(message));
 }
 
-std::string Join(Keys keys) {
-  std::string out;
-  for (std::string_view key : keys) {
-    if (!out.empty()) out += ", ";
-    out += key;
-  }
-  return "[" + out + "]";
-}
-
 bool Contains(Keys keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// `where` is "at the top level" or "in section 'x'".
-Status CheckKeys(const Json& object, std::string_view where, Keys allowed) {
+// One warning line: "config: <key> has no effect: <why>".
+void Warn(Warnings* warnings, const std::string& key, std::string_view why) {
+  warnings->push_back(std::string(kPrefix) + key +
+                      " has no effect: " + std::string(why));
+}
+
+// The keys that may appear, as "[a, b, ...]": every known key but the
+// refused ones.
+std::string Allowed(KeyRules rules) {
+  std::string out;
+  for (const KeyRule& rule : rules) {
+    if (rule.use == KeyUse::kRefused) continue;
+    if (!out.empty()) out += ", ";
+    out += rule.key;
+  }
+  return "[" + out + "]";
+}
+
+// Checks every key of `object` against `rules`: an unknown key is an error
+// that suggests the nearest known one, a refused key an error that says
+// what is not supported, and an ignored key (not null) a warning. `prefix`
+// is "" at the top level and "section." in a task section.
+Status CheckKeys(const Json& object, const std::string& prefix, KeyRules rules,
+                 Warnings* warnings) {
   for (const auto& [key, value] : object.items()) {
-    if (!Contains(allowed, key)) {
-      return Invalid("unknown key '" + key + "' " + std::string(where) +
-                     "; allowed keys are " + Join(allowed));
+    const KeyRule* rule = FindRule(rules, key);
+    if (rule == nullptr) {
+      std::string where =
+          prefix.empty()
+              ? std::string("at the top level")
+              : "in section '" + prefix.substr(0, prefix.size() - 1) + "'";
+      std::string message = "unknown key '" + key + "' " + where;
+      if (std::string_view near = NearestKey(rules, key); !near.empty()) {
+        message += " (did you mean '" + std::string(near) + "'?)";
+      }
+      return Invalid(message + "; allowed keys are " + Allowed(rules));
+    }
+    if (rule->use == KeyUse::kRefused) {
+      return Invalid(prefix + key + ": " + std::string(rule->why));
+    }
+    if (rule->use == KeyUse::kIgnored && !value.is_null()) {
+      Warn(warnings, prefix + key, rule->why);
     }
   }
   return Status::Ok();
+}
+
+// Adds the warning for a checked key whose value tprobe does not honour.
+void WarnChecked(KeyRules rules, const std::string& prefix,
+                 std::string_view key, Warnings* warnings) {
+  if (const KeyRule* rule = FindRule(rules, key)) {
+    Warn(warnings, prefix + std::string(key), rule->why);
+  }
 }
 
 // The value of `key`, or nullptr when it is absent or null.
@@ -190,14 +194,24 @@ Status ParseStepsOrRanks(const Json& value, std::string_view name,
     const std::string& text = element.get_ref<const std::string&>();
     const std::string now =
         " Now string parameter for " + obj + " is \"" + text + "\".";
+    // msprobe 26.x: "3" is one value, "3-5" a range.
     size_t hyphen = text.find('-');
-    if (hyphen == std::string::npos ||
+    if (hyphen != std::string::npos &&
         text.find('-', hyphen + 1) != std::string::npos) {
       return Invalid("The string parameter for " + obj +
-                     " only supports formats like \"3-5\"." + now);
+                     " only supports formats like \"3\" or \"3-5\"." + now);
     }
-    std::optional<int64_t> left = ParseBoundary(text.substr(0, hyphen));
-    std::optional<int64_t> right = ParseBoundary(text.substr(hyphen + 1));
+    std::optional<int64_t> left, right;
+    if (hyphen == std::string::npos) {
+      left = right = ParseBoundary(text);
+      if (!left) {
+        return Invalid("The string parameter for " + obj +
+                       " only supports formats like \"3\" or \"3-5\"." + now);
+      }
+    } else {
+      left = ParseBoundary(text.substr(0, hyphen));
+      right = ParseBoundary(text.substr(hyphen + 1));
+    }
     if (!left || !right) {
       return Invalid("The hyphen(-) must start and end with decimal numbers." +
                      now);
@@ -277,12 +291,13 @@ Status ParseDataMode(const Json& value, DataMode* out) {
 }
 
 Status ParseTaskSection(const Json& section, std::string_view name,
-                        Config* config) {
+                        Config* config, Warnings* warnings) {
   if (!section.is_object()) {
     return Invalid(std::string(name) + " is invalid, it should be an object");
   }
-  Status status = CheckKeys(section, "in section '" + std::string(name) + "'",
-                            SectionKeys(config->task));
+  const std::string prefix = std::string(name) + ".";
+  const KeyRules rules = SectionKeys(name);
+  Status status = CheckKeys(section, prefix, rules, warnings);
   if (!status.ok()) return status;
 
   if (const Json* v = Find(section, "scope")) {
@@ -303,9 +318,17 @@ Status ParseTaskSection(const Json& section, std::string_view name,
     status = ParseDataMode(*v, &config->data_mode);
     if (!status.ok()) return status;
   }
-  if (const Json* v = Find(section, "summary_mode")) {
-    if (auto mode = ValueNamed(kSummaryModeNames, *v)) {
+  // The statistics and tensor tasks read summary_mode (in the other
+  // sections CheckKeys warned that it has no effect).
+  const Json* summary_mode = Find(section, "summary_mode");
+  if (summary_mode != nullptr &&
+      (config->task == Task::kStatistics || config->task == Task::kTensor)) {
+    if (auto mode = ValueNamed(kSummaryModeNames, *summary_mode)) {
       config->summary_mode = *mode;
+    } else if (summary_mode->is_array()) {
+      return Invalid(
+          "summary_mode is invalid: a list of statistics is MindSpore static "
+          "graph's; tprobe takes one of ['statistics', 'md5', 'xor']");
     } else {
       return Invalid(
           "summary_mode is invalid, summary_mode is not in ['statistics', "
@@ -326,6 +349,7 @@ Status ParseTaskSection(const Json& section, std::string_view name,
     if (*v != "npy" && *v != "bin") {
       return Invalid("file_format is invalid, it should be one of [npy, bin]");
     }
+    if (*v == "bin") WarnChecked(rules, prefix, "file_format", warnings);
   }
   if (const Json* v = Find(section, "overflow_nums")) {
     if (!v->is_number_integer()) {
@@ -342,6 +366,7 @@ Status ParseTaskSection(const Json& section, std::string_view name,
       return Invalid(
           "check_mode is invalid, it should be one of [all, aicore, atomic]");
     }
+    if (*v != "all") WarnChecked(rules, prefix, "check_mode", warnings);
   }
   return Status::Ok();
 }
@@ -367,7 +392,16 @@ Status ParseTprobeSection(const Json& section, Config* config) {
   if (!section.is_object()) {
     return Invalid("tprobe is invalid, it should be an object");
   }
-  Status status = CheckKeys(section, "in section 'tprobe'", kTprobeKeys);
+  static constexpr KeyRule kTprobeKeys[] = {
+      {"socket", KeyUse::kActed, ""},
+      {"ring_bytes", KeyUse::kActed, ""},
+      {"ring_count", KeyUse::kActed, ""},
+      {"policy", KeyUse::kActed, ""},
+      {"block_timeout_ms", KeyUse::kActed, ""},
+      {"exit_timeout_ms", KeyUse::kActed, ""},
+      {"statistics_on", KeyUse::kActed, ""}};
+  Warnings none;
+  Status status = CheckKeys(section, "tprobe.", kTprobeKeys, &none);
   if (!status.ok()) return status;
 
   if (const Json* v = Find(section, "socket")) {
@@ -439,12 +473,31 @@ Status ParseTprobeSection(const Json& section, Config* config) {
   return Status::Ok();
 }
 
-Status ParseRoot(const Json& root, Config* config) {
+// Level debug (PrecisionDebugger.save() into debug.json) is written for
+// tasks statistics and tensor (the tensors as .npy files, where msprobe
+// writes .pt) with summary_mode statistics or md5.
+Status CheckDebugLevel(const Config& config) {
+  if (config.level != Level::kDebug) return Status::Ok();
+  if (config.task != Task::kStatistics && config.task != Task::kTensor) {
+    return Invalid("level debug is invalid with task " +
+                   std::string(TaskName(config.task)) +
+                   ", tprobe takes it with task statistics or tensor");
+  }
+  if (config.summary_mode == SummaryMode::kXor) {
+    return Invalid(
+        "level debug with summary_mode xor is not supported by tprobe; use "
+        "statistics or md5");
+  }
+  return Status::Ok();
+}
+
+Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
   if (!root.is_object()) {
     return Invalid("the top level must be a JSON object, not " +
                    std::string(root.type_name()));
   }
-  Status status = CheckKeys(root, "at the top level", kTopKeys);
+  const KeyRules rules = TopLevelKeys();
+  Status status = CheckKeys(root, "", rules, warnings);
   if (!status.ok()) return status;
 
   if (const Json* v = Find(root, "task")) {
@@ -454,13 +507,11 @@ Status ParseRoot(const Json& root, Config* config) {
       std::string message =
           "task is invalid, it should be one of [statistics, tensor, "
           "overflow_check, structure]";
-      static constexpr std::string_view kOtherMsprobeTasks[] = {
-          "free_benchmark", "run_ut",     "grad_probe", "exception_dump",
-          "acc_check",      "diff_check", "nan_check"};
-      if (v->is_string() &&
-          Contains(kOtherMsprobeTasks, v->get_ref<const std::string&>())) {
-        message += " (tprobe does not support msprobe's task " +
-                   v->get<std::string>() + ")";
+      if (const char* why =
+              v->is_string()
+                  ? UnsupportedTaskReason(v->get_ref<const std::string&>())
+                  : nullptr) {
+        message += " (" + std::string(why) + ")";
       }
       return Invalid(message);
     }
@@ -487,18 +538,28 @@ Status ParseRoot(const Json& root, Config* config) {
       config->level = *level;
     } else {
       std::string message =
-          "level is invalid, it should be one of [L0, L1, mix]";
-      if (*v == "L2" || *v == "debug") {
-        message += " (tprobe does not support msprobe's level " +
-                   v->get<std::string>() + ")";
+          "level is invalid, it should be one of [L0, L1, mix, debug]";
+      if (const char* why =
+              v->is_string()
+                  ? UnsupportedLevelReason(v->get_ref<const std::string&>())
+                  : nullptr) {
+        message += " (" + std::string(why) + ")";
       }
       return Invalid(message);
+    }
+  }
+  // msprobe's dynamic control: the adapter re-reads config.json while it
+  // is there (tprobe/_common/dump_enable.py); here it is only checked.
+  if (const Json* v = Find(root, "dump_enable")) {
+    if (!v->is_boolean()) {
+      return Invalid("dump_enable is invalid, it should be a boolean");
     }
   }
   if (const Json* v = Find(root, "enable_dataloader")) {
     if (!v->is_boolean()) {
       return Invalid("enable_dataloader is invalid, it should be a boolean");
     }
+    if (*v == true) WarnChecked(rules, "", "enable_dataloader", warnings);
   }
   // tprobe is always asynchronous: the daemon does what async_dump moves
   // off the training thread, so either value means the same.
@@ -511,6 +572,7 @@ Status ParseRoot(const Json& root, Config* config) {
     if (!v->is_boolean()) {
       return Invalid("extra_info is invalid, it should be a boolean");
     }
+    if (*v == false) WarnChecked(rules, "", "extra_info", warnings);
   }
   // msprobe 26.x reads a missing risk_level as "FOCUS", and null or "" as
   // "ALL".
@@ -531,26 +593,27 @@ Status ParseRoot(const Json& root, Config* config) {
       return Invalid(
           "precision is invalid, it should be one of ['low', 'high']");
     }
+    if (*v == "high") WarnChecked(rules, "", "precision", warnings);
   }
   const std::string_view task_name = TaskName(config->task);
   if (const Json* v = Find(root, task_name)) {
-    status = ParseTaskSection(*v, task_name, config);
+    status = ParseTaskSection(*v, task_name, config, warnings);
     if (!status.ok()) return status;
   }
   if (const Json* v = Find(root, "tprobe")) {
     status = ParseTprobeSection(*v, config);
     if (!status.ok()) return status;
   }
-  return Status::Ok();
+  return CheckDebugLevel(*config);
 }
 
 // ParseConfig without the message prefix. The one place where nlohmann_json
 // exceptions are caught.
-Result<Config> Parse(std::string_view json_text) {
+Result<Config> Parse(std::string_view json_text, Warnings* warnings) {
   try {
     Json root = Json::parse(json_text);
     Config config;
-    Status status = ParseRoot(root, &config);
+    Status status = ParseRoot(root, &config, warnings);
     if (!status.ok()) return status;
     return config;
   } catch (const Json::parse_error& e) {
@@ -619,15 +682,19 @@ std::string_view StatisticsOnName(StatisticsOn on) {
   return "auto";
 }
 
-Result<Config> ParseConfig(std::string_view json_text) {
-  Result<Config> result = Parse(json_text);
+Result<Config> ParseConfig(std::string_view json_text,
+                           std::vector<std::string>* warnings) {
+  Warnings found;
+  Result<Config> result = Parse(json_text, &found);
   if (!result.ok()) {
     return Status::Error(std::string(kPrefix) + result.status().message());
   }
+  if (warnings != nullptr) *warnings = std::move(found);
   return result;
 }
 
-Result<Config> LoadConfigFile(const std::string& path) {
+Result<Config> LoadConfigFile(const std::string& path,
+                              std::vector<std::string>* warnings) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     return Status::Error(std::string(kPrefix) + "cannot open " + path + ": " +
@@ -646,11 +713,13 @@ Result<Config> LoadConfigFile(const std::string& path) {
     return Status::Error(std::string(kPrefix) + "cannot read " + path + ": " +
                          std::strerror(read_errno));
   }
-  Result<Config> result = Parse(text);
+  Warnings found;
+  Result<Config> result = Parse(text, &found);
   if (!result.ok()) {
     return Status::Error(std::string(kPrefix) + path + ": " +
                          result.status().message());
   }
+  if (warnings != nullptr) *warnings = std::move(found);
   return result;
 }
 
@@ -668,7 +737,7 @@ std::string ToJson(const Config& config) {
   section["scope"] = config.scope;
   section["list"] = config.list;
   section["data_mode"] = DataModeJson(config.data_mode);
-  if (config.task == Task::kStatistics) {
+  if (config.task == Task::kStatistics || config.task == Task::kTensor) {
     section["summary_mode"] = SummaryModeName(config.summary_mode);
   } else if (config.task == Task::kOverflowCheck) {
     section["overflow_nums"] = config.overflow_nums;

@@ -40,8 +40,10 @@ enum class Task {
                    // construct.json and stack.json
 };
 
-// What is hooked: L0 = modules, L1 = APIs, mix = both.
-enum class Level { kL0, kL1, kMix };
+// What is hooked: L0 = modules, L1 = APIs, mix = both; debug = nothing,
+// only what PrecisionDebugger.save() is given (msprobe's single-point
+// saving, written as debug.json).
+enum class Level { kL0, kL1, kMix, kDebug };
 
 // msprobe 26.x's risk_level: which APIs levels L1 and mix dump when neither
 // scope nor list is given (client/risk_level.h). kFocus is msprobe's
@@ -101,7 +103,7 @@ struct Config {
   // Substrings of full names to dump; empty dumps every name.
   std::vector<std::string> list;
   DataMode data_mode;
-  // Only the statistics task sets this.
+  // Only the statistics and tensor tasks set this.
   SummaryMode summary_mode = SummaryMode::kStatistics;
   // Only the overflow_check task sets this. -1 = unlimited, else >= 1.
   int64_t overflow_nums = 1;
@@ -128,22 +130,25 @@ struct Config {
 // "auto", "framework" or "daemon".
 std::string_view StatisticsOnName(StatisticsOn on);
 
-// Parses and validates the text of a config.json. Accepted top-level keys:
-// task, dump_path, rank, step, level, risk_level, enable_dataloader,
-// async_dump, extra_info, precision, the task sections statistics, tensor,
-// overflow_check, run_ut, grad_probe, free_benchmark, acc_check,
-// diff_check, nan_check, structure and exception_dump, and tprobe. Only the
-// task section named by `task` is read; the other task sections are
-// ignored, as msprobe ignores them. enable_dataloader, async_dump (tprobe is
-// always asynchronous), extra_info, precision, file_format and check_mode
-// are checked but have no effect. On failure returns an error saying which
-// key is wrong and why, or, for text that is not JSON, where parsing
-// stopped.
-Result<Config> ParseConfig(std::string_view json_text);
+// Parses and validates the text of a config.json. The keys and what tprobe
+// does with each are msprobe_keys.h's tables (docs/msprobe-api.md lists
+// them): every key msprobe 26.2 reads is accepted, a key tprobe does not act
+// on adds one line to *warnings ("config: <key> has no effect: <why>"), a
+// key of what tprobe does not support (level L2, the ATB dump, task
+// acc_check, ...) is an error that says so, and an unknown key is an error
+// that suggests the nearest known key. Only the task section named by
+// `task` is read; the other task sections are ignored, as msprobe ignores
+// them. On failure returns an error saying which key is wrong and why, or,
+// for text that is not JSON, where parsing stopped; *warnings is then left
+// as it was. `warnings` may be null.
+Result<Config> ParseConfig(std::string_view json_text,
+                           std::vector<std::string>* warnings = nullptr);
 
 // Reads the file at `path` and parses it with ParseConfig. Every error
 // message names `path`.
-Result<Config> LoadConfigFile(const std::string& path);
+// (The Python binding calls it for the warnings: tprobe._C.config_warnings.)
+TPROBE_INTERNAL Result<Config> LoadConfigFile(
+    const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 // The canonical JSON text of `config` (indent 1, no trailing newline), which
 // ParseConfig reads back to an equal Config. It holds only the keys that
@@ -155,11 +160,11 @@ Result<Config> LoadConfigFile(const std::string& path);
 std::string ToJson(const Config& config);
 
 // True when data of `step` is dumped: steps is empty or holds it.
-bool StepSelected(const Config& config, int64_t step);
+TPROBE_INTERNAL bool StepSelected(const Config& config, int64_t step);
 
 // True when `rank` dumps: ranks is empty or holds it. A process without a
 // distributed rank passes -1 and is always selected.
-bool RankSelected(const Config& config, int64_t rank);
+TPROBE_INTERNAL bool RankSelected(const Config& config, int64_t rank);
 
 // The last step to dump, max(steps), or nullopt when every step is dumped.
 // After it the client stops dumping for good (msprobe's start()).

@@ -48,7 +48,8 @@ constexpr Pair<Task, v1::Config::Task> kTasks[] = {
 constexpr Pair<Level, v1::Config::Level> kLevels[] = {
     {Level::kL0, v1::Config::L0},
     {Level::kL1, v1::Config::L1},
-    {Level::kMix, v1::Config::MIX}};
+    {Level::kMix, v1::Config::MIX},
+    {Level::kDebug, v1::Config::DEBUG}};
 constexpr Pair<RiskLevel, v1::Config::RiskLevel> kRiskLevels[] = {
     {RiskLevel::kFocus, v1::Config::FOCUS},
     {RiskLevel::kCore, v1::Config::CORE},
@@ -130,7 +131,7 @@ Result<Config> FromProto(const v1::Config& m) {
   if (auto level = FromProtoValue(kLevels, m.level())) {
     c.level = *level;
   } else {
-    return Bad("level", "it should be one of [L0, L1, mix]");
+    return Bad("level", "it should be one of [L0, L1, mix, debug]");
   }
   if (auto risk_level = FromProtoValue(kRiskLevels, m.risk_level())) {
     c.risk_level = *risk_level;
@@ -155,8 +156,8 @@ Result<Config> FromProto(const v1::Config& m) {
                "it should be one of ['statistics', 'md5', 'xor']");
   }
   if (*summary_mode != SummaryMode::kStatistics &&
-      c.task != Task::kStatistics) {
-    return Bad("summary_mode", "only the statistics task sets it");
+      c.task != Task::kStatistics && c.task != Task::kTensor) {
+    return Bad("summary_mode", "only the statistics and tensor tasks set it");
   }
   c.summary_mode = *summary_mode;
   if (m.overflow_nums() != -1 && m.overflow_nums() <= 0) {

@@ -1,5 +1,7 @@
 #include "common/dump/tree.h"
 
+#include "common/dump/json_reindent.h"
+
 namespace tprobe::dump {
 namespace {
 
@@ -112,7 +114,14 @@ std::string StepTree::DumpJson() const {
     out += i == 0 ? "\n  " : ",\n  ";
     AppendPythonString(out, entries_[i].name);
     out += ": ";
-    entries_[i].text.AppendTo(out);
+    const EntryText& text = entries_[i].text;
+    if (!debug_level()) {
+      text.AppendTo(out);
+    } else if (text.empty() ||
+               !ReindentPythonJson(text.value(text.size() - 1),
+                                   kEntryMemberDepth - 1, out)) {
+      out += "null";
+    }
   }
   out += "\n }\n}";
   return out;

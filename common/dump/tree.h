@@ -175,7 +175,14 @@ class StepTree {
   // stacks (not counting the containers' own overhead).
   size_t held_bytes() const { return held_bytes_; }
 
-  // The bytes of dump.json (as PythonJsonDumps writes the document).
+  // Level "debug" (msprobe's single-point saving): the tree is written as
+  // debug.json alone, each entry's value being its one member's value (a
+  // bare tensor, list, dict or null), with no stack.json or construct.json.
+  bool debug_level() const { return level_ == "debug"; }
+
+  // The bytes of dump.json (as PythonJsonDumps writes the document); of
+  // debug.json for a debug-level tree, where an entry's value is the value
+  // of its last member.
   std::string DumpJson() const;
   // The other documents, in msprobe's key order.
   Json StackDocument() const;

@@ -43,6 +43,17 @@ Status MakeDirs(const std::string& dir) {
 
 Status WriteStepTree(const std::string& dir, const StepTree& tree) {
   if (Status s = MakeDirs(dir); !s.ok()) return s;
+  if (tree.debug_level()) {
+    const std::pair<const char*, std::string> files[] = {
+        {"debug.json", tree.DumpJson()},
+        {"tprobe.json", PythonJsonDumps(tree.AccountingDocument())},
+    };
+    for (const auto& [name, bytes] : files) {
+      Status s = fs::WriteFileAtomic(dir + "/" + name, bytes);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   const std::pair<const char*, std::string> files[] = {
       {"dump.json", tree.DumpJson()},
       {"stack.json", PythonJsonDumps(tree.StackDocument())},

@@ -24,7 +24,8 @@ std::string StepRankDir(const std::string& dump_path, uint32_t step, int rank);
 // Creates `dir` and its parents (mode 0750).
 Status MakeDirs(const std::string& dir);
 
-// Writes the four files of `tree` into `dir`, creating it.
+// Writes the four files of `tree` into `dir`, creating it; a debug-level
+// tree (StepTree::debug_level) gets debug.json and tprobe.json only.
 Status WriteStepTree(const std::string& dir, const StepTree& tree);
 
 }  // namespace tprobe::dump

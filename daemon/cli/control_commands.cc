@@ -246,14 +246,20 @@ section (socket, ring_bytes, ring_count, policy, block_timeout_ms,
 exit_timeout_ms): they were fixed when each rank registered, so keep the
 values the training started with. A FILE that is not a valid config, or that
 changes one of those keys, is refused naming the key, and no rank changes
-(exit status 2). Exit status 3 when no rank is registered.
+(exit status 2). Exit status 3 when no rank is registered. A key that msprobe
+reads and tprobe does not act on is accepted with one warning line on
+stderr (docs/msprobe-api.md lists every key).
 )",
     Operand::kFile,
     true,
     {},
     [](v1::Request& r, const std::string& file, const ParsedArgs&) -> Status {
-      auto config = config::LoadConfigFile(file);
+      std::vector<std::string> warnings;
+      auto config = config::LoadConfigFile(file, &warnings);
       if (!config.ok()) return config.status();
+      for (const std::string& warning : warnings) {
+        std::fprintf(stderr, "tprobe configure: %s\n", warning.c_str());
+      }
       *r.mutable_configure()->mutable_config() = config::ToProto(*config);
       return Status::Ok();
     }};

@@ -182,6 +182,9 @@ void EntryRenderer::WriteTensor(uint32_t ref) {
   // the file after the parameter alone.
   const bool short_name = param_grads_ && path_.size() == 2 && path_[1] == "0";
   for (size_t i = 0; i < (short_name ? 1 : path_.size()); ++i) {
+    // A debug entry's one member has the empty key: its files are
+    // "{name}.{path}.npy" (msprobe's "{name}.{count}.debug.{path}.pt").
+    if (i == 0 && path_[0].empty()) continue;
     file_ += '.';
     file_ += path_[i];
   }

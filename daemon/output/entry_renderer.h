@@ -116,7 +116,8 @@ class EntryRenderer : private record::ValueVisitor {
   // (input_args and backward input), kwargs (input_kwargs), output or
   // parameters, and path is the list indices and dict keys down to the
   // tensor joined by '.'. A parameters_grad entry names its files
-  // "{name}.{param}.npy".
+  // "{name}.{param}.npy"; a member with the empty key (a debug entry,
+  // level debug) has no category: "{name}.{path}.npy".
   //
   // REQUIRES: at most one of options.md5 and options.xor_sum.
   Status Render(std::string_view name, std::span<const std::byte> body,

@@ -49,7 +49,8 @@ TEST(ProducerTest, ABadConfigIsRefusedNamingTheKey) {
   auto p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
-            "config: level is invalid, it should be one of [L0, L1, mix]");
+            "config: level is invalid, it should be one of [L0, L1, mix, "
+            "debug]");
   reg.clear_config();
   p = Producer::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());

@@ -85,6 +85,12 @@ CONFIGS = [
                    "ring_count": 2, "policy": "drop",
                    "block_timeout_ms": 5, "exit_timeout_ms": 0}})),
     ("bad-key", '{"task": "statistics", "nope": 1, "step": [null, 1.5]}'),
+    # msprobe 26.2's keys: without effect (warned), dump_enable, "3" steps.
+    ("msprobe26-keys", json.dumps({
+        "task": "tensor", "dump_enable": False, "seed": 1, "acl_config": "a",
+        "rank": [1, "0", "4-6"], "step": ["3"],
+        "tensor": {"bench_path": "b", "diff_nums": 2, "slice": [],
+                   "summary_mode": "md5"}})),
 ]
 
 # --- .npy files -----------------------------------------------------------

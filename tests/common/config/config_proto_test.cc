@@ -59,7 +59,7 @@ TEST(ConfigProtoTest, ABrokenMessageIsRefusedNamingTheKey) {
        },
        "config: data_mode"},
       {[](v1::Config& m) {
-         m.set_task(v1::Config::TENSOR);
+         m.set_task(v1::Config::STRUCTURE);
          m.set_summary_mode(v1::Config::MD5);
        },
        "config: summary_mode"},

@@ -70,6 +70,13 @@ std::vector<ValidCase> ValidCases() {
        }},
       {"StepSingleValueRange", R"({"step": ["7-7"]})",
        [](Config& c) { c.steps = {7}; }},
+      // msprobe 26.x: a string without a hyphen is one value.
+      {"StepSingleValueString", R"({"step": ["3"]})",
+       [](Config& c) { c.steps = {3}; }},
+      {"RankIntsStringsAndRanges", R"({"rank": [1, "0", "4-6"]})",
+       [](Config& c) {
+         c.ranks = {0, 1, 4, 5, 6};
+       }},
       {"StepDeduplicatedAndSorted", R"({"step": [9, "4-6", 1, "3-5", 5, 1]})",
        [](Config& c) { c.steps = {1, 3, 4, 5, 6, 9}; }},
       {"StepEmptyListMeansAll", R"({"step": []})", [](Config&) {}},
@@ -92,6 +99,34 @@ std::vector<ValidCase> ValidCases() {
        [](Config& c) { c.task = Task::kStructure; }},
       // tprobe is always asynchronous.
       {"AsyncDumpTrue", R"({"async_dump": true})", [](Config&) {}},
+      // The adapter acts on dump_enable (tprobe/_common/dump_enable.py).
+      {"DumpEnable", R"({"dump_enable": false})", [](Config&) {}},
+      // Keys without effect, accepted with a warning (WarningsTest).
+      {"KeysWithoutEffect",
+       R"({"acl_config": "./acl.json", "seed": 1234, "is_deterministic": true,
+           "custom_op_namespaces": ["_C_ascend"],
+           "statistics": {"slice": [{"dim": 0}], "request_id": "r1",
+                          "diff_nums": 3, "device": "host",
+                          "precision": "high"}})",
+       [](Config&) {}},
+      // msprobe 26.2's main task: tensor example, with diff_check's keys.
+      {"TensorWithDiffCheckKeys",
+       R"({"task": "tensor", "tensor": {"scope": [], "list": [],
+           "data_mode": ["all"], "bench_path": "/bench", "diff_nums": 5}})",
+       [](Config& c) { c.task = Task::kTensor; }},
+      {"TensorSummaryModeMd5",
+       R"({"task": "tensor", "tensor": {"summary_mode": "md5"}})",
+       [](Config& c) {
+         c.task = Task::kTensor;
+         c.summary_mode = SummaryMode::kMd5;
+       }},
+      {"StatisticsWithoutSummaryMode",
+       R"({"statistics": {"scope": [], "list": [], "data_mode": ["all"]}})",
+       [](Config&) {}},
+      // summary_mode means nothing to the structure and overflow tasks.
+      {"StructureSummaryModeIgnored",
+       R"({"task": "structure", "structure": {"summary_mode": "md5"}})",
+       [](Config& c) { c.task = Task::kStructure; }},
       // msprobe 26.2.0's own config.json, as its package ships it.
       {"Msprobe26DefaultConfig", R"({
     "task": "statistics", "dump_path": "./dump_path", "rank": [], "step": [],
@@ -246,10 +281,11 @@ void PrintTo(const InvalidCase& c, std::ostream* os) { *os << c.json; }
 
 std::vector<InvalidCase> InvalidCases() {
   const std::string kTopKeys =
-      "[task, dump_path, rank, step, level, enable_dataloader, async_dump, "
-      "precision, statistics, tensor, overflow_check, run_ut, grad_probe, "
-      "free_benchmark, tprobe, risk_level, extra_info, acc_check, "
-      "diff_check, nan_check, structure, exception_dump]";
+      "[task, dump_path, rank, step, level, risk_level, dump_enable, "
+      "statistics, tensor, overflow_check, structure, tprobe, async_dump, "
+      "extra_info, precision, enable_dataloader, custom_op_namespaces, "
+      "acl_config, seed, is_deterministic, acc_check, diff_check, nan_check, "
+      "exception_dump, run_ut, grad_probe, free_benchmark]";
   const std::string kModes =
       "is not in ['all','input','output','forward','backward'].";
   return {
@@ -264,24 +300,74 @@ std::vector<InvalidCase> InvalidCases() {
 
       // Unknown keys at each level.
       {"UnknownTopLevelKey", R"({"stpe": [1]})",
-       "config: unknown key 'stpe' at the top level; allowed keys are " +
+       "config: unknown key 'stpe' at the top level (did you mean 'step'?); "
+       "allowed keys are " +
            kTopKeys},
-      {"MsprobeNewerKeyIsUnknown", R"({"dump_enable": true})",
-       "config: unknown key 'dump_enable' at the top level"},
+      {"TypoSuggestsNearestKey", R"({"lvel": "L0"})",
+       "config: unknown key 'lvel' at the top level (did you mean 'level'?); "
+       "allowed keys are ["},
+      // A refused key ('device', the ATB dump's) is never suggested.
+      {"TypoNearARefusedKeyOnly", R"({"devise": "npu"})",
+       "config: unknown key 'devise' at the top level; allowed keys are ["},
+      {"UnknownKeyFarFromAnyKnown", R"({"verbosity": 3})",
+       "config: unknown key 'verbosity' at the top level; allowed keys are ["},
+      {"DumpEnableNotABool", R"({"dump_enable": "true"})",
+       "config: dump_enable is invalid, it should be a boolean"},
       {"UnknownStatisticsKey", R"({"statistics": {"data_modes": ["all"]}})",
-       "config: unknown key 'data_modes' in section 'statistics'; allowed "
-       "keys are [scope, list, data_mode, summary_mode, tensor_list]"},
-      {"SummaryModeIsNotATensorKey",
-       R"({"task": "tensor", "tensor": {"summary_mode": "md5"}})",
-       "config: unknown key 'summary_mode' in section 'tensor'; allowed keys "
-       "are [scope, list, data_mode, file_format]"},
+       "config: unknown key 'data_modes' in section 'statistics' (did you "
+       "mean 'data_mode'?); allowed keys are [scope, list, data_mode, slice, "
+       "request_id, diff_nums, summary_mode, tensor_list, device, "
+       "precision]"},
+      {"UnknownTensorKey", R"({"task": "tensor", "tensor": {"bench": "/b"}})",
+       "config: unknown key 'bench' in section 'tensor'; allowed keys are "
+       "[scope, list, data_mode, slice, request_id, diff_nums, summary_mode, "
+       "file_format, bench_path]"},
+      // Refused: what tprobe does not support, said so.
+      {"AtbDumpRefused",
+       R"({"task": "tensor", "dump_enable": false, "exec_range": "all",
+           "device": ""})",
+       "config: exec_range: msprobe's ATB dump (its config has a top-level "
+       "'device' key) is not supported by tprobe; use a PyTorch or MindSpore "
+       "config.json"},
+      {"AtbDeviceKeyRefused", R"({"device": "npu"})",
+       "config: device: msprobe's ATB dump (its config has a top-level "
+       "'device' key) is not supported by tprobe"},
+      {"LoadSectionRefused", R"({"load": {"path": "/d", "modules": []}})",
+       "config: load: replacing module inputs with previously dumped "
+       "tensors (msprobe's 'load' section) is not supported by tprobe"},
+      {"TaskAccCheck", R"({"task": "acc_check"})",
+       "(msprobe's online accuracy checker (task acc_check, formerly run_ut) "
+       "is not supported by tprobe)"},
+      {"TaskExceptionDump", R"({"task": "exception_dump"})",
+       "(msprobe's exception dump (task exception_dump, MindSpore static "
+       "graph) is not supported by tprobe)"},
+      {"TaskNanCheck", R"({"task": "nan_check"})",
+       "(msprobe's NPU NaN check (task nan_check) is not supported by tprobe; "
+       "task overflow_check dumps the calls whose outputs hold NaN or Inf)"},
+      {"TaskDiffCheck", R"({"task": "diff_check"})",
+       "(msprobe's bench comparison at dump time (task diff_check) is not "
+       "supported by tprobe; dump both runs and use `tprobe compare`)"},
+      {"LevelDebugTaskOverflowCheck",
+       R"({"task": "overflow_check", "level": "debug"})",
+       "config: level debug is invalid with task overflow_check, tprobe takes "
+       "it with task statistics or tensor"},
+      {"LevelDebugXor",
+       R"({"level": "debug", "statistics": {"summary_mode": "xor"}})",
+       "config: level debug with summary_mode xor is not supported by "
+       "tprobe; use statistics or md5"},
+      {"SummaryModeListIsStaticGraphs",
+       R"({"statistics": {"summary_mode": ["max", "min"]}})",
+       "config: summary_mode is invalid: a list of statistics is MindSpore "
+       "static graph's; tprobe takes one of ['statistics', 'md5', 'xor']"},
       {"OverflowNumsIsNotAStatisticsKey",
        R"({"statistics": {"overflow_nums": 2}})",
        "config: unknown key 'overflow_nums' in section 'statistics'"},
       {"UnknownOverflowCheckKey",
        R"({"task": "overflow_check", "overflow_check": {"overflow_num": 2}})",
-       "config: unknown key 'overflow_num' in section 'overflow_check'; "
-       "allowed keys are [scope, list, data_mode, overflow_nums, check_mode]"},
+       "config: unknown key 'overflow_num' in section 'overflow_check' (did "
+       "you mean 'overflow_nums'?); allowed keys are [scope, list, data_mode, "
+       "slice, request_id, diff_nums, overflow_nums, check_mode, "
+       "summary_mode]"},
       {"UnknownTprobeKey", R"({"tprobe": {"ring_size": 65536}})",
        "config: unknown key 'ring_size' in section 'tprobe'; allowed keys are "
        "[socket, ring_bytes, ring_count, policy, block_timeout_ms, "
@@ -295,14 +381,15 @@ std::vector<InvalidCase> InvalidCases() {
        "config: task is invalid, it should be one of [statistics, tensor, "
        "overflow_check, structure]"},
       {"TaskOfMsprobeOnly", R"({"task": "run_ut"})",
-       "(tprobe does not support msprobe's task run_ut)"},
+       "(msprobe's online accuracy checker (task acc_check, formerly run_ut) "
+       "is not supported by tprobe)"},
       {"LevelUnknown", R"({"level": "L3"})",
-       "config: level is invalid, it should be one of [L0, L1, mix]"},
+       "config: level is invalid, it should be one of [L0, L1, mix, debug]"},
       {"LevelNotAString", R"({"level": 1})",
-       "config: level is invalid, it should be one of [L0, L1, mix]"},
+       "config: level is invalid, it should be one of [L0, L1, mix, debug]"},
       {"LevelOfMsprobeOnly", R"({"level": "L2"})",
-       "config: level is invalid, it should be one of [L0, L1, mix] (tprobe "
-       "does not support msprobe's level L2)"},
+       "config: level is invalid, it should be one of [L0, L1, mix, debug] "
+       "(msprobe's kernel dump (level L2) is not supported by tprobe)"},
       {"DumpPathNotAString", R"({"dump_path": ["a"]})",
        "config: dump_path is invalid, it should be a string"},
       {"DumpPathEmpty", R"({"dump_path": ""})",
@@ -342,12 +429,12 @@ std::vector<InvalidCase> InvalidCases() {
       {"RankBeyondInt64", R"({"rank": [18446744073709551615]})",
        "config: Each element of rank must be between 0 and 1000000, "
        "currently it is 18446744073709551615."},
-      {"StepStringWithoutHyphen", R"({"step": ["3"]})",
+      {"StepStringNotANumber", R"({"step": ["three"]})",
        "config: The string parameter for step only supports formats like "
-       "\"3-5\". Now string parameter for step is \"3\"."},
+       "\"3\" or \"3-5\". Now string parameter for step is \"three\"."},
       {"StepStringWithTwoHyphens", R"({"step": ["1-2-3"]})",
        "config: The string parameter for step only supports formats like "
-       "\"3-5\". Now string parameter for step is \"1-2-3\"."},
+       "\"3\" or \"3-5\". Now string parameter for step is \"1-2-3\"."},
       {"StepRangeNotDecimal", R"({"step": ["a-5"]})",
        "config: The hyphen(-) must start and end with decimal numbers. Now "
        "string parameter for step is \"a-5\"."},
@@ -398,7 +485,7 @@ std::vector<InvalidCase> InvalidCases() {
       {"SummaryModeUnknown", R"({"statistics": {"summary_mode": "sha"}})",
        "config: summary_mode is invalid, summary_mode is not in "
        "['statistics', 'md5', 'xor']."},
-      {"SummaryModeNotAString", R"({"statistics": {"summary_mode": ["md5"]}})",
+      {"SummaryModeNotAString", R"({"statistics": {"summary_mode": 5}})",
        "config: summary_mode is invalid, summary_mode is not in "
        "['statistics', 'md5', 'xor']."},
       {"TensorListNotEmpty", R"({"statistics": {"tensor_list": ["conv2d"]}})",
@@ -489,6 +576,105 @@ INSTANTIATE_TEST_SUITE_P(Cases, InvalidConfigTest,
 
 // ---------------------------------------------------------------------------
 // ToJson.
+
+// ---------------------------------------------------------------------------
+// Warnings: one line for each key that is accepted without effect.
+
+struct WarningCase {
+  std::string name;
+  std::string json;
+  std::vector<std::string> warnings;
+};
+
+void PrintTo(const WarningCase& c, std::ostream* os) { *os << c.json; }
+
+std::vector<WarningCase> WarningCases() {
+  const std::string kDiffCheck =
+      " has no effect: it is diff_check's; tprobe does not run diff_check";
+  return {
+      {"MsprobeDefaultsWarnNothing", kMsprobeDefault, {}},
+      {"DefaultValuesWarnNothing",
+       R"({"extra_info": true, "precision": "low", "async_dump": true,
+           "enable_dataloader": false, "dump_enable": true,
+           "task": "tensor", "tensor": {"file_format": "npy"}})",
+       {}},
+      {"TopLevelKeysWithoutEffect",
+       R"({"seed": 1234, "acl_config": "a.json", "is_deterministic": false,
+           "custom_op_namespaces": [], "extra_info": false,
+           "precision": "high", "enable_dataloader": true})",
+       {"config: seed has no effect: tprobe does not seed from config.json; "
+        "call tprobe.torch.seed_all(seed=..., mode=...)",
+        "config: acl_config has no effect: it configures msprobe's Ascend "
+        "ACL dump, which tprobe does not run",
+        "config: is_deterministic has no effect: tprobe does not set "
+        "deterministic algorithms from config.json; call "
+        "tprobe.torch.seed_all(seed=..., mode=True)",
+        "config: custom_op_namespaces has no effect: tprobe does not hook "
+        "torch.ops namespaces (NPU custom operators)",
+        "config: enable_dataloader has no effect: call start(), stop() and "
+        "step() in the training loop (msprobe deprecates the key too)",
+        "config: extra_info has no effect: tprobe always writes stack.json "
+        "and construct.json",
+        "config: precision has no effect: tprobe computes each statistic one "
+        "way whatever precision says (docs/format.md)"}},
+      {"TensorSectionKeys",
+       R"({"task": "tensor", "tensor": {"bench_path": "/b", "diff_nums": 2,
+           "file_format": "bin"}})",
+       {"config: tensor.bench_path" + kDiffCheck,
+        "config: tensor.diff_nums" + kDiffCheck,
+        "config: tensor.file_format has no effect: tprobe writes .npy files "
+        "('bin' is MindSpore static graph's)"}},
+      {"StatisticsSectionKeys",
+       R"({"statistics": {"slice": [], "request_id": "r", "device": "host",
+           "precision": "low"}})",
+       {"config: statistics.slice has no effect: tprobe dumps whole tensors, "
+        "not slices of them",
+        "config: statistics.request_id has no effect: it selects an "
+        "inference request; tprobe dumps every call",
+        "config: statistics.device has no effect: it is MindSpore static "
+        "graph's; tprobe computes statistics where tprobe.statistics_on says",
+        "config: statistics.precision has no effect: it is MindSpore static "
+        "graph's device statistics precision; tprobe computes each statistic "
+        "one way"}},
+      {"NullValuesWarnNothing",
+       R"({"seed": null, "statistics": {"slice": null}})",
+       {}},
+      {"OtherTaskSectionsWarnNothing",
+       R"({"statistics": {}, "tensor": {"bench_path": "/b"}})",
+       {}},
+      {"OverflowCheckKeys",
+       R"({"task": "overflow_check", "overflow_check": {"check_mode": "aicore",
+           "summary_mode": "md5"}})",
+       {"config: overflow_check.summary_mode has no effect: the "
+        "overflow_check task writes statistics",
+        "config: overflow_check.check_mode has no effect: it is MindSpore "
+        "static graph's (before 2.3); tprobe checks every dumped call's "
+        "outputs"}},
+  };
+}
+
+class WarningsTest : public ::testing::TestWithParam<WarningCase> {};
+
+TEST_P(WarningsTest, WarnsOnceForEachKeyWithoutEffect) {
+  std::vector<std::string> warnings = {"left from before"};
+  Result<Config> parsed = ParseConfig(GetParam().json, &warnings);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(warnings, GetParam().warnings);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, WarningsTest,
+                         ::testing::ValuesIn(WarningCases()),
+                         [](const ::testing::TestParamInfo<WarningCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(WarningsTest, FailureLeavesWarningsAsTheyWere) {
+  std::vector<std::string> warnings = {"kept"};
+  Result<Config> parsed =
+      ParseConfig(R"({"seed": 1, "lvel": "L0"})", &warnings);
+  EXPECT_FALSE(parsed.ok());
+  EXPECT_EQ(warnings, std::vector<std::string>{"kept"});
+}
 
 TEST(ToJsonTest, DefaultConfigHasCanonicalText) {
   EXPECT_EQ(ToJson(Config{}), R"({

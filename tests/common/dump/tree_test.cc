@@ -28,6 +28,22 @@ std::vector<std::string> Keys(const StepTree& tree, const std::string& name) {
   return keys;
 }
 
+TEST(StepTreeTest, DebugLevelWritesBareValuesAndMergesInPlace) {
+  StepTree tree("statistics", "debug", "pytorch");
+  EXPECT_TRUE(tree.debug_level());
+  tree.AddEntry("y.0.debug", Json{{"", Json::array({1, Json(nullptr)})}});
+  tree.AddEntry("y_grad.0.debug", Json{{"", nullptr}});
+  tree.AddEntry("s.0.debug", Json{{"", {{"type", "int"}, {"value", 5}}}});
+  // The gradient, filled at the backward, keeps its place.
+  EXPECT_EQ(tree.AddEntry("y_grad.0.debug", Json{{"", 2}}), AddResult::kMerged);
+  EXPECT_EQ(tree.DumpJson(),
+            "{\n \"task\": \"statistics\",\n \"level\": \"debug\",\n"
+            " \"framework\": \"pytorch\",\n \"dump_data_dir\": null,\n"
+            " \"data\": {\n  \"y.0.debug\": [\n   1,\n   null\n  ],\n"
+            "  \"y_grad.0.debug\": 2,\n  \"s.0.debug\": {\n"
+            "   \"type\": \"int\",\n   \"value\": 5\n  }\n }\n}");
+}
+
 TEST(StepTreeTest, AddEntryTellsNewMergedAndDuplicateApart) {
   StepTree tree("statistics", "mix", "pytorch");
   EXPECT_EQ(tree.AddEntry("A", Json{{"input_args", Json::array()}}),

@@ -1,7 +1,8 @@
 """The rest of msprobe's PyTorch debugger API, each scenario in its own
 process against one real tprobed: set_init_step, module_dump /
 module_dump_end, seed_all, save, forward_backward_dump_end, and the clear
-errors for what tprobe does not support (token_range, level debug).
+errors for what tprobe does not support (token_range, level debug with
+task overflow_check).
 """
 
 import importlib.util
@@ -239,12 +240,12 @@ class DebuggerApiTest(unittest.TestCase):
         """, ok=False)
         self.assertIn("token_range is not supported by tprobe", run.stderr)
 
-    def test_level_debug_is_refused_by_name(self) -> None:
-        run = self.run_scenario("debug", {"task": "statistics",
+    def test_level_debug_with_task_overflow_check_is_refused(self) -> None:
+        run = self.run_scenario("debug", {"task": "overflow_check",
                                           "level": "debug"}, """
             PrecisionDebugger(config_path=config_path)
         """, ok=False)
-        self.assertIn("tprobe does not support msprobe's level debug",
+        self.assertIn("level debug is invalid with task overflow_check",
                       run.stderr)
 
 

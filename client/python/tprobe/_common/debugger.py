@@ -20,6 +20,11 @@ hooks a level needs, how a model is hooked, how the rank is read).
 - Fork: a forked child (a DataLoader worker) never writes into the
   parent's rings; its hooks go quiet (the client core drops what a child
   sends anyway, client/core.h InForkedChild).
+- dump_enable: when config.json has the key, the file is looked at again
+  at start(), stop() and step() on msprobe's schedule, and a start() while
+  it says false starts nothing (tprobe._common.dump_enable).
+- Warnings: each config.json key that tprobe accepts without effect is
+  named once on stderr at construction (common/config/msprobe_keys.h).
 - After construction nothing raises into training: start()'s own failures
   are reported once (Runtime.warn_once).
 """
@@ -31,6 +36,8 @@ import threading
 from typing import Any, List, Optional
 
 from tprobe import _C
+from tprobe._common.debug_save import DebugSave
+from tprobe._common.dump_enable import DumpEnable
 from tprobe._common.runtime import Runtime
 from tprobe._common.session import (Framework, config_with_overrides,
                                     new_session)
@@ -78,6 +85,11 @@ class DebuggerCore:
     def _step_done(self) -> None:
         """Runs after each step() (state kept for one step is let go)."""
 
+    def _make_debug_save(self) -> Optional[DebugSave]:
+        """save()'s state at level debug (how the framework tells a tensor
+        and hooks its gradient); None where save() is not supported."""
+        return None
+
     # --- the shared lifecycle --------------------------------------------
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "DebuggerCore":
@@ -96,16 +108,27 @@ class DebuggerCore:
         overrides = {k: v for k, v in
                      (("task", task), ("level", level), ("step", step))
                      if v is not None}
+        self._overrides = overrides
         try:
             self._config = config_with_overrides(config_path, overrides)
+            if self._config:
+                for warning in _C.config_warnings(self._config):
+                    sys.stderr.write(f"[tprobe] {warning}\n")
             self._dump_path = dump_path
             self._rank = self._current_rank()
             session = new_session(self._config, dump_path, self._rank,
                                   self.FRAMEWORK)
+            self._debug_save = self._make_debug_save()
+            if session.level == "debug" and self._debug_save is None:
+                session.close()
+                raise ValueError(
+                    f"level debug (save() into debug.json) is not supported "
+                    f"by tprobe for {self.FRAMEWORK.value} yet")
         except ValueError:
             type(self)._instance = None
             raise
         self.model = model
+        self._dump_enable = DumpEnable(config_path or "", self._check_file)
         self._rt = Runtime(session, session.level)
         self._started = False
         self._hooked = True  # False once the configured steps are done
@@ -116,6 +139,11 @@ class DebuggerCore:
             os.register_at_fork(after_in_child=self._forked)
         atexit.register(self._close)
         self._ready = True
+
+    def _check_file(self, path: str) -> None:
+        """Validates a re-read config.json with the constructor's arguments
+        written in, as the session would (ValueError when refused)."""
+        _C.config_warnings(config_with_overrides(path, self._overrides))
 
     # msprobe exposes these as class methods; they act on the instance.
     @classmethod
@@ -137,6 +165,7 @@ class DebuggerCore:
             return
         self._rt.session.stop()
         self._rt.refresh()
+        self._dump_enable.poll()
 
     @classmethod
     def step(cls) -> None:
@@ -144,9 +173,11 @@ class DebuggerCore:
         if self is None:
             return
         rt = self._rt
+        self._flush_debug_save()
         rt.session.step()
         rt.refresh()
         self._step_done()
+        self._dump_enable.poll()
         if rt.session.level != rt.level:
             # A live config changed the level at this step boundary: what
             # the new level needs goes in now (module hooks at the next
@@ -155,6 +186,47 @@ class DebuggerCore:
             rt.level = rt.session.level
             if self._hooked:
                 self._install()
+
+    @classmethod
+    def set_init_step(cls, step: int) -> None:
+        """Numbers the steps from ``step``: the next start() records into
+        step{step}, and each step() counts on from there."""
+        self = cls._require("set_init_step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"set_init_step: step must be an integer >= 0, "
+                             f"got {step!r}")
+        self._rt.session.set_step(step)
+        self._rt.refresh()
+
+    @classmethod
+    def save(cls, variable: Any, name: str,
+             save_backward: bool = True) -> None:
+        """msprobe's save() writes only at its level "debug" (debug.json,
+        tprobe._common.debug_save); at every other level msprobe ignores
+        the call, and so does tprobe. Bad arguments raise ValueError; after
+        that nothing raises (failures are reported once)."""
+        self = cls._require("save")
+        if not isinstance(name, str):
+            raise ValueError(f"save: name must be a str, got {name!r}")
+        if not isinstance(save_backward, bool):
+            raise ValueError(f"save: save_backward must be a bool, got "
+                             f"{save_backward!r}")
+        session = self._rt.session
+        if self._debug_save is None or session.level != "debug":
+            return
+        try:
+            self._debug_save.save(session, variable, name, save_backward)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.save", error)
+
+    def _flush_debug_save(self) -> None:
+        """Writes save()'s gradient entries whose backward ran."""
+        if self._debug_save is None:
+            return
+        try:
+            self._debug_save.flush(self._rt.session)
+        except Exception as error:  # noqa: BLE001
+            self._rt.warn_once("PrecisionDebugger.save", error)
 
     @property
     def session(self) -> _C.Session:
@@ -165,6 +237,7 @@ class DebuggerCore:
         """start(model) once the framework checked its arguments; reports
         its own failures once and never raises."""
         try:
+            self._dump_enable.poll()
             self._start(model)
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.start", error)
@@ -196,6 +269,8 @@ class DebuggerCore:
             sys.stderr.write("[tprobe] level %s needs a model: pass it to "
                              "start(); no module or cell is dumped\n"
                              % rt.level)
+        if not self._dump_enable.enabled:
+            return  # config.json's dump_enable is false
         session.start()
         rt.refresh()
 
@@ -215,5 +290,6 @@ class DebuggerCore:
 
     def _close(self) -> None:
         rt = self._rt
+        self._flush_debug_save()
         rt.on = False
         rt.session.close()

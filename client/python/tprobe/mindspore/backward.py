@@ -18,7 +18,7 @@ from tprobe.mindspore import grad_gate
 
 class Backward:
     __slots__ = ("rt", "base", "index", "cell", "name", "owner",
-                 "grad_outputs", "handle", "gate")
+                 "grad_outputs", "handle", "gate", "dict_output")
 
     def __init__(self, rt: Runtime, base: str, index: int,
                  cell: Any = None) -> None:
@@ -36,6 +36,8 @@ class Backward:
         # The grad_gate.CallGate of the call, when it had a differentiable
         # input: the entry is then written when it reports.
         self.gate: Any = None
+        # Whether the call returned a dict (its output gate never fires).
+        self.dict_output = False
 
     def inputs(self, args: tuple) -> tuple:
         """The call's inputs through a gate; as they are when none of them
@@ -47,6 +49,7 @@ class Backward:
 
     def outputs(self, out: Any) -> Any:
         """The call's output through its gates."""
+        self.dict_output = isinstance(out, dict)
         if self.gate is not None:
             out = self.gate.outputs(out)
         return grad_gate.gate_outputs(self.name, self.owner, out,
@@ -74,12 +77,34 @@ class Backward:
         local = rt.local
         local.busy += 1
         try:
+            if self.cell and self.dict_output and self.grad_outputs is None:
+                self._write_without_node(list(grad_inputs),
+                                         list(grad_outputs))
+                return
             self.grad_outputs = list(grad_outputs)
             self._write(list(grad_inputs))
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a backward hook", error)
         finally:
             local.busy -= 1
+
+    def _write_without_node(self, first: list, second: list) -> None:
+        """The entry of a cell whose output gate never fired: MindSpore
+        fires none on a dict output, and hands the call gate's hook the
+        gradients of the inputs second (None first). msprobe 26.2 writes
+        the entry as ``input`` = first, ``output`` = second, with no
+        construct.json node: so does this."""
+        session = self.rt.session
+        mode = session.data_mode
+        if not mode["backward"]:
+            return
+        body = {}
+        if mode["input"]:
+            body["input"] = first
+        if mode["output"]:
+            body["output"] = second
+        session.record_entry(f"{self.base}.backward.{self.index}", None,
+                             body)
 
     def _write(self, grad_inputs: list) -> None:
         session = self.rt.session

@@ -75,9 +75,18 @@ class PrecisionDebugger(DebuggerCore):
         self._setup(config_path, task, dump_path, level, step)
 
     @classmethod
-    def start(cls, model: Any = None) -> None:
+    def start(cls, model: Any = None, token_range: Any = None,
+              rank_id: Any = None) -> None:
         """Starts (or resumes) dumping the current step. ``model`` is a
         Cell or a list of Cells; L0 and mix need one."""
+        for name, value in (("token_range", token_range),
+                            ("rank_id", rank_id)):
+            if value is not None:
+                raise NotImplementedError(
+                    f"PrecisionDebugger.start: {name} is not supported by "
+                    "tprobe (msprobe dumps only the given tokens of an "
+                    "inference run); call start(model) without it: every "
+                    "call of the step is dumped")
         self = cls._get()
         if self is None:
             return

@@ -7,7 +7,9 @@ an identity in the forward pass), as msprobe uses it:
   PyTorch's). A gradient MindSpore does not compute (an input that needs
   none) is None;
 - gate_outputs: the outputs go through a second gate whose hook fires when
-  the call's backward starts, with the gradients of the outputs.
+  the call's backward starts, with the gradients of the outputs. MindSpore
+  never fires it for a dict output; the CallGate's hook still does
+  (backward.py opens the call then).
 The gates of a step are kept until step() (release()): MindSpore holds
 their hooks only weakly.
 """
@@ -83,6 +85,10 @@ class CallGate:
 
 def _through(op: Any, output: Any) -> Any:
     if isinstance(output, Tensor):
+        return op(output)
+    if isinstance(output, dict) and output:
+        # MindSpore passes a dict through as a dict (msprobe passes any
+        # output); a pre-hook gate never fires on one (gate_outputs).
         return op(output)
     if not (isinstance(output, tuple) and output):
         return output

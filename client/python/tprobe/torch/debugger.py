@@ -24,8 +24,10 @@ from typing import Any, List, Optional
 import torch
 
 from tprobe import _C
+from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.session import Framework
+from tprobe._common.unsupported import unsupported
 from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
@@ -46,6 +48,19 @@ def current_rank() -> int:
         return int(os.environ["RANK"])
     except (KeyError, ValueError):
         return -1
+
+
+def _hook_grad(tensor: torch.Tensor, on_grad: Any) -> bool:
+    """save()'s gradient hook: on_grad gets the tensor's gradient, detached,
+    when the backward reaches it; False when it requires none."""
+    if not tensor.requires_grad:
+        return False
+
+    def hook(grad: torch.Tensor) -> None:
+        on_grad(grad.detach())
+
+    tensor.register_hook(hook)
+    return True
 
 
 class PrecisionDebugger(DebuggerCore):
@@ -69,6 +84,10 @@ class PrecisionDebugger(DebuggerCore):
         self._optimizer = OptimizerHooks(rt)
         _C.set_fallback(values.fallback)
 
+    def _make_debug_save(self) -> DebugSave:
+        return DebugSave(lambda value: isinstance(value, torch.Tensor),
+                         _hook_grad)
+
     def _install(self) -> None:
         level = self._rt.level
         if (level in API_LEVELS and not self._apis.installed
@@ -88,12 +107,17 @@ class PrecisionDebugger(DebuggerCore):
         self._grads.remove()
 
     @classmethod
-    def start(cls, model: Any = None, token_range: Any = None) -> None:
-        if token_range is not None:
-            raise NotImplementedError(
-                "PrecisionDebugger.start: token_range is not supported by "
-                "tprobe (msprobe dumps only the given token range of an "
-                "inference run); call start() without it")
+    def start(cls, model: Any = None, token_range: Any = None,
+              rank_id: Any = None, scheduled_tokens: Any = None) -> None:
+        for name, value in (("token_range", token_range),
+                            ("rank_id", rank_id),
+                            ("scheduled_tokens", scheduled_tokens)):
+            if value is not None:
+                raise NotImplementedError(
+                    f"PrecisionDebugger.start: {name} is not supported by "
+                    "tprobe (msprobe dumps only the given tokens of an "
+                    "inference run); call start(model) without it: every "
+                    "call of the step is dumped")
         self = cls._get()
         if self is not None:
             self._begin(model)
@@ -103,29 +127,14 @@ class PrecisionDebugger(DebuggerCore):
         """msprobe's deprecated name for stop()."""
         cls.stop()
 
-    @classmethod
-    def set_init_step(cls, step: int) -> None:
-        """Numbers the steps from ``step``: the next start() records into
-        step{step}, and each step() counts on from there."""
-        self = cls._require("set_init_step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise ValueError(f"set_init_step: step must be an integer >= 0, "
-                             f"got {step!r}")
-        self._rt.session.set_step(step)
-        self._rt.refresh()
-
-    @classmethod
-    def save(cls, variable: Any, name: str, save_backward: bool = True) -> None:
-        """msprobe's save() writes only at its level "debug" (debug.json),
-        which tprobe does not support (the config refuses it); at every
-        other level msprobe ignores the call, and so does tprobe. Bad
-        arguments raise ValueError."""
-        cls._require("save")
-        if not isinstance(name, str):
-            raise ValueError(f"save: name must be a str, got {name!r}")
-        if not isinstance(save_backward, bool):
-            raise ValueError(f"save: save_backward must be a bool, got "
-                             f"{save_backward!r}")
+    register_custom_api = classmethod(unsupported(
+        "PrecisionDebugger.register_custom_api",
+        "tprobe hooks its own API list (config.json's risk_level and list "
+        "select from it); dump a function of your own inside a module with "
+        "module_dump"))
+    restore_custom_api = classmethod(unsupported(
+        "PrecisionDebugger.restore_custom_api",
+        "tprobe registers no custom API (see register_custom_api)"))
 
     def _module_dump(self, module: Any, name: str) -> None:
         if not isinstance(module, torch.nn.Module):

@@ -15,22 +15,10 @@ from typing import Any, Callable
 
 import torch
 
-MAX_SEED = 2 ** 32 - 1
+from tprobe._common.seed_args import check_seed_args
+
 _DROPOUTS = ("dropout", "dropout1d", "dropout2d", "dropout3d",
              "alpha_dropout", "feature_alpha_dropout")
-
-
-def _check(seed: Any, mode: Any, rm_dropout: Any) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed_all: seed must be an integer, got {seed!r}")
-    if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"seed_all: seed must be between 0 and {MAX_SEED}, "
-                         f"got {seed}")
-    if not isinstance(mode, bool):
-        raise ValueError(f"seed_all: mode must be a bool, got {mode!r}")
-    if not isinstance(rm_dropout, bool):
-        raise ValueError(f"seed_all: rm_dropout must be a bool, got "
-                         f"{rm_dropout!r}")
 
 
 def _without_p(original: Callable) -> Callable:
@@ -59,7 +47,7 @@ def remove_dropout() -> None:
 def seed_all(seed: int = 1234, mode: bool = False,
              rm_dropout: bool = False) -> None:
     """Seeds every generator; raises ValueError naming a bad argument."""
-    _check(seed, mode, rm_dropout)
+    check_seed_args(seed, mode, rm_dropout)
     random.seed(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     try:

@@ -1,0 +1,399 @@
+"""msprobe's config.json as its users write it, under tprobe:
+
+- every config.json example of msprobe's docs (the installed msprobe
+  8.3.3 copy's docs/03.config_examples.md: PyTorch, MindSpore static and
+  dynamic graph; docs/28.debugger_save_instruction.md), msprobe 26.2's
+  packaged config.json and its ATB example: each loads, or is refused with
+  a message that says what tprobe does not support;
+- a PrecisionDebugger names each key without effect once on stderr;
+- summary_mode in the tensor section: task tensor with md5 writes each
+  tensor's CRC-32 (checked against the .npy file's bytes, and against
+  msprobe 26.2 on the same script when installed);
+- every public name of msprobe.pytorch (and msprobe.mindspore) is in
+  tprobe.torch (tprobe.mindspore); the ones tprobe does not provide, and
+  start()'s inference arguments, raise saying what tprobe does instead;
+- dump_enable, msprobe's dynamic control: a script that rewrites
+  config.json to true before step 3 and to false before step 6 gives the
+  same step folders under msprobe 26.2 (run here when installed) and
+  tprobe; a file that no longer parses stops dumping and training goes on.
+"""
+
+import ast
+import glob
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import unittest
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from tprobed_fixture import (ROOT, Tprobed, fresh_dir,  # noqa: E402
+                             python_path, tprobed_binary)
+
+sys.path.insert(0, python_path())
+from tprobe import _C  # noqa: E402
+
+MSPROBE_833 = os.environ.get("TPROBE_MSPROBE_833") or os.path.join(
+    ROOT, ".venv", "msprobe833")
+DOCS = os.path.join(MSPROBE_833, "msprobe", "docs")
+HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
+
+# What tprobe says for each example it refuses.
+NOT_SUPPORTED = "is not supported by tprobe"
+
+# The dynamic-control scenario; argv: tool, config path, dump path.
+DUMP_ENABLE_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    tool, config_path, dump_path = sys.argv[1:4]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
+
+    def write(enable):
+        with open(config_path, "w") as f:
+            json.dump({"task": "statistics", "dump_path": dump_path,
+                       "level": "L1", "dump_enable": enable}, f)
+
+    write(False)
+    d = PrecisionDebugger(config_path=config_path)
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(8):
+        # msprobe looks at the file every 3 s while not dumping, every
+        # 0.5 s while dumping: each rewrite is given the time to be seen.
+        if step == 3:
+            write(True)
+            time.sleep(3.2)
+        if step == 6:
+            write(False)
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+# A file that stops parsing before step 2.
+BROKEN_FILE_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    from tprobe.torch import PrecisionDebugger
+    config_path, dump_path = sys.argv[1:3]
+    with open(config_path, "w") as f:
+        json.dump({"task": "statistics", "dump_path": dump_path,
+                   "level": "L1", "dump_enable": True}, f)
+    d = PrecisionDebugger(config_path=config_path)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(4):
+        if step == 2:
+            with open(config_path, "w") as f:
+                f.write('{"task": "statistics", "dump_enable": ')
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    assert d.session.flush(30000)
+    print("trained to the end")
+""")
+
+
+# Task tensor with summary_mode md5; argv: tool, dump path.
+TENSOR_MD5_SCRIPT = textwrap.dedent("""
+    import json, os, sys, torch
+    tool, dump = sys.argv[1:3]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
+    os.makedirs(dump)
+    config = os.path.join(dump, "config.json")
+    with open(config, "w") as f:
+        json.dump({"task": "tensor", "dump_path": dump, "level": "L1",
+                   "tensor": {"summary_mode": "md5"}}, f)
+    d = PrecisionDebugger(config_path=config)
+    torch.manual_seed(0)
+    weight, x = torch.randn(2, 3), torch.randn(4, 3)
+    d.start()
+    torch.nn.functional.linear(x, weight)
+    d.stop()
+    d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+
+def doc_examples() -> list:
+    """(where, config) for each ```json block of the docs that is a
+    config.json (it has a "task")."""
+    out = []
+    for name in ("03.config_examples.md", "28.debugger_save_instruction.md"):
+        with open(os.path.join(DOCS, name), encoding="utf-8") as f:
+            text = f.read()
+        for i, block in enumerate(re.findall(r"```json\n(.*?)```", text,
+                                             re.S)):
+            config = json.loads(block)
+            if isinstance(config, dict) and "task" in config:
+                out.append((f"{name} block {i}", config))
+    return out
+
+
+def expected_refusal(config: dict) -> str:
+    """The part of tprobe's message for a config it refuses; "" when it
+    loads."""
+    task, level = config.get("task"), config.get("level")
+    if task in ("run_ut", "acc_check"):
+        return "online accuracy checker (task acc_check, formerly run_ut)"
+    if task == "free_benchmark":
+        return "free benchmark (task free_benchmark)"
+    if task == "exception_dump":
+        return "exception dump (task exception_dump"
+    if level == "L2":
+        return "kernel dump (level L2)"
+    if level == "debug" and task not in (None, "statistics", "tensor"):
+        return "tprobe takes it with task statistics or tensor"
+    return ""
+
+
+class ConfigExamplesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = fresh_dir("tp-cfgex-")
+
+    def load(self, config: dict) -> list:
+        path = os.path.join(self.tmp, "config.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        return _C.config_warnings(path)
+
+    @unittest.skipUnless(os.path.isdir(DOCS),
+                         f"no msprobe docs in {DOCS} (deploy/venv.sh)")
+    def test_every_docs_example_loads_or_is_refused_by_name(self) -> None:
+        examples = doc_examples()
+        # 16 in the config examples, one in the save() instructions.
+        self.assertEqual(len(examples), 17)
+        loaded = 0
+        for where, config in examples:
+            with self.subTest(where=where, config=config):
+                refusal = expected_refusal(config)
+                if not refusal:
+                    self.assertEqual(self.load(config), [])
+                    loaded += 1
+                    continue
+                with self.assertRaises(ValueError) as raised:
+                    self.load(config)
+                self.assertIn(refusal, str(raised.exception))
+                self.assertIn(NOT_SUPPORTED, str(raised.exception))
+        # statistics, tensor, overflow_check and structure, for PyTorch and
+        # MindSpore's dynamic graph, and level debug (save()).
+        self.assertEqual(loaded, 9)
+
+    @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
+    def test_msprobe_26_packaged_configs(self) -> None:
+        package = os.path.dirname(importlib.util.find_spec("msprobe").origin)
+        with open(os.path.join(package, "config.json")) as f:
+            self.assertEqual(self.load(json.load(f)), [])
+        atb = glob.glob(os.path.join(package, "scripts", "atb", "*.json"))
+        self.assertTrue(atb)
+        for path in atb:
+            with open(path) as f:
+                config = json.load(f)
+            with self.assertRaises(ValueError) as raised:
+                self.load(config)
+            self.assertIn("msprobe's ATB dump", str(raised.exception))
+            self.assertIn(NOT_SUPPORTED, str(raised.exception))
+
+    def test_issue_examples_load_with_one_warning_per_key(self) -> None:
+        # The keys msprobe's own test config.json and 26.2's main tensor
+        # example carry, and ranks and steps as its docs write them.
+        warnings = self.load({
+            "task": "tensor", "dump_path": "./dump", "level": "L1",
+            "rank": [1, "0", "4-6"], "step": [0, "2", "4-5"],
+            "acl_config": "./acl.json", "seed": 1234,
+            "is_deterministic": True,
+            "tensor": {"scope": [], "list": [], "data_mode": ["all"],
+                       "bench_path": "./bench", "diff_nums": 3},
+            "statistics": {"slice": [{"dim": 0}]},
+        })
+        self.assertEqual([w.split(" has no effect")[0] for w in warnings],
+                         ["config: acl_config", "config: seed",
+                          "config: is_deterministic",
+                          "config: tensor.bench_path",
+                          "config: tensor.diff_nums"])
+
+    def test_a_typo_is_refused_with_the_nearest_key(self) -> None:
+        with self.assertRaises(ValueError) as raised:
+            self.load({"task": "statistics", "lvel": "L0"})
+        self.assertIn("unknown key 'lvel' at the top level (did you mean "
+                      "'level'?)", str(raised.exception))
+
+
+class DebuggerWarningsTest(unittest.TestCase):
+    def test_each_key_without_effect_is_named_once(self) -> None:
+        tmp = fresh_dir("tp-cfgwarn-")
+        config = os.path.join(tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1", "seed": 7,
+                       "dump_path": os.path.join(tmp, "dump"),
+                       "statistics": {"request_id": "r1"}}, f)
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            run = subprocess.run(
+                [sys.executable, "-c",
+                 "import sys\n"
+                 "from tprobe.torch import PrecisionDebugger\n"
+                 "PrecisionDebugger(config_path=sys.argv[1])\n"
+                 "PrecisionDebugger(config_path=sys.argv[1])\n", config],
+                env=daemon.env(), timeout=300, text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = [line for line in run.stderr.splitlines()
+                 if "has no effect" in line]
+        self.assertEqual(lines, [
+            "[tprobe] config: seed has no effect: tprobe does not seed from "
+            "config.json; call tprobe.torch.seed_all(seed=..., mode=...)",
+            "[tprobe] config: statistics.request_id has no effect: it "
+            "selects an inference request; tprobe dumps every call"])
+
+
+def msprobe_public_names(package: str) -> list:
+    """The names msprobe's `package` (pytorch, mindspore) exports: its
+    __init__.py's imports, read without importing it."""
+    spec = importlib.util.find_spec("msprobe")
+    path = os.path.join(os.path.dirname(spec.origin), package, "__init__.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "torch":
+            names += [a.asname or a.name for a in node.names]
+    return sorted(set(n for n in names if not n.startswith("_")))
+
+
+class ApiSurfaceTest(unittest.TestCase):
+    def test_refused_names_say_what_tprobe_does_instead(self) -> None:
+        import tprobe.torch as tt
+        for name in ("random_save", "set_fx_dump_config",
+                     "set_ge_dump_config", "TrainerMon", "acl_save",
+                     "AclGraphDumper"):
+            with self.subTest(name=name):
+                with self.assertRaises(NotImplementedError) as raised:
+                    getattr(tt, name)()
+                self.assertRegex(str(raised.exception),
+                                 f"^{name} is not supported by tprobe: .+")
+        with self.assertRaises(NotImplementedError) as raised:
+            tt.PrecisionDebugger.register_custom_api(object(), "f")
+        self.assertIn("register_custom_api is not supported by tprobe: "
+                      "tprobe hooks its own API list", str(raised.exception))
+        for arg in ("token_range", "rank_id", "scheduled_tokens"):
+            with self.subTest(arg=arg):
+                with self.assertRaises(NotImplementedError) as raised:
+                    tt.PrecisionDebugger.start(None, **{arg: [0, 1]})
+                self.assertIn(f"{arg} is not supported by tprobe",
+                              str(raised.exception))
+                self.assertIn("call start(model) without it",
+                              str(raised.exception))
+
+    @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
+    def test_every_msprobe_pytorch_name_is_in_tprobe_torch(self) -> None:
+        import tprobe.torch as tt
+        names = msprobe_public_names("pytorch")
+        self.assertIn("PrecisionDebugger", names)
+        self.assertEqual([n for n in names if not hasattr(tt, n)], [])
+
+    @unittest.skipUnless(HAS_MSPROBE and importlib.util.find_spec(
+        "mindspore") is not None, "no msprobe 26.x or MindSpore")
+    def test_every_msprobe_mindspore_name_is_in_tprobe_mindspore(self) -> None:
+        import tprobe.mindspore as tm
+        names = msprobe_public_names("mindspore")
+        self.assertIn("save_grad", names)
+        self.assertEqual([n for n in names if not hasattr(tm, n)], [])
+        with self.assertRaises(NotImplementedError) as raised:
+            tm.save_grad()
+        self.assertIn("save_grad is not supported by tprobe", str(
+            raised.exception))
+
+
+class TensorMd5Test(unittest.TestCase):
+    def output(self, tool: str, tmp: str, env: dict) -> tuple:
+        dump = os.path.join(tmp, tool)
+        run = subprocess.run([sys.executable, "-c", TENSOR_MD5_SCRIPT, tool,
+                              dump], env=env, timeout=600, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        (rank,) = glob.glob(os.path.join(dump, "step0", "*"))
+        with open(os.path.join(rank, "dump.json")) as f:
+            entry = json.load(f)["data"]["Functional.linear.0.forward"]
+        return rank, entry["output"][0]
+
+    def test_tensor_task_writes_md5(self) -> None:
+        tmp = fresh_dir("tp-tmd5-")
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            rank, out = self.output("tprobe", tmp, daemon.env())
+            reference = (self.output("msprobe", tmp, daemon.env())[1]
+                         if HAS_MSPROBE else None)
+        array = np.load(os.path.join(rank, "dump_tensor_data",
+                                     out["data_name"]))
+        self.assertEqual(out["md5"],
+                         f"{zlib.crc32(array.tobytes()) & 0xffffffff:08x}")
+        if reference is not None:
+            self.assertEqual(out["md5"], reference["md5"])
+            self.assertEqual(list(out), list(reference))
+
+
+class DumpEnableTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-dumpen-")
+        cls.daemon = Tprobed(tprobed_binary(), cls.tmp).__enter__()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.daemon.stop()
+
+    def run_script(self, script: str, *args: str) -> str:
+        run = subprocess.run([sys.executable, "-c", script, *args],
+                             env=self.daemon.env(), timeout=600, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stdout[-3000:] +
+                         run.stderr[-3000:])
+        return run.stderr
+
+    def steps(self, tool: str) -> list:
+        dump = os.path.join(self.tmp, tool)
+        config = os.path.join(self.tmp, f"{tool}.json")
+        self.run_script(DUMP_ENABLE_SCRIPT, tool, config, dump)
+        return sorted(d for d in os.listdir(dump) if d.startswith("step"))
+
+    def test_same_steps_as_msprobe(self) -> None:
+        tprobe = self.steps("tprobe")
+        # msprobe 26.2 dumps step3, step4 and step5 (run here when it is
+        # installed; this Python has no msprobe 26.x otherwise).
+        expected = (self.steps("msprobe") if HAS_MSPROBE
+                    else ["step3", "step4", "step5"])
+        self.assertEqual(expected, ["step3", "step4", "step5"])
+        self.assertEqual(tprobe, expected)
+        with open(os.path.join(self.tmp, "tprobe", "step4", "rank",
+                               "dump.json")) as f:
+            self.assertIn("Functional.linear.0.forward", json.load(f)["data"])
+
+    def test_a_file_that_no_longer_parses_stops_dumping(self) -> None:
+        dump = os.path.join(self.tmp, "broken")
+        stderr = self.run_script(BROKEN_FILE_SCRIPT,
+                                 os.path.join(self.tmp, "broken.json"), dump)
+        self.assertIn("[tprobe] dump_enable: config.json no longer parses",
+                      stderr)
+        self.assertEqual(sorted(os.listdir(dump)), ["step0", "step1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
