@@ -27,6 +27,7 @@ from mindspore import nn
 
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.session import Framework
+from tprobe._common.unsupported import refuse_token_arguments
 from tprobe.mindspore import grad_gate
 from tprobe.mindspore.api_hooks import ApiHooks
 from tprobe.mindspore.cell_hooks import CellHooks
@@ -79,14 +80,8 @@ class PrecisionDebugger(DebuggerCore):
               rank_id: Any = None) -> None:
         """Starts (or resumes) dumping the current step. ``model`` is a
         Cell or a list of Cells; L0 and mix need one."""
-        for name, value in (("token_range", token_range),
-                            ("rank_id", rank_id)):
-            if value is not None:
-                raise NotImplementedError(
-                    f"PrecisionDebugger.start: {name} is not supported by "
-                    "tprobe (msprobe dumps only the given tokens of an "
-                    "inference run); call start(model) without it: every "
-                    "call of the step is dumped")
+        refuse_token_arguments({"token_range": token_range,
+                                "rank_id": rank_id})
         self = cls._get()
         if self is None:
             return

@@ -27,7 +27,7 @@ from tprobe import _C
 from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.session import Framework
-from tprobe._common.unsupported import unsupported
+from tprobe._common.unsupported import refuse_token_arguments, unsupported
 from tprobe.torch import values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
@@ -109,15 +109,9 @@ class PrecisionDebugger(DebuggerCore):
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None,
               rank_id: Any = None, scheduled_tokens: Any = None) -> None:
-        for name, value in (("token_range", token_range),
-                            ("rank_id", rank_id),
-                            ("scheduled_tokens", scheduled_tokens)):
-            if value is not None:
-                raise NotImplementedError(
-                    f"PrecisionDebugger.start: {name} is not supported by "
-                    "tprobe (msprobe dumps only the given tokens of an "
-                    "inference run); call start(model) without it: every "
-                    "call of the step is dumped")
+        refuse_token_arguments({"token_range": token_range,
+                                "rank_id": rank_id,
+                                "scheduled_tokens": scheduled_tokens})
         self = cls._get()
         if self is not None:
             self._begin(model)
