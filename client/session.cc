@@ -497,7 +497,19 @@ bool Session::Flush(int timeout_ms) {
   v1::Request req;
   req.mutable_flush();
   v1::Response reply;
-  return channel_->Call(std::move(req), timeout_ms, &reply);
+  const bool flushed = channel_->Call(std::move(req), timeout_ms, &reply);
+  // A flush is answered once the steps before it are written: its error is
+  // the write error of those steps (their boundaries travel in the ring,
+  // with no reply of their own). The trainer's user hears of it once.
+  if (!flushed && !reply.error().empty() &&
+      !write_error_reported_.exchange(true)) {
+    std::fprintf(stderr,
+                 "[tprobe] tprobed: %s (reported once; training goes on, "
+                 "tprobed retries the write; 'tprobe status' shows the "
+                 "state)\n",
+                 reply.error().c_str());
+  }
+  return flushed;
 }
 
 }  // namespace tprobe::client

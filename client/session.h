@@ -248,6 +248,8 @@ class TPROBE_INTERNAL Session {
   std::vector<std::unique_ptr<Live>> lives_;
   std::atomic<Live*> live_{nullptr};
   uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
+  // A flush's write error was named on stderr (once).
+  std::atomic<bool> write_error_reported_{false};
   Core core_;
   StepLedger ledger_;
   std::unique_ptr<ControlChannel> channel_;

@@ -88,7 +88,7 @@ void Usage(FILE* out) {
                "is started when\n"
                "                  none answers (default: $TPROBE_SOCKET or "
                "the per-user path)\n"
-               "  --steps N       steps to play (default 2)\n"
+               "  --steps N       steps to play, 1 to 1000000 (default 2)\n"
                "  --help          this text\n");
 }
 

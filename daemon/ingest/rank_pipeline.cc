@@ -36,12 +36,13 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
 // and runs each boundary the drain reaches, in the order the rank wrote
 // them. A Goodbye finalises the producer, or, with `stop_at_goodbye`, is
 // left in state.boundary for the caller. Returns the records and
-// boundaries consumed.
+// boundaries consumed; *first_error, when given, keeps the first write
+// error of the boundaries run (a command that waits reports it).
 size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
                    spdlog::logger& log, size_t batch,
                    const std::vector<uint64_t>* targets,
                    std::optional<uint32_t> through, bool targets_final,
-                   bool stop_at_goodbye) {
+                   bool stop_at_goodbye, Status* first_error = nullptr) {
   size_t work = 0;
   while (!state.closed) {
     if (!state.boundary) {
@@ -57,6 +58,7 @@ size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
     Status s = Apply(p, state, registry, log, c);
     if (c.kind != Command::Kind::kGoodbye) ReleaseBoundary(state);
     LogWriteError(p, state, log, s);
+    if (first_error != nullptr && first_error->ok()) *first_error = s;
     if (targets == nullptr && batch != 0 && work >= batch) break;
   }
   return work;
@@ -209,11 +211,14 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
   if (c.kind == Command::Kind::kConfigure) {
     through = c.step > 0 ? std::optional<uint32_t>(c.step - 1) : std::nullopt;
   }
+  Status drained;
   DrainAndRun(p, state, registry, log, 0, &c.targets, through,
-              /*targets_final=*/false, /*stop_at_goodbye=*/false);
+              /*targets_final=*/false, /*stop_at_goodbye=*/false, &drained);
   Status s = Apply(p, state, registry, log, c);
   LogWriteError(p, state, log, s);
-  return s;
+  // The steps the rank closed before the command failed to be written: a
+  // command that waits (a flush) says so.
+  return s.ok() ? drained : s;
 }
 
 }  // namespace

@@ -332,7 +332,7 @@ TEST_F(NodeDaemonTest, ThousandsOfStepsAtFullSpeedAreAllComplete) {
   // The trainer waited at most exit_timeout_ms at exit; the daemon finishes
   // what is still in its rings.
   ASSERT_TRUE(
-      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(240)));
   const auto steps = Accounting("a");
   ASSERT_EQ(steps.size(), static_cast<size_t>(kSteps));
   for (const auto& [step, acc] : steps) {
@@ -418,7 +418,7 @@ TEST_F(NodeDaemonTest, ARankKilledMidStepIsMarkedDiedPromptly) {
                            .count()));
   EXPECT_EQ(WaitRank(other), 0);
   ASSERT_TRUE(
-      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(240)));
 
   int victim_died = 0;
   for (const auto& [step, acc] : Accounting("victim")) {
@@ -565,7 +565,7 @@ TEST_F(NodeDaemonTest, GarbageInOneSegmentMarksOnlyThatRankCorrupt) {
       std::chrono::seconds(10)));
   KillRank(victim);
   ASSERT_TRUE(
-      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(240)));
   ASSERT_TRUE(Status().has_value()) << "the daemon still answers";
   ExpectEveryStepComplete("other", 400);
   int corrupt = 0;
@@ -601,7 +601,7 @@ TEST_F(NodeDaemonTest, ARankCannotShrinkItsSegmentUnderTheDaemon) {
   ASSERT_TRUE(Status().has_value()) << "the daemon still answers";
   KillRank(victim);
   ASSERT_TRUE(
-      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(60)));
+      WaitFor([&] { return AllFinalised(); }, std::chrono::seconds(240)));
   ExpectEveryStepComplete("other", 400);
   ExpectValidFiles("victim");
   EXPECT_EQ(daemon_->Terminate(), 0) << "the daemon lived to a clean exit";
