@@ -19,19 +19,22 @@
 #include "client/core.h"
 #include "client/entry_builder.h"
 #include "client/session.h"
+#include "common/config/config.h"
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
 
 namespace tprobe::client {
 namespace {
 
-// A segment attached to a Core, with one thread draining every ring.
+// A segment attached to a Core, with one thread draining its data ring
+// (the boundary ring after it takes no hook records).
 class Rig {
  public:
   explicit Rig(uint64_t ring_bytes)
       : core_(config::FullRingPolicy::kBlock, 1000) {
     auto created =
-        shm::Segment::Create("tprobe.bench", 1, ring_bytes, ::getpid(), 0);
+        shm::Segment::Create("tprobe.bench", 2, ring_bytes,
+                             config::kBoundaryRingBytes, ::getpid(), 0);
     consumer_seg_ = std::move(created).value();
     core_.Attach(std::move(shm::Segment::Open(
                                ::fcntl(consumer_seg_->fd(), F_DUPFD_CLOEXEC, 0),

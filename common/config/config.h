@@ -83,6 +83,11 @@ inline constexpr int64_t kStepRankMax = 1000000;
 inline constexpr uint64_t kMinRingBytes = uint64_t{1} << 16;
 inline constexpr uint64_t kMaxRingBytes = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxRingCount = 64;
+// Data bytes of a rank's boundary ring (the segment's last ring, beside its
+// ring_count data rings), whatever ring_bytes says: it carries only step
+// boundaries, a few hundred bytes each, and a rank under policy block stays
+// within 256 steps of its daemon.
+inline constexpr uint64_t kBoundaryRingBytes = uint64_t{1} << 20;
 inline constexpr uint32_t kMaxExitTimeoutMs = 600000;
 // A Unix socket path holds at most 107 bytes (sun_path less its NUL).
 inline constexpr size_t kMaxSocketPathBytes = 107;

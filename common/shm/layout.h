@@ -8,7 +8,9 @@
 //
 // A segment is:
 //   SegmentHeader | RingHeader 0 | ring 0 bytes | RingHeader 1 | ring 1 bytes …
-// Every ring holds the same number of bytes, a power of two.
+// Every ring but the last holds ring_bytes, a power of two; the last, the
+// producer's boundary ring (README.md), holds last_ring_bytes, also a power
+// of two: it carries only step boundaries, so it is much smaller.
 
 #include <atomic>
 #include <cstddef>
@@ -18,7 +20,7 @@ namespace tprobe::shm {
 
 inline constexpr uint64_t kSegmentMagic =
     0x3142'4F52'5054'5054ULL;  // "TPTPROB1"
-inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersion = 3;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kRecordAlign = 8;
 
@@ -28,7 +30,7 @@ struct alignas(kCacheLine) SegmentHeader {
   uint64_t magic;
   uint32_t layout_version;
   uint32_t ring_count;
-  uint64_t ring_bytes;   // data bytes of each ring (power of two)
+  uint64_t ring_bytes;   // data bytes of each ring but the last (power of two)
   int32_t producer_pid;  // the registered trainer process
   // The producer's current step, stored by the producer (relaxed) at each
   // step boundary; tprobed reads it only to tell an operator that a step
@@ -45,6 +47,7 @@ struct alignas(kCacheLine) SegmentHeader {
   // boundary and, when it changed, fetches the config over its control
   // connection (FetchConfig). 0: the config it registered with.
   uint64_t config_generation;
+  uint64_t last_ring_bytes;  // data bytes of the last ring (power of two)
 };
 
 // Why a record was not written. Indexes RingHeader::dropped.
@@ -90,8 +93,11 @@ constexpr uint64_t RingStride(uint64_t ring_bytes) {
   return sizeof(RingHeader) + ring_bytes;
 }
 
-constexpr uint64_t SegmentBytes(uint32_t ring_count, uint64_t ring_bytes) {
-  return sizeof(SegmentHeader) + ring_count * RingStride(ring_bytes);
+// REQUIRES: ring_count >= 1.
+constexpr uint64_t SegmentBytes(uint32_t ring_count, uint64_t ring_bytes,
+                                uint64_t last_ring_bytes) {
+  return sizeof(SegmentHeader) + (ring_count - 1) * RingStride(ring_bytes) +
+         RingStride(last_ring_bytes);
 }
 
 static_assert(sizeof(SegmentHeader) == kCacheLine);

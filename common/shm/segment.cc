@@ -50,6 +50,7 @@ Segment::Segment(std::string name, std::unique_ptr<Mapping> mapping)
   // Read once; Create wrote it and Open checked it before this copy.
   ring_count_ = header_->ring_count;
   ring_bytes_ = header_->ring_bytes;
+  last_ring_bytes_ = header_->last_ring_bytes;
 }
 
 Segment::~Segment() = default;
@@ -68,7 +69,7 @@ RingHeader* Segment::ring_header(uint32_t i) const {
 
 std::span<std::byte> Segment::ring_data(uint32_t i) const {
   auto* data = reinterpret_cast<std::byte*>(ring_header(i) + 1);
-  return {data, ring_bytes_};
+  return {data, i + 1 == ring_count_ ? last_ring_bytes_ : ring_bytes_};
 }
 
 namespace {
@@ -95,9 +96,10 @@ constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
                                                  uint32_t ring_count,
                                                  uint64_t ring_bytes,
+                                                 uint64_t last_ring_bytes,
                                                  int32_t producer_pid,
                                                  uint64_t producer_start_time) {
-  const uint64_t bytes = SegmentBytes(ring_count, ring_bytes);
+  const uint64_t bytes = SegmentBytes(ring_count, ring_bytes, last_ring_bytes);
   const std::string what = "shared memory segment '" + name + "' of " +
                            std::to_string(bytes) + " bytes";
   auto m = std::make_unique<Mapping>();
@@ -122,12 +124,12 @@ Result<std::unique_ptr<Segment>> Segment::Create(const std::string& name,
   auto guard = FaultGuard::Watch(m->address, bytes);
   if (!guard.ok()) return Status::Error(what + ": " + guard.status().message());
   m->guard = std::move(guard).value();
-  Prefault(m->address, bytes);
   auto* h = static_cast<SegmentHeader*>(m->address);
   std::memset(static_cast<void*>(h), 0, sizeof *h);
   h->layout_version = kLayoutVersion;
   h->ring_count = ring_count;
   h->ring_bytes = ring_bytes;
+  h->last_ring_bytes = last_ring_bytes;
   h->producer_pid = producer_pid;
   h->producer_start_time = producer_start_time;
   std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
@@ -166,7 +168,8 @@ Result<std::unique_ptr<Segment>> Segment::Open(int fd,
   Prefault(m->address, mapped);
   std::unique_ptr<Segment> seg(new Segment(name, std::move(m)));
   if (seg->ring_count_ != header.ring_count ||
-      seg->ring_bytes_ != header.ring_bytes) {
+      seg->ring_bytes_ != header.ring_bytes ||
+      seg->last_ring_bytes_ != header.last_ring_bytes) {
     return Status::Error(what + " changed while it was opened");
   }
   return seg;
@@ -182,13 +185,20 @@ Status CheckHeader(const SegmentHeader& header, uint64_t mapped_bytes) {
         " is not the supported version " + std::to_string(kLayoutVersion));
   }
   const uint64_t rb = header.ring_bytes;
-  if (rb < 4096 || (rb & (rb - 1)) != 0 || header.ring_count == 0 ||
+  const uint64_t last = header.last_ring_bytes;
+  // At most 2^40 bytes a ring: 256 of them still sum without overflow.
+  auto plausible = [](uint64_t bytes) {
+    return bytes >= 4096 && bytes <= (uint64_t{1} << 40) &&
+           (bytes & (bytes - 1)) == 0;
+  };
+  if (!plausible(rb) || !plausible(last) || header.ring_count == 0 ||
       header.ring_count > 256) {
     return Status::Error("implausible ring geometry (" +
                          std::to_string(header.ring_count) + " rings of " +
-                         std::to_string(rb) + " bytes)");
+                         std::to_string(rb) + " bytes, the last of " +
+                         std::to_string(last) + ")");
   }
-  if (SegmentBytes(header.ring_count, rb) > mapped_bytes) {
+  if (SegmentBytes(header.ring_count, rb, last) > mapped_bytes) {
     return Status::Error("segment is smaller than its " +
                          std::to_string(header.ring_count) + " rings need");
   }

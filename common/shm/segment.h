@@ -13,11 +13,11 @@
 // creator's mapping is watched besides (fault_guard.h): a bus error on it
 // reads zeros and sets faulted() instead of ending the daemon.
 //
-// The geometry (ring count and size) is copied out of the header once, when
+// The geometry (ring count and sizes) is copied out of the header once, when
 // the segment is created or opened, and never read from shared memory again:
-// the other side may overwrite the header at any time. Both sides prefault
-// the mapping (the creator allocates every page, the opener populates its
-// page tables), so the first records written cost what later ones do.
+// the other side may overwrite the header at any time. The creator allocates
+// every page and the opener populates its page tables, so the first records
+// written cost what later ones do.
 //
 // Boost.Interprocess, which the rest of the stack would suggest, has neither
 // memory files nor seals: this file maps with mmap directly.
@@ -46,11 +46,13 @@ class Segment {
   // Creates a segment called `name` (a label, shown in /proc/PID/maps),
   // writes its header, initialises every ring and seals its size. Returns
   // an error naming the segment when the memory cannot be created,
-  // allocated, sealed, mapped or watched.
-  // REQUIRES: ring_bytes is a power of two, at least 4096.
+  // allocated, sealed, mapped or watched. Every ring but the last holds
+  // `ring_bytes`, the last `last_ring_bytes`.
+  // REQUIRES: ring_count >= 1; both sizes are powers of two, at least 4096.
   static Result<std::unique_ptr<Segment>> Create(const std::string& name,
                                                  uint32_t ring_count,
                                                  uint64_t ring_bytes,
+                                                 uint64_t last_ring_bytes,
                                                  int32_t producer_pid,
                                                  uint64_t producer_start_time);
 
@@ -72,7 +74,8 @@ class Segment {
   // The geometry as it was at Create/Open (never re-read).
   uint32_t ring_count() const { return ring_count_; }
   uint64_t ring_bytes() const { return ring_bytes_; }
-  // REQUIRES: i < ring_count().
+  uint64_t last_ring_bytes() const { return last_ring_bytes_; }
+  // REQUIRES: i < ring_count(). ring_data(i).size() is ring i's size.
   RingHeader* ring_header(uint32_t i) const;
   std::span<std::byte> ring_data(uint32_t i) const;
 
@@ -85,6 +88,7 @@ class Segment {
   SegmentHeader* header_ = nullptr;
   uint32_t ring_count_ = 0;
   uint64_t ring_bytes_ = 0;
+  uint64_t last_ring_bytes_ = 0;
 };
 
 // Checks a mapped header: magic, layout version, and that `mapped_bytes`

@@ -113,8 +113,8 @@ void Drainer::CheckCounters() {
     // fits in front of what the daemon consumed: bytes_written equals head,
     // and every record takes at least 8 bytes. A single check never sees
     // more than kMaxDropJump new drops.
-    const uint64_t written_max =
-        state_.rings[i].reader.position() + producer_.segment().ring_bytes();
+    const uint64_t written_max = state_.rings[i].reader.position() +
+                                 producer_.segment().ring_data(i).size();
     bool plausible = now.records >= seen.records && now.bytes >= seen.bytes &&
                      now.bytes <= written_max &&
                      now.records <= written_max / shm::kRecordAlign;

@@ -21,6 +21,9 @@ namespace {
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// A ring takes records of at most half its size.
+static_assert(config::kBoundaryRingBytes >= 2 * record::kMaxBoundaryBytes);
+
 // `ring_count` counts the client's boundary ring too, one beyond the data
 // rings its config names (common/shm/README.md).
 Status CheckGeometry(uint32_t ring_count, uint64_t ring_bytes) {
@@ -122,16 +125,18 @@ Result<std::unique_ptr<Producer>> Producer::Create(
     RemoveStaleTempFiles(*write_path, reg.rank());
   }
 
-  if (Status s =
-          CheckShmSpace(shm::SegmentBytes(ring_count, ring_bytes),
-                        "the " + std::to_string(ring_count) + " rings of " +
-                            std::to_string(ring_bytes >> 10) + " KiB of rank " +
-                            std::to_string(reg.rank()));
+  if (Status s = CheckShmSpace(
+          shm::SegmentBytes(ring_count, ring_bytes, config::kBoundaryRingBytes),
+          "the " + std::to_string(ring_count - 1) + " rings of " +
+              std::to_string(ring_bytes >> 10) +
+              " KiB and the boundary ring of rank " +
+              std::to_string(reg.rank()));
       !s.ok()) {
     return s;
   }
   const std::string name = SegmentName(peer.uid, reg.pid(), client_id);
-  auto segment = shm::Segment::Create(name, ring_count, ring_bytes, reg.pid(),
+  auto segment = shm::Segment::Create(name, ring_count, ring_bytes,
+                                      config::kBoundaryRingBytes, reg.pid(),
                                       reg.start_time());
   if (!segment.ok()) return segment.status();
 

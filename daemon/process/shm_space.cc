@@ -70,10 +70,12 @@ Status CheckExpectedRanks(int ranks) {
   const config::Config defaults;
   return CheckShmSpace(
       static_cast<uint64_t>(ranks) *
-          shm::SegmentBytes(defaults.ring_count, defaults.ring_bytes),
+          shm::SegmentBytes(defaults.ring_count + 1, defaults.ring_bytes,
+                            config::kBoundaryRingBytes),
       "--expect-ranks " + std::to_string(ranks) + ": that many ranks with " +
           std::to_string(defaults.ring_count) + " rings of " +
-          MiB(defaults.ring_bytes) + " each");
+          MiB(defaults.ring_bytes) + " each and a boundary ring of " +
+          MiB(config::kBoundaryRingBytes));
 }
 
 }  // namespace tprobe::daemon

@@ -27,9 +27,10 @@ class CoreTest : public ::testing::Test {
   static constexpr uint32_t kDataRings = kRings - 1;
 
   CoreTest() : core_(config::FullRingPolicy::kDrop, 0) {
-    daemon_side_ = std::move(shm::Segment::Create("tprobe.core_test", kRings,
-                                                  1 << 16, ::getpid(), 0))
-                       .value();
+    daemon_side_ =
+        std::move(shm::Segment::Create("tprobe.core_test", kRings, 1 << 16,
+                                       1 << 16, ::getpid(), 0))
+            .value();
     core_.Attach(std::move(shm::Segment::Open(
                                ::fcntl(daemon_side_->fd(), F_DUPFD_CLOEXEC, 0),
                                daemon_side_->name()))

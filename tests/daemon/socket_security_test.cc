@@ -207,14 +207,15 @@ TEST_F(SocketSecurityTest, TheLogIsNeverWrittenThroughASymlink) {
 
 TEST_F(SocketSecurityTest, RingsThatCannotFitInMemoryStopTheStart) {
   std::string output;
-  // 4096 ranks of 4 x 8 MiB: 128 GiB.
+  // 4096 ranks of 4 x 8 MiB and 1 MiB: 132 GiB.
   EXPECT_EQ(
       RunCommand(std::string(TPROBED_PATH) +
                      " --foreground --expect-ranks 4096 --socket " + Socket(),
                  &output),
       1);
   EXPECT_NE(output.find("tprobed: --expect-ranks 4096: that many ranks with 4 "
-                        "rings of 8 MiB each need 131"),
+                        "rings of 8 MiB each and a boundary ring of 1 MiB "
+                        "need 135"),
             std::string::npos)
       << output;
   EXPECT_NE(output.find("MiB of shared memory, but "), std::string::npos)

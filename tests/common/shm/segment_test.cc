@@ -25,12 +25,19 @@ Result<std::unique_ptr<Segment>> OpenCopy(const Segment& created) {
 }
 
 TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
-  auto created = Segment::Create("tprobe.test.open", 3, 1 << 16, ::getpid(),
-                                 ProcessStartTime(::getpid()));
+  auto created = Segment::Create("tprobe.test.open", 3, 1 << 16, 1 << 12,
+                                 ::getpid(), ProcessStartTime(::getpid()));
   ASSERT_TRUE(created.ok()) << created.status().message();
   auto opened = OpenCopy(**created);
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   EXPECT_EQ((*opened)->ring_count(), 3u);
+  // Every ring but the last has ring_bytes; the last ends the segment.
+  EXPECT_EQ((*opened)->ring_data(0).size(), 1u << 16);
+  EXPECT_EQ((*opened)->ring_data(1).size(), 1u << 16);
+  EXPECT_EQ((*opened)->ring_data(2).size(), 1u << 12);
+  EXPECT_EQ((*opened)->ring_data(2).data() + (1 << 12),
+            reinterpret_cast<std::byte*>((*opened)->header()) +
+                SegmentBytes(3, 1 << 16, 1 << 12));
   EXPECT_EQ((*opened)->header()->producer_pid, ::getpid());
   EXPECT_NE((*opened)->header()->producer_start_time, 0u);
   EXPECT_EQ((*opened)->fd(), -1) << "an opener keeps no descriptor";
@@ -49,7 +56,7 @@ TEST(SegmentTest, CreateThenOpenSeesTheSameRings) {
 
 TEST(SegmentTest, ASegmentCannotBeShrunkOrGrownByItsOpener) {
   auto created =
-      Segment::Create("tprobe.test.sealed", 2, 1 << 16, ::getpid(), 1);
+      Segment::Create("tprobe.test.sealed", 2, 1 << 16, 1 << 16, ::getpid(), 1);
   ASSERT_TRUE(created.ok()) << created.status().message();
   // What a producer could try with the descriptor it was passed.
   const int fd = ::fcntl((*created)->fd(), F_DUPFD_CLOEXEC, 0);
@@ -68,7 +75,7 @@ TEST(SegmentTest, ASegmentCannotBeShrunkOrGrownByItsOpener) {
 
 TEST(SegmentTest, ASegmentHasNoNameInAnyFileSystem) {
   const std::string name = "tprobe.test.unnamed." + std::to_string(::getpid());
-  auto created = Segment::Create(name, 1, 1 << 12, ::getpid(), 1);
+  auto created = Segment::Create(name, 1, 1 << 12, 1 << 12, ::getpid(), 1);
   ASSERT_TRUE(created.ok()) << created.status().message();
   EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name));
   // Its label shows where it is mapped.
@@ -98,7 +105,7 @@ TEST(SegmentTest, OpeningWhatIsNotASegmentIsAClearError) {
 
 TEST(SegmentTest, ForeignMagicIsRefused) {
   auto created =
-      Segment::Create("tprobe.test.magic", 1, 1 << 12, ::getpid(), 1);
+      Segment::Create("tprobe.test.magic", 1, 1 << 12, 1 << 12, ::getpid(), 1);
   ASSERT_TRUE(created.ok());
   (*created)->header()->magic = 42;
   auto opened = OpenCopy(**created);
@@ -112,9 +119,34 @@ TEST(SegmentTest, OtherLayoutVersionIsRefused) {
   h.layout_version = kLayoutVersion + 1;
   h.ring_count = 1;
   h.ring_bytes = 4096;
-  Status s = CheckHeader(h, SegmentBytes(1, 4096));
+  h.last_ring_bytes = 4096;
+  Status s = CheckHeader(h, SegmentBytes(1, 4096, 4096));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("layout version"), std::string::npos);
+}
+
+TEST(SegmentTest, ImplausibleRingSizesAreRefused) {
+  SegmentHeader h{};
+  h.magic = kSegmentMagic;
+  h.layout_version = kLayoutVersion;
+  h.ring_count = 2;
+  h.ring_bytes = 4096;
+  const uint64_t mapped = SegmentBytes(2, 4096, 4096);
+  for (const uint64_t last :
+       {uint64_t{0}, uint64_t{4095}, uint64_t{6144}, uint64_t{1} << 63}) {
+    h.last_ring_bytes = last;
+    Status s = CheckHeader(h, mapped);
+    ASSERT_FALSE(s.ok()) << last;
+    EXPECT_NE(s.message().find("implausible ring geometry"), std::string::npos)
+        << s.message();
+  }
+  // A last ring that does not fit the mapping.
+  h.last_ring_bytes = 8192;
+  Status s = CheckHeader(h, mapped);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("smaller than"), std::string::npos);
+  h.last_ring_bytes = 4096;
+  EXPECT_TRUE(CheckHeader(h, mapped).ok());
 }
 
 TEST(SegmentTest, ProcessStartTimeIdentifiesLiveProcessesOnly) {
