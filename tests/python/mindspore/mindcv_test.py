@@ -2,7 +2,7 @@
 mindcv's MobileNetV3-Small (mindcv_model.py), random weights, 2 training
 steps in PyNative mode on the CPU, at L0, L1 and mix. The losses must be
 bit-identical to a run with no tool, and each step's tree must match
-msprobe's (mindspore_compare.py) but for the differences README.md lists:
+msprobe's (mindspore_compare.py) but for the differences docs/configuration.md lists:
 - msprobe's jit backward entries (mindspore_test.py says which);
 - the statistics of the CPU BatchNorm primitive's output[1] and output[2]
   (batch mean and variance), which its kernel never writes: they are

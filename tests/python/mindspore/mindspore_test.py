@@ -5,7 +5,7 @@ twice, a primitive, mint and Tensor methods, a jit function, int and bool
 values) for 2 steps on the CPU: once with no tool, then with tprobe and
 with msprobe at L0, L1 and mix. The losses must be bit-identical, and each
 step's tree must match msprobe's (mindspore_compare.py), apart from the
-differences README.md lists:
+differences docs/configuration.md lists:
 - msprobe names the directory proc{pid}, tprobe rank (no rank set);
 - msprobe's jit dump also writes ``Jit.{grad target}.N.backward`` (the
   whole backward pass of a value_and_grad target once a jit function ran);
