@@ -1,6 +1,6 @@
 """The fault-injection suite: real tprobed, real trainer processes, real
 faults. Each test_* is one ctest test (tests/faults/CMakeLists.txt) and
-proves one guarantee of the README's "Failure behaviour" section.
+proves one guarantee of docs/failure.md.
 
 After every fault the same checks run over everything left on disk
 (check_rank_tree):

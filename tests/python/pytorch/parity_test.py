@@ -11,7 +11,7 @@ holding its package, `pip install --no-deps --target DIR
 mindstudio-probe==8.3.3`) and are skipped without it.
 
 What is compared, and the known differences it accepts, are written in
-parity.py and the README ("Selection").
+parity.py and docs/configuration.md ("Selection").
 """
 
 import concurrent.futures
@@ -182,7 +182,7 @@ class ParityTest(unittest.TestCase):
         """tensor_kinds_model.py: float8, meta and FakeTensor values exactly
         as msprobe 26.x writes them; a DTensor's local shard (dtype, shape,
         statistics) too, where msprobe also writes type DTensor,
-        device_mesh and placements (README)."""
+        device_mesh and placements (docs/configuration.md)."""
         work = os.path.join(self.tmp, "tensor_kinds")
         os.makedirs(work)
         config = write_config(os.path.join(work, "config.json"),
@@ -237,7 +237,7 @@ class ParityTest(unittest.TestCase):
     def test_files_are_0640_and_directories_0750(self) -> None:
         # As msprobe 8.3.3 writes them (FileCheckConst); 26.x leaves the
         # statistics files to the umask (0644, world-readable), a difference
-        # kept on purpose (README).
+        # kept on purpose (docs/configuration.md).
         checked = 0
         for name in CASES:
             result = self.results[name]
