@@ -1,4 +1,4 @@
-// Times `tprobe import` (daemon/import) on a generated MindSpore tensor dump
+// Times `tprobe import` (tools/import) on a generated MindSpore tensor dump
 // of 10,000 TensorDump files: 4 steps x 2 ranks x 1,250 files of 1,024
 // float32 values each (about 42 MB), with a model of 156 nested layers.
 // Each iteration is a whole import: read and summarise every file, order
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/dump/npy.h"
-#include "daemon/import/importer.h"
-#include "daemon/import/parallel.h"
+#include "tools/import/importer.h"
+#include "tools/common/parallel.h"
 
 namespace tprobe::import {
 namespace {
@@ -101,7 +101,7 @@ void BM_ImportTensorDump(benchmark::State& state) {
   options.destination = dump.destination();
   options.threads = static_cast<size_t>(state.range(0));
   const bool fresh = state.range(1) == 1;
-  Reporter quiet(nullptr, false);
+  tools::Reporter quiet(nullptr, false);
   for (auto _ : state) {
     if (fresh) {
       state.PauseTiming();
@@ -120,7 +120,7 @@ void BM_ImportTensorDump(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(dump.files()),
                          benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = static_cast<double>(
-      options.threads == 0 ? DefaultThreadCount() : options.threads);
+      options.threads == 0 ? tools::DefaultThreadCount() : options.threads);
 }
 BENCHMARK(BM_ImportTensorDump)
     ->ArgNames({"threads", "fresh"})

@@ -1,4 +1,4 @@
-// The public C++ Client (client/include/tprobe/client.h) over a Session.
+// The public C++ Client (include/tprobe/client.h) over a Session.
 // Naming, filters and levels are the Session's; this file turns TensorData
 // and Value (flattened by the header, detail::ValueNode) into the entry
 // (client/entry_builder.h), and keeps each thread's open calls per Client so
@@ -25,8 +25,8 @@
 #include "client/entry_builder.h"
 #include "client/naming.h"
 #include "client/session.h"
+#include "common/config/dump_dir.h"
 #include "common/dtype.h"
-#include "common/dump/tree_writer.h"
 #include "common/record/record.h"
 #include "common/record_losses.h"
 
@@ -451,7 +451,7 @@ size_t Client::DumpDirRaw(char* buffer, size_t capacity) const noexcept {
   try {
     const client::Session& s = *impl_->session;
     const std::string dir =
-        dump::StepRankDir(s.config().dump_path, s.step(), s.rank());
+        config::StepRankDir(s.config().dump_path, s.step(), s.rank());
     if (buffer != nullptr && dir.size() <= capacity) {
       std::memcpy(buffer, dir.data(), dir.size());
     }

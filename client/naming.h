@@ -27,13 +27,13 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "client/include/tprobe/types.h"
+#include "tprobe/types.h"
 #include "common/internal_api.h"
 
 namespace tprobe::client {
 
 // How module names start: PyTorch's "Module." or MindSpore's "Cell."
-// (client/include/tprobe/types.h).
+// (include/tprobe/types.h).
 using ModuleStyle = ::tprobe::ModuleStyle;
 
 // "Module.{path}.{class_name}" (or "Cell.…"). The root model is never

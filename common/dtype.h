@@ -13,11 +13,11 @@
 #include <span>
 #include <string_view>
 
-#include "client/include/tprobe/types.h"
+#include "tprobe/types.h"
 
 namespace tprobe {
 
-// The public header's TensorType (client/include/tprobe/types.h), under the
+// The public header's TensorType (include/tprobe/types.h), under the
 // core's name.
 using DType = TensorType;
 inline constexpr int kDTypeCount = kTensorTypeCount;

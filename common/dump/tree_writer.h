@@ -15,12 +15,6 @@
 
 namespace tprobe::dump {
 
-// "rank{R}", or "rank" when there is no distributed rank (rank < 0).
-std::string RankDirName(int rank);
-
-// dump_path/step{step}/rank{R}
-std::string StepRankDir(const std::string& dump_path, uint32_t step, int rank);
-
 // Creates `dir` and its parents (mode 0750).
 Status MakeDirs(const std::string& dir);
 

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "client/include/tprobe/types.h"
+#include "tprobe/types.h"
 
 namespace tprobe::record {
 
@@ -61,7 +61,7 @@ struct InternRecord {
 // kGroup: msprobe's "optimizer" and "clip_grad" nodes, which are the parent
 // of the calls made inside them (daemon/ingest/drain.h).
 enum class CallKind : uint8_t { kModule = 0, kApi = 1, kGroup = 2 };
-using Direction = ::tprobe::Direction;  // client/include/tprobe/types.h
+using Direction = ::tprobe::Direction;  // include/tprobe/types.h
 
 // A node of construct.json opens (kCallBegin) or closes (kCallEnd).
 struct CallRecord {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/config/dump_dir.h"
 #include "common/dump/tree_writer.h"
 
 namespace tprobe::daemon {
@@ -15,14 +16,14 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     dump::StepTree tree(options_.task, options_.level, options_.framework);
     std::optional<std::string> data_dir;
     if (options_.tensor_data) {
-      data_dir = dump::StepRankDir(options_.dump_path, step, options_.rank) +
+      data_dir = config::StepRankDir(options_.dump_path, step, options_.rank) +
                  "/dump_tensor_data";
       tree.set_dump_data_dir(data_dir);
     }
     tree.accounting().records_skipped += deferred_skipped_;
     tree.accounting().stream_corrupt = stream_corrupt_;
     deferred_skipped_ = 0;
-    Journal journal(dump::StepRankDir(options_.write_path, step, options_.rank),
+    Journal journal(config::StepRankDir(options_.write_path, step, options_.rank),
                     options_.task, options_.level, options_.framework,
                     data_dir);
     it = trees_
@@ -106,7 +107,7 @@ Status Assembler::Write(uint32_t step, Open& open, bool closing) {
     outage_due_.reset();
   }
   Status s = dump::WriteStepTree(
-      dump::StepRankDir(options_.write_path, step, options_.rank), open.tree);
+      config::StepRankDir(options_.write_path, step, options_.rank), open.tree);
   if (s.ok()) {
     open.dirty = false;
     if (closing) open.journal.Remove();
@@ -169,7 +170,7 @@ Status Assembler::SyncJournals() {
 }
 
 std::string Assembler::TensorDataDir(uint32_t step) const {
-  return dump::StepRankDir(options_.write_path, step, options_.rank) +
+  return config::StepRankDir(options_.write_path, step, options_.rank) +
          "/dump_tensor_data";
 }
 

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <utility>
 
+#include "common/config/dump_dir.h"
 #include "common/dump/json_reindent.h"
 #include "common/dump/tree_writer.h"
 #include "common/stats/crc32.h"
@@ -358,7 +359,7 @@ Result<std::vector<std::string>> RecoverTree(const std::string& root) {
 
 Result<std::vector<std::string>> RecoverRank(const std::string& root,
                                              int rank) {
-  const std::string rank_dir = dump::RankDirName(rank);
+  const std::string rank_dir = config::RankDirName(rank);
   return Recover(root, &rank_dir);
 }
 

@@ -107,7 +107,7 @@ Result<bool> RecoverStep(const std::string& dir);
 // returned once the others were tried.
 Result<std::vector<std::string>> RecoverTree(const std::string& root);
 
-// The same, only for the directories of `rank` (dump::RankDirName).
+// The same, only for the directories of `rank` (config::RankDirName).
 Result<std::vector<std::string>> RecoverRank(const std::string& root, int rank);
 
 }  // namespace tprobe::daemon

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/dump/tree_writer.h"
+#include "common/config/dump_dir.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -69,7 +69,7 @@ bool IsRunningDaemon(int64_t pid) {
 size_t RemoveStaleTempFiles(const std::string& write_path, int rank) {
   size_t removed = 0;
   std::error_code ec;
-  const std::string rank_dir = dump::RankDirName(rank);
+  const std::string rank_dir = config::RankDirName(rank);
   for (const auto& step : stdfs::directory_iterator(write_path, ec)) {
     if (!step.path().filename().string().starts_with("step")) continue;
     const stdfs::path dir = step.path() / rank_dir;

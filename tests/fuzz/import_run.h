@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "daemon/import/importer.h"
-#include "daemon/import/reporter.h"
+#include "tools/import/importer.h"
+#include "tools/common/reporter.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 
@@ -20,7 +20,7 @@ inline void RunImport(import::Task task, const std::string& source) {
   options.source = source;
   options.destination = FreshDir(ScratchDir() / "dst");
   options.threads = 1;
-  import::Reporter quiet(nullptr, /*show_progress=*/false);
+  tools::Reporter quiet(nullptr, /*show_progress=*/false);
   auto summary = import::Import(options, quiet);
   if (!summary.ok()) {
     Check(!summary.status().message().empty(), "an error says why");

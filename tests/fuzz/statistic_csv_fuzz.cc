@@ -1,5 +1,5 @@
 // libFuzzer target: `tprobe import` of a statistics-task dump
-// (daemon/import), whose statistic.csv files MindSpore wrote. The input is
+// (tools/import), whose statistic.csv files MindSpore wrote. The input is
 // the text of one statistic.csv, placed as rank_0/net/graph/0/statistic.csv
 // of a source tree; the whole import runs (read, order, deduplicate, number,
 // write the step tree). It must succeed or fail with an error, never crash.

@@ -1,4 +1,4 @@
-// libFuzzer target: `tprobe import` of a tensor-task dump (daemon/import):
+// libFuzzer target: `tprobe import` of a tensor-task dump (tools/import):
 // TensorDump .npy files whose names and bytes MindSpore wrote. The input is
 // a list of files ([u8 name length][name][u16 size][bytes], repeated),
 // placed in step0/rank0/dump_tensor_data/ of a source tree; the whole

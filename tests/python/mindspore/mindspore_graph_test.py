@@ -1,14 +1,14 @@
 """Graph mode on MindSpore's CPU build: TensorDump cannot run there, and
 its kernel-by-kernel dump writes no statistic.csv.
 
-tprobe import (daemon/import) turns MindSpore graph-mode TensorDump files
+tprobe import (tools/import) turns MindSpore graph-mode TensorDump files
 into msprobe's tree. MindSpore's CPU build has no TensorDump kernel, so no
 real TensorDump output can be made on this machine: this test proves that
 (examples/mindspore_graph.py stops with MindSpore's own "Unsupported op
 [TensorDump] on CPU" and exit status 3). When a build that has the kernel
 is installed, the test fails, as a reminder to compare `tprobe import` on
 its real files with msprobe's post-processing. The importer itself is
-tested on its fixtures (tests/daemon/import/). The same holds for
+tested on its fixtures (tests/tools/import/). The same holds for
 `tprobe import --task statistics`: MindSpore refuses a statistics dump on
 the CPU ("storing statistic dump is only supported on GPU and Ascend").
 """

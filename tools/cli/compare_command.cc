@@ -1,0 +1,206 @@
+// `tprobe compare TARGET BASELINE`: compares two dump trees row by row, as
+// msprobe's compare does, and names the first call that diverged. The
+// engine is tools/compare (comparison.h); this file parses the command
+// line and writes the reports.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include "tools/cli/args.h"
+#include "tools/cli/command.h"
+#include "tools/compare/comparison.h"
+#include "tools/compare/csv_report.h"
+#include "tools/compare/html_report.h"
+#include "tools/compare/terminal_summary.h"
+
+namespace tprobe::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
+                      [--cell-mapping FILE | --api-mapping |
+                       --data-mapping FILE] [--strict-verdicts] [--threads N]
+
+Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
+trusted run) and names the first call that diverged. TARGET and BASELINE
+are both dump.json files (or rank folders), both step{N} folders (ranks
+paired by number) or both dump roots (steps and ranks paired). Trees of
+tprobe and of msprobe (8.3.3 and 26.x, proc{pid} folders included) are read.
+
+Each dump.json entry is flattened into rows named as msprobe's compare
+names them ({entry}.input.0, {entry}.output.0, {entry}.parameters.weight,
+...). A row matches the baseline row of the same name and shape. A row
+only the baseline has is reported as missing, one only the target has as
+extra: neither ever passes.
+
+The verdicts are msprobe 26.2's: each call's rows are judged together, by
+its per-API checks. A row passes unless a check makes it a warning or an
+error:
+  statistics  error: the target's Max or Min is NaN or inf and the
+              baseline's are not; every input's NormRelativeErr is under 10 %
+              and an output's over 50 %; Requires_grad, a scalar argument or
+              the dtype differs. warning: the outputs' largest
+              NormRelativeErr is over 10 times the inputs' (over 10 % when
+              the inputs' is 0).
+  tensor      the files under dump_tensor_data/ (.npy, and msprobe's
+              PyTorch .pt, read without unpickling), memory-mapped: Cosine,
+              EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth and Five
+              Thousandths Err Ratio. error: the same NaN/inf, Requires_grad,
+              scalar and dtype checks; every input's One Thousandth Err
+              Ratio is over 0.9 and an output's under 0.1. warning: every
+              input's Cosine is over 0.9 and an output's is 0.1 lower. A
+              file that cannot be read: the row is compared by statistics.
+  md5, xor    error: the checksums differ.
+Calls msprobe does not judge (Tensor.to, empty, ...) pass. Two trees of
+different tasks are compared by their statistics. Cells are written as
+msprobe writes them (Python's repr of floats, N/A, relative errors in %).
+
+Options:
+  -o, --output DIR  where the reports go (default: ./compare_result, made
+                    when missing): compare_result*.csv (one per rank and
+                    step, msprobe's columns) and report.html
+  --fuzzy           ignore call indices: the n-th call of an API matches the
+                    n-th (shapes must still be equal)
+  --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
+                    name maps all its rows)
+  --cell-mapping FILE, --api-mapping, --data-mapping FILE
+                    msprobe 26.2's -cm, -am, -dm for a MindSpore TARGET
+                    against a PyTorch BASELINE (one of them, as msprobe
+                    applies one). --cell-mapping: only rows of forward and
+                    backward calls and parameters_grad rows pair, the first
+                    "Cell" becomes "Module", and FILE ("fc1.Dense:
+                    fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
+                    path: a whole path, else each key found in it, in file
+                    order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
+                    Functional.x (msprobe's table of other APIs and its
+                    FILE of API arguments are not read). --data-mapping:
+                    FILE maps whole row names ("Cell.fc.Dense.forward.0.
+                    input.0: Module.fc.Linear.forward.0.input.0"), paired
+                    exactly (not --fuzzy) whatever their dtypes. Across
+                    frameworks, dtypes of one family pair (Float32 and
+                    torch.float32, Int64 and torch.int64, ...)
+  --strict-verdicts also apply tprobe's own per-row rules where they are
+                    worse: a warning when any statistic differs by more
+                    than half the larger value, an error for NaN or inf on
+                    the baseline's side only, and in tensor mode an error
+                    when (Cosine < 0.99 and MaxAbsErr > 0.001) or Cosine <
+                    0.9 or MaxAbsErr > 1 (msprobe 8.3.3's "Accuracy Reached
+                    or Not"). For a call whose output moved with its inputs
+                    (msprobe's checks pass it): two steps of one training,
+                    a change planted in a weight
+  --threads N       worker threads (default: one per core)
+  -h, --help        show this help
+
+Exit status: 0 when every row passes, 4 when a row did not (warning, error,
+missing or extra), 2 for a bad command line or input that is not a dump, 1
+when a report cannot be written.
+)";
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr,
+               "tprobe compare: %s\nRun 'tprobe compare --help' for usage.\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+int RunCompare(std::span<const std::string_view> args) {
+  static constexpr OptionSpec kSpecs[] = {
+      {"output", true},           {"fuzzy", false},
+      {"mapping", true},          {"cell-mapping", true},
+      {"api-mapping", false},     {"data-mapping", true},
+      {"strict-verdicts", false}, {"threads", true}};
+  // -o is --output.
+  std::vector<std::string_view> expanded;
+  for (std::string_view a : args)
+    expanded.push_back(a == "-o" ? "--output" : a);
+  Result<ParsedArgs> parsed = ParseArgs(expanded, kSpecs);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (parsed->positionals.size() != 2) {
+    return UsageError("expected TARGET and BASELINE");
+  }
+  compare::CompareOptions options;
+  options.fuzzy = parsed->Has("fuzzy");
+  options.strict_verdicts = parsed->Has("strict-verdicts");
+  if (auto threads = parsed->Get("threads")) {
+    Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
+    if (!n.ok()) return UsageError(n.status().message());
+    options.threads = static_cast<size_t>(*n);
+  }
+  if (auto mapping = parsed->Get("mapping")) {
+    Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
+    if (!map.ok()) return UsageError(map.status().message());
+    options.mapping = std::move(*map);
+  }
+  const int msprobe_mappings = parsed->Has("cell-mapping") +
+                               parsed->Has("api-mapping") +
+                               parsed->Has("data-mapping");
+  if (msprobe_mappings > 1) {
+    return UsageError(
+        "--cell-mapping, --api-mapping and --data-mapping exclude each other");
+  }
+  using Kind = compare::MsprobeMapping::Kind;
+  if (parsed->Has("api-mapping")) {
+    options.msprobe_mapping = compare::MsprobeMapping::Api();
+  }
+  for (const auto& [flag, kind] : {std::pair{"cell-mapping", Kind::kCell},
+                                   std::pair{"data-mapping", Kind::kData}}) {
+    if (auto file = parsed->Get(flag)) {
+      Result<compare::MsprobeMapping> map =
+          compare::MsprobeMapping::Load(kind, *file);
+      if (!map.ok()) return UsageError(map.status().message());
+      options.msprobe_mapping = std::move(*map);
+    }
+  }
+  const std::string out = parsed->Get("output").value_or("compare_result");
+  const std::string& target = parsed->positionals[0];
+  const std::string& baseline = parsed->positionals[1];
+
+  tools::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
+                            "tprobe compare: ");
+  Result<compare::CompareResult> result =
+      compare::RunCompare(target, baseline, options, reporter);
+  if (!result.ok()) {
+    std::fprintf(stderr, "tprobe compare: %s\n",
+                 result.status().message().c_str());
+    return ExitStatusOf(result.status());
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    std::fprintf(stderr, "tprobe compare: cannot make %s: %s\n", out.c_str(),
+                 ec.message().c_str());
+    return kExitFailure;
+  }
+  for (const compare::PairResult& pair : result->pairs) {
+    Status written = compare::WriteCsv(pair, out);
+    if (!written.ok()) {
+      std::fprintf(stderr, "tprobe compare: %s\n", written.message().c_str());
+      return kExitFailure;
+    }
+  }
+  Status html = compare::WriteHtmlReport(*result, target, baseline, out);
+  if (!html.ok()) {
+    std::fprintf(stderr, "tprobe compare: %s\n", html.message().c_str());
+    return kExitFailure;
+  }
+  std::fputs(compare::TerminalSummary(*result, out).c_str(), stdout);
+  return result->passed() ? kExitOk : kExitFound;
+}
+
+const Command kCompareCommand{
+    "compare",
+    "compare two dump trees; name the first call that diverged",
+    RunCompare,
+};
+const CommandRegistration kRegistration(kCompareCommand);
+
+}  // namespace
+}  // namespace tprobe::cli

@@ -1,0 +1,150 @@
+// Row matching (matcher.h).
+
+#include "tools/compare/matcher.h"
+
+#include <algorithm>
+#include <deque>
+#include <string_view>
+#include <unordered_map>
+
+namespace tprobe::compare {
+namespace {
+
+bool IsNumber(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string ShapeKey(const std::vector<int64_t>& shape) {
+  std::string key = "[";
+  for (int64_t d : shape) key += std::to_string(d) + ",";
+  return key + "]";
+}
+
+// Queues of row indices by key, taken front first.
+using Queues = std::unordered_map<std::string, std::deque<size_t>>;
+
+}  // namespace
+
+std::string WithoutCallIndex(const std::string& name) {
+  std::vector<std::string_view> parts;
+  std::string_view rest = name;
+  for (size_t dot; (dot = rest.find('.')) != std::string_view::npos;) {
+    parts.push_back(rest.substr(0, dot));
+    rest.remove_prefix(dot + 1);
+  }
+  parts.push_back(rest);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] != "forward" && parts[i] != "backward" &&
+        parts[i] != "parameters_grad") {
+      continue;
+    }
+    if (i + 1 < parts.size() && IsNumber(parts[i + 1])) {
+      parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+    if (i > 0 && IsNumber(parts[i - 1])) {
+      parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(i) - 1);
+    }
+    break;
+  }
+  std::string out;
+  for (std::string_view p : parts) {
+    if (!out.empty()) out += '.';
+    out += p;
+  }
+  return out;
+}
+
+std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
+                               const MatchOptions& options) {
+  const size_t nt = target ? target->rows.size() : 0;
+  const size_t nb = baseline ? baseline->rows.size() : 0;
+  // A data mapping names whole rows: msprobe matches them exactly, fuzzy
+  // or not.
+  const bool fuzzy = options.fuzzy &&
+                     !(options.msprobe &&
+                       options.msprobe->kind() == MsprobeMapping::Kind::kData);
+  auto target_name = [&](size_t i) -> std::optional<std::string> {
+    std::optional<std::string> name = target->rows[i].name;
+    if (options.mapping) name = options.mapping->Map(*name);
+    if (options.msprobe) name = options.msprobe->Key(*name);
+    if (!name) return std::nullopt;
+    return fuzzy ? WithoutCallIndex(*name) : *name;
+  };
+  auto baseline_name = [&](size_t i) {
+    const std::string& name = baseline->rows[i].name;
+    return fuzzy ? WithoutCallIndex(name) : name;
+  };
+
+  std::vector<std::optional<size_t>> of_target(nt);
+  std::vector<bool> shape_differs(nt, false);
+  std::vector<bool> baseline_used(nb, false);
+  std::vector<std::optional<std::string>> names(nt);
+  for (size_t i = 0; i < nt; ++i) names[i] = target_name(i);
+
+  // Name and shape.
+  Queues by_key;
+  for (size_t b = 0; b < nb; ++b) {
+    by_key[baseline_name(b) + "|" + ShapeKey(baseline->rows[b].shape)]
+        .push_back(b);
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    if (!names[t]) continue;
+    auto it = by_key.find(*names[t] + "|" + ShapeKey(target->rows[t].shape));
+    if (it == by_key.end() || it->second.empty()) continue;
+    of_target[t] = it->second.front();
+    baseline_used[it->second.front()] = true;
+    it->second.pop_front();
+  }
+  // The name alone, for what is left: a shape mismatch.
+  Queues by_name;
+  for (size_t b = 0; b < nb; ++b) {
+    if (!baseline_used[b]) by_name[baseline_name(b)].push_back(b);
+  }
+  for (size_t t = 0; t < nt && !by_name.empty(); ++t) {
+    if (of_target[t] || !names[t]) continue;
+    auto it = by_name.find(*names[t]);
+    if (it == by_name.end() || it->second.empty()) continue;
+    of_target[t] = it->second.front();
+    shape_differs[t] = true;
+    baseline_used[it->second.front()] = true;
+    it->second.pop_front();
+  }
+
+  // Missing rows, anchored after the target row their baseline
+  // predecessor matched (-1: before everything).
+  std::vector<ptrdiff_t> target_of(nb, -1);
+  for (size_t t = 0; t < nt; ++t) {
+    if (of_target[t]) target_of[*of_target[t]] = static_cast<ptrdiff_t>(t);
+  }
+  std::vector<std::pair<ptrdiff_t, size_t>> missing;
+  ptrdiff_t anchor = -1;
+  for (size_t b = 0; b < nb; ++b) {
+    if (baseline_used[b]) {
+      anchor = std::max(anchor, target_of[b]);
+    } else {
+      missing.emplace_back(anchor, b);
+    }
+  }
+  std::stable_sort(
+      missing.begin(), missing.end(),
+      [](const auto& x, const auto& y) { return x.first < y.first; });
+
+  std::vector<RowPair> pairs;
+  pairs.reserve(nt + missing.size());
+  size_t m = 0;
+  auto emit_missing_until = [&](ptrdiff_t t) {
+    while (m < missing.size() && missing[m].first < t) {
+      pairs.push_back({std::nullopt, missing[m].second, false});
+      ++m;
+    }
+  };
+  for (size_t t = 0; t < nt; ++t) {
+    emit_missing_until(static_cast<ptrdiff_t>(t));
+    pairs.push_back({t, of_target[t], shape_differs[t]});
+  }
+  emit_missing_until(static_cast<ptrdiff_t>(nt) + 1);
+  return pairs;
+}
+
+}  // namespace tprobe::compare

@@ -1,0 +1,117 @@
+// Name maps from YAML or JSON files (name_mapping.h).
+
+#include "tools/compare/name_mapping.h"
+
+#include <fstream>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "tools/compare/python_json.h"
+
+namespace tprobe::compare {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::string_view Unquote(std::string_view s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
+      s.back() == s.front()) {
+    return s.substr(1, s.size() - 2);
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<NameMapping> NameMapping::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(path + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), path);
+}
+
+Result<NameMapping> NameMapping::Parse(const std::string& text,
+                                       const std::string& what) {
+  NameMapping mapping;
+  const std::string_view body = Trim(text);
+  if (body.starts_with("{")) {
+    Result<Json> json = ParsePythonJson(body, what);
+    if (!json.ok()) return json.status();
+    for (const auto& [key, value] : json->items()) {
+      if (!value.is_string()) {
+        return Status::InvalidArgument(what + ": the value of '" + key +
+                                       "' is not a string");
+      }
+      mapping.Set(key, value.get<std::string>());
+    }
+    return mapping;
+  }
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    std::string_view l = line;
+    if (const size_t hash = l.find(" #"); hash != std::string_view::npos) {
+      l = l.substr(0, hash);
+    }
+    l = Trim(l);
+    if (l.empty() || l.starts_with("#") || l == "---") continue;
+    // The separator is the first ": " (names hold dots, not colons).
+    size_t colon = l.find(": ");
+    if (colon == std::string_view::npos && l.ends_with(":")) {
+      colon = l.size() - 1;
+    }
+    const std::string_view key = colon == std::string_view::npos
+                                     ? ""
+                                     : Unquote(Trim(l.substr(0, colon)));
+    const std::string_view value = colon == std::string_view::npos
+                                       ? ""
+                                       : Unquote(Trim(l.substr(colon + 1)));
+    if (key.empty() || value.empty()) {
+      return Status::InvalidArgument(what + ":" + std::to_string(number) +
+                                     ": expected 'target name: baseline name'");
+    }
+    mapping.Set(std::string(key), std::string(value));
+  }
+  return mapping;
+}
+
+void NameMapping::Set(std::string key, std::string value) {
+  auto [it, added] = map_.insert_or_assign(key, value);
+  if (added) {
+    entries_.emplace_back(std::move(key), std::move(value));
+    return;
+  }
+  for (auto& entry : entries_) {
+    if (entry.first == it->first) entry.second = it->second;
+  }
+}
+
+const std::string* NameMapping::Find(const std::string& name) const {
+  const auto it = map_.find(name);
+  return it == map_.end() ? nullptr : &it->second;
+}
+
+std::string NameMapping::Map(const std::string& name) const {
+  if (map_.empty()) return name;
+  // Longest prefix first: the whole name, then cut at each dot.
+  for (size_t end = name.size(); end != std::string::npos && end > 0;
+       end = name.rfind('.', end - 1)) {
+    const auto it = map_.find(std::string_view(name).substr(0, end));
+    if (it != map_.end()) return it->second + name.substr(end);
+    if (end == 0) break;
+  }
+  return name;
+}
+
+}  // namespace tprobe::compare
