@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/dump/npy.h"
-#include "tools/import/importer.h"
 #include "tools/common/parallel.h"
+#include "tools/import/importer.h"
 
 namespace tprobe::import {
 namespace {

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "tprobe/types.h"
 #include "common/internal_api.h"
+#include "tprobe/types.h"
 
 namespace tprobe::client {
 

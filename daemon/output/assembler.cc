@@ -23,9 +23,9 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     tree.accounting().records_skipped += deferred_skipped_;
     tree.accounting().stream_corrupt = stream_corrupt_;
     deferred_skipped_ = 0;
-    Journal journal(config::StepRankDir(options_.write_path, step, options_.rank),
-                    options_.task, options_.level, options_.framework,
-                    data_dir);
+    Journal journal(
+        config::StepRankDir(options_.write_path, step, options_.rank),
+        options_.task, options_.level, options_.framework, data_dir);
     it = trees_
              .emplace(step,
                       Open{std::move(tree), TensorStore(TensorDataDir(step)),

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "tools/import/importer.h"
-#include "tools/common/reporter.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
+#include "tools/common/reporter.h"
+#include "tools/import/importer.h"
 
 namespace tprobe::fuzz {
 

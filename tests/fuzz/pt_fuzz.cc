@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "tools/compare/pt_file.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tools/compare/pt_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using tprobe::fuzz::Check;

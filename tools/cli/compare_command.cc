@@ -164,7 +164,7 @@ int RunCompare(std::span<const std::string_view> args) {
   const std::string& baseline = parsed->positionals[1];
 
   tools::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
-                            "tprobe compare: ");
+                           "tprobe compare: ");
   Result<compare::CompareResult> result =
       compare::RunCompare(target, baseline, options, reporter);
   if (!result.ok()) {

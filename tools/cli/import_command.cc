@@ -9,8 +9,8 @@
 
 #include "tools/cli/args.h"
 #include "tools/cli/command.h"
-#include "tools/import/importer.h"
 #include "tools/common/reporter.h"
+#include "tools/import/importer.h"
 
 namespace tprobe::cli {
 namespace {
@@ -93,7 +93,7 @@ int RunImport(std::span<const std::string_view> args) {
   options.destination = paths.size() == 2 ? paths[1] : paths[0];
 
   tools::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
-                            "tprobe import: ");
+                           "tprobe import: ");
   const auto start = std::chrono::steady_clock::now();
   Result<import::ImportSummary> summary = import::Import(options, reporter);
   if (!summary.ok()) {

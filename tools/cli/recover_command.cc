@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string>
 
+#include "daemon/output/journal.h"
 #include "tools/cli/args.h"
 #include "tools/cli/command.h"
-#include "daemon/output/journal.h"
 
 namespace tprobe::cli {
 namespace {

@@ -7,10 +7,10 @@
 #include "common/config/dump_dir.h"
 #include "common/dump/json_writer.h"
 #include "common/dump/tree_writer.h"
+#include "tools/common/parallel.h"
 #include "tools/import/call_order.h"
 #include "tools/import/construct.h"
 #include "tools/import/duplicates.h"
-#include "tools/common/parallel.h"
 #include "tools/import/quiet_wait.h"
 #include "tools/import/source_layout.h"
 #include "tools/import/statistics_task.h"
@@ -93,7 +93,8 @@ Status FirstError(const std::vector<Status>& statuses) {
 
 }  // namespace
 
-Result<ImportSummary> Import(const ImportOptions& options, tools::Reporter& reporter) {
+Result<ImportSummary> Import(const ImportOptions& options,
+                             tools::Reporter& reporter) {
   std::error_code ec;
   if (!std::filesystem::exists(options.source, ec)) {
     return Status::Error(options.source + ": no such directory");
@@ -129,9 +130,9 @@ Result<ImportSummary> Import(const ImportOptions& options, tools::Reporter& repo
   tools::ParallelFor(steps.size(), options.threads, [&](size_t i) {
     StepRecords& step = steps[i];
     PlannedStep& plan = planned[i];
-    plan.dir =
-        JoinPath(JoinPath(destination, "step" + std::to_string(step.step)),
-                 config::RankDirName(OutputRank(step.rank, ranks, options.rank)));
+    plan.dir = JoinPath(
+        JoinPath(destination, "step" + std::to_string(step.step)),
+        config::RankDirName(OutputRank(step.rank, ranks, options.rank)));
     SortByExecution(step.records);
     Result<size_t> dropped = DropDuplicates(step.records, same_data, log);
     if (!dropped.ok()) {

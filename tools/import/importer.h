@@ -70,7 +70,8 @@ struct ImportSummary {
 // not exist or holds no dump of the task, when a source file name does not
 // parse, a .npy file is corrupt, or a statistic.csv lacks needed columns
 // (nothing is written then), or when the destination cannot be written.
-Result<ImportSummary> Import(const ImportOptions& options, tools::Reporter& reporter);
+Result<ImportSummary> Import(const ImportOptions& options,
+                             tools::Reporter& reporter);
 
 }  // namespace tprobe::import
 

@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tools/import/call_order.h"
 #include "tests/tools/import/record_builders.h"
+#include "tools/import/call_order.h"
 
 namespace tprobe::import {
 namespace {
