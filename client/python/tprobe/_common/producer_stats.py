@@ -15,7 +15,6 @@ Thread safety: hook may be called from any thread with the GIL held; flush
 from any thread but the statistics thread.
 """
 
-import ctypes
 import queue
 import sys
 import threading
@@ -189,11 +188,6 @@ class ProducerStats:
                     self._written.notify_all()
                 self._busy.busy -= 1
                 self._queue.task_done()
-
-
-def host_bytes(tensor_ptr: int, nbytes: int) -> bytes:
-    """The bytes at a host address (a CPU or pinned tensor's data_ptr())."""
-    return ctypes.string_at(tensor_ptr, nbytes)
 
 
 def install(session: Any, framework: str) -> None:

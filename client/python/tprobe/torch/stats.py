@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 import torch
 
-from tprobe._common.producer_stats import host_bytes
+from tprobe._common.host_memory import host_bytes
 
 _N, _B, _I, _F, _X = 0, 1, 2, 3, 4
 _INTEGER = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
