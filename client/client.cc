@@ -3,7 +3,8 @@
 // and Value (flattened by the header, detail::ValueNode) into the entry
 // (client/entry_builder.h), and keeps each thread's open calls per Client so
 // that a Call of another Client or of an earlier step is refused. Every entry
-// point catches everything: no exception crosses the API.
+// point runs its body through Contained, the one place an exception stops:
+// none crosses the API, and each is counted.
 //
 // Ring order: every tensor goes into the ring when it is added, copied from
 // the caller's buffer, and its entry (which refers to it by ref) at EndCall.
@@ -33,6 +34,29 @@
 namespace tprobe {
 
 namespace {
+
+// The one place where an exception stops on its way out of the library (its
+// functions are noexcept): an exported function runs its body here, and an
+// exception becomes `fallback`, counted in counters().failures_contained
+// when `failures` is given.
+template <typename R, typename F>
+R Contained(std::atomic<uint64_t>* failures, R fallback, F&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    if (failures != nullptr) failures->fetch_add(1, std::memory_order_relaxed);
+    return fallback;
+  }
+}
+
+template <typename F>
+void Contained(std::atomic<uint64_t>* failures, F&& body) noexcept {
+  try {
+    body();
+  } catch (...) {
+    if (failures != nullptr) failures->fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 // One call between Begin and End on this thread: a slot of the thread's
 // pool, reused (its plan's name, its entry's buffers and all) by the calls
@@ -258,6 +282,8 @@ class Client::Impl {
   std::atomic<uint64_t> forgotten{0};
   std::atomic<uint64_t> refused{0};
   std::atomic<uint64_t> unclosed{0};
+  // Exceptions stopped at the library's boundary (Contained).
+  std::atomic<uint64_t> failures{0};
 
   // This thread's calls of this Client. Calls of an older generation were
   // reported unclosed at Step: they are dropped here, unsent.
@@ -364,7 +390,7 @@ class Client::Impl {
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() {
-  try {
+  Contained(nullptr, [&] {
     if (client::InForkedChild()) {
       // A child forked without exec: its parent's control thread does not
       // exist here and the daemon never answers this process, so nothing
@@ -373,8 +399,7 @@ Client::~Client() {
       return;
     }
     impl_.reset();
-  } catch (...) {
-  }
+  });
 }
 
 Client* Client::CreateRaw(const detail::OptionsView& options,
@@ -413,21 +438,15 @@ Client* Client::CreateRaw(const detail::OptionsView& options,
 }
 
 void Client::Start() noexcept {
-  try {
-    impl_->session->Start();
-  } catch (...) {
-  }
+  Contained(&impl_->failures, [&] { impl_->session->Start(); });
 }
 
 void Client::Stop() noexcept {
-  try {
-    impl_->session->Stop();
-  } catch (...) {
-  }
+  Contained(&impl_->failures, [&] { impl_->session->Stop(); });
 }
 
 void Client::Step() noexcept {
-  try {
+  Contained(&impl_->failures, [&] {
     // Every call still open (on any thread) becomes stale; its thread drops
     // it unsent, and the daemon marks the step incomplete.
     impl_->generation.fetch_add(1, std::memory_order_acq_rel);
@@ -437,8 +456,7 @@ void Client::Step() noexcept {
         impl_->forgotten.exchange(0);
     impl_->unclosed.fetch_add(unclosed, std::memory_order_relaxed);
     impl_->session->Step(unclosed);
-  } catch (...) {
-  }
+  });
 }
 
 uint32_t Client::current_step() const noexcept {
@@ -448,7 +466,7 @@ uint32_t Client::current_step() const noexcept {
 bool Client::connected() const noexcept { return impl_->session->connected(); }
 
 size_t Client::DumpDirRaw(char* buffer, size_t capacity) const noexcept {
-  try {
+  return Contained(&impl_->failures, size_t{0}, [&]() -> size_t {
     const client::Session& s = *impl_->session;
     const std::string dir =
         config::StepRankDir(s.config().dump_path, s.step(), s.rank());
@@ -456,9 +474,7 @@ size_t Client::DumpDirRaw(char* buffer, size_t capacity) const noexcept {
       std::memcpy(buffer, dir.data(), dir.size());
     }
     return dir.size();
-  } catch (...) {
-    return 0;
-  }
+  });
 }
 
 ClientCounters Client::counters() const noexcept {
@@ -472,13 +488,14 @@ ClientCounters Client::counters() const noexcept {
 #undef TPROBE_COUNT_
   c.calls_refused = impl_->refused.load(std::memory_order_relaxed);
   c.calls_unclosed = impl_->unclosed.load(std::memory_order_relaxed);
+  c.failures_contained = impl_->failures.load(std::memory_order_relaxed);
   return c;
 }
 
 Call Client::BeginRaw(detail::CallSite site, detail::Text scope,
                       detail::Text name, Direction direction,
                       uint32_t forward_index) noexcept {
-  try {
+  return Contained(&impl_->failures, Call{}, [&]() -> Call {
     client::Session& s = *impl_->session;
     const bool forward = direction == Direction::kForward;
     if (site == detail::CallSite::kApi ? !s.step_active() : !s.collecting()) {
@@ -498,43 +515,37 @@ Call Client::BeginRaw(detail::CallSite site, detail::Text scope,
       began = s.BeginModule(t.base, forward, forward_index, &slot.plan);
     }
     return began ? impl_->Open(t, slot) : Call{};
-  } catch (...) {
-    return Call{};
-  }
+  });
 }
 
 bool Client::AddTensor(const Call& call, Section section,
                        const TensorData& tensor) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
     record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
     return TensorSink(open->entry).Put(tensor, *slot);
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 bool Client::AddValueRaw(const Call& call, Section section,
                          const detail::ValueNode* nodes,
                          size_t count) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.entry()) return false;
     record::ValueWriter* slot = NextSlot(open, section);
     if (slot == nullptr) return false;
     size_t pos = 0;
     return TensorSink(open->entry).Convert(nodes, count, &pos, *slot, 0);
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 bool Client::AddKwargRaw(const Call& call, detail::Text key,
                          const detail::ValueNode* nodes,
                          size_t count) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr) return false;
     record::ValueWriter* kwargs = open->entry.Items(client::Part::kInputKwargs);
@@ -542,14 +553,12 @@ bool Client::AddKwargRaw(const Call& call, detail::Text key,
     kwargs->Key(View(key));
     size_t pos = 0;
     return TensorSink(open->entry).Convert(nodes, count, &pos, *kwargs, 0);
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 bool Client::AddParameterRaw(const Call& call, detail::Text name,
                              const TensorData& tensor) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr) return false;
     record::ValueWriter* params = open->entry.Items(client::Part::kParameters);
@@ -557,14 +566,12 @@ bool Client::AddParameterRaw(const Call& call, detail::Text name,
     params->Key(View(name));
     ++open->parameters;
     return TensorSink(open->entry).Put(tensor, *params);
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
                          size_t count) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     OpenCall* open = impl_->Find(call);
     if (open == nullptr || !open->plan.stack()) return false;
     client::StackText& stack = impl_->Calls().stack;
@@ -572,13 +579,11 @@ bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
     for (size_t i = 0; i < count; ++i) stack.Add(View(lines[i]));
     open->stack_id = stack.Intern(impl_->session->core());
     return open->stack_id != 0;
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 void Client::EndCall(const Call& call) noexcept {
-  try {
+  Contained(&impl_->failures, [&] {
     if (impl_->Find(call) == nullptr) return;
     // Calls close innermost first; any left open inside this one are closed
     // without their entries.
@@ -587,14 +592,13 @@ void Client::EndCall(const Call& call) noexcept {
       impl_->CloseInnermost(t, /*write=*/false);
     }
     impl_->CloseInnermost(t, /*write=*/true);
-  } catch (...) {
-  }
+  });
 }
 
 bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
                           detail::Text name, const TensorData& grad,
                           ModuleStyle style) noexcept {
-  try {
+  return Contained(&impl_->failures, false, [&]() -> bool {
     client::Session& s = *impl_->session;
     if (!s.collecting()) return false;
     // Inside an API call nothing else is recorded (the outermost rule).
@@ -614,9 +618,7 @@ bool Client::ParamGradRaw(detail::Text path, detail::Text class_name,
     const bool sent = TensorSink(entry).Put(grad, body);
     body.End();
     return s.WriteEntry(plan, 0, entry) && sent;
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 }  // namespace tprobe

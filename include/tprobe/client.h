@@ -410,6 +410,10 @@ struct ClientCounters {
   // (closed without their entries; the step is marked incomplete).
   uint64_t calls_refused = 0;
   uint64_t calls_unclosed = 0;
+  // Exceptions that stopped at the library's boundary (an allocation that
+  // failed, say): each call that met one did nothing more and returned its
+  // failure value (false, an unopened Call).
+  uint64_t failures_contained = 0;
 };
 
 // A call between Begin* and EndCall: an opaque handle, copied by value, that

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -142,6 +143,35 @@ TEST_F(ClientAllocTest, WarmBackwardCallAndParamGradsAllocateNothing) {
 }
 
 // The counter itself: an allocation on this thread is seen.
+// An allocation that fails inside the library (a thread's first call needs
+// its slot) stops at the boundary: the call is not opened, nothing throws,
+// the failure is counted, and the thread's next calls work once memory is
+// back.
+TEST_F(ClientAllocTest, AFailedAllocationIsContainedAndCounted) {
+  auto client = Make("mix");
+  client->Start();
+  std::thread([&] {
+    testing::FailThreadAllocations(true);
+    const Call failed = client->BeginApi("Functional", "relu");
+    testing::FailThreadAllocations(false);
+    EXPECT_FALSE(failed.open());
+    client->EndCall(failed);
+    const Call call = client->BeginApi("Functional", "relu");
+    EXPECT_TRUE(call.recorded());
+    client->AddTensor(call, Section::kInput, TensorData::Of(x_, shape_));
+    client->EndCall(call);
+  }).join();
+  client->Stop();
+  client->Step();
+  EXPECT_GE(client->counters().failures_contained, 1u);
+  client.reset();
+  // The failed call may have taken its index before it failed.
+  const Json data = Data(0);
+  ASSERT_EQ(data.size(), 1u) << data.dump();
+  EXPECT_TRUE(data.begin().key().starts_with("Functional.relu."))
+      << data.dump();
+}
+
 TEST_F(ClientAllocTest, TheCounterSeesAnAllocation) {
   const uint64_t before = ThreadAllocations();
   void* p = ::operator new(64);

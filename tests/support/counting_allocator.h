@@ -17,6 +17,10 @@ namespace tprobe::testing {
 // Allocations the calling thread made since it started.
 uint64_t ThreadAllocations();
 
+// While set, every allocation of the calling thread throws std::bad_alloc
+// (as on a machine out of memory), counted all the same.
+void FailThreadAllocations(bool fail);
+
 }  // namespace tprobe::testing
 
 #endif  // TPROBE_TESTS_SUPPORT_COUNTING_ALLOCATOR_H_
