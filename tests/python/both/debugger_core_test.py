@@ -13,7 +13,10 @@ the test reads what the process saw and the tree the daemon wrote:
   function put back; a live config naming a later step puts them back
   and that step is recorded;
 - a live level change installs the API hooks at the step boundary;
-- level L2 is refused at construction with no instance left.
+- level L2 is refused at construction with no instance left;
+- the adapter plugs in by its descriptor (PrecisionDebugger.FRAMEWORK):
+  its name, value encoding, risk_level rule and reducers are its own, and
+  importing it (or the core alone) loads no other adapter.
 
 The MindSpore cases are skipped where mindspore does not import (Debian's
 python3).
@@ -29,11 +32,37 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
 from tprobed_fixture import (  # noqa: E402
-    Tprobed, fresh_dir, tprobed_binary)
+    Tprobed, fresh_dir, python_path, tprobed_binary)
 
 SCENARIO = os.path.join(HERE,
                         "debugger_core_scenario.py")
 CLI = os.path.join(os.path.dirname(tprobed_binary()), "tprobe")
+
+
+# Prints what a fresh process sees after importing argv[1]: the adapters
+# loaded, and the descriptor of argv[1]'s PrecisionDebugger when it has one.
+_PROBE = """
+import json, sys
+module = __import__(sys.argv[1], fromlist=["*"])
+fw = getattr(getattr(module, "PrecisionDebugger", None), "FRAMEWORK", None)
+print(json.dumps({
+    "loaded": sorted(m for m in sys.modules if m in (
+        "torch", "mindspore", "tprobe.torch", "tprobe.mindspore")),
+    "descriptor": fw and [fw.name, fw.encoding.name, fw.risk_level_applies,
+                          sorted(fw.load_reducers())],
+}))
+"""
+
+
+def probe(module: str) -> dict:
+    """What importing `module` in a fresh process loads (_PROBE)."""
+    env = dict(os.environ, PYTHONPATH=python_path(), GLOG_v="3")
+    run = subprocess.run([sys.executable, "-c", _PROBE, module], env=env,
+                         timeout=120, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    if run.returncode != 0:
+        raise AssertionError(run.stderr[-4000:])
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 class Lifecycle:
@@ -41,6 +70,11 @@ class Lifecycle:
 
     FRAMEWORK = ""
     API = ""  # the name base of the scenario's sin() call
+    # PrecisionDebugger.FRAMEWORK's name, encoding, risk_level rule and
+    # reducers; and which of the frameworks and adapters importing the
+    # adapter loads.
+    DESCRIPTOR: list = []
+    LOADED: list = []
 
     def scenario(self, case: str) -> dict:
         """Runs one case; returns what it printed and keeps the dump root
@@ -130,10 +164,23 @@ class Lifecycle:
         self.assertTrue(seen["after"]["api"])
         self.assertIn(f"{self.API}.0.forward", self.names(0))
 
+    def test_the_adapter_plugs_in_by_its_descriptor_alone(self) -> None:
+        seen = probe(f"tprobe.{self.FRAMEWORK}")
+        self.assertEqual(seen["descriptor"], self.DESCRIPTOR)
+        self.assertEqual(seen["loaded"], self.LOADED)
+        # The core, session set-up and statistics included, loads neither.
+        for module in ("tprobe._common.debugger",
+                       "tprobe._common.producer_stats"):
+            self.assertEqual(probe(module),
+                             {"loaded": [], "descriptor": None})
+
 
 class TorchLifecycleTest(Lifecycle, unittest.TestCase):
     FRAMEWORK = "torch"
     API = "Torch.sin"
+    DESCRIPTOR = ["pytorch", "TORCH", True,
+                  ["bytes", "crc", "statistics", "xor"]]
+    LOADED = ["torch", "tprobe.torch"]
 
 
 @unittest.skipIf(importlib.util.find_spec("mindspore") is None,
@@ -141,6 +188,8 @@ class TorchLifecycleTest(Lifecycle, unittest.TestCase):
 class MindSporeLifecycleTest(Lifecycle, unittest.TestCase):
     FRAMEWORK = "mindspore"
     API = "Functional.sin"
+    DESCRIPTOR = ["mindspore", "MINDSPORE", False, ["statistics", "xor"]]
+    LOADED = ["mindspore", "tprobe.mindspore"]
 
 
 if __name__ == "__main__":

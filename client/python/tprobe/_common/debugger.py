@@ -1,6 +1,7 @@
 """The PrecisionDebugger lifecycle every framework shares (tprobe.torch,
 tprobe.mindspore subclass DebuggerCore and add only what differs: which
-hooks a level needs, how a model is hooked, how the rank is read).
+hooks a level needs and how a model is hooked; their descriptor,
+FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
 
 - Singleton: later constructions return the first instance and ignore
   their arguments. A bad config (level L2 included, which the config
@@ -38,9 +39,9 @@ from typing import Any, List, Optional
 from tprobe import _C
 from tprobe._common.debug_save import DebugSave
 from tprobe._common.dump_enable import DumpEnable
+from tprobe._common.framework import Framework
 from tprobe._common.runtime import Runtime
-from tprobe._common.session import (Framework, config_with_overrides,
-                                    new_session)
+from tprobe._common.session import config_with_overrides, new_session
 
 # Levels whose hooks are module (cell) hooks, and those with API hooks.
 MODULE_LEVELS = ("L0", "mix")
@@ -49,20 +50,15 @@ API_LEVELS = ("L1", "mix")
 
 class DebuggerCore:
     """The base of each framework's PrecisionDebugger. A subclass sets
-    FRAMEWORK and implements the hooks below; its __init__ (with msprobe's
-    signature) calls _setup, its start() calls _begin."""
+    FRAMEWORK (its adapter's descriptor, tprobe._common.framework) and
+    implements the hooks below; its __init__ (with msprobe's signature)
+    calls _setup, its start() calls _begin."""
 
     FRAMEWORK: Framework
     _instance: Optional["DebuggerCore"] = None  # set on each subclass
     _lock = threading.Lock()
 
     # --- what each framework implements --------------------------------
-
-    @staticmethod
-    def _current_rank() -> int:
-        """The framework's rank when its communication is initialised, else
-        the environment's, else -1 (the directory is then "rank")."""
-        raise NotImplementedError
 
     def _make_hooks(self) -> None:
         """Creates the hook objects (none installed yet)."""
@@ -115,7 +111,7 @@ class DebuggerCore:
                 for warning in _C.config_warnings(self._config):
                     sys.stderr.write(f"[tprobe] {warning}\n")
             self._dump_path = dump_path
-            self._rank = self._current_rank()
+            self._rank = self.FRAMEWORK.current_rank()
             session = new_session(self._config, dump_path, self._rank,
                                   self.FRAMEWORK)
             self._debug_save = self._make_debug_save()
@@ -123,7 +119,7 @@ class DebuggerCore:
                 session.close()
                 raise ValueError(
                     f"level debug (save() into debug.json) is not supported "
-                    f"by tprobe for {self.FRAMEWORK.value} yet")
+                    f"by tprobe for {self.FRAMEWORK.name} yet")
         except ValueError:
             type(self)._instance = None
             raise
@@ -275,7 +271,7 @@ class DebuggerCore:
         rt.refresh()
 
     def _follow_rank(self) -> None:
-        rank = self._current_rank()
+        rank = self.FRAMEWORK.current_rank()
         if rank == self._rank:
             return
         rt = self._rt

@@ -21,6 +21,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from tprobe import _C
+from tprobe._common.framework import Framework
 
 # Tensors per batch: one stack, one copy and one event per batch. On a GPU a
 # per-tensor event costs a few microseconds; at 64 its share is negligible,
@@ -63,8 +64,9 @@ kMaxBytesInFlight = 1 << 30
 
 
 class ProducerStats:
-    """Runs a session's reducers ("statistics", and "xor" and "crc" under
-    PyTorch; PARTS says which a summary mode runs): each has reduce(t) ->
+    """Runs a session's reducers (its framework's load_reducers: "xor" and
+    "crc" beside "statistics" where it has them; PARTS says which a summary
+    mode runs): each has reduce(t) ->
     (result, kinds), stream_key(t), to_host(results, key) -> (host, waiter
     or None) and fetch(host) -> bytes (4 little-endian 8-byte values per
     tensor; for "bytes", (address, size) of each copy, and nbytes(result),
@@ -190,16 +192,11 @@ class ProducerStats:
                 self._queue.task_done()
 
 
-def install(session: Any, framework: str) -> None:
-    """Sets the binding's statistics hook for `session` (one per process)."""
+def install(session: Any, framework: Framework) -> None:
+    """Sets the binding's statistics hook for `session` (one per process)
+    with the reducers of `framework` (the adapter's descriptor)."""
     try:
-        if framework == "mindspore":
-            from tprobe.mindspore import stats
-            reducers = {"statistics": stats, "xor": stats.XOR}
-        else:
-            from tprobe.torch import crc, stats
-            reducers = {"statistics": stats, "xor": stats.XOR, "crc": crc,
-                        "bytes": crc.BYTES}
+        reducers = framework.load_reducers()
     except ImportError as e:
         # statistics_on then falls back to the daemon for every tensor.
         print(f"tprobe: the framework's reductions cannot be loaded ({e}); "
@@ -208,5 +205,5 @@ def install(session: Any, framework: str) -> None:
         return
     producer = ProducerStats(session, reducers)
     _C.set_producer_stats(producer.hook, producer.flush,
-                          mindspore_on_host=stats.on_host(),
+                          tensors_on_host=framework.tensors_on_host(),
                           summaries=producer.summaries())

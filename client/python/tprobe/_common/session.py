@@ -2,7 +2,6 @@
 arguments; shared by every framework's debugger."""
 
 import atexit
-import enum
 import json
 import os
 import tempfile
@@ -10,14 +9,7 @@ from typing import Optional
 
 from tprobe import _C, _daemon
 from tprobe._common import producer_stats
-
-
-class Framework(enum.Enum):
-    """The framework a debugger records, set once per adapter (its
-    PrecisionDebugger.FRAMEWORK): the session encodes every value by it and
-    names it in msprobe's entries."""
-    PYTORCH = "pytorch"
-    MINDSPORE = "mindspore"
+from tprobe._common.framework import Framework
 
 
 def config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
@@ -42,7 +34,9 @@ def config_with_overrides(config_path: Optional[str], overrides: dict) -> str:
 
 def new_session(config: str, dump_path: Optional[str], rank: int,
                 framework: Framework) -> _C.Session:
-    """A session for `framework`; raises ValueError for a bad config."""
+    """A session for `framework` (the adapter's descriptor): its values
+    encoded, and its entries named, as msprobe writes that framework's.
+    Raises ValueError for a bad config."""
     session = _C.Session(
         config_path=config,
         dump_path=dump_path or "",
@@ -50,7 +44,9 @@ def new_session(config: str, dump_path: Optional[str], rank: int,
         rank=rank,
         autostart_daemon=_daemon.autostart(),
         daemon_path=_daemon.daemon_binary(),
-        framework=framework.value,
+        framework=framework.name,
+        encoding=framework.encoding,
+        risk_level_applies=framework.risk_level_applies,
     )
-    producer_stats.install(session, framework.value)
+    producer_stats.install(session, framework)
     return session

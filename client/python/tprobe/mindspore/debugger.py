@@ -10,46 +10,29 @@ tprobed.
         debugger.step()
 
 The lifecycle (singleton, rank, fork, the end of the configured steps,
-live level changes) is tprobe._common.debugger's; this file says which
-hooks MindSpore has. A bad config (level L2 included) or a start() with
-something that is not a Cell raise here, with a message; nothing else
-tprobe does raises into training. API and jit hooks are installed at
-construction (create the debugger before the network runs), cell and
-primitive hooks at the first start() with a network. At the first start()
-after the last configured step every hook is removed and every patched
-function and primitive class put back, so training goes on at full speed.
+live level changes) is tprobe._common.debugger's, and what the core needs
+to know of MindSpore is its descriptor (tprobe.mindspore.framework); this
+file says which hooks MindSpore has. A bad config (level L2 included) or
+a start() with something that is not a Cell raise here, with a message;
+nothing else tprobe does raises into training. API and jit hooks are
+installed at construction (create the debugger before the network runs),
+cell and primitive hooks at the first start() with a network. At the
+first start() after the last configured step every hook is removed and
+every patched function and primitive class put back, so training goes on
+at full speed.
 """
 
-import os
 from typing import Any, List, Optional
 
 from mindspore import nn
 
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
-from tprobe._common.session import Framework
 from tprobe._common.unsupported import refuse_token_arguments
-from tprobe.mindspore import grad_gate
+from tprobe.mindspore import framework, grad_gate
 from tprobe.mindspore.api_hooks import ApiHooks
 from tprobe.mindspore.cell_hooks import CellHooks
 from tprobe.mindspore.jit_hooks import JitHooks
 from tprobe.mindspore.primitive_hooks import PrimitiveHooks
-
-
-def current_rank() -> int:
-    """mindspore.communication's rank when initialised, else $RANK_ID or
-    $RANK, else -1 (the dump directory is then "rank")."""
-    try:
-        from mindspore.communication import GlobalComm, get_rank
-        if GlobalComm.INITED:
-            return int(get_rank())
-    except Exception:  # noqa: BLE001
-        pass
-    for key in ("RANK_ID", "RANK"):
-        try:
-            return int(os.environ[key])
-        except (KeyError, ValueError):
-            pass
-    return -1
 
 
 def _cells(model: Any) -> List[nn.Cell]:
@@ -63,9 +46,8 @@ def _cells(model: Any) -> List[nn.Cell]:
 
 
 class PrecisionDebugger(DebuggerCore):
-    FRAMEWORK = Framework.MINDSPORE
+    FRAMEWORK = framework.FRAMEWORK
     _instance: Optional["PrecisionDebugger"] = None
-    _current_rank = staticmethod(current_rank)
 
     def __init__(self, config_path: Optional[str] = None,
                  task: Optional[str] = None, dump_path: Optional[str] = None,

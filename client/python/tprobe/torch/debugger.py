@@ -8,16 +8,16 @@
         debugger.step()
 
 The lifecycle (singleton, rank, fork, the end of the configured steps,
-live level changes) is tprobe._common.debugger's; this file says which
-hooks PyTorch has. A bad config raises ValueError here, with the config's
-message; after construction nothing tprobe does raises into training. API
-hooks (and, at level mix, the optimizer hooks) are installed at
-construction (create the debugger before the model runs), module and
+live level changes) is tprobe._common.debugger's, and what the core needs
+to know of PyTorch is its descriptor (tprobe.torch.framework); this file
+says which hooks PyTorch has. A bad config raises ValueError here, with
+the config's message; after construction nothing tprobe does raises into
+training. API hooks (and, at level mix, the optimizer hooks) are installed
+at construction (create the debugger before the model runs), module and
 parameter-gradient hooks at the first start() with a model; all of them
 are removed at the first start() after the last configured step.
 """
 
-import os
 import sys
 from typing import Any, List, Optional
 
@@ -26,28 +26,12 @@ import torch
 from tprobe import _C
 from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
-from tprobe._common.session import Framework
 from tprobe._common.unsupported import refuse_token_arguments, unsupported
-from tprobe.torch import values
+from tprobe.torch import framework, values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.module_hooks import ModuleHooks
 from tprobe.torch.optimizer_hooks import OptimizerHooks
-
-
-def current_rank() -> int:
-    """torch.distributed's rank when initialised, else $RANK, else -1 (the
-    dump directory is then "rank", as msprobe names it)."""
-    try:
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank()
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        return int(os.environ["RANK"])
-    except (KeyError, ValueError):
-        return -1
 
 
 def _hook_grad(tensor: torch.Tensor, on_grad: Any) -> bool:
@@ -64,9 +48,8 @@ def _hook_grad(tensor: torch.Tensor, on_grad: Any) -> bool:
 
 
 class PrecisionDebugger(DebuggerCore):
-    FRAMEWORK = Framework.PYTORCH
+    FRAMEWORK = framework.FRAMEWORK
     _instance: Optional["PrecisionDebugger"] = None
-    _current_rank = staticmethod(current_rank)
 
     def __init__(self, config_path: Optional[str] = None,
                  task: Optional[str] = None, dump_path: Optional[str] = None,

@@ -151,10 +151,6 @@ def fetch(host: torch.Tensor) -> bytes:
     return host_bytes(host.data_ptr(), host.numel() * 8)
 
 
-def on_host() -> bool:
-    return True  # for MindSpore only
-
-
 # summary_mode xor: the checksum word in place of the four statistics, on
 # the same road.
 XOR = SimpleNamespace(reduce=reduce_xor, stream_key=stream_key,
