@@ -10,29 +10,28 @@ namespace {
 
 // Whether risk_level filters anything (msprobe applies it to PyTorch API
 // calls at L1 and mix only).
-bool RiskLevelFilters(const config::Config& config,
-                      std::string_view framework) {
-  return framework == "pytorch" && config.level != config::Level::kL0 &&
+bool RiskLevelFilters(const config::Config& config, bool risk_level_applies) {
+  return risk_level_applies && config.level != config::Level::kL0 &&
          config.risk_level != config::RiskLevel::kAll;
 }
 
 }  // namespace
 
 bool Selection::Everything(const config::Config& config,
-                           std::string_view framework) {
+                           bool risk_level_applies) {
   return config.scope.empty() && config.list.empty() &&
-         !RiskLevelFilters(config, framework);
+         !RiskLevelFilters(config, risk_level_applies);
 }
 
-Selection::Selection(const config::Config& config, std::string_view framework)
+Selection::Selection(const config::Config& config, bool risk_level_applies)
     : config_(config),
       data_mode_(config.data_mode),
       has_scope_(config.scope.size() == 2),
       by_risk_level_(!has_scope_ && config.list.empty()),
-      risk_level_(RiskLevelFilters(config, framework)
+      risk_level_(RiskLevelFilters(config, risk_level_applies)
                       ? config.risk_level
                       : config::RiskLevel::kAll),
-      everything_(Everything(config, framework)),
+      everything_(Everything(config, risk_level_applies)),
       list_(config.list) {
   if (has_scope_) {
     scope_start_ = config.scope[0];

@@ -76,14 +76,14 @@ namespace tprobe::client {
 class Selection {
  public:
   // Takes the filters of a validated config (scope empty or of size 2) for
-  // a session of `framework` ("pytorch", "mindspore").
-  Selection(const config::Config& config, std::string_view framework);
+  // a session whose framework's API calls risk_level filters or not
+  // (msprobe filters PyTorch's).
+  Selection(const config::Config& config, bool risk_level_applies);
 
   // True when every check passes (neither scope, list nor risk_level
   // filters), so the methods below need not be called.
   bool everything() const { return everything_; }
-  static bool Everything(const config::Config& config,
-                         std::string_view framework);
+  static bool Everything(const config::Config& config, bool risk_level_applies);
   // True when risk_level alone filters (neither scope nor list): Check is
   // then a pure function of the name, so a second check of one call gives
   // the first's answer.

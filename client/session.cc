@@ -36,8 +36,9 @@ Result<std::unique_ptr<Session>> Session::Create(
   const std::string socket = control::ResolveSocketPath(
       options.socket_path.empty() ? cfg.socket : options.socket_path);
 
-  std::unique_ptr<Session> session(new Session(
-      cfg, options.rank, options.connect_timeout_ms, options.framework));
+  std::unique_ptr<Session> session(new Session(cfg, options.rank,
+                                               options.connect_timeout_ms,
+                                               options.risk_level_applies));
   v1::Register reg;
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
@@ -63,19 +64,20 @@ Result<std::unique_ptr<Session>> Session::Create(
   return session;
 }
 
-Session::Live::Live(config::Config c, std::string_view framework)
+Session::Live::Live(config::Config c, bool risk_level_applies)
     : config(std::move(c)),
       keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
                      config::DataModeSelected(config.data_mode, false, false)),
-      selection(config, framework) {}
+      selection(config, risk_level_applies) {}
 
 Session::Session(config::Config config, int rank, int connect_timeout_ms,
-                 std::string framework)
+                 bool risk_level_applies)
     : rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
-      framework_(std::move(framework)),
+      risk_level_applies_(risk_level_applies),
       core_(config.policy, config.block_timeout_ms) {
-  lives_.push_back(std::make_unique<Live>(std::move(config), framework_));
+  lives_.push_back(
+      std::make_unique<Live>(std::move(config), risk_level_applies_));
   live_.store(lives_.back().get(), std::memory_order_release);
 }
 
@@ -287,7 +289,7 @@ bool Session::TakeUpOfferedConfig(uint32_t step) {
   channel_->UpdateConfig(reply.config());
   ended_ = false;
   lives_.push_back(
-      std::make_unique<Live>(std::move(offered).value(), framework_));
+      std::make_unique<Live>(std::move(offered).value(), risk_level_applies_));
   live_.store(lives_.back().get(), std::memory_order_release);
   std::fprintf(stderr,
                "[tprobe] step %u on: the config from 'tprobe configure' "

@@ -53,7 +53,9 @@ struct SessionOptions {
   std::string dump_path;    // overrides the config's when not empty
   std::string socket_path;  // overrides config and $TPROBE_SOCKET
   int rank = -1;
-  std::string framework = "pytorch";
+  std::string framework = "pytorch";  // msprobe's name, sent as data
+  // msprobe's risk_level filters the framework's API calls (PyTorch's).
+  bool risk_level_applies = true;
   bool autostart_daemon = false;
   std::string daemon_path;
   int connect_timeout_ms = 5000;
@@ -203,14 +205,14 @@ class TPROBE_INTERNAL Session {
   // A config and what follows from it; never replaced once published (its
   // selection's range state changes as calls go, through atomics).
   struct Live {
-    Live(config::Config c, std::string_view framework);
+    Live(config::Config c, bool risk_level_applies);
     const config::Config config;
     const bool keeps_backward;
     Selection selection;
   };
 
   Session(config::Config config, int rank, int connect_timeout_ms,
-          std::string framework);
+          bool risk_level_applies);
   Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Writes a rank's Start, Step (`step` set) or Goodbye into the boundary
   // ring (Core::WriteBoundary), waiting for room as the full-ring policy
@@ -240,7 +242,7 @@ class TPROBE_INTERNAL Session {
 
   const int rank_;
   const int connect_timeout_ms_;
-  const std::string framework_;  // "pytorch", "mindspore", ...
+  const bool risk_level_applies_;  // SessionOptions::risk_level_applies
   // Every config this session ran under, the newest last (guarded by mu_);
   // live_ points at the newest. Kept so that a reader holding an older one
   // (a hook on another thread, a config() reference) is never left with a

@@ -1,5 +1,5 @@
-#ifndef TPROBE_CLIENT_INCLUDE_TPROBE_CLIENT_H_
-#define TPROBE_CLIENT_INCLUDE_TPROBE_CLIENT_H_
+#ifndef TPROBE_INCLUDE_TPROBE_CLIENT_H_
+#define TPROBE_INCLUDE_TPROBE_CLIENT_H_
 
 // libtprobe: the thin client that a training process (or a framework
 // adapter written in C++) links to dump what happens inside its modules and
@@ -99,6 +99,7 @@
 #include <span>
 #endif
 
+#include "tprobe/detail/abi.h"
 #include "tprobe/types.h"
 #include "tprobe/version.h"
 
@@ -491,77 +492,6 @@ class [[nodiscard]] ScopedCall {
   Call call_;
 };
 
-namespace detail {
-
-// Text across the library boundary.
-struct Text {
-  const char* data;
-  size_t size;
-};
-inline Text ToText(std::string_view s) noexcept { return {s.data(), s.size()}; }
-
-// A Value flattened in pre-order for the library: each node is followed by
-// its `children` (list items, dict values with their keys, the typed
-// value). Built by Flatten below in the caller's code.
-struct ValueNode {
-  uint8_t kind;  // Value::Kind
-  bool bool_value;
-  uint32_t children;
-  int64_t int_value;
-  double float_value;
-  Text text;  // kStr: the string; kTyped: the type name
-  Text key;   // in a Dict: this item's key
-  const TensorData* tensor;
-};
-
-inline void Flatten(const Value& value, Text key, std::vector<ValueNode>* out) {
-  ValueNode node{};
-  node.kind = static_cast<uint8_t>(value.kind());
-  node.bool_value = value.bool_value();
-  node.int_value = value.int_value();
-  node.float_value = value.float_value();
-  node.text = ToText(value.text());
-  node.key = key;
-  node.tensor =
-      value.kind() == Value::Kind::kTensor ? &value.tensor() : nullptr;
-  const auto& items = value.items();
-  size_t n = items.size();
-  if (value.kind() == Value::Kind::kDict && value.keys().size() < n) {
-    n = value.keys().size();
-  }
-  if (value.kind() == Value::Kind::kTyped && n > 1) n = 1;
-  node.children = static_cast<uint32_t>(n);
-  out->push_back(node);
-  for (size_t i = 0; i < n; ++i) {
-    Flatten(items[i],
-            value.kind() == Value::Kind::kDict ? ToText(value.keys()[i])
-                                               : Text{nullptr, 0},
-            out);
-  }
-}
-
-// Receives the text of an error from the library.
-struct ErrorSink {
-  void* context;
-  void (*set)(void* context, const char* text, size_t size) noexcept;
-};
-
-// ClientOptions as the library reads them.
-struct OptionsView {
-  uint32_t abi_version;
-  Text config_path;
-  Text dump_path;
-  Text socket_path;
-  int rank;
-  bool autostart_daemon;
-  Text daemon_path;
-  int connect_timeout_ms;
-};
-
-enum class CallSite : uint8_t { kModule = 0, kCell = 1, kApi = 2 };
-
-}  // namespace detail
-
 // One rank's capture. Create it once per process (or per rank), Start/Stop/
 // Step it as msprobe's PrecisionDebugger, and record calls with Module/Cell/
 // Api (scoped) or Begin*/EndCall.
@@ -572,20 +502,8 @@ class TPROBE_EXPORT_ Client {
   // this header's TPROBE_ABI_VERSION, or when a daemon answered but refused
   // the registration (an unwritable dump_path, say) or runs as an untrusted
   // uid; a missing daemon is not an error.
-  [[nodiscard]] static std::unique_ptr<Client> Create(
-      const ClientOptions& options, std::string* error) noexcept {
-    detail::OptionsView view{};
-    view.abi_version = TPROBE_ABI_VERSION;
-    view.config_path = detail::ToText(options.config_path);
-    view.dump_path = detail::ToText(options.dump_path);
-    view.socket_path = detail::ToText(options.socket_path);
-    view.rank = options.rank;
-    view.autostart_daemon = options.autostart_daemon;
-    view.daemon_path = detail::ToText(options.daemon_path);
-    view.connect_timeout_ms = options.connect_timeout_ms;
-    detail::ErrorSink sink{error, &SetError};
-    return std::unique_ptr<Client>(CreateRaw(view, sink));
-  }
+  [[nodiscard]] static inline std::unique_ptr<Client> Create(
+      const ClientOptions& options, std::string* error) noexcept;
 
   // Flushes: tells the daemon goodbye and waits (bounded by the connect
   // timeout) until it has written what this client sent. In a child forked
@@ -614,24 +532,7 @@ class TPROBE_EXPORT_ Client {
   [[nodiscard]] ClientCounters counters() const noexcept;
   // Where this rank's tree goes: dump_path/step{N}/rank{R} for the current
   // step. Empty when out of memory.
-  [[nodiscard]] std::string dump_dir() const noexcept {
-    std::string dir;
-    if (!Catch([&] {
-          size_t size = DumpDirRaw(nullptr, 0);
-          for (;;) {
-            dir.resize(size);
-            const size_t needed = DumpDirRaw(dir.data(), dir.size());
-            if (needed <= size) {
-              dir.resize(needed);
-              return;
-            }
-            size = needed;  // the step moved on between the two calls
-          }
-        })) {
-      dir.clear();
-    }
-    return dir;
-  }
+  [[nodiscard]] inline std::string dump_dir() const noexcept;
 
   // Opens a module call "Module.{path}.{class_name}.{forward|backward}.{N}"
   // (levels L0 and mix; `path` is the module's dotted path below the root
@@ -640,22 +541,16 @@ class TPROBE_EXPORT_ Client {
   // forward call it belongs to (Call::index()). Calls nest: a call opened while
   // another is open on the thread is its child in construct.json.
   // REQUIRES: the Call is ended with EndCall on this thread in this step.
-  [[nodiscard]] Call BeginModule(std::string_view path,
-                                 std::string_view class_name,
-                                 Direction direction = Direction::kForward,
-                                 uint32_t forward_index = 0) noexcept {
-    return BeginRaw(detail::CallSite::kModule, detail::ToText(path),
-                    detail::ToText(class_name), direction, forward_index);
-  }
+  [[nodiscard]] inline Call BeginModule(
+      std::string_view path, std::string_view class_name,
+      Direction direction = Direction::kForward,
+      uint32_t forward_index = 0) noexcept;
 
   // The same for a MindSpore cell: "Cell.{path}.{class_name}.forward.{N}".
-  [[nodiscard]] Call BeginCell(std::string_view path,
-                               std::string_view class_name,
-                               Direction direction = Direction::kForward,
-                               uint32_t forward_index = 0) noexcept {
-    return BeginRaw(detail::CallSite::kCell, detail::ToText(path),
-                    detail::ToText(class_name), direction, forward_index);
-  }
+  [[nodiscard]] inline Call BeginCell(std::string_view path,
+                                      std::string_view class_name,
+                                      Direction direction = Direction::kForward,
+                                      uint32_t forward_index = 0) noexcept;
 
   // Opens an API call "{prefix}.{api}.{N}.{forward|backward}" (levels L1 and
   // mix), e.g. BeginApi("Functional", "relu"). Only the last dotted part of
@@ -664,12 +559,10 @@ class TPROBE_EXPORT_ Client {
   // while another is open on the same thread returns a default Call and is
   // not counted. A backward call reuses `forward_index`; backward calls are
   // recorded after Stop() too, until Step(), as msprobe's are.
-  [[nodiscard]] Call BeginApi(std::string_view prefix, std::string_view api,
-                              Direction direction = Direction::kForward,
-                              uint32_t forward_index = 0) noexcept {
-    return BeginRaw(detail::CallSite::kApi, detail::ToText(prefix),
-                    detail::ToText(api), direction, forward_index);
-  }
+  [[nodiscard]] inline Call BeginApi(std::string_view prefix,
+                                     std::string_view api,
+                                     Direction direction = Direction::kForward,
+                                     uint32_t forward_index = 0) noexcept;
 
   // BeginModule, BeginCell and BeginApi as a ScopedCall that ends itself:
   //   auto call = client->Module("layer1", "Linear");  // ends at scope exit
@@ -709,48 +602,25 @@ class TPROBE_EXPORT_ Client {
   // Appends any value (a scalar, a list of tensors, null for a missing
   // gradient, …) to input, output or parameters, like AddTensor. A
   // kParameter value is named by its position.
-  bool AddValue(const Call& call, Section section,
-                const Value& value) noexcept {
-    std::vector<detail::ValueNode> nodes;
-    return Catch([&] {
-             detail::Flatten(value, {nullptr, 0}, &nodes);
-           }) &&
-           AddValueRaw(call, section, nodes.data(), nodes.size());
-  }
+  inline bool AddValue(const Call& call, Section section,
+                       const Value& value) noexcept;
 
   // Adds `key: value` to the input_kwargs of a forward call. Returns false
   // when it was not recorded (backward call, data_mode without forward
   // inputs, …).
-  bool AddKwarg(const Call& call, std::string_view key,
-                const Value& value) noexcept {
-    std::vector<detail::ValueNode> nodes;
-    return Catch([&] {
-             detail::Flatten(value, {nullptr, 0}, &nodes);
-           }) &&
-           AddKwargRaw(call, detail::ToText(key), nodes.data(), nodes.size());
-  }
+  inline bool AddKwarg(const Call& call, std::string_view key,
+                       const Value& value) noexcept;
 
   // Adds `name: tensor` to a module forward call's parameters.
-  bool AddParameter(const Call& call, std::string_view name,
-                    const TensorData& tensor) noexcept {
-    return AddParameterRaw(call, detail::ToText(name), tensor);
-  }
+  inline bool AddParameter(const Call& call, std::string_view name,
+                           const TensorData& tensor) noexcept;
 
   // The call stack of a forward call for stack.json, innermost frame first,
   // each line in msprobe's form "File {path}, line {n}, in {func}, \n {code}".
   // Entries with the same lines share one stack.json group. Backward calls
   // have no stack: returns false for them.
-  bool AddStack(const Call& call,
-                const std::vector<std::string>& lines) noexcept {
-    std::vector<detail::Text> texts;
-    return Catch([&] {
-             texts.reserve(lines.size());
-             for (const std::string& line : lines) {
-               texts.push_back(detail::ToText(line));
-             }
-           }) &&
-           AddStackRaw(call, texts.data(), texts.size());
-  }
+  inline bool AddStack(const Call& call,
+                       const std::vector<std::string>& lines) noexcept;
 
   // Closes the call and writes its entry (when recorded). Calls close
   // innermost first; closing an outer call also forgets any call still open
@@ -766,12 +636,9 @@ class TPROBE_EXPORT_ Client {
   // dumped when a forward call of the module was dumped in this step, or
   // when the entry name passes the filters itself. Not recorded while an API
   // call is open on the same thread. Returns false when it was not recorded.
-  bool ParamGrad(std::string_view path, std::string_view class_name,
-                 std::string_view name, const TensorData& grad,
-                 ModuleStyle style = ModuleStyle::kModule) noexcept {
-    return ParamGradRaw(detail::ToText(path), detail::ToText(class_name),
-                        detail::ToText(name), grad, style);
-  }
+  inline bool ParamGrad(std::string_view path, std::string_view class_name,
+                        std::string_view name, const TensorData& grad,
+                        ModuleStyle style = ModuleStyle::kModule) noexcept;
 
  private:
   class Impl;
@@ -799,62 +666,17 @@ class TPROBE_EXPORT_ Client {
   // Runs `f`, which may only throw std::bad_alloc from the caller's own
   // containers; false when it did.
   template <typename F>
-  static bool Catch(F&& f) noexcept {
-#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-    try {
-      f();
-      return true;
-    } catch (...) {
-      return false;
-    }
-#else
-    f();
-    return true;
-#endif
-  }
-  static void SetError(void* context, const char* text, size_t size) noexcept {
-    if (context == nullptr) return;
-    Catch([&] { static_cast<std::string*>(context)->assign(text, size); });
-  }
+  static bool Catch(F&& f) noexcept;
+  static inline void SetError(void* context, const char* text,
+                              size_t size) noexcept;
 
   std::unique_ptr<Impl> impl_;
 };
 
-inline void ScopedCall::End() noexcept {
-  if (client_ != nullptr) {
-    client_->EndCall(call_);
-    client_ = nullptr;
-  }
-}
-inline bool ScopedCall::Input(const TensorData& tensor) noexcept {
-  return client_ != nullptr &&
-         client_->AddTensor(call_, Section::kInput, tensor);
-}
-inline bool ScopedCall::Output(const TensorData& tensor) noexcept {
-  return client_ != nullptr &&
-         client_->AddTensor(call_, Section::kOutput, tensor);
-}
-inline bool ScopedCall::Input(const Value& value) noexcept {
-  return client_ != nullptr && client_->AddValue(call_, Section::kInput, value);
-}
-inline bool ScopedCall::Output(const Value& value) noexcept {
-  return client_ != nullptr &&
-         client_->AddValue(call_, Section::kOutput, value);
-}
-inline bool ScopedCall::Parameter(std::string_view name,
-                                  const TensorData& tensor) noexcept {
-  return client_ != nullptr && client_->AddParameter(call_, name, tensor);
-}
-inline bool ScopedCall::Kwarg(std::string_view key,
-                              const Value& value) noexcept {
-  return client_ != nullptr && client_->AddKwarg(call_, key, value);
-}
-inline bool ScopedCall::Stack(const std::vector<std::string>& lines) noexcept {
-  return client_ != nullptr && client_->AddStack(call_, lines);
-}
-
 }  // namespace tprobe
+
+#include "tprobe/detail/client_inl.h"  // IWYU pragma: export
 
 #undef TPROBE_EXPORT_
 
-#endif  // TPROBE_CLIENT_INCLUDE_TPROBE_CLIENT_H_
+#endif  // TPROBE_INCLUDE_TPROBE_CLIENT_H_

@@ -1,5 +1,5 @@
-#ifndef TPROBE_CLIENT_INCLUDE_TPROBE_TYPES_H_
-#define TPROBE_CLIENT_INCLUDE_TPROBE_TYPES_H_
+#ifndef TPROBE_INCLUDE_TPROBE_TYPES_H_
+#define TPROBE_INCLUDE_TPROBE_TYPES_H_
 
 // The enums that libtprobe's public header (tprobe/client.h) and tprobe's
 // core share: one definition each. The core takes them as they are
@@ -68,4 +68,4 @@ static_assert(static_cast<int>(ModuleStyle::kModule) == 0 &&
 
 }  // namespace tprobe
 
-#endif  // TPROBE_CLIENT_INCLUDE_TPROBE_TYPES_H_
+#endif  // TPROBE_INCLUDE_TPROBE_TYPES_H_

@@ -46,7 +46,7 @@ struct Case {
 
 void Replay(const Case& c) {
   SCOPED_TRACE(c.title);
-  Selection selection(Parse(c.config), "pytorch");
+  Selection selection(Parse(c.config), true);
   for (size_t i = 0; i < c.events.size(); ++i) {
     const Event& e = c.events[i];
     bool passes = false;
@@ -81,15 +81,13 @@ void Replay(const Case& c) {
 }
 
 TEST(SelectionTest, NoScopeListOrRiskLevelIsEverything) {
-  EXPECT_TRUE(
-      Selection(Parse(R"({"level": "mix", "risk_level": "ALL"})"), "pytorch")
-          .everything());
+  EXPECT_TRUE(Selection(Parse(R"({"level": "mix", "risk_level": "ALL"})"), true)
+                  .everything());
   // msprobe applies risk_level to PyTorch APIs only.
-  EXPECT_TRUE(Selection(Parse(R"({"level": "L0"})"), "pytorch").everything());
-  EXPECT_TRUE(
-      Selection(Parse(R"({"level": "mix"})"), "mindspore").everything());
-  EXPECT_FALSE(Selection(Parse(R"({"level": "mix"})"), "pytorch").everything());
-  EXPECT_FALSE(Selection(Parse(R"({"statistics": {"list": ["x"]}})"), "pytorch")
+  EXPECT_TRUE(Selection(Parse(R"({"level": "L0"})"), true).everything());
+  EXPECT_TRUE(Selection(Parse(R"({"level": "mix"})"), false).everything());
+  EXPECT_FALSE(Selection(Parse(R"({"level": "mix"})"), true).everything());
+  EXPECT_FALSE(Selection(Parse(R"({"statistics": {"list": ["x"]}})"), true)
                    .everything());
 }
 
@@ -358,7 +356,7 @@ TEST(SelectionTest, StepAndRankFilters) {
       {R"({"rank": [0, "2-3"]})", false, 4, false},
   };
   for (const Check& c : checks) {
-    Selection s(Parse(c.config), "pytorch");
+    Selection s(Parse(c.config), true);
     const bool got = c.step ? s.StepSelected(c.value) : s.RankSelected(c.value);
     EXPECT_EQ(got, c.selected) << c.config << " " << c.value;
   }
@@ -438,7 +436,7 @@ TEST(SelectionTest, BackwardEntriesUnderConcurrentThreads) {
 // risk_level alone keeps no state: threads checking at once get the same
 // answers as one thread.
 TEST(SelectionTest, RiskLevelChecksUnderConcurrentThreads) {
-  Selection s(Parse(R"({"level": "L1"})"), "pytorch");  // FOCUS
+  Selection s(Parse(R"({"level": "L1"})"), true);  // FOCUS
   const std::string names[] = {
       "Tensor.view.0.forward", "Torch.matmul.0.forward",
       "Functional.relu.0.forward", "Tensor.reshape.3.backward"};

@@ -21,7 +21,7 @@ from tprobe._common import stack as call_stack
 class _ThreadState(threading.local):
     # > 0 while tprobe runs code on this thread or an API call is being
     # recorded: APIs and modules called then are not recorded. The counter
-    # is the client's (client/python/api_hook.h), which the C++ API
+    # is the client's (client/python/binding/api_hook.h), which the C++ API
     # wrappers read.
     busy = busy_flag
     # Stack of open module forward calls (objects with .module, .base and

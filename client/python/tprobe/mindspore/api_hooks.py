@@ -3,7 +3,7 @@ mint.nn.functional, communication.comm_func and mint.distributed functions
 are replaced by wrappers (api_list.py says which) until restore().
 
 A wrapper is a tprobe._C.ApiWrapper, the recorder PyTorch's API hooks use
-too (client/python/api_hook.h): a wrapped call made while capture is on,
+too (client/python/binding/api_hook.h): a wrapped call made while capture is on,
 and not from inside another hooked call or from tprobe itself, is recorded
 as ``{Prefix}.{api}.{N}.forward``, inputs before the call, outputs after
 it; for the distributed groups the output is the arguments after the call,

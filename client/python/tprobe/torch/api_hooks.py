@@ -2,7 +2,7 @@
 torch._VF and torch.distributed functions are replaced by wrappers
 (api_list.py says which: the installed msprobe's list, else its copy).
 
-A wrapper is a tprobe._C.ApiWrapper (client/python/api_hook.h): a call
+A wrapper is a tprobe._C.ApiWrapper (client/python/binding/api_hook.h): a call
 runs no Python frame of tprobe's. A wrapped call made while capture is on,
 and not from inside another hooked call or from tprobe itself, is reported
 to the client core, which names it ``{Prefix}.{api}.{N}.forward``, counts it

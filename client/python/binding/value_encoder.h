@@ -13,25 +13,29 @@
 // its own ring) and never reused on a thread, so tensors of an abandoned
 // entry cannot be mistaken for a later entry's.
 
-#ifndef TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
-#define TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_VALUE_ENCODER_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_VALUE_ENCODER_H_
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "client/entry_builder.h"
-#include "client/python/type_discovery.h"
+#include "client/python/binding/type_discovery.h"
 #include "common/record/writer.h"
 
 namespace tprobe::python {
 
-// Writes msprobe's encoding of `obj` as one value into `out`, with the
-// encodings of `framework`, and pushes its tensors' bytes through `entry`.
-// Raises nothing: a leaf that fails to encode is null (the rest of its
-// container is kept), and when the whole value fails (the framework does not
-// import, say) it is null.
+// Writes msprobe's encoding of `obj` as one value into `out`, by
+// `encoding`, and pushes its tensors' bytes through `entry`. Raises
+// nothing: a leaf that fails to encode is null (the rest of its container
+// is kept), and when the whole value fails (the framework does not import,
+// say) it is null and the failure is counted in `failures` (contained.h).
 void EncodeValue(client::EntryBuilder& entry, pybind11::handle obj,
-                 record::ValueWriter& out, Framework framework);
+                 record::ValueWriter& out, ValueEncoding encoding,
+                 std::atomic<uint64_t>& failures);
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_VALUE_ENCODER_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_VALUE_ENCODER_H_

@@ -1,7 +1,7 @@
 // msprobe's encoding of Python values into an entry's value stream
 // (value_encoder.h).
 
-#include "client/python/value_encoder.h"
+#include "client/python/binding/value_encoder.h"
 
 #include <Python.h>
 
@@ -12,7 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "client/python/producer_stats.h"
+#include "client/python/binding/contained.h"
+#include "client/python/binding/producer_stats.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
 
@@ -55,8 +56,8 @@ std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
 class Encoder {
  public:
   // kMindSpore: MindSpore's encodings (mindspore.Tensor, mindspore.dtype).
-  Encoder(client::EntryBuilder& entry, Framework framework)
-      : entry_(entry), framework_(framework) {}
+  Encoder(client::EntryBuilder& entry, ValueEncoding encoding)
+      : entry_(entry), encoding_(encoding) {}
 
   // msprobe's encoding of `obj`; `key` is the dict key it sits under, if any.
   void Encode(py::handle obj, ValueWriter& out, int depth,
@@ -126,7 +127,7 @@ class Encoder {
   void EncodeLeaf(py::handle obj, ValueWriter& out, int depth,
                   std::string_view key) {
     PyObject* o = obj.ptr();
-    if (framework_ == Framework::kMindSpore) {
+    if (encoding_ == ValueEncoding::kMindSpore) {
       EncodeMsLeaf(obj, out, depth, key);
     } else if (IsInstance(o, Types().tensor)) {
       EncodeTensor(obj, out, depth);
@@ -330,7 +331,7 @@ class Encoder {
     auto it = cache.find(dtype.ptr());
     if (it != cache.end()) return it->second;
     const std::string name = Str(dtype);
-    std::optional<DType> dt = framework_ == Framework::kMindSpore
+    std::optional<DType> dt = encoding_ == ValueEncoding::kMindSpore
                                   ? DTypeFromMindSporeName(name)
                                   : DTypeFromTorchName(name);
     Py_INCREF(dtype.ptr());  // dtype objects are immortal in practice
@@ -415,7 +416,7 @@ class Encoder {
       dims[ndim++] = PyLong_AsLongLong(d.ptr());
     }
     const size_t numel_bytes = Numel(dims, ndim) * ElementSize(*dtype);
-    if (numel_bytes != 0 && ProducerComputes(MindSporeOnHost())) {
+    if (numel_bytes != 0 && ProducerComputes(TensorsOnHost())) {
       // Reduced by MindSpore's ops where the tensor lives, no asnumpy().
       EncodeByProducer(entry_, t, *dtype, std::span<const int64_t>(dims, ndim),
                        false, numel_bytes, out);
@@ -445,18 +446,23 @@ class Encoder {
   }
 
   client::EntryBuilder& entry_;
-  const Framework framework_;
+  const ValueEncoding encoding_;
 };
 
 }  // namespace
 
 void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
-                 Framework framework) {
+                 ValueEncoding encoding, std::atomic<uint64_t>& failures) {
   const size_t mark = out.buffer()->size();
-  try {
-    InitTypes(framework);
-    Encoder(entry, framework).Encode(obj, out, 0);
-  } catch (...) {
+  const bool encoded = Contained(
+      failures, "encoding a value",
+      [&] {
+        InitTypes(encoding);
+        Encoder(entry, encoding).Encode(obj, out, 0);
+        return true;
+      },
+      false);
+  if (!encoded) {
     out.buffer()->resize(mark);
     out.Null();
   }

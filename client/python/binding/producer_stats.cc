@@ -1,4 +1,4 @@
-#include "client/python/producer_stats.h"
+#include "client/python/binding/producer_stats.h"
 
 #include <atomic>
 #include <cstdio>
@@ -21,7 +21,7 @@ std::atomic<const client::Session*> g_session{nullptr};
 // long as the module).
 PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
-std::atomic<bool> g_mindspore_on_host{true};
+std::atomic<bool> g_tensors_on_host{true};
 // The summary modes a reducer may compute, as the hook is told them;
 // kTensor: the statistics and bytes (tasks tensor and overflow_check).
 enum class Summary : uint8_t { kStatistics, kXor, kMd5, kTensor };
@@ -150,8 +150,8 @@ bool ProducerComputes(bool is_cpu) {
   return mode == Mode::kAll || !is_cpu;
 }
 
-bool MindSporeOnHost() {
-  return g_mindspore_on_host.load(std::memory_order_relaxed);
+bool TensorsOnHost() {
+  return g_tensors_on_host.load(std::memory_order_relaxed);
 }
 
 void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
@@ -246,7 +246,7 @@ size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
 void DefineProducerStats(py::module_& m) {
   m.def(
       "set_producer_stats",
-      [](py::object hook, py::object flush, bool mindspore_on_host,
+      [](py::object hook, py::object flush, bool tensors_on_host,
          const py::iterable& summaries) {
         uint8_t reduces = 0;
         for (py::handle item : summaries) {
@@ -263,14 +263,14 @@ void DefineProducerStats(py::module_& m) {
                                   "\"");
           }
         }
-        g_mindspore_on_host.store(mindspore_on_host, std::memory_order_relaxed);
+        g_tensors_on_host.store(tensors_on_host, std::memory_order_relaxed);
         g_reduces.store(reduces, std::memory_order_relaxed);
         Py_XDECREF(g_hook);
         Py_XDECREF(g_flush);
         g_hook = hook.is_none() ? nullptr : hook.release().ptr();
         g_flush = flush.is_none() ? nullptr : flush.release().ptr();
       },
-      py::arg("hook"), py::arg("flush"), py::arg("mindspore_on_host") = true,
+      py::arg("hook"), py::arg("flush"), py::arg("tensors_on_host") = true,
       py::arg("summaries") = py::make_tuple("statistics"),
       "Sets the adapter's statistics hook, hook(tensor, place: bytes, "
       "summary: str), which reduces a tensor on its device without waiting "
@@ -281,8 +281,9 @@ void DefineProducerStats(py::module_& m) {
       "(and the bytes to Session.write_producer_bytes), and "
       "flush(), which returns once every result handed to the hook has been "
       "written. None for both: the daemon computes every statistic. "
-      "mindspore_on_host: MindSpore's device_target is CPU (under "
-      "statistics_on auto its tensors then go to the daemon). summaries: "
+      "tensors_on_host: the framework's tensors that carry no device of "
+      "their own live on the host (MindSpore's device_target is CPU; under "
+      "statistics_on auto they then go to the daemon). summaries: "
       "the summary modes the hook computes; the daemon computes the "
       "others.");
   m.def(

@@ -7,8 +7,8 @@
 // Thread safety: every function needs the GIL, which also guards the types
 // and the dtype cache.
 
-#ifndef TPROBE_CLIENT_PYTHON_TYPE_DISCOVERY_H_
-#define TPROBE_CLIENT_PYTHON_TYPE_DISCOVERY_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_TYPE_DISCOVERY_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_TYPE_DISCOVERY_H_
 
 #include <Python.h>
 
@@ -19,8 +19,10 @@
 
 namespace tprobe::python {
 
-// The framework a session records: which types its values are encoded by.
-enum class Framework { kPyTorch, kMindSpore };
+// How a session encodes its values: msprobe writes PyTorch's and
+// MindSpore's values differently. The adapter's descriptor names it
+// (tprobe._C.ValueEncoding).
+enum class ValueEncoding { kTorch, kMindSpore };
 
 // The types looked up so far; nullptr for those not (yet) found.
 struct FrameworkTypes {
@@ -44,10 +46,10 @@ struct FrameworkTypes {
 // The process's one FrameworkTypes.
 FrameworkTypes& Types();
 
-// Looks up the types of `framework` (and numpy's) unless that was done.
-// Raises pybind11's error_already_set when the framework does not import; a
-// missing numpy leaves np_generic null.
-void InitTypes(Framework framework);
+// Looks up the types of `encoding`'s framework (and numpy's) unless that was
+// done. Raises pybind11's error_already_set when the framework does not import;
+// a missing numpy leaves np_generic null.
+void InitTypes(ValueEncoding encoding);
 
 // Whether `obj` is an instance of `type`; false for a type not found (null).
 inline bool IsInstance(PyObject* obj, PyObject* type) {
@@ -57,4 +59,4 @@ inline bool IsInstance(PyObject* obj, PyObject* type) {
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_TYPE_DISCOVERY_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_TYPE_DISCOVERY_H_

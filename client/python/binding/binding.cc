@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "client/python/api_hook.h"
-#include "client/python/call_stack.h"
-#include "client/python/producer_stats.h"
-#include "client/python/session_binding.h"
-#include "client/python/type_discovery.h"
+#include "client/python/binding/api_hook.h"
+#include "client/python/binding/call_stack.h"
+#include "client/python/binding/producer_stats.h"
+#include "client/python/binding/session_binding.h"
+#include "client/python/binding/type_discovery.h"
 #include "client/risk_level.h"
 #include "common/config/config.h"
 

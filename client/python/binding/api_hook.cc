@@ -1,4 +1,4 @@
-#include "client/python/api_hook.h"
+#include "client/python/binding/api_hook.h"
 
 #include <structmember.h>
 

@@ -1,4 +1,4 @@
-#include "client/python/call_stack.h"
+#include "client/python/binding/call_stack.h"
 
 #include <Python.h>
 #include <frameobject.h>

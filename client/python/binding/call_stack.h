@@ -8,8 +8,8 @@
 // instruction) pairs: a training loop repeats the same few hundred stacks,
 // and a hit costs one walk over the frames (no line-table scan).
 
-#ifndef TPROBE_CLIENT_PYTHON_CALL_STACK_H_
-#define TPROBE_CLIENT_PYTHON_CALL_STACK_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_CALL_STACK_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_CALL_STACK_H_
 
 #include <pybind11/pybind11.h>
 
@@ -34,4 +34,4 @@ std::shared_ptr<const Stack> CaptureStack();
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_CALL_STACK_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_CALL_STACK_H_

@@ -10,8 +10,8 @@
 // Thread safety: every function needs the GIL; the mode is an atomic that
 // the session sets at Start and Step and any thread reads.
 
-#ifndef TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_
-#define TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_PRODUCER_STATS_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_PRODUCER_STATS_H_
 
 #include <pybind11/pybind11.h>
 
@@ -37,9 +37,10 @@ void FollowStatisticsOn(const client::Session* session);
 // (is_cpu) or on a device, with a statistics hook set.
 bool ProducerComputes(bool is_cpu);
 
-// Whether MindSpore's tensors live on the host (its device_target is CPU),
-// as the adapter said with set_producer_stats.
-bool MindSporeOnHost();
+// Whether the framework's tensors that carry no device of their own
+// (MindSpore's) live on the host, as the adapter said with
+// set_producer_stats (its descriptor's tensors_on_host).
+bool TensorsOnHost();
 
 // Writes `t`'s awaiting Tensor record and its ref into `out`, and calls the
 // statistics hook with the tensor and the 20 bytes that place it (ring u32,
@@ -86,4 +87,4 @@ void DefineProducerStats(pybind11::module_& m);
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_PRODUCER_STATS_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_PRODUCER_STATS_H_

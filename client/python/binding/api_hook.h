@@ -19,8 +19,8 @@
 // that `rt.local.busy` (a threading.local with the descriptor on its class)
 // is the flag this file reads.
 
-#ifndef TPROBE_CLIENT_PYTHON_API_HOOK_H_
-#define TPROBE_CLIENT_PYTHON_API_HOOK_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_API_HOOK_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_API_HOOK_H_
 
 #include <Python.h>
 #include <pybind11/pybind11.h>
@@ -76,4 +76,4 @@ void DefineApiHook(pybind11::module_& m, SessionOf session_of);
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_API_HOOK_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_API_HOOK_H_

@@ -1,6 +1,6 @@
 // The framework types, looked up on first use (type_discovery.h).
 
-#include "client/python/type_discovery.h"
+#include "client/python/binding/type_discovery.h"
 
 #include <pybind11/pybind11.h>
 
@@ -38,8 +38,8 @@ FrameworkTypes& Types() {
   return *types;
 }
 
-void InitTypes(Framework framework) {
-  if (framework == Framework::kMindSpore) {
+void InitTypes(ValueEncoding encoding) {
+  if (encoding == ValueEncoding::kMindSpore) {
     InitMindSporeTypes();
     return;
   }

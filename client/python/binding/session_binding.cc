@@ -1,0 +1,179 @@
+// tprobe._C.Session, Call and Encoded (session_binding.h).
+
+#include "client/python/binding/session_binding.h"
+
+#include <string>
+
+#include "client/naming.h"
+#include "client/python/binding/contained.h"
+#include "client/python/binding/py_session.h"
+
+namespace py = pybind11;
+
+namespace tprobe::python {
+
+ApiSession* ApiSessionOf(PyObject* object) {
+  return Contained(
+      UnattributedFailures(), "finding the session of an API hook",
+      [&]() -> ApiSession* {
+        py::handle h(object);
+        if (!py::isinstance<PySession>(h)) return nullptr;
+        return &h.cast<PySession&>();
+      },
+      nullptr);
+}
+
+void DefineSession(py::module_& m) {
+  py::enum_<ValueEncoding>(m, "ValueEncoding",
+                           "How a session encodes the values its hooks saw "
+                           "(msprobe writes each framework's differently).")
+      .value("TORCH", ValueEncoding::kTorch)
+      .value("MINDSPORE", ValueEncoding::kMindSpore);
+
+  py::class_<Encoded>(m, "Encoded",
+                      "A value encoded ahead of its entry (Session.encode).");
+
+  py::class_<Call>(m, "Call",
+                   "One open call (Session.*_begin): handed back to the "
+                   "matching *_end, which ends it once.")
+      .def_readonly("entry", &Call::entry,
+                    "Pass the call's stack and data to *_inputs / *_end.")
+      .def_readonly("input", &Call::input, "data_mode keeps the inputs.")
+      .def_readonly("backward", &Call::backward, "Report the call's backward.")
+      .def_property_readonly(
+          "index", [](const Call& c) { return c.plan.index; },
+          "N in the call's name (its backward's too).");
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init([](std::string config_path, std::string dump_path,
+                       std::string socket_path, int rank, bool autostart_daemon,
+                       std::string daemon_path, int connect_timeout_ms,
+                       std::string framework, ValueEncoding encoding,
+                       bool risk_level_applies) {
+             PySessionArgs args;
+             args.config_path = std::move(config_path);
+             args.dump_path = std::move(dump_path);
+             args.socket_path = std::move(socket_path);
+             args.rank = rank;
+             args.autostart_daemon = autostart_daemon;
+             args.daemon_path = std::move(daemon_path);
+             args.connect_timeout_ms = connect_timeout_ms;
+             args.framework = std::move(framework);
+             args.encoding = encoding;
+             args.risk_level_applies = risk_level_applies;
+             return std::make_unique<PySession>(args);
+           }),
+           py::arg("config_path") = "", py::arg("dump_path") = "",
+           py::arg("socket_path") = "", py::arg("rank") = -1,
+           py::arg("autostart_daemon") = true, py::arg("daemon_path") = "",
+           py::arg("connect_timeout_ms") = 5000,
+           py::arg("framework") = "pytorch",
+           py::arg("encoding") = ValueEncoding::kTorch,
+           py::arg("risk_level_applies") = true,
+           "One rank's dump session. framework: msprobe's name of the "
+           "framework (written into the entries); encoding: how its values "
+           "are encoded (ValueEncoding); risk_level_applies: msprobe's "
+           "risk_level filters its API calls (PyTorch's). Raises ValueError "
+           "for a bad config.")
+      .def("close", &PySession::Close)
+      .def("start", &PySession::Start)
+      .def("stop", &PySession::Stop)
+      .def("step", &PySession::Step)
+      .def("write_producer_stats", &PySession::WriteProducerStatsFromHere,
+           py::arg("values"), py::arg("places"),
+           "Writes the statistics the framework computed (producer_stats.h) "
+           "into this thread's ring: values, 4 uint64 per tensor; places, "
+           "24 bytes per tensor. Returns how many were written.")
+      .def("write_producer_bytes", &PySession::WriteProducerBytesFromHere,
+           py::arg("copies"), py::arg("places"),
+           "Writes the bytes of tensors the framework copied to the host "
+           "(tasks tensor and overflow_check, producer_stats.h) into this "
+           "thread's ring: copies, (address, size) of host memory per "
+           "tensor, kept alive by the caller; places, 24 bytes per tensor. "
+           "Returns how many were written whole.")
+      .def("set_step", &PySession::SetStep, py::arg("step"),
+           "Makes step the current step number (msprobe's set_init_step).")
+      .def("begin_group", &PySession::BeginGroup, py::arg("name"),
+           "Level mix: the calls until end_group() are inside the construct "
+           "node `name` (msprobe's \"optimizer\", \"clip_grad\").")
+      .def("end_group", &PySession::EndGroup)
+      .def_property_readonly("collecting", &PySession::collecting)
+      .def("selects", &PySession::Selects, py::arg("step"),
+           "Whether the config's step and rank lists take `step` of this "
+           "rank.")
+      .def_property_readonly("connected", &PySession::connected)
+      .def_property_readonly("current_step", &PySession::step)
+      .def_property_readonly("rank", &PySession::rank)
+      .def_property_readonly("level", &PySession::level)
+      .def_property_readonly("task", &PySession::task)
+      .def_property_readonly("dump_path", &PySession::dump_path)
+      .def_property_readonly(
+          "last_step", &PySession::last_step,
+          "max(step) of the config; None: every step, or a live "
+          "directive is in force")
+      .def_property_readonly("scope", &PySession::scope)
+      .def_property_readonly("list", &PySession::name_list)
+      .def_property_readonly("data_mode", &PySession::data_mode)
+      .def("counters", &PySession::counters)
+      .def("flush", &PySession::Flush, py::arg("timeout_ms") = 10000)
+      .def_static(
+          "module_base",
+          [](const std::string& path, const std::string& cls, bool cell) {
+            return client::ModuleBase(cell ? client::ModuleStyle::kCell
+                                           : client::ModuleStyle::kModule,
+                                      path, cls);
+          },
+          py::arg("path"), py::arg("cls"), py::arg("cell") = false,
+          "'Module.{path}.{cls}' (or 'Cell.…'): the name base of a module.")
+      .def_static(
+          "api_base",
+          [](const std::string& prefix, const std::string& api) {
+            return client::ApiBase(prefix, api);
+          },
+          py::arg("prefix"), py::arg("api"),
+          "'{prefix}.{last dotted part of api}': the name base of an API.")
+      .def("module_begin", &PySession::ModuleBegin, py::arg("base"),
+           "Opens a module forward call; returns its Call (None: not "
+           "recorded, else module_end must follow).")
+      .def("module_inputs", &PySession::ModuleInputs, py::arg("call"),
+           py::arg("args"), py::arg("kwargs"),
+           "Lists the beginning module call's stack (the running code's) "
+           "and writes its inputs (if data_mode keeps them).")
+      .def("module_end", &PySession::ModuleEnd, py::arg("call"),
+           py::arg("output"), py::arg("parameters"),
+           "Writes the module call's outputs (if scope, list and data_mode "
+           "keep them) and closes it.")
+      .def("api_begin", &PySession::ApiBegin, py::arg("base"),
+           "Opens an outermost API forward call; returns its Call (None: "
+           "not recorded, else api_end must follow on this thread).")
+      .def("api_inputs", &PySession::ApiInputs, py::arg("call"),
+           py::arg("args"), py::arg("kwargs"),
+           "Before the API runs: takes its stack (the running code's) and, "
+           "if data_mode keeps them, its inputs into the call.")
+      .def("api_end", &PySession::ApiEnd, py::arg("call"),
+           py::arg("output") = PySession::NoEntry(),
+           "Writes the API call's entry (unless `output` is left out) and "
+           "closes it.")
+      .def("module_backward_begin", &PySession::ModuleBackwardBegin,
+           py::arg("base"), py::arg("index"),
+           "Opens the backward of forward call `index` of a module; returns "
+           "its Call (None: not recorded, else module_backward_end must "
+           "follow).")
+      .def("module_backward_end", &PySession::ModuleBackwardEnd,
+           py::arg("call"), py::arg("input") = PySession::NoEntry(),
+           py::arg("output") = PySession::NoEntry(),
+           "Writes the module backward's entry and closes it.")
+      .def("api_backward", &PySession::ApiBackward, py::arg("base"),
+           py::arg("index"), py::arg("input") = PySession::NoEntry(),
+           py::arg("output") = PySession::NoEntry(),
+           "Records the backward of forward call `index` of an API; a side "
+           "left out is not written (the entry's other calls add it).")
+      .def("param_grad", &PySession::ParamGrad, py::arg("base"),
+           py::arg("name"), py::arg("grad"),
+           "Records a parameter gradient of the module `base`.")
+      .def("encode", &PySession::Encode, py::arg("value"))
+      .def("record_entry", &PySession::RecordEntry, py::arg("name"),
+           py::arg("stack"), py::arg("body"), py::arg("step") = -1);
+}
+
+}  // namespace tprobe::python
