@@ -1,5 +1,6 @@
 // libFuzzer target: the daemon's reading of a producer's rings, whose bytes
-// a trainer process wrote (common/shm/ring.h, common/record, daemon/ingest/drain.h).
+// a trainer process wrote (common/shm/ring.h, common/record,
+// daemon/ingest/drain.h).
 //
 // The first byte chooses the mode:
 //   bit 4 set   raw ring: the rest is [u64 head][u64 tail][ring bytes]; a

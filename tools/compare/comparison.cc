@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <mutex>
 
+#include "tools/common/parallel.h"
 #include "tools/compare/matcher.h"
 #include "tools/compare/msprobe_verdicts.h"
-#include "tools/common/parallel.h"
 
 namespace tprobe::compare {
 namespace {
@@ -61,66 +61,68 @@ Result<CompareResult> RunCompare(const std::string& target,
   Status failed = Status::Ok();
   tools::ParallelFor(pairs->size() * 2, options.threads, [&](size_t i) {
     PairResult& p = result.pairs[i / 2];
-  const DumpPair& pair = (*pairs)[i / 2];
-  const std::optional<std::string>& path =
-      i % 2 == 0 ? pair.target : pair.baseline;
-  if (path) {
-    Result<Dump> dump = LoadDump(*path);
-    std::lock_guard lock(mu);
-    if (!dump.ok()) {
-      if (failed.ok()) failed = dump.status();
-    } else {
-      (i % 2 == 0 ? p.target : p.baseline) = std::move(*dump);
+    const DumpPair& pair = (*pairs)[i / 2];
+    const std::optional<std::string>& path =
+        i % 2 == 0 ? pair.target : pair.baseline;
+    if (path) {
+      Result<Dump> dump = LoadDump(*path);
+      std::lock_guard lock(mu);
+      if (!dump.ok()) {
+        if (failed.ok()) failed = dump.status();
+      } else {
+        (i % 2 == 0 ? p.target : p.baseline) = std::move(*dump);
+      }
     }
-  }
-  reporter.Advance();
-});
-reporter.FinishPhase();
-if (!failed.ok()) return failed;
+    reporter.Advance();
+  });
+  reporter.FinishPhase();
+  if (!failed.ok()) return failed;
 
-// Match, then compare the rows of every pair as one pool of tasks.
-struct Task {
-  size_t pair, begin, end;
-};
-std::vector<Task> tasks;
-const MatchOptions match{
-    options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
-    options.msprobe_mapping.empty() ? nullptr : &options.msprobe_mapping};
-for (size_t i = 0; i < pairs->size(); ++i) {
-  PairResult& p = result.pairs[i];
-  p.pair = (*pairs)[i];
-  p.mode = CommonMode(p);
-  const std::vector<RowPair> matched =
-      MatchRows(p.target ? &*p.target : nullptr,
-                p.baseline ? &*p.baseline : nullptr, match);
-  p.rows.resize(matched.size());
-  for (size_t r = 0; r < matched.size(); ++r) p.rows[r].pair = matched[r];
-  for (size_t at = 0; at < matched.size(); at += kRowsPerTask) {
-    tasks.push_back({i, at, std::min(at + kRowsPerTask, matched.size())});
-  }
-  result.rows += matched.size();
-}
-reporter.StartPhase("comparing rows", result.rows);
-  tools::ParallelFor(tasks.size(), options.threads, [&](size_t t) {
-    const Task& task = tasks[t];
-  PairResult& p = result.pairs[task.pair];
-  for (size_t r = task.begin; r < task.end; ++r) {
-    p.rows[r] = CompareRow(p.rows[r].pair, p.target ? &*p.target : nullptr,
-                           p.baseline ? &*p.baseline : nullptr, p.mode);
-    if (!p.note.empty()) {
-      p.rows[r].message += p.note;
-      p.rows[r].note += p.note;
+  // Match, then compare the rows of every pair as one pool of tasks.
+  struct Task {
+    size_t pair, begin, end;
+  };
+  std::vector<Task> tasks;
+  const MatchOptions match{
+      options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
+      options.msprobe_mapping.empty() ? nullptr : &options.msprobe_mapping};
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    PairResult& p = result.pairs[i];
+    p.pair = (*pairs)[i];
+    p.mode = CommonMode(p);
+    const std::vector<RowPair> matched =
+        MatchRows(p.target ? &*p.target : nullptr,
+                  p.baseline ? &*p.baseline : nullptr, match);
+    p.rows.resize(matched.size());
+    for (size_t r = 0; r < matched.size(); ++r) p.rows[r].pair = matched[r];
+    for (size_t at = 0; at < matched.size(); at += kRowsPerTask) {
+      tasks.push_back({i, at, std::min(at + kRowsPerTask, matched.size())});
     }
+    result.rows += matched.size();
   }
-  reporter.Advance(task.end - task.begin);
-  }  // namespace tprobe::compare
-);
+  reporter.StartPhase("comparing rows", result.rows);
+  tools::ParallelFor(tasks.size(), options.threads,
+                     [&](size_t t) {
+                       const Task& task = tasks[t];
+                       PairResult& p = result.pairs[task.pair];
+                       for (size_t r = task.begin; r < task.end; ++r) {
+                         p.rows[r] = CompareRow(
+                             p.rows[r].pair, p.target ? &*p.target : nullptr,
+                             p.baseline ? &*p.baseline : nullptr, p.mode);
+                         if (!p.note.empty()) {
+                           p.rows[r].message += p.note;
+                           p.rows[r].note += p.note;
+                         }
+                       }
+                       reporter.Advance(task.end - task.begin);
+                     }  // namespace tprobe::compare
+  );
   tools::ParallelFor(result.pairs.size(), options.threads, [&](size_t i) {
     PairResult& p = result.pairs[i];
-  ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
-                       p.baseline ? &*p.baseline : nullptr, p.mode,
-                       options.strict_verdicts,
-                       options.msprobe_mapping.ignores_dtypes());
+    ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
+                         p.baseline ? &*p.baseline : nullptr, p.mode,
+                         options.strict_verdicts,
+                         options.msprobe_mapping.ignores_dtypes());
   });
   reporter.FinishPhase();
 
@@ -146,6 +148,6 @@ reporter.StartPhase("comparing rows", result.rows);
     }
   }
   return result;
-  }
+}
 
-  }  // namespace tprobe::compare
+}  // namespace tprobe::compare

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tools/common/reporter.h"
 #include "tools/compare/dump_rows.h"
 #include "tools/compare/msprobe_mapping.h"
 #include "tools/compare/name_mapping.h"
 #include "tools/compare/row_compare.h"
 #include "tools/compare/tree_pairs.h"
-#include "tools/common/reporter.h"
 
 namespace tprobe::compare {
 

@@ -6,9 +6,9 @@
 #include <mutex>
 #include <tuple>
 
+#include "tools/common/parallel.h"
 #include "tools/compare/dump_rows.h"
 #include "tools/compare/tree_pairs.h"
-#include "tools/common/parallel.h"
 
 namespace tprobe::compare {
 namespace {
@@ -72,41 +72,41 @@ Result<NanReport> AnalyzeNan(const std::string& step_dir, size_t threads) {
   Status failed = Status::Ok();
   tools::ParallelFor(ranks->size(), threads, [&](size_t i) {
     Result<Dump> dump = LoadDump((*ranks)[i].dump_json);
-  if (!dump.ok()) {
-    std::lock_guard lock(mu);
-    if (failed.ok()) failed = dump.status();
-    return;
+    if (!dump.ok()) {
+      std::lock_guard lock(mu);
+      if (failed.ok()) failed = dump.status();
+      return;
+    }
+    found[i] = FirstNonFinite(*dump);
+    if (found[i]) {
+      found[i]->rank_label = (*ranks)[i].label;
+      found[i]->rank = (*ranks)[i].rank;
+    }
+  });
+  if (!failed.ok()) return failed;
+  NanReport report;
+  report.ranks = ranks->size();
+  for (auto& f : found) {
+    if (f) report.findings.push_back(std::move(*f));
   }
-  found[i] = FirstNonFinite(*dump);
-  if (found[i]) {
-    found[i]->rank_label = (*ranks)[i].label;
-    found[i]->rank = (*ranks)[i].rank;
-  }
-});
-if (!failed.ok()) return failed;
-NanReport report;
-report.ranks = ranks->size();
-for (auto& f : found) {
-  if (f) report.findings.push_back(std::move(*f));
-}
-// A receipt is a communication call whose output went bad from finite
-// inputs: another rank sent it. Anything else can be an origin; when
-// every finding is a receipt (an all_reduce that overflowed), they all
-// can.
-auto key = [](const NanFinding& f) {
-  return std::tuple(f.communications_before, f.position, f.rank.value_or(-1));
-};
-for (int pass = 0; pass < 2 && !report.origin; ++pass) {
-  for (size_t i = 0; i < report.findings.size(); ++i) {
-    const NanFinding& f = report.findings[i];
-    const bool receipt = f.communication && f.made_here;
-    if (pass == 0 && receipt) continue;
-    if (!report.origin || key(f) < key(report.findings[*report.origin])) {
-      report.origin = i;
+  // A receipt is a communication call whose output went bad from finite
+  // inputs: another rank sent it. Anything else can be an origin; when
+  // every finding is a receipt (an all_reduce that overflowed), they all
+  // can.
+  auto key = [](const NanFinding& f) {
+    return std::tuple(f.communications_before, f.position, f.rank.value_or(-1));
+  };
+  for (int pass = 0; pass < 2 && !report.origin; ++pass) {
+    for (size_t i = 0; i < report.findings.size(); ++i) {
+      const NanFinding& f = report.findings[i];
+      const bool receipt = f.communication && f.made_here;
+      if (pass == 0 && receipt) continue;
+      if (!report.origin || key(f) < key(report.findings[*report.origin])) {
+        report.origin = i;
+      }
     }
   }
-}
-return report;
+  return report;
 }  // namespace tprobe::compare
 
 std::string DescribeNanReport(const NanReport& report) {
