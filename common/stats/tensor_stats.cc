@@ -7,6 +7,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "common/portable_symbols.h"  // std::hypot
 #include "common/stats/half.h"
 
 namespace tprobe::stats {

@@ -1,7 +1,8 @@
 """`pip install .`: the wheel pyproject.toml builds (scikit-build-core over
-the CMake project), installed into a new virtual environment, runs the
-example, carries and auto-starts its own tprobed, and writes nothing outside
-that environment.
+the CMake project, linking Debian's shared libraries), installed into a new
+virtual environment, runs the example, carries and auto-starts its own
+tprobe/bin/tprobed, puts tprobe, tprobed and tprobe-run on the
+environment's PATH, and writes nothing outside that environment.
 
 Runs in the project venv (it has scikit-build-core, so the wheel builds
 without a download). The new environment sees Debian's site packages
@@ -83,17 +84,35 @@ class WheelTest(unittest.TestCase):
             "for f in d.files: print(os.path.realpath(d.locate_file(f)))")])
         return out.stdout.split()
 
+    def package_dir(self) -> str:
+        out = run([self.env_python(), "-c",
+                   "import tprobe, os; "
+                   "print(os.path.dirname(os.path.realpath(tprobe.__file__)))"],
+                  env=self.clean_env(), cwd=self.tmp)
+        return out.stdout.strip()
+
+    def clean_env(self) -> dict:
+        return {k: v for k, v in os.environ.items()
+                if k not in ("PYTHONPATH", "TPROBED")}
+
     def test_wheel_holds_extension_library_and_executables(self) -> None:
+        # Everything inside the package, as torch keeps torch/bin/.
         files = self.installed_files()
-        rel = [os.path.relpath(f, self.env) for f in files]
-        for expected in ("bin/tprobed", "bin/tprobe", "lib/libtprobe.so",
-                         "include/tprobe/client.h"):
+        package = self.package_dir()
+        rel = [os.path.relpath(f, package) for f in files]
+        for expected in ("bin/tprobed", "bin/tprobe", "bin/tprobe-run",
+                         "lib/libtprobe.so", "include/tprobe/client.h",
+                         "include/tprobe/detail/client_inl.h"):
             self.assertIn(expected, rel)
-        self.assertTrue(any(r.endswith(".so") and "/tprobe/_C" in "/" + r
+        self.assertTrue(any(r.startswith("_C.") and r.endswith(".so")
                             for r in rel), rel)
-        for tool in ("tprobed", "tprobe"):
+        # The commands on the environment's PATH run the package's.
+        for tool in ("tprobed", "tprobe", "tprobe-run"):
             self.assertTrue(os.access(os.path.join(self.env, "bin", tool),
                                       os.X_OK))
+        helped = run([os.path.join(self.env, "bin", "tprobe-run"), "--help"],
+                     env=self.clean_env())
+        self.assertIn("tprobe-run [OPTIONS] -- COMMAND", helped.stdout)
 
     def test_nothing_is_installed_outside_the_environment(self) -> None:
         env = os.path.realpath(self.env)
@@ -120,7 +139,7 @@ class WheelTest(unittest.TestCase):
         daemons = daemons_on(sock)
         self.assertEqual(len(daemons), 1, example.stdout)
         self.assertEqual(daemons[0][1], os.path.realpath(
-            os.path.join(self.env, "bin", "tprobed")))
+            os.path.join(self.package_dir(), "bin", "tprobed")))
         tprobe = os.path.join(self.env, "bin", "tprobe")
         status = run([tprobe, "status", "--socket", sock], env=env)
         self.assertIn(f"tprobed pid {daemons[0][0]} on {sock}", status.stdout)
