@@ -19,13 +19,18 @@ installed at construction (create the debugger before the network runs),
 cell and primitive hooks at the first start() with a network. At the
 first start() after the last configured step every hook is removed and
 every patched function and primitive class put back, so training goes on
-at full speed.
+at full speed. At level debug, save() writes debug.json
+(tprobe._common.debug_save); a tensor's gradient is kept by
+Tensor.register_hook, as msprobe does, so only tensors the backward of a
+value_and_grad (or grad) reaches get one.
 """
 
 from typing import Any, List, Optional
 
+import mindspore as ms
 from mindspore import nn
 
+from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.unsupported import refuse_token_arguments
 from tprobe.mindspore import framework, grad_gate
@@ -43,6 +48,19 @@ def _cells(model: Any) -> List[nn.Cell]:
             "tprobe.mindspore: start(model) takes a mindspore.nn.Cell or a "
             f"list of them, not {type(model).__name__}")
     return models
+
+
+def _hook_grad(tensor: ms.Tensor, on_grad: Any) -> bool:
+    """save()'s gradient hook: on_grad gets the tensor's gradient when the
+    backward reaches it. Every MindSpore tensor can be hooked (there is no
+    requires_grad); one outside a differentiated function never gets a
+    gradient, and its entry stays null."""
+
+    def hook(grad: ms.Tensor) -> None:
+        on_grad(grad)
+
+    tensor.register_hook(hook)
+    return True
 
 
 class PrecisionDebugger(DebuggerCore):
@@ -77,6 +95,10 @@ class PrecisionDebugger(DebuggerCore):
         self._apis = ApiHooks(rt)
         self._primitives = PrimitiveHooks(rt)
         self._jit = JitHooks(rt, self._apis)
+
+    def _make_debug_save(self) -> DebugSave:
+        return DebugSave(lambda value: isinstance(value, ms.Tensor),
+                         _hook_grad)
 
     def _install(self) -> None:
         if self._rt.level in API_LEVELS and not self._apis.installed:
