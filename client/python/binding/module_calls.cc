@@ -14,18 +14,7 @@ using client::Part;
 using record::ValueWriter;
 
 py::object PySession::ModuleBegin(py::handle base) {
-  return Hook(
-      "Session.module_begin",
-      [&]() -> py::object {
-        std::string_view text;
-        client::CallPlan plan;
-        if (!Text(base, &text) ||
-            !session_->BeginModule(text, true, 0, &plan)) {
-          return py::none();
-        }
-        return Handle(std::move(plan));
-      },
-      py::none());
+  return BeginModuleCall("Session.module_begin", base, true, 0);
 }
 
 // A module call began (its forward pre-hook): lists its stack and writes the
@@ -83,14 +72,19 @@ void PySession::ModuleEnd(py::handle handle, py::handle output,
 // handle, None when it is not recorded (else module_backward_end must
 // follow).
 py::object PySession::ModuleBackwardBegin(py::handle base, int64_t index) {
+  return BeginModuleCall("Session.module_backward_begin", base, false,
+                         static_cast<uint32_t>(index));
+}
+
+py::object PySession::BeginModuleCall(const char* where, py::handle base,
+                                      bool forward, uint32_t index) {
   return Hook(
-      "Session.module_backward_begin",
+      where,
       [&]() -> py::object {
         std::string_view text;
         client::CallPlan plan;
         if (!Text(base, &text) ||
-            !session_->BeginModule(text, false, static_cast<uint32_t>(index),
-                                   &plan)) {
+            !session_->BeginModule(text, forward, index, &plan)) {
           return py::none();
         }
         return Handle(std::move(plan));

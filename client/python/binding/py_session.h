@@ -144,6 +144,11 @@ class PySession final : public ApiSession {
   static pybind11::handle NoEntry();
 
  private:
+  // The handle of a module call `base` opened forward or backward (of
+  // forward call `index`); None when it is not recorded (module_calls.cc).
+  pybind11::object BeginModuleCall(const char* where, pybind11::handle base,
+                                   bool forward, uint32_t index);
+
   // --- shared by every kind of call (py_session.cc) ------------------------
   // body() when the session exists, contained; fallback otherwise.
   template <typename Body, typename... Fallback>
