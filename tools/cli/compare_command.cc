@@ -23,7 +23,8 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
                       [--cell-mapping FILE | --api-mapping |
-                       --data-mapping FILE] [--strict-verdicts] [--threads N]
+                       --data-mapping FILE | --layer-mapping FILE]
+                      [--strict-verdicts] [--threads N]
 
 Compares the dump tree TARGET (the run under suspicion) with BASELINE (the
 trusted run) and names the first call that diverged. TARGET and BASELINE
@@ -67,8 +68,9 @@ Options:
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
-  --cell-mapping FILE, --api-mapping, --data-mapping FILE
-                    msprobe 26.2's -cm, -am, -dm for a MindSpore TARGET
+  --cell-mapping FILE, --api-mapping, --data-mapping FILE,
+  --layer-mapping FILE
+                    msprobe 26.2's -cm, -am, -dm, -lm for a MindSpore TARGET
                     against a PyTorch BASELINE (one of them, as msprobe
                     applies one). --cell-mapping: only rows of forward and
                     backward calls and parameters_grad rows pair, the first
@@ -82,7 +84,15 @@ Options:
                     input.0: Module.fc.Linear.forward.0.input.0"), paired
                     exactly (not --fuzzy) whatever their dtypes. Across
                     frameworks, dtypes of one family pair (Float32 and
-                    torch.float32, Int64 and torch.int64, ...)
+                    torch.float32, Int64 and torch.int64, ...).
+                    --layer-mapping: each dump pair gets a data mapping
+                    made from both trees' layers (construct.json): an
+                    entry pairs with the baseline entry at the same layer
+                    path, state and place, the path rewritten by FILE
+                    (msprobe's layer_mapping.yaml: "ClassName:" then
+                    indented "child path: new name" lines; "Cell" is the
+                    top layer). A TARGET without stack.json and
+                    construct.json is compared plainly
   --strict-verdicts also apply tprobe's own per-row rules where they are
                     worse: a warning when any statistic differs by more
                     than half the larger value, an error for NaN or inf on
@@ -109,10 +119,11 @@ int UsageError(const std::string& message) {
 
 int RunCompare(std::span<const std::string_view> args) {
   static constexpr OptionSpec kSpecs[] = {
-      {"output", true},           {"fuzzy", false},
-      {"mapping", true},          {"cell-mapping", true},
-      {"api-mapping", false},     {"data-mapping", true},
-      {"strict-verdicts", false}, {"threads", true}};
+      {"output", true},        {"fuzzy", false},
+      {"mapping", true},       {"cell-mapping", true},
+      {"api-mapping", false},  {"data-mapping", true},
+      {"layer-mapping", true}, {"strict-verdicts", false},
+      {"threads", true}};
   // -o is --output.
   std::vector<std::string_view> expanded;
   for (std::string_view a : args)
@@ -139,12 +150,18 @@ int RunCompare(std::span<const std::string_view> args) {
     if (!map.ok()) return UsageError(map.status().message());
     options.mapping = std::move(*map);
   }
-  const int msprobe_mappings = parsed->Has("cell-mapping") +
-                               parsed->Has("api-mapping") +
-                               parsed->Has("data-mapping");
+  const int msprobe_mappings =
+      parsed->Has("cell-mapping") + parsed->Has("api-mapping") +
+      parsed->Has("data-mapping") + parsed->Has("layer-mapping");
   if (msprobe_mappings > 1) {
     return UsageError(
-        "--cell-mapping, --api-mapping and --data-mapping exclude each other");
+        "--cell-mapping, --api-mapping, --data-mapping and --layer-mapping "
+        "exclude each other");
+  }
+  if (auto file = parsed->Get("layer-mapping")) {
+    Result<compare::LayerMapping> map = compare::LayerMapping::Load(*file);
+    if (!map.ok()) return UsageError(map.status().message());
+    options.layer_mapping = std::move(*map);
   }
   using Kind = compare::MsprobeMapping::Kind;
   if (parsed->Has("api-mapping")) {

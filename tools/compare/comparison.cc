@@ -83,13 +83,23 @@ Result<CompareResult> RunCompare(const std::string& target,
     size_t pair, begin, end;
   };
   std::vector<Task> tasks;
-  const MatchOptions match{
-      options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
-      options.msprobe_mapping.empty() ? nullptr : &options.msprobe_mapping};
+  // Each pair's msprobe mapping: a layer mapping makes one per pair.
+  std::vector<MsprobeMapping> msprobe(pairs->size(), options.msprobe_mapping);
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    PairResult& p = result.pairs[i];
+    if (!options.layer_mapping || !p.target || !p.baseline) continue;
+    Result<MsprobeMapping> made =
+        options.layer_mapping->DataMapping(*p.target, *p.baseline);
+    if (!made.ok()) return made.status();
+    msprobe[i] = std::move(*made);
+  }
   for (size_t i = 0; i < pairs->size(); ++i) {
     PairResult& p = result.pairs[i];
     p.pair = (*pairs)[i];
     p.mode = CommonMode(p);
+    const MatchOptions match{
+        options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
+        msprobe[i].empty() ? nullptr : &msprobe[i]};
     const std::vector<RowPair> matched =
         MatchRows(p.target ? &*p.target : nullptr,
                   p.baseline ? &*p.baseline : nullptr, match);
@@ -121,8 +131,7 @@ Result<CompareResult> RunCompare(const std::string& target,
     PairResult& p = result.pairs[i];
     ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
                          p.baseline ? &*p.baseline : nullptr, p.mode,
-                         options.strict_verdicts,
-                         options.msprobe_mapping.ignores_dtypes());
+                         options.strict_verdicts, msprobe[i].ignores_dtypes());
   });
   reporter.FinishPhase();
 

@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "tools/common/reporter.h"
 #include "tools/compare/dump_rows.h"
+#include "tools/compare/layer_mapping.h"
 #include "tools/compare/msprobe_mapping.h"
 #include "tools/compare/name_mapping.h"
 #include "tools/compare/row_compare.h"
@@ -34,7 +35,9 @@ struct CompareOptions {
   bool strict_verdicts = false;
   NameMapping mapping;
   MsprobeMapping msprobe_mapping;  // msprobe's -cm/-am/-dm
-  size_t threads = 0;              // 0: one per core
+  // msprobe's -lm: a data mapping per pair, in place of msprobe_mapping.
+  std::optional<LayerMapping> layer_mapping;
+  size_t threads = 0;  // 0: one per core
 };
 
 // One target dump against one baseline dump.

@@ -24,6 +24,33 @@ std::string ShapeKey(const std::vector<int64_t>& shape) {
 // Queues of row indices by key, taken front first.
 using Queues = std::unordered_map<std::string, std::deque<size_t>>;
 
+// msprobe's update_backward_call: each backward entry's call index becomes
+// the number of backward calls of its API (or cell) before it in dump order
+// ("Functional.linear.1.backward", the first backward of linear, is
+// "Functional.linear.0.backward"). Other entries keep their names.
+std::vector<std::string> BackwardRenumbered(const Dump& dump) {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, size_t> backward_calls;
+  for (const std::string& entry : dump.entries) {
+    names.push_back(entry);
+    const size_t last_dot = entry.rfind('.');
+    if (last_dot == std::string::npos || last_dot == 0) continue;
+    const size_t dot = entry.rfind('.', last_dot - 1);
+    if (dot == std::string::npos) continue;
+    std::string head = entry.substr(dot + 1, last_dot - dot - 1);
+    std::string tail = entry.substr(last_dot + 1);
+    if (head == "parameters_grad" || tail == "parameters_grad") continue;
+    if (head == "forward" || tail == "forward") continue;
+    if (head != "backward" && tail != "backward") continue;
+    const std::string op = entry.substr(0, dot);
+    const std::string order = std::to_string(backward_calls[op]++);
+    if (IsNumber(head)) head = order;
+    if (IsNumber(tail)) tail = order;
+    names.back() = op + "." + head + "." + tail;
+  }
+  return names;
+}
+
 }  // namespace
 
 std::string WithoutCallIndex(const std::string& name) {
@@ -71,9 +98,22 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
     if (!name) return std::nullopt;
     return fuzzy ? WithoutCallIndex(*name) : *name;
   };
+  // Under msprobe's mappings (exact matching), a baseline row is found by
+  // its entry's backward-renumbered name; the target's key is its mapped
+  // name as it stands, as in msprobe.
+  std::vector<std::string> renumbered;
+  if (baseline && options.msprobe && !fuzzy) {
+    renumbered = BackwardRenumbered(*baseline);
+  }
   auto baseline_name = [&](size_t i) {
-    const std::string& name = baseline->rows[i].name;
-    return fuzzy ? WithoutCallIndex(name) : name;
+    const Row& row = baseline->rows[i];
+    if (!renumbered.empty()) {
+      const std::string& entry = baseline->entries[row.entry];
+      if (row.name.starts_with(entry)) {
+        return renumbered[row.entry] + row.name.substr(entry.size());
+      }
+    }
+    return fuzzy ? WithoutCallIndex(row.name) : row.name;
   };
 
   std::vector<std::optional<size_t>> of_target(nt);

@@ -86,6 +86,15 @@ Result<NameMapping> NameMapping::Parse(const std::string& text,
   return mapping;
 }
 
+NameMapping NameMapping::Of(
+    std::vector<std::pair<std::string, std::string>> entries) {
+  NameMapping mapping;
+  for (auto& [key, value] : entries) {
+    mapping.Set(std::move(key), std::move(value));
+  }
+  return mapping;
+}
+
 void NameMapping::Set(std::string key, std::string value) {
   auto [it, added] = map_.insert_or_assign(key, value);
   if (added) {

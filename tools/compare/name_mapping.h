@@ -28,6 +28,9 @@ class NameMapping {
   // From text (tests); `what` names it in errors.
   static Result<NameMapping> Parse(const std::string& text,
                                    const std::string& what);
+  // From "key, value" pairs made in code (a layer mapping's data mapping).
+  static NameMapping Of(
+      std::vector<std::pair<std::string, std::string>> entries);
 
   // `name` with its longest mapped dotted prefix replaced; `name` itself
   // when no prefix is mapped.

@@ -11,7 +11,11 @@ fill must be the same set, and not empty:
 - --cell-mapping / -cm: "Cell.fc1.Dense" against "Module.fc1.Linear";
 - --api-mapping / -am: "Mint.tanh" against "Torch.tanh",
   "MintFunctional.relu" against "Functional.relu";
-- --data-mapping / -dm: three whole row names.
+- --data-mapping / -dm: three whole row names;
+- --layer-mapping / -lm: the layers of both trees, with "Dense: {MatMul:
+  linear}", so that the MatMul inside MindSpore's Dense pairs with the
+  functional linear inside PyTorch's Linear, which only the mapping does;
+  without stack.json and construct.json both compare plainly.
 Every pair is Float32 against torch.float32, one family across frameworks,
 so both tools judge it as a pair: each row's Result and Err_message must be
 msprobe's too (msprobe's dtype check reads the names, so they are errors).
@@ -23,6 +27,7 @@ import glob
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -41,6 +46,11 @@ DATA_MAPPING = (
     "Mint.tanh.0.forward.output.0: Torch.tanh.0.forward.output.0\n"
     "Cell.fc2.Dense.forward.0.output.0: "
     "Module.fc2.Linear.forward.0.output.0\n")
+# "Cell" is the top layer; a value's text from "(" on is dropped.
+LAYER_MAPPING = "Cell:\n  fc2: fc2(Linear)\nDense:\n  MatMul: linear\n"
+LAYER_MAPPING_PLAIN = "Cell:\n  fc2: fc2(Linear)\n"
+MATMUL_PAIR = ("Primitive.matmul.MatMul.0.forward.input.0",
+               "Functional.linear.0.forward.input.0")
 Pairs = Set[Tuple[str, str]]
 # msprobe's command line, run for each argv of a JSON list.
 MSPROBE_CLI = """
@@ -89,18 +99,30 @@ class MsprobeMappingTest(unittest.TestCase):
             assert daemon.stop() == 0, daemon.log()
         cls.target = os.path.join(cls.tmp, "mindspore", "step0")
         cls.baseline = os.path.join(cls.tmp, "pytorch", "step0")
+        # The target without its layers: -lm falls back to a plain compare.
+        cls.bare = os.path.join(cls.tmp, "bare", "step0")
+        shutil.copytree(cls.target, cls.bare)
+        for rank in glob.glob(os.path.join(cls.bare, "rank*")):
+            for name in ("stack.json", "construct.json"):
+                os.remove(os.path.join(rank, name))
         cls.files = {}
         for name, text in (("cell.yaml", CELL_MAPPING),
-                           ("data.yaml", DATA_MAPPING)):
+                           ("data.yaml", DATA_MAPPING),
+                           ("layer.yaml", LAYER_MAPPING),
+                           ("layer-plain.yaml", LAYER_MAPPING_PLAIN)):
             cls.files[name] = os.path.join(cls.tmp, name)
             with open(cls.files[name], "w", encoding="utf-8") as f:
                 f.write(text)
         cls.msprobe_flags = {
             "cell": ["-cm", cls.files["cell.yaml"]], "api": ["-am"],
-            "data": ["-dm", cls.files["data.yaml"]], "none": []}
+            "data": ["-dm", cls.files["data.yaml"]],
+            "layer": ["-lm", cls.files["layer.yaml"]], "none": []}
         argvs = [["compare", "-tp", cls.target, "-gp", cls.baseline, "-o",
                   os.path.join(cls.tmp, "msprobe-" + label), *flags]
                  for label, flags in cls.msprobe_flags.items()]
+        argvs.append(["compare", "-tp", cls.bare, "-gp", cls.baseline, "-o",
+                      os.path.join(cls.tmp, "msprobe-layer-bare"), "-lm",
+                      cls.files["layer.yaml"]])
         cls.msprobe_log = subprocess.run(
             [sys.executable, "-c", MSPROBE_CLI, json.dumps(argvs)],
             timeout=600, text=True, stdout=subprocess.PIPE,
@@ -116,11 +138,12 @@ class MsprobeMappingTest(unittest.TestCase):
     def msprobe(self, label: str) -> Pairs:
         return pairs_of(self.msprobe_csv(label))
 
-    def tprobe_csv(self, label: str, *flags: str) -> str:
+    def tprobe_csv(self, label: str, *flags: str, target: str = "") -> str:
         out = os.path.join(self.tmp, "tprobe-" + label)
         run = subprocess.run(
-            [tprobe_cli(), "compare", self.target, self.baseline, "-o", out,
-             *flags], timeout=600, text=True, stdout=subprocess.PIPE,
+            [tprobe_cli(), "compare", target or self.target, self.baseline,
+             "-o", out, *flags], timeout=600, text=True,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT)
         files = glob.glob(os.path.join(out, "compare_result*.csv"))
         self.assertIn(run.returncode, (0, 4), run.stdout[-4000:])
@@ -162,6 +185,54 @@ class MsprobeMappingTest(unittest.TestCase):
         self.assert_same_pairs(
             "data", ["--data-mapping", self.files["data.yaml"]], 3)
 
+    def test_layer_mapping_pairs_as_msprobes(self) -> None:
+        theirs = verdicts_of(self.msprobe_csv("layer"))
+        mine = verdicts_of(self.tprobe_csv(
+            "layer", "--layer-mapping", self.files["layer.yaml"]))
+        self.assertEqual(sorted(mine.keys() - theirs.keys()), [],
+                         "paired by tprobe only")
+        self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
+                         "paired by msprobe only")
+        # Cells, parameters_grad, tanh and relu by their layers; MatMul
+        # with linear by the rule (its backward as msprobe renumbers the
+        # baseline's backward calls: fc1's MatMul with fc2's linear).
+        self.assertIn(MATMUL_PAIR, mine)
+        self.assertIn(("Cell.fc2.Dense.parameters_grad.0.weight",
+                       "Module.fc2.Linear.parameters_grad.0.weight"), mine)
+        self.assertIn(("Primitive.matmul.MatMul.0.backward.input.0",
+                       "Functional.linear.1.backward.input.0"), mine)
+        self.assertGreaterEqual(len(mine), 30, sorted(mine))
+        # Verdicts as msprobe's, but for pairs of different shapes, where
+        # msprobe lists its per-check errors and tprobe names the shapes.
+        for pair, verdict in mine.items():
+            if "shape of NPU and Bench" in theirs[pair][1]:
+                self.assertEqual(verdict[0], theirs[pair][0], pair)
+            else:
+                self.assertEqual(verdict, theirs[pair], pair)
+        plain = self.tprobe("layer-plain", "--layer-mapping",
+                            self.files["layer-plain.yaml"])
+        self.assertNotIn(MATMUL_PAIR, plain)
+        self.assertEqual(plain, {p for p in mine if "MatMul" not in p[0]})
+
+    def test_layer_mapping_without_layers_is_a_plain_compare(self) -> None:
+        theirs = self.msprobe_csv("layer-bare")
+        mine = self.tprobe_csv("layer-bare", "--layer-mapping",
+                               self.files["layer.yaml"], target=self.bare)
+        self.assertEqual(verdicts_of(mine), verdicts_of(theirs))
+        self.assertEqual(pairs_of(mine), set())
+
+    def test_a_bad_layer_mapping_names_the_file_and_line(self) -> None:
+        bad = os.path.join(self.tmp, "bad-layer.yaml")
+        with open(bad, "w", encoding="utf-8") as f:
+            f.write("Dense:\n  MatMul linear\n")
+        run = subprocess.run(
+            [tprobe_cli(), "compare", self.target, self.baseline, "-o",
+             os.path.join(self.tmp, "bad"), "--layer-mapping", bad],
+            timeout=60, text=True, capture_output=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn(bad + ":2: expected 'child path: new name'",
+                      run.stderr)
+
     def test_without_a_mapping_nothing_pairs(self) -> None:
         self.assert_same_pairs("none", [], 0)
         self.assertEqual(self.msprobe("none"), set())
@@ -171,6 +242,14 @@ class MsprobeMappingTest(unittest.TestCase):
             [tprobe_cli(), "compare", self.target, self.baseline, "-o",
              os.path.join(self.tmp, "refused"), "--api-mapping",
              "--cell-mapping", self.files["cell.yaml"]],
+            timeout=60, text=True, capture_output=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("exclude each other", run.stderr)
+        run = subprocess.run(
+            [tprobe_cli(), "compare", self.target, self.baseline, "-o",
+             os.path.join(self.tmp, "refused"), "--data-mapping",
+             self.files["data.yaml"], "--layer-mapping",
+             self.files["layer.yaml"]],
             timeout=60, text=True, capture_output=True)
         self.assertEqual(run.returncode, 2)
         self.assertIn("exclude each other", run.stderr)

@@ -1,5 +1,7 @@
 // tools/compare/msprobe_mapping.cc: the compare keys msprobe 26.2's
-// -cm/-am/-dm give MindSpore row names, and its cross-framework dtypes.
+// -cm/-am/-dm give MindSpore row names, and its cross-framework dtypes;
+// tools/compare/layer_mapping.cc: the scopes its -lm gives dump entries,
+// its layer_mapping.yaml reader and the data mapping it makes.
 
 #include "tools/compare/msprobe_mapping.h"
 
@@ -7,6 +9,10 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/compare/layer_mapping.h"
 
 namespace tprobe::compare {
 namespace {
@@ -89,6 +95,136 @@ TEST(MsprobeMappingTest, DtypesOfOneFamilyPairAcrossFrameworksOnly) {
   EXPECT_FALSE(CrossFrameworkDtypesMatch("Int32", "Int64"));
   EXPECT_FALSE(CrossFrameworkDtypesMatch("torch.int32", "torch.int64"));
   EXPECT_FALSE(CrossFrameworkDtypesMatch("<class 'int'>", "torch.int64"));
+}
+
+// A dump of `entries`, each with the rows named by `suffixes`, whose
+// construct.json gives `parents`; with a stack.json.
+Dump DumpOf(const std::vector<std::string>& entries,
+            const std::vector<std::pair<std::string, std::string>>& parents,
+            const std::vector<std::string>& suffixes = {".input.0"}) {
+  Dump dump;
+  dump.dir = "/d";
+  dump.entries = entries;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    for (const std::string& s : suffixes) {
+      Row row;
+      row.name = entries[e] + s;
+      row.entry = e;
+      dump.rows.push_back(row);
+    }
+    dump.parents[entries[e]] = "";
+  }
+  for (const auto& [entry, parent] : parents) dump.parents[entry] = parent;
+  dump.has_stack = true;
+  dump.stacks[entries.front()] = "['File x.py, line 1, in f, \\n f()']";
+  return dump;
+}
+
+LayerMapping Parsed(const std::string& yaml) {
+  Result<LayerMapping> m = LayerMapping::Parse(yaml, "lm.yaml");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : LayerMapping();
+}
+
+TEST(LayerMappingTest, ScopesFollowMsprobesRules) {
+  const Dump dump = DumpOf(
+      {"Cell.net.fc1.Dense.forward.0", "Primitive.matmul.MatMul.0.forward",
+       "Mint.tanh.0.forward", "Cell.net.fc1.Dense.parameters_grad.0",
+       "Functional.linear.0.backward", "Functional.linear.0.forward"},
+      {{"Primitive.matmul.MatMul.0.forward", "Cell.net.fc1.Dense.forward.0"},
+       {"Functional.linear.0.forward", "Cell.net.fc1.Dense.forward.0"}});
+  Result<std::vector<LayerItem>> items = LayerItems(dump);
+  ASSERT_TRUE(items.ok()) << items.status().message();
+  std::vector<std::string> scopes, types, states;
+  for (const LayerItem& i : *items) {
+    scopes.push_back(i.full_scope);
+    types.push_back(i.type_name);
+    states.push_back(i.state);
+  }
+  // A cell: its name less 4 parts, then its attribute; an API: its parent
+  // less 3, or TopLayer; parameters_grad: less 3; a backward entry: its
+  // forward twin's, wherever construct.json puts it.
+  EXPECT_EQ(scopes, (std::vector<std::string>{
+                        "Cell.net.fc1", "Cell.net.fc1.MatMul", "TopLayer.tanh",
+                        "Cell.net.fc1.fc1", "Cell.net.fc1.linear",
+                        "Cell.net.fc1.linear"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"Dense", "MatMul", "tanh", "Dense",
+                                             "linear", "linear"}));
+  EXPECT_EQ(states, (std::vector<std::string>{"forward", "forward", "forward",
+                                              "parameters_grad", "backward",
+                                              "forward"}));
+}
+
+TEST(LayerMappingTest, AnEntryOfFewerThanFourPartsIsAnError) {
+  Result<std::vector<LayerItem>> items =
+      LayerItems(DumpOf({"Mint.tanh.forward"}, {}));
+  ASSERT_FALSE(items.ok());
+  EXPECT_NE(items.status().message().find("'Mint.tanh.forward'"),
+            std::string::npos);
+}
+
+TEST(LayerMappingTest, RenamedChildrenPairRowsBySuffix) {
+  const Dump target =
+      DumpOf({"Cell.body.Block.forward.0", "Primitive.matmul.MatMul.0.forward",
+              "Cell.body.dense.Dense.forward.0"},
+             {{"Primitive.matmul.MatMul.0.forward",
+               "Cell.body.dense.Dense.forward.0"}},
+             {".input.0", ".input.1"});
+  const Dump baseline = DumpOf(
+      {"Module.trunk.Block.forward.0", "Functional.linear.0.forward",
+       "Module.trunk.proj.Linear.forward.0"},
+      {{"Functional.linear.0.forward", "Module.trunk.proj.Linear.forward.0"}},
+      {".input.0"});
+  // "Cell" is the top layer; "(" drops the rest; the longer rule first.
+  const LayerMapping m = Parsed(
+      "Cell:\n"
+      "  body: trunk(Block)\n"
+      "Block:\n"
+      "  dense: wrong\n"
+      "  dense.MatMul: proj.linear\n"
+      "  'dense': proj   # a key given twice: the last value\n");
+  Result<MsprobeMapping> data = m.DataMapping(target, baseline);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  ASSERT_EQ(data->kind(), MsprobeMapping::Kind::kData);
+  EXPECT_EQ(data->Key("Cell.body.Block.forward.0.input.0"),
+            "Module.trunk.Block.forward.0.input.0");
+  EXPECT_EQ(data->Key("Cell.body.dense.Dense.forward.0.input.0"),
+            "Module.trunk.proj.Linear.forward.0.input.0");
+  // The MatMul under dense is found through the two-part rule.
+  EXPECT_EQ(data->Key("Primitive.matmul.MatMul.0.forward.input.0"),
+            "Functional.linear.0.forward.input.0");
+  // A suffix the twin lacks, and no mapping: N/A.
+  EXPECT_EQ(data->Key("Primitive.matmul.MatMul.0.forward.input.1"), "N/A");
+  Result<MsprobeMapping> none = Parsed("").DataMapping(target, baseline);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->Key("Cell.body.Block.forward.0.input.0"), "N/A");
+}
+
+TEST(LayerMappingTest, ATargetWithoutLayersIsComparedPlainly) {
+  Dump target = DumpOf({"Cell.fc1.Dense.forward.0"}, {});
+  target.has_stack = false;
+  target.stacks.clear();
+  Result<MsprobeMapping> data =
+      Parsed("Cell:\n  fc1: fc2\n").DataMapping(target, target);
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data->empty());
+}
+
+TEST(LayerMappingTest, BadFilesNameTheLine) {
+  for (const auto& [yaml, line] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"Dense:\n  fc1 fc2\n", "lm.yaml:2: "},
+           {"  fc1: fc2\n", "lm.yaml:1: "},
+           {"# c\nDense: Linear\n", "lm.yaml:2: "},
+           {"Dense:\n\tfc1: fc2\n", "lm.yaml:2: "}}) {
+    Result<LayerMapping> m = LayerMapping::Parse(yaml, "lm.yaml");
+    ASSERT_FALSE(m.ok()) << yaml;
+    EXPECT_EQ(m.status().message().rfind(line, 0), 0u) << m.status().message();
+  }
+  Result<LayerMapping> missing = LayerMapping::Load("/nonexistent/lm.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/lm.yaml"),
+            std::string::npos);
 }
 
 }  // namespace
