@@ -10,7 +10,10 @@ The cp311 wheel then goes into a fresh venv after torch 2.13.0 (the wheel on
 this machine's disk), and a real PyTorch training dumps through the
 auto-started tprobed inside a private mount namespace where Debian's
 libprotobuf, libspdlog and libfmt are /dev/null: its tree is byte for byte
-the source build's. Again with MindSpore imported into the process. The
+the source build's (stack.json's torch folder aside). Again with MindSpore
+imported into the process. The environment's bin/tprobed is what the
+systemd unit starts (READY=1 from the same process), and bin/tprobe-run
+serves a training. The
 cp39 and cp312 wheels install into venvs of their own, import tprobe._C and
 run `tprobe --help`.
 
@@ -20,7 +23,7 @@ Runs in the project venv; needs root for the mount namespace (unshare -m).
 import glob
 import os
 import re
-import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -278,6 +281,50 @@ class BinaryWheelTest(unittest.TestCase):
         self.assertIn("mindspore ", out)
         self.assertFromWheel(out, env)
         self.assertSameTree(dump)
+
+    # --- as a node's daemon and around a job -------------------------------
+
+    def test_env_tprobed_is_what_systemd_starts(self) -> None:
+        # The unit's ExecStart for a wheel is ENV/bin/tprobed: the process
+        # systemd started becomes the package's tprobed (Type=notify:
+        # READY=1 names that same pid) and stops cleanly on SIGTERM.
+        env = self.torch_venv()
+        notify = os.path.join(self.tmp, "notify")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listener.bind(notify)
+        listener.settimeout(60)
+        sock = os.path.join(self.tmp, "svc", "tprobed.sock")
+        proc = subprocess.Popen(
+            [os.path.join(env, "bin", "tprobed"), "--foreground", "--socket",
+             sock], env=clean_env(NOTIFY_SOCKET=notify),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            message = listener.recv(4096).decode()
+            self.assertEqual(message, f"READY=1\nMAINPID={proc.pid}")
+            exe = os.readlink(f"/proc/{proc.pid}/exe")
+            self.assertEqual(exe, os.path.realpath(os.path.join(
+                self.package_dir(env), "bin", "tprobed")))
+        finally:
+            proc.terminate()
+            self.assertEqual(proc.wait(timeout=60), 0)
+            listener.close()
+
+    def test_tprobe_run_serves_a_training(self) -> None:
+        env = self.torch_venv()
+        dump = os.path.join(self.tmp, "run-dump")
+        out = run([os.path.join(env, "bin", "tprobe-run"), "--",
+                   os.path.join(env, "bin", "python"), SCRIPT, "--tool",
+                   "tprobe", "--config", CONFIG, "--dump-path", dump,
+                   "--steps", "1"], env=clean_env(TMPDIR=self.tmp),
+                  timeout=900).stdout
+        with open(os.path.join(dump, "step0", "rank", "tprobe.json")) as f:
+            self.assertIn('"complete": true', f.read(), out)
+
+    def package_dir(self, env: str) -> str:
+        return run([os.path.join(env, "bin", "python"), "-c",
+                    "import tprobe, os; "
+                    "print(os.path.dirname(os.path.realpath(tprobe.__file__)))"],
+                   env=clean_env()).stdout.strip()
 
     # --- the other interpreters ------------------------------------------
 
