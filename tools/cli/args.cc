@@ -47,7 +47,11 @@ Result<ParsedArgs> ParseArgs(std::span<const std::string_view> args,
       if (i + 1 >= args.size()) return Status::Error(dashed + " needs a value");
       value = args[++i];
     }
-    if (!spec->takes_value && value) {
+    if (!spec->takes_value && !value && spec->takes_next != nullptr &&
+        i + 1 < args.size() && spec->takes_next(args[i + 1])) {
+      value = args[++i];
+    }
+    if (!spec->takes_value && value && spec->takes_next == nullptr) {
       return Status::Error(dashed + " takes no value");
     }
     parsed.options.emplace(std::string(name), std::string(value.value_or("")));

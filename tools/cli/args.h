@@ -18,6 +18,10 @@ namespace tprobe::cli {
 struct OptionSpec {
   std::string_view name;  // without "--"
   bool takes_value = false;
+  // For a flag whose value is optional: "--name=value" always gives one,
+  // and "--name WORD" takes WORD as its value when this returns true for
+  // it (else WORD is left to be parsed, and the flag maps to "").
+  bool (*takes_next)(std::string_view word) = nullptr;
 };
 
 struct ParsedArgs {
@@ -31,7 +35,8 @@ struct ParsedArgs {
 };
 
 // Parses `args` against `specs`: "--name value" and "--name=value" for an
-// option that takes a value, "--name" for a flag, "-h" as "--help" (which
+// option that takes a value, "--name" for a flag (with an optional value as
+// its spec's takes_next says), "-h" as "--help" (which
 // is always accepted), and everything else positional; "--" ends options.
 //
 // Returns an error naming the argument for an unknown option, an option

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tools/cli/args.h"
 #include "tools/cli/command.h"
@@ -22,7 +25,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage: tprobe compare TARGET BASELINE [-o DIR] [--fuzzy] [--mapping FILE]
-                      [--cell-mapping FILE | --api-mapping |
+                      [--cell-mapping FILE | --api-mapping [FILE] |
                        --data-mapping FILE | --layer-mapping FILE]
                       [--strict-verdicts] [--threads N]
 
@@ -68,7 +71,7 @@ Options:
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
                     name maps all its rows)
-  --cell-mapping FILE, --api-mapping, --data-mapping FILE,
+  --cell-mapping FILE, --api-mapping [FILE], --data-mapping FILE,
   --layer-mapping FILE
                     msprobe 26.2's -cm, -am, -dm, -lm for a MindSpore TARGET
                     against a PyTorch BASELINE (one of them, as msprobe
@@ -78,8 +81,16 @@ Options:
                     fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
                     path: a whole path, else each key found in it, in file
                     order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
-                    Functional.x (msprobe's table of other APIs and its
-                    FILE of API arguments are not read). --data-mapping:
+                    Functional.x (msprobe's table of other APIs is not
+                    read); FILE (msprobe's api_mapping.yaml, given as
+                    --api-mapping=FILE or as the next word when it ends in
+                    .yaml or .yml) is a list of "- ms_api: Mint.sub",
+                    "pt_api: Torch.sub", "ms_args: [0, 1]", "pt_args:
+                    [1, 0]" (and ms_output/pt_output, ms_parameters/
+                    pt_parameters, ms_parameters_grad/pt_parameters_grad)
+                    items: for an API both dumps call, a row at a listed
+                    place pairs with the PyTorch API's row at the paired
+                    place, the API's other rows with nothing. --data-mapping:
                     FILE maps whole row names ("Cell.fc.Dense.forward.0.
                     input.0: Module.fc.Linear.forward.0.input.0"), paired
                     exactly (not --fuzzy) whatever their dtypes. Across
@@ -118,12 +129,21 @@ int UsageError(const std::string& message) {
 }
 
 int RunCompare(std::span<const std::string_view> args) {
-  static constexpr OptionSpec kSpecs[] = {
-      {"output", true},        {"fuzzy", false},
-      {"mapping", true},       {"cell-mapping", true},
-      {"api-mapping", false},  {"data-mapping", true},
-      {"layer-mapping", true}, {"strict-verdicts", false},
-      {"threads", true}};
+  // --api-mapping's FILE is optional (msprobe's `-am [FILE]`): written
+  // after '=', or as the next word when that is a .yaml or .yml file (a
+  // TARGET is a folder or a dump.json).
+  static constexpr auto kYamlFile = [](std::string_view word) {
+    return word.ends_with(".yaml") || word.ends_with(".yml");
+  };
+  static constexpr OptionSpec kSpecs[] = {{"output", true},
+                                          {"fuzzy", false},
+                                          {"mapping", true},
+                                          {"cell-mapping", true},
+                                          {"api-mapping", false, +kYamlFile},
+                                          {"data-mapping", true},
+                                          {"layer-mapping", true},
+                                          {"strict-verdicts", false},
+                                          {"threads", true}};
   // -o is --output.
   std::vector<std::string_view> expanded;
   for (std::string_view a : args)
@@ -164,8 +184,14 @@ int RunCompare(std::span<const std::string_view> args) {
     options.layer_mapping = std::move(*map);
   }
   using Kind = compare::MsprobeMapping::Kind;
-  if (parsed->Has("api-mapping")) {
+  if (auto file = parsed->Get("api-mapping")) {
     options.msprobe_mapping = compare::MsprobeMapping::Api();
+    if (!file->empty()) {
+      Result<std::vector<compare::ApiArgMapping>> items =
+          compare::LoadApiArgMappings(*file);
+      if (!items.ok()) return UsageError(items.status().message());
+      options.msprobe_mapping = compare::MsprobeMapping::Api(std::move(*items));
+    }
   }
   for (const auto& [flag, kind] : {std::pair{"cell-mapping", Kind::kCell},
                                    std::pair{"data-mapping", Kind::kData}}) {

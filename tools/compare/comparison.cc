@@ -87,7 +87,12 @@ Result<CompareResult> RunCompare(const std::string& target,
   std::vector<MsprobeMapping> msprobe(pairs->size(), options.msprobe_mapping);
   for (size_t i = 0; i < pairs->size(); ++i) {
     PairResult& p = result.pairs[i];
-    if (!options.layer_mapping || !p.target || !p.baseline) continue;
+    if (!p.target || !p.baseline) continue;
+    // --api-mapping FILE: the items of APIs both dumps call.
+    if (options.msprobe_mapping.has_api_items()) {
+      msprobe[i] = options.msprobe_mapping.ForPair(*p.target, *p.baseline);
+    }
+    if (!options.layer_mapping) continue;
     Result<MsprobeMapping> made =
         options.layer_mapping->DataMapping(*p.target, *p.baseline);
     if (!made.ok()) return made.status();

@@ -94,7 +94,10 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
   auto target_name = [&](size_t i) -> std::optional<std::string> {
     std::optional<std::string> name = target->rows[i].name;
     if (options.mapping) name = options.mapping->Map(*name);
-    if (options.msprobe) name = options.msprobe->Key(*name);
+    if (options.msprobe) {
+      name =
+          options.msprobe->Key(*name, target->entries[target->rows[i].entry]);
+    }
     if (!name) return std::nullopt;
     return fuzzy ? WithoutCallIndex(*name) : *name;
   };

@@ -11,6 +11,10 @@ fill must be the same set, and not empty:
 - --cell-mapping / -cm: "Cell.fc1.Dense" against "Module.fc1.Linear";
 - --api-mapping / -am: "Mint.tanh" against "Torch.tanh",
   "MintFunctional.relu" against "Functional.relu";
+- --api-mapping FILE / -am FILE: the same, and an api_mapping.yaml that
+  maps MindSpore's "Tensor.__sub__" (pred - y in MSELoss) to PyTorch's
+  "Functional.mse_loss" with its two arguments swapped and its first
+  output kept: the other rows of __sub__ pair with nothing;
 - --data-mapping / -dm: three whole row names;
 - --layer-mapping / -lm: the layers of both trees, with "Dense: {MatMul:
   linear}", so that the MatMul inside MindSpore's Dense pairs with the
@@ -46,6 +50,25 @@ DATA_MAPPING = (
     "Mint.tanh.0.forward.output.0: Torch.tanh.0.forward.output.0\n"
     "Cell.fc2.Dense.forward.0.output.0: "
     "Module.fc2.Linear.forward.0.output.0\n")
+# msprobe's api_mapping.yaml: MindSpore's input 0 is PyTorch's input 1.
+API_MAPPING = """\
+# pred - y against mse_loss(pred, y), arguments swapped
+- ms_api: Tensor.__sub__
+  pt_api: Functional.mse_loss
+  ms_args: [0, 1]
+  pt_args:
+    - 1
+    - 0
+  ms_output: [0]
+  pt_output: [0]
+"""
+SWAPPED_PAIRS = {
+    ("Tensor.__sub__.0.forward.input.0",
+     "Functional.mse_loss.0.forward.input.1"),
+    ("Tensor.__sub__.0.forward.input.1",
+     "Functional.mse_loss.0.forward.input.0"),
+    ("Tensor.__sub__.0.backward.output.0",
+     "Functional.mse_loss.0.backward.output.0")}
 # "Cell" is the top layer; a value's text from "(" on is dropped.
 LAYER_MAPPING = "Cell:\n  fc2: fc2(Linear)\nDense:\n  MatMul: linear\n"
 LAYER_MAPPING_PLAIN = "Cell:\n  fc2: fc2(Linear)\n"
@@ -108,6 +131,7 @@ class MsprobeMappingTest(unittest.TestCase):
         cls.files = {}
         for name, text in (("cell.yaml", CELL_MAPPING),
                            ("data.yaml", DATA_MAPPING),
+                           ("api.yaml", API_MAPPING),
                            ("layer.yaml", LAYER_MAPPING),
                            ("layer-plain.yaml", LAYER_MAPPING_PLAIN)):
             cls.files[name] = os.path.join(cls.tmp, name)
@@ -115,6 +139,7 @@ class MsprobeMappingTest(unittest.TestCase):
                 f.write(text)
         cls.msprobe_flags = {
             "cell": ["-cm", cls.files["cell.yaml"]], "api": ["-am"],
+            "api-file": ["-am", cls.files["api.yaml"]],
             "data": ["-dm", cls.files["data.yaml"]],
             "layer": ["-lm", cls.files["layer.yaml"]], "none": []}
         argvs = [["compare", "-tp", cls.target, "-gp", cls.baseline, "-o",
@@ -180,6 +205,49 @@ class MsprobeMappingTest(unittest.TestCase):
         self.assertIn(("MintFunctional.relu.0.backward.output.0",
                        "Functional.relu.0.backward.output.0"), mine)
         self.assert_same_pairs("api", ["--api-mapping"], 8)
+
+    def test_api_mapping_file_pairs_as_msprobes(self) -> None:
+        theirs = verdicts_of(self.msprobe_csv("api-file"))
+        flags = {"api-file": ["--api-mapping", self.files["api.yaml"]],
+                 "api-file-eq": ["--api-mapping=" + self.files["api.yaml"]]}
+        for label, tprobe_flags in flags.items():
+            mine = verdicts_of(self.tprobe_csv(label, *tprobe_flags))
+            self.assertEqual(sorted(mine.keys() - theirs.keys()), [],
+                             "paired by tprobe only")
+            self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
+                             "paired by msprobe only")
+            # The forward output is [4, 2] against mse_loss's scalar: where
+            # shapes differ msprobe lists its per-check errors and tprobe
+            # names the shapes.
+            for pair, verdict in mine.items():
+                if "shape of NPU and Bench" in theirs[pair][1]:
+                    self.assertEqual(verdict[0], theirs[pair][0], pair)
+                else:
+                    self.assertEqual(verdict, theirs[pair], pair)
+        # The swapped arguments, the kept output; the built-in mapping
+        # still pairs tanh and relu; __sub__'s unlisted rows pair nothing.
+        self.assertLessEqual(SWAPPED_PAIRS, set(mine))
+        self.assertIn(("Tensor.__sub__.0.forward.output.0",
+                       "Functional.mse_loss.0.forward.output.0"), mine)
+        self.assertEqual(set(mine) - SWAPPED_PAIRS - {
+            ("Tensor.__sub__.0.forward.output.0",
+             "Functional.mse_loss.0.forward.output.0")},
+            self.msprobe("api"))
+        print(f"api-file: {len(mine)} pairs, the same as msprobe's",
+              file=sys.stderr)
+
+    def test_a_bad_api_mapping_names_the_file_and_line(self) -> None:
+        bad = os.path.join(self.tmp, "bad-api.yaml")
+        with open(bad, "w", encoding="utf-8") as f:
+            f.write("- ms_api: Tensor.__sub__\n  pt_api: Functional.mse_loss\n"
+                    "  ms_args: [0, 1]\n  pt_args: [1]\n")
+        run = subprocess.run(
+            [tprobe_cli(), "compare", self.target, self.baseline, "-o",
+             os.path.join(self.tmp, "bad"), "--api-mapping", bad],
+            timeout=60, text=True, capture_output=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn(bad + ":1: ms_args and pt_args must list as many "
+                      "places (2 and 1)", run.stderr)
 
     def test_data_mapping_pairs_as_msprobes(self) -> None:
         self.assert_same_pairs(

@@ -1,5 +1,6 @@
 // tools/compare/msprobe_mapping.cc: the compare keys msprobe 26.2's
-// -cm/-am/-dm give MindSpore row names, and its cross-framework dtypes;
+// -cm/-am/-dm give MindSpore row names, its -am api_mapping.yaml reader,
+// and its cross-framework dtypes;
 // tools/compare/layer_mapping.cc: the scopes its -lm gives dump entries,
 // its layer_mapping.yaml reader and the data mapping it makes.
 
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/compare/dump_rows.h"
 #include "tools/compare/layer_mapping.h"
 
 namespace tprobe::compare {
@@ -80,6 +82,137 @@ TEST(MsprobeMappingTest, DataMappingMapsWholeNamesAndIgnoresDtypes) {
             "Mint.tanh.0.forward.output.0.x");
   EXPECT_TRUE(m.ignores_dtypes());
   EXPECT_FALSE(MsprobeMapping::Api().ignores_dtypes());
+}
+
+std::vector<ApiArgMapping> Items(const std::string& text) {
+  Result<std::vector<ApiArgMapping>> items =
+      ParseApiArgMappings(text, "api.yaml");
+  EXPECT_TRUE(items.ok()) << items.status().message();
+  return items.ok() ? std::move(*items) : std::vector<ApiArgMapping>();
+}
+
+using Places = std::vector<std::pair<std::string, std::string>>;
+
+TEST(ApiArgMappingsTest, ReadsFlowAndBlockListsInFileOrder) {
+  const std::vector<ApiArgMapping> items = Items(
+      "# msprobe's api_mapping.yaml\n"
+      "- ms_api: Mint.sub\n"
+      "  pt_api: 'Torch.sub'\n"
+      "  ms_args: [0, 1]\n"
+      "  pt_args:\n"
+      "    - 1\n"
+      "    - \"0\"\n"
+      "  ms_output: [0]  # the result\n"
+      "  pt_output: [0]\n"
+      "-\n"
+      "  pt_api: Torch.mul\n"
+      "  ms_api: Mint.mul\n"
+      "  ms_parameters_grad: [weight]\n"
+      "  pt_parameters_grad: [weight]\n");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].ms_api, "Mint.sub");
+  EXPECT_EQ(items[0].pt_api, "Torch.sub");
+  EXPECT_EQ(items[0].line, 2);
+  EXPECT_EQ(items[0].Places("args"), (Places{{"0", "1"}, {"1", "0"}}));
+  EXPECT_EQ(items[0].Places("output"), (Places{{"0", "0"}}));
+  EXPECT_TRUE(items[0].Places("parameters").empty());
+  EXPECT_EQ(items[1].ms_api, "Mint.mul");
+  EXPECT_EQ(items[1].line, 10);
+  EXPECT_EQ(items[1].Places("parameters_grad"), (Places{{"weight", "weight"}}));
+  // The same as JSON; numbers as Python's str() writes them.
+  const std::vector<ApiArgMapping> json = Items(
+      R"([{"ms_api": "Mint.sub", "pt_api": "Torch.sub",
+           "ms_args": [0, 1], "pt_args": [1, "0"]}])");
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(json[0].Places("args"), (Places{{"0", "1"}, {"1", "0"}}));
+}
+
+TEST(ApiArgMappingsTest, BadFilesNameTheLine) {
+  auto error = [](const std::string& text) {
+    Result<std::vector<ApiArgMapping>> items =
+        ParseApiArgMappings(text, "api.yaml");
+    EXPECT_FALSE(items.ok()) << text;
+    return items.ok() ? std::string() : items.status().message();
+  };
+  EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
+                  "  ms_args: [0, 1]\n  pt_args: [1]\n"),
+            "api.yaml:1: ms_args and pt_args must list as many places "
+            "(2 and 1)");
+  EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
+                  "  ms_outputs: [0]\n"),
+            "api.yaml:3: unknown key 'ms_outputs' (expected ms_api, pt_api, "
+            "ms_args, pt_args, ms_output, pt_output, ms_parameters, "
+            "pt_parameters, ms_parameters_grad, pt_parameters_grad)");
+  EXPECT_EQ(error("- ms_api: Mint.sub\n  ms_args: [0]\n  pt_args: [0]\n"),
+            "api.yaml:1: an item needs both ms_api and pt_api");
+  EXPECT_EQ(error("ms_api: Mint.sub\n"),
+            "api.yaml:1: expected a list of '- ms_api: ...' items");
+  EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
+                  "  ms_args: 0\n"),
+            "api.yaml:3: ms_args must be a list of places ([0, 1])");
+  EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
+                  "  ms_args: [0, 1\n"),
+            "api.yaml:3: a list must end with ']'");
+  EXPECT_EQ(error("- ms_api: [Mint.sub]\n"),
+            "api.yaml:1: ms_api must be an API name (\"Mint.add\")");
+  EXPECT_NE(error("[{\"ms_api\": 1,}]").find("api.yaml"), std::string::npos);
+  Result<std::vector<ApiArgMapping>> missing =
+      LoadApiArgMappings("/nonexistent/api.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "/nonexistent/api.yaml: cannot open");
+}
+
+TEST(MsprobeMappingTest, ApiMappingFileSwapsPlacesAndAbandonsTheRest) {
+  const MsprobeMapping m = MsprobeMapping::Api(
+      Items("- ms_api: Tensor.__sub__\n  pt_api: Functional.mse_loss\n"
+            "  ms_args: [0, 1]\n  pt_args: [1, 0]\n"
+            "  ms_output: [0]\n  pt_output: [0]\n"));
+  const std::string fwd = "Tensor.__sub__.0.forward";
+  EXPECT_EQ(m.Key(fwd + ".input.0", fwd),
+            "Functional.mse_loss.0.forward.input.1");
+  EXPECT_EQ(m.Key(fwd + ".input.1", fwd),
+            "Functional.mse_loss.0.forward.input.0");
+  EXPECT_EQ(m.Key(fwd + ".output.0", fwd),
+            "Functional.mse_loss.0.forward.output.0");
+  // A place not listed (a keyword argument, a nested place, an output)
+  // pairs with nothing.
+  EXPECT_EQ(m.Key(fwd + ".input.alpha", fwd),
+            "Functional.mse_loss.0.forward.input.alphaabandoned");
+  EXPECT_EQ(m.Key(fwd + ".input.0.1", fwd),
+            "Functional.mse_loss.0.forward.input.0.1abandoned");
+  const std::string bwd = "Tensor.__sub__.0.backward";
+  EXPECT_EQ(m.Key(bwd + ".output.1", bwd),
+            "Functional.mse_loss.0.backward.output.1abandoned");
+  EXPECT_EQ(m.Key(bwd + ".output.0", bwd),
+            "Functional.mse_loss.0.backward.output.0");
+  // Other APIs keep the built-in mapping.
+  EXPECT_EQ(m.Key("Mint.tanh.0.forward.input.0", "Mint.tanh.0.forward"),
+            "Torch.tanh.0.forward.input.0");
+  EXPECT_EQ(m.Key("Tensor.add.0.forward.input.0", "Tensor.add.0.forward"),
+            "Tensor.add.0.forward.input.0");
+}
+
+TEST(MsprobeMappingTest, ApiMappingFileAppliesToApisBothDumpsCall) {
+  const MsprobeMapping m =
+      MsprobeMapping::Api(Items("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
+                                "  ms_args: [0, 1]\n  pt_args: [1, 0]\n"
+                                "- ms_api: Mint.mul\n  pt_api: Torch.mul\n"
+                                "  ms_args: [0]\n  pt_args: [0]\n"));
+  Dump target;
+  target.entries = {"Mint.sub.0.forward", "Mint.mul.0.forward"};
+  target.rows.push_back({.name = "Mint.sub.0.forward.input.0", .entry = 0});
+  target.rows.push_back({.name = "Mint.mul.0.forward.input.1", .entry = 1});
+  Dump baseline;
+  baseline.entries = {"Torch.sub.0.forward"};
+  baseline.rows.push_back({.name = "Torch.sub.0.forward.input.1"});
+  const MsprobeMapping pair = m.ForPair(target, baseline);
+  EXPECT_EQ(pair.Key("Mint.sub.0.forward.input.0", "Mint.sub.0.forward"),
+            "Torch.sub.0.forward.input.1");
+  // The baseline calls no Torch.mul: the built-in mapping alone.
+  EXPECT_EQ(pair.Key("Mint.mul.0.forward.input.1", "Mint.mul.0.forward"),
+            "Torch.mul.0.forward.input.1");
+  EXPECT_EQ(m.Key("Mint.mul.0.forward.input.1", "Mint.mul.0.forward"),
+            "Torch.mul.0.forward.input.1abandoned");
 }
 
 TEST(MsprobeMappingTest, DtypesOfOneFamilyPairAcrossFrameworksOnly) {
