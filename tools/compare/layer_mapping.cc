@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "tools/compare/mapping_text.h"
+
 namespace tprobe::compare {
 namespace {
 
@@ -51,26 +53,6 @@ std::string ReplaceAll(std::string s, std::string_view from,
   for (size_t at = s.find(from); at != std::string::npos;
        at = s.find(from, at + to.size())) {
     s.replace(at, from.size(), to);
-  }
-  return s;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.back() == '\r' ||
-                        s.back() == ' ' || s.back() == '\t')) {
-    if (s.front() == ' ') {
-      s.remove_prefix(1);
-    } else {
-      s.remove_suffix(1);
-    }
-  }
-  return s;
-}
-
-std::string_view Unquote(std::string_view s) {
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
-      s.back() == s.front()) {
-    return s.substr(1, s.size() - 2);
   }
   return s;
 }

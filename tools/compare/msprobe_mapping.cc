@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tools/compare/dump_rows.h"
+#include "tools/compare/mapping_text.h"
 #include "tools/compare/python_json.h"
 
 namespace tprobe::compare {
@@ -77,25 +78,6 @@ std::optional<std::pair<std::string_view, std::string_view>> RowState(
     }
   }
   return std::nullopt;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string_view Unquote(std::string_view s) {
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
-      s.back() == s.front()) {
-    return s.substr(1, s.size() - 2);
-  }
-  return s;
 }
 
 constexpr std::string_view kTerms[] = {"args", "output", "parameters",

@@ -7,32 +7,10 @@
 #include <string_view>
 #include <utility>
 
+#include "tools/compare/mapping_text.h"
 #include "tools/compare/python_json.h"
 
 namespace tprobe::compare {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string_view Unquote(std::string_view s) {
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
-      s.back() == s.front()) {
-    return s.substr(1, s.size() - 2);
-  }
-  return s;
-}
-
-}  // namespace
-
 Result<NameMapping> NameMapping::Load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument(path + ": cannot open");

@@ -1,0 +1,20 @@
+// The text rules the mapping files share (--mapping, --layer-mapping and
+// --api-mapping's YAML subsets): blanks around a token, and one pair of
+// quotes around a name.
+
+#ifndef TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_
+#define TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_
+
+#include <string_view>
+
+namespace tprobe::compare {
+
+// `s` without leading and trailing spaces and tabs (and a trailing '\r').
+std::string_view Trim(std::string_view s);
+
+// `s` without one pair of matching ' or " around it.
+std::string_view Unquote(std::string_view s);
+
+}  // namespace tprobe::compare
+
+#endif  // TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_
