@@ -15,7 +15,6 @@ msprobe's: the same keys in the same order, the same values (statistics
 to float32, md5 exact).
 """
 
-import glob
 import importlib.util
 import json
 import os
@@ -26,6 +25,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from debug_json import (STATS, assert_same_debug,  # noqa: E402
+                        read_debug_trees)
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
 HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
@@ -81,13 +82,6 @@ SCRIPT = textwrap.dedent("""
 KEYS = ["y.0.debug", "y_grad.0.debug", "lst.0.debug", "lst_grad.0.debug",
         "d.0.debug", "y.1.debug", "y_grad.1.debug", "scalar.0.debug",
         "scalar_grad.0.debug", "half.0.debug", "half_grad.0.debug"]
-STATS = ("Max", "Min", "Mean", "Norm")
-
-
-def f32_close(a, b) -> bool:
-    return a == b or abs(a - b) <= 2e-7 * max(1.0, abs(a), abs(b))
-
-
 def f32_near(a, b) -> bool:
     """numpy's float32 reductions may sum in another order than
     MindSpore's."""
@@ -122,30 +116,10 @@ class MindSporeDebugSaveTest(unittest.TestCase):
                              stderr=subprocess.PIPE)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
         stats = json.loads(run.stdout.split("STATS ", 1)[1])
-        out = {}
-        for step_dir in sorted(glob.glob(os.path.join(dump, "step*"))):
-            (rank,) = glob.glob(os.path.join(step_dir, "*"))
-            with open(os.path.join(rank, "debug.json")) as f:
-                out[os.path.basename(step_dir)] = (rank, json.load(f))
-        return out, stats
+        return read_debug_trees(dump), stats
 
     def assert_same(self, mine, theirs, path: str) -> None:
-        if isinstance(theirs, dict):
-            self.assertIsInstance(mine, dict, path)
-            self.assertEqual(list(mine), list(theirs), path)
-            for key, value in theirs.items():
-                if key in STATS and isinstance(value, float):
-                    self.assertTrue(f32_close(mine[key], value),
-                                    f"{path}.{key}: {mine[key]} {value}")
-                else:
-                    self.assert_same(mine[key], value, f"{path}.{key}")
-        elif isinstance(theirs, list):
-            self.assertIsInstance(mine, list, path)
-            self.assertEqual(len(mine), len(theirs), path)
-            for i, (a, b) in enumerate(zip(mine, theirs)):
-                self.assert_same(a, b, f"{path}[{i}]")
-        else:
-            self.assertEqual(mine, theirs, path)
+        assert_same_debug(self, mine, theirs, path)
 
     def assert_stats(self, entry: dict, want: list, what: str) -> None:
         for key, value in zip(STATS, want):

@@ -12,7 +12,6 @@ keys in the same order, the same values (statistics to float32, md5
 exact), for summary_mode statistics and md5.
 """
 
-import glob
 import importlib.util
 import json
 import os
@@ -23,6 +22,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from debug_json import (STATS, assert_same_debug, f32_close,  # noqa: E402
+                        read_debug_trees)
 from tprobed_fixture import (Tprobed, fresh_dir, python_path,  # noqa: E402
                              tprobed_binary)
 
@@ -60,13 +61,6 @@ SCRIPT = textwrap.dedent("""
 KEYS = ["y.0.debug", "y_grad.0.debug", "lst.0.debug", "lst_grad.0.debug",
         "d.0.debug", "y.1.debug", "y_grad.1.debug", "scalar.0.debug",
         "scalar_grad.0.debug"]
-STATS = ("Max", "Min", "Mean", "Norm")
-
-
-def f32_close(a, b) -> bool:
-    return a == b or abs(a - b) <= 2e-7 * max(1.0, abs(a), abs(b))
-
-
 class DebugSaveTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -94,34 +88,13 @@ class DebugSaveTest(unittest.TestCase):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
         stats = json.loads(run.stdout.split("STATS ", 1)[1])
-        out = {}
-        for step_dir in sorted(glob.glob(os.path.join(dump, "step*"))):
-            (rank,) = glob.glob(os.path.join(step_dir, "*"))
-            with open(os.path.join(rank, "debug.json")) as f:
-                out[os.path.basename(step_dir)] = (rank, json.load(f))
-        return out, stats
+        return read_debug_trees(dump), stats
 
     def assert_same(self, mine, theirs, path: str) -> None:
-        if isinstance(theirs, dict):
-            self.assertIsInstance(mine, dict, path)
-            self.assertEqual(list(mine), list(theirs), path)
-            for key, value in theirs.items():
-                if key in STATS and isinstance(value, float):
-                    self.assertTrue(f32_close(mine[key], value),
-                                    f"{path}.{key}: {mine[key]} {value}")
-                elif key == "data_name":
-                    # tprobe writes .npy where msprobe writes .pt.
-                    self.assertEqual(mine[key][:-len(".npy")],
-                                     value[:-len(".pt")], path)
-                else:
-                    self.assert_same(mine[key], value, f"{path}.{key}")
-        elif isinstance(theirs, list):
-            self.assertIsInstance(mine, list, path)
-            self.assertEqual(len(mine), len(theirs), path)
-            for i, (a, b) in enumerate(zip(mine, theirs)):
-                self.assert_same(a, b, f"{path}[{i}]")
-        else:
-            self.assertEqual(mine, theirs, path)
+        def data_name(a, b, where):
+            # tprobe writes .npy where msprobe writes .pt.
+            self.assertEqual(a[:-len(".npy")], b[:-len(".pt")], where)
+        assert_same_debug(self, mine, theirs, path, data_name)
 
     def check_mode(self, mode: str) -> None:
         mine, stats = self.run_tool("tprobe", mode)
