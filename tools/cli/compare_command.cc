@@ -81,8 +81,9 @@ Options:
                     fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
                     path: a whole path, else each key found in it, in file
                     order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
-                    Functional.x (msprobe's table of other APIs is not
-                    read); FILE (msprobe's api_mapping.yaml, given as
+                    Functional.x, and msprobe's built-in table maps about
+                    400 other APIs (Functional.add is Torch.add); FILE
+                    (msprobe's api_mapping.yaml, given as
                     --api-mapping=FILE or as the next word when it ends in
                     .yaml or .yml) is a list of "- ms_api: Mint.sub",
                     "pt_api: Torch.sub", "ms_args: [0, 1]", "pt_args:

@@ -12,6 +12,7 @@
 
 #include "tools/compare/dump_rows.h"
 #include "tools/compare/mapping_text.h"
+#include "tools/compare/ms_to_pt_api.h"
 #include "tools/compare/python_json.h"
 
 namespace tprobe::compare {
@@ -427,20 +428,26 @@ std::optional<std::string> MsprobeMapping::Key(const std::string& name,
 
 std::string MsprobeMapping::ApiKey(const std::string& name,
                                    std::string_view entry) const {
+  const std::string_view api = ApiName(name);
+  // msprobe's process_internal_api_mapping: Mint and MintFunctional by
+  // their class, then its built-in table by the API's name; each replaces
+  // all occurrences, as Python's str.replace.
   std::string key = [&]() -> std::string {
     // The API's class is the name's first part.
-    const std::string_view cls =
-        std::string_view(name).substr(0, name.find('.'));
-    if (cls == "Mint") return ReplaceFirst(name, "Mint", "Torch");
+    const std::string_view cls = api.substr(0, api.find('.'));
+    if (cls == "Mint") return ReplaceAll(name, "Mint", "Torch");
     if (cls == "MintFunctional") {
-      return ReplaceFirst(name, "MintFunctional", "Functional");
+      return ReplaceAll(name, "MintFunctional", "Functional");
+    }
+    if (const auto pt_api = MsToPtApi(api)) {
+      return ReplaceAll(name, api, *pt_api);
     }
     return name;
   }();
-  // FILE's items, as msprobe's modify_compare_data_with_user_mapping: the
-  // row's name with the MindSpore API replaced (its first occurrence), and
-  // a listed place replaced by its pair; an unlisted row is abandoned.
-  const std::string_view api = ApiName(name);
+  // FILE's items on top, as msprobe's
+  // modify_compare_data_with_user_mapping: the row's name with the
+  // MindSpore API replaced (its first occurrence), and a listed place
+  // replaced by its pair; an unlisted row is abandoned.
   for (const ApiArgMapping& item : api_items_) {
     if (item.ms_api != api) continue;
     const std::string op_name = ReplaceFirst(name, item.ms_api, item.pt_api);

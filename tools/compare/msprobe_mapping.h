@@ -13,8 +13,10 @@
 //     maps to its value; otherwise each key found in the path, in file
 //     order, is replaced (its first occurrence) by its value.
 //   - API mapping (`--api-mapping [FILE]`): "Mint.x" becomes "Torch.x"
-//     and "MintFunctional.x" "Functional.x" (msprobe's own table of other
-//     MindSpore APIs is not read). FILE (ApiArgMappings) then rewrites the
+//     and "MintFunctional.x" "Functional.x"; another API in msprobe's
+//     built-in table (MsToPtApi, "Functional.add" to "Torch.add") is
+//     replaced by its PyTorch API, in every place of the name, as msprobe's
+//     str.replace. FILE (ApiArgMappings) then rewrites the
 //     rows of each API it lists that both dumps call: a row whose place
 //     is listed takes the baseline API's name and the paired place, every
 //     other row of that API ends in "abandoned" and pairs with nothing.

@@ -7,7 +7,9 @@ of trees msprobe_mapping_test.py compares across frameworks.
         --dump-path /tmp/ms_dump
 
 The network: fc1 (Dense / Linear 8 -> 8), mint / torch tanh, mint's /
-torch's functional relu, fc2 (8 -> 2), an MSE loss and its backward.
+torch's functional relu, fc2 (8 -> 2), an MSE loss and its backward;
+in PyTorch also the loss's squared difference (torch.square), forward
+only, as MindSpore's MSELoss computes it.
 """
 
 import argparse
@@ -97,8 +99,12 @@ def run_pytorch(config: str, a: dict) -> None:
             layer.bias.copy_(torch.from_numpy(a[b]))
     debugger = PrecisionDebugger(config_path=config)
     debugger.start(net)
-    loss = torch.nn.functional.mse_loss(net(torch.from_numpy(a["x"])),
-                                        torch.from_numpy(a["y"]))
+    pred, y = net(torch.from_numpy(a["x"])), torch.from_numpy(a["y"])
+    loss = torch.nn.functional.mse_loss(pred, y)
+    # MindSpore's MSELoss squares the difference with Functional.square,
+    # which msprobe's built-in -am table pairs with Torch.square: the
+    # same square, forward only.
+    torch.square(torch.sub(pred, y))
     loss.backward()
     debugger.stop()
     debugger.step()

@@ -10,7 +10,9 @@ the two trees; the (NPU Name, Bench Name) pairs of the rows both names
 fill must be the same set, and not empty:
 - --cell-mapping / -cm: "Cell.fc1.Dense" against "Module.fc1.Linear";
 - --api-mapping / -am: "Mint.tanh" against "Torch.tanh",
-  "MintFunctional.relu" against "Functional.relu";
+  "MintFunctional.relu" against "Functional.relu", and by msprobe's
+  built-in table "Functional.square" (in MindSpore's MSELoss) against
+  "Torch.square" (forward only in the PyTorch network);
 - --api-mapping FILE / -am FILE: the same, and an api_mapping.yaml that
   maps MindSpore's "Tensor.__sub__" (pred - y in MSELoss) to PyTorch's
   "Functional.mse_loss" with its two arguments swapped and its first
@@ -24,6 +26,11 @@ Every pair is Float32 against torch.float32, one family across frameworks,
 so both tools judge it as a pair: each row's Result and Err_message must be
 msprobe's too (msprobe's dtype check reads the names, so they are errors).
 Without a mapping neither tool pairs a row.
+
+msprobe's built-in -am table (msprobe/core/compare/ms_to_pt_api.yaml) is
+also tprobe's data (tools/compare/ms_to_pt_api.cc): the pairs in that
+source must be the installed msprobe's yaml, line for line, so that a new
+msprobe release that changes the table fails here.
 """
 
 import csv
@@ -31,6 +38,7 @@ import glob
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +52,8 @@ from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 HAVE_ALL = all(importlib.util.find_spec(m) is not None
                for m in ("msprobe", "mindspore", "torch"))
 MODEL = os.path.join(HERE, "mapping_model.py")
+TABLE_SOURCE = os.path.join(HERE, os.pardir, os.pardir, os.pardir, "tools",
+                            "compare", "ms_to_pt_api.cc")
 CELL_MAPPING = "fc1.Dense: fc1.Linear\nDense: Linear\n"
 DATA_MAPPING = (
     "Cell.fc1.Dense.forward.0.input.0: Module.fc1.Linear.forward.0.input.0\n"
@@ -204,7 +214,9 @@ class MsprobeMappingTest(unittest.TestCase):
                        "Torch.tanh.0.forward.input.0"), mine)
         self.assertIn(("MintFunctional.relu.0.backward.output.0",
                        "Functional.relu.0.backward.output.0"), mine)
-        self.assert_same_pairs("api", ["--api-mapping"], 8)
+        self.assertIn(("Functional.square.0.forward.output.0",
+                       "Torch.square.0.forward.output.0"), mine)
+        self.assert_same_pairs("api", ["--api-mapping"], 10)
 
     def test_api_mapping_file_pairs_as_msprobes(self) -> None:
         theirs = verdicts_of(self.msprobe_csv("api-file"))
@@ -225,7 +237,8 @@ class MsprobeMappingTest(unittest.TestCase):
                 else:
                     self.assertEqual(verdict, theirs[pair], pair)
         # The swapped arguments, the kept output; the built-in mapping
-        # still pairs tanh and relu; __sub__'s unlisted rows pair nothing.
+        # still pairs tanh, relu and square; __sub__'s unlisted rows pair
+        # nothing.
         self.assertLessEqual(SWAPPED_PAIRS, set(mine))
         self.assertIn(("Tensor.__sub__.0.forward.output.0",
                        "Functional.mse_loss.0.forward.output.0"), mine)
@@ -261,7 +274,7 @@ class MsprobeMappingTest(unittest.TestCase):
                          "paired by tprobe only")
         self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
                          "paired by msprobe only")
-        # Cells, parameters_grad, tanh and relu by their layers; MatMul
+        # Cells, parameters_grad, tanh, relu and square by their layers; MatMul
         # with linear by the rule (its backward as msprobe renumbers the
         # baseline's backward calls: fc1's MatMul with fc2's linear).
         self.assertIn(MATMUL_PAIR, mine)
@@ -321,6 +334,29 @@ class MsprobeMappingTest(unittest.TestCase):
             timeout=60, text=True, capture_output=True)
         self.assertEqual(run.returncode, 2)
         self.assertIn("exclude each other", run.stderr)
+
+
+
+@unittest.skipUnless(importlib.util.find_spec("msprobe") is not None,
+                     "needs msprobe")
+class MsToPtApiTableTest(unittest.TestCase):
+    def test_the_table_is_msprobes_yaml_line_for_line(self) -> None:
+        import yaml
+        spec = importlib.util.find_spec("msprobe")
+        assert spec is not None and spec.origin is not None
+        path = os.path.join(os.path.dirname(spec.origin), "core", "compare",
+                            "ms_to_pt_api.yaml")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        theirs = [tuple(line.split(": ")) for line in text.splitlines()]
+        # The lines are plain "MsName: PtName", as msprobe's yaml loader
+        # reads them.
+        self.assertEqual(dict(theirs), yaml.safe_load(text))
+        with open(TABLE_SOURCE, encoding="utf-8") as f:
+            mine = re.findall(r'std::pair\{"([^"]*)"sv,\s*"([^"]*)"sv\}',
+                              f.read())
+        self.assertEqual(mine, theirs)
+        self.assertIn(("Functional.add", "Torch.add"), mine)
 
 
 if __name__ == "__main__":

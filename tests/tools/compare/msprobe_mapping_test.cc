@@ -2,7 +2,8 @@
 // -cm/-am/-dm give MindSpore row names, its -am api_mapping.yaml reader,
 // and its cross-framework dtypes;
 // tools/compare/layer_mapping.cc: the scopes its -lm gives dump entries,
-// its layer_mapping.yaml reader and the data mapping it makes.
+// its layer_mapping.yaml reader and the data mapping it makes;
+// tools/compare/ms_to_pt_api.cc: msprobe's built-in -am table.
 
 #include "tools/compare/msprobe_mapping.h"
 
@@ -15,6 +16,7 @@
 
 #include "tools/compare/dump_rows.h"
 #include "tools/compare/layer_mapping.h"
+#include "tools/compare/ms_to_pt_api.h"
 
 namespace tprobe::compare {
 namespace {
@@ -68,6 +70,27 @@ TEST(MsprobeMappingTest, ApiMappingRenamesMintClassesOnly) {
             "Cell.fc1.Dense.forward.0.input.0");
   EXPECT_EQ(m.Key("Tensor.Mint.0.forward.input.0"),
             "Tensor.Mint.0.forward.input.0");
+}
+
+TEST(MsprobeMappingTest, ApiMappingAppliesMsprobesTableAfterMint) {
+  const MsprobeMapping m = MsprobeMapping::Api();
+  // A table hit replaces the API's name, every occurrence of it.
+  EXPECT_EQ(m.Key("Functional.add.0.forward.input.0"),
+            "Torch.add.0.forward.input.0");
+  EXPECT_EQ(m.Key("Functional.add.0.forward.Functional.add"),
+            "Torch.add.0.forward.Torch.add");
+  // A miss keeps the name: an API the table lacks, or a name that only
+  // starts like a listed one.
+  EXPECT_EQ(m.Key("Tensor.__sub__.0.forward.input.0"),
+            "Tensor.__sub__.0.forward.input.0");
+  EXPECT_EQ(m.Key("Functional.addmm2.0.forward.input.0"),
+            "Functional.addmm2.0.forward.input.0");
+  // Mint and MintFunctional win over the table, whatever their API.
+  EXPECT_EQ(m.Key("MintFunctional.add.0.forward.input.0"),
+            "Functional.add.0.forward.input.0");
+  EXPECT_EQ(m.Key("Mint.add.0.forward.input.0"), "Torch.add.0.forward.input.0");
+  EXPECT_EQ(MsToPtApi("Functional.add"), "Torch.add");
+  EXPECT_EQ(MsToPtApi("Functional"), std::nullopt);
 }
 
 TEST(MsprobeMappingTest, DataMappingMapsWholeNamesAndIgnoresDtypes) {
