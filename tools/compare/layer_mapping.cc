@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -160,11 +159,9 @@ Result<std::vector<LayerItem>> LayerItems(const Dump& dump) {
 }
 
 Result<LayerMapping> LayerMapping::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  Result<std::string> text = ReadMappingFile(path);
+  if (!text.ok()) return text.status();
+  return Parse(text.value(), path);
 }
 
 Result<LayerMapping> LayerMapping::Parse(const std::string& text,

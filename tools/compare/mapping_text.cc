@@ -2,7 +2,24 @@
 
 #include "tools/compare/mapping_text.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
 namespace tprobe::compare {
+
+Result<std::string> ReadMappingFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::InvalidArgument(path +
+                                   ": cannot open: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::Error(path + ": read failed");
+  return text.str();
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {

@@ -1,13 +1,19 @@
-// The text rules the mapping files share (--mapping, --layer-mapping and
-// --api-mapping's YAML subsets): blanks around a token, and one pair of
-// quotes around a name.
+// What the mapping files' readers share (--mapping, --layer-mapping and
+// --api-mapping's YAML subsets): reading the file, blanks around a token,
+// and one pair of quotes around a name.
 
 #ifndef TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_
 #define TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_
 
+#include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace tprobe::compare {
+
+// The whole of the file at `path`; an error names it and the cause.
+Result<std::string> ReadMappingFile(const std::string& path);
 
 // `s` without leading and trailing spaces and tabs (and a trailing '\r').
 std::string_view Trim(std::string_view s);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -317,11 +316,9 @@ Result<std::vector<ApiArgMapping>> ParseApiArgMappings(
 }
 
 Result<std::vector<ApiArgMapping>> LoadApiArgMappings(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseApiArgMappings(text.str(), path);
+  Result<std::string> text = ReadMappingFile(path);
+  if (!text.ok()) return text.status();
+  return ParseApiArgMappings(text.value(), path);
 }
 
 namespace {

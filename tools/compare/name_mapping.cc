@@ -2,7 +2,6 @@
 
 #include "tools/compare/name_mapping.h"
 
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -12,11 +11,9 @@
 
 namespace tprobe::compare {
 Result<NameMapping> NameMapping::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  Result<std::string> text = ReadMappingFile(path);
+  if (!text.ok()) return text.status();
+  return Parse(text.value(), path);
 }
 
 Result<NameMapping> NameMapping::Parse(const std::string& text,

@@ -182,7 +182,8 @@ TEST(ApiArgMappingsTest, BadFilesNameTheLine) {
   Result<std::vector<ApiArgMapping>> missing =
       LoadApiArgMappings("/nonexistent/api.yaml");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message(), "/nonexistent/api.yaml: cannot open");
+  EXPECT_EQ(missing.status().message(),
+            "/nonexistent/api.yaml: cannot open: No such file or directory");
 }
 
 TEST(MsprobeMappingTest, ApiMappingFileSwapsPlacesAndAbandonsTheRest) {
