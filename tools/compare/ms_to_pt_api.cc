@@ -3,7 +3,7 @@
 #include "tools/compare/ms_to_pt_api.h"
 
 #include <algorithm>
-#include <array>
+#include <iterator>
 #include <utility>
 
 namespace tprobe::compare {
@@ -13,7 +13,9 @@ using namespace std::string_view_literals;
 
 // msprobe/core/compare/ms_to_pt_api.yaml, one line a pair, in its order
 // (sorted by the MindSpore name, which the lookup's binary search needs).
-constexpr std::array kMsToPtApi = {
+// A plain array: std::array's deduction guide folds over every element,
+// beyond clang's nesting limit for 399 of them.
+constexpr std::pair<std::string_view, std::string_view> kMsToPtApi[] = {
     std::pair{"Functional.abs"sv, "Torch.abs"sv},
     std::pair{"Functional.absolute"sv, "Torch.absolute"sv},
     std::pair{"Functional.acos"sv, "Torch.acos"sv},
@@ -433,7 +435,7 @@ static_assert(std::ranges::is_sorted(kMsToPtApi, {},
 std::optional<std::string_view> MsToPtApi(std::string_view ms_api) {
   const auto it = std::ranges::lower_bound(
       kMsToPtApi, ms_api, {}, [](const auto& p) { return p.first; });
-  if (it == kMsToPtApi.end() || it->first != ms_api) return std::nullopt;
+  if (it == std::end(kMsToPtApi) || it->first != ms_api) return std::nullopt;
   return it->second;
 }
 
