@@ -174,12 +174,9 @@ Result<LayerMapping> LayerMapping::Parse(const std::string& text,
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
-    std::string_view l = line;
-    if (const size_t hash = l.find(" #"); hash != std::string_view::npos) {
-      l = l.substr(0, hash);
-    }
+    const std::string_view l = WithoutComment(line);
     const std::string_view body = Trim(l);
-    if (body.empty() || body.starts_with("#") || body == "---") continue;
+    if (IsBlankLine(body)) continue;
     auto error = [&](const std::string& why) {
       return Status::InvalidArgument(what + ":" + std::to_string(number) +
                                      ": " + why);
@@ -188,16 +185,11 @@ Result<LayerMapping> LayerMapping::Parse(const std::string& text,
       return error("indent with spaces, not tabs");
     }
     const bool indented = l.front() == ' ';
-    size_t colon = body.find(": ");
-    if (colon == std::string_view::npos && body.ends_with(":")) {
-      colon = body.size() - 1;
-    }
-    const std::string_view key = colon == std::string_view::npos
-                                     ? ""
-                                     : Unquote(Trim(body.substr(0, colon)));
-    const std::string_view value = colon == std::string_view::npos
-                                       ? ""
-                                       : Unquote(Trim(body.substr(colon + 1)));
+    // Named views, not a structured binding: a lambda below captures key,
+    // which clang 14 (the fuzz build) refuses for a binding.
+    const KeyValue pair = SplitKeyValue(body);
+    const std::string_view key = pair.key;
+    const std::string_view value = pair.value;
     if (!indented) {
       if (key.empty() || (!value.empty() && value != "{}")) {
         return error(

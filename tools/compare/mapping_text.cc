@@ -32,6 +32,25 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+std::string_view WithoutComment(std::string_view line) {
+  const size_t hash = line.find(" #");
+  return hash == std::string_view::npos ? line : line.substr(0, hash);
+}
+
+bool IsBlankLine(std::string_view trimmed) {
+  return trimmed.empty() || trimmed.starts_with("#") || trimmed == "---";
+}
+
+KeyValue SplitKeyValue(std::string_view body) {
+  size_t colon = body.find(": ");
+  if (colon == std::string_view::npos && body.ends_with(":")) {
+    colon = body.size() - 1;
+  }
+  if (colon == std::string_view::npos) return {};
+  return {Unquote(Trim(body.substr(0, colon))),
+          Unquote(Trim(body.substr(colon + 1)))};
+}
+
 std::string_view Unquote(std::string_view s) {
   if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
       s.back() == s.front()) {

@@ -21,6 +21,19 @@ std::string_view Trim(std::string_view s);
 // `s` without one pair of matching ' or " around it.
 std::string_view Unquote(std::string_view s);
 
+// A line without its trailing " # comment".
+std::string_view WithoutComment(std::string_view line);
+
+// Whether a trimmed line holds nothing: empty, a comment, or "---".
+bool IsBlankLine(std::string_view trimmed);
+
+// "key: value" (or "key:") split at its first ": " (names hold dots, not
+// colons), each side trimmed and unquoted; both empty without a colon.
+struct KeyValue {
+  std::string_view key, value;
+};
+KeyValue SplitKeyValue(std::string_view body);
+
 }  // namespace tprobe::compare
 
 #endif  // TPROBE_TOOLS_COMPARE_MAPPING_TEXT_H_

@@ -265,15 +265,12 @@ Result<std::vector<ApiArgMapping>> ParseApiArgMappings(
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     const std::string where = what + ":" + std::to_string(number);
-    std::string_view l = line;
-    if (const size_t hash = l.find(" #"); hash != std::string_view::npos) {
-      l = l.substr(0, hash);
-    }
+    std::string_view l = WithoutComment(line);
     const size_t first = l.find_first_not_of(' ');
     if (first == std::string_view::npos) continue;
     const int indent = static_cast<int>(first);
     l = Trim(l);
-    if (l.empty() || l.starts_with("#") || l == "---") continue;
+    if (IsBlankLine(l)) continue;
     if (l == "-" || l.starts_with("- ")) {
       const std::string_view rest = Trim(l.substr(1));
       if (open_list && indent > item_indent) {

@@ -35,23 +35,9 @@ Result<NameMapping> NameMapping::Parse(const std::string& text,
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
-    std::string_view l = line;
-    if (const size_t hash = l.find(" #"); hash != std::string_view::npos) {
-      l = l.substr(0, hash);
-    }
-    l = Trim(l);
-    if (l.empty() || l.starts_with("#") || l == "---") continue;
-    // The separator is the first ": " (names hold dots, not colons).
-    size_t colon = l.find(": ");
-    if (colon == std::string_view::npos && l.ends_with(":")) {
-      colon = l.size() - 1;
-    }
-    const std::string_view key = colon == std::string_view::npos
-                                     ? ""
-                                     : Unquote(Trim(l.substr(0, colon)));
-    const std::string_view value = colon == std::string_view::npos
-                                       ? ""
-                                       : Unquote(Trim(l.substr(colon + 1)));
+    const std::string_view l = Trim(WithoutComment(line));
+    if (IsBlankLine(l)) continue;
+    const auto [key, value] = SplitKeyValue(l);
     if (key.empty() || value.empty()) {
       return Status::InvalidArgument(what + ":" + std::to_string(number) +
                                      ": expected 'target name: baseline name'");
