@@ -127,13 +127,15 @@ build_venv() {
   local py=$1 tag venv
   tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
   venv=$cache/venv-$tag
-  if [[ ! -x $venv/bin/python ]]; then
+  # Made once: .ready marks a venv whose packages all installed.
+  if [[ ! -f $venv/.ready ]]; then
     log "build venv for $tag: $venv" >&2
     "$py" -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+      --upgrade pip 'scikit-build-core>=0.10' 'pybind11>=2.12' ninja \
+      auditwheel wheel >&2
+    touch "$venv/.ready"
   fi
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    --upgrade pip 'scikit-build-core>=0.10' 'pybind11>=2.12' ninja auditwheel \
-    wheel >&2
   echo "$venv"
 }
 
