@@ -8,6 +8,7 @@
 #include "client/daemon_launcher.h"
 #include "client/entry_builder.h"
 #include "common/config/config_proto.h"
+#include "common/control/response.h"
 #include "common/control/socket_path.h"
 #include "common/shm/directive.h"
 #include "common/shm/segment.h"
@@ -36,9 +37,9 @@ Result<std::unique_ptr<Session>> Session::Create(
   const std::string socket = control::ResolveSocketPath(
       options.socket_path.empty() ? cfg.socket : options.socket_path);
 
-  std::unique_ptr<Session> session(new Session(cfg, options.rank,
-                                               options.connect_timeout_ms,
-                                               options.risk_level_applies));
+  std::unique_ptr<Session> session(
+      new Session(cfg, options.dump_path, options.rank,
+                  options.connect_timeout_ms, options.risk_level_applies));
   v1::Register reg;
   reg.set_pid(::getpid());
   reg.set_start_time(shm::ProcessStartTime(::getpid()));
@@ -70,9 +71,10 @@ Session::Live::Live(config::Config c, bool risk_level_applies)
                      config::DataModeSelected(config.data_mode, false, false)),
       selection(config, risk_level_applies) {}
 
-Session::Session(config::Config config, int rank, int connect_timeout_ms,
-                 bool risk_level_applies)
-    : rank_(rank),
+Session::Session(config::Config config, std::string dump_path, int rank,
+                 int connect_timeout_ms, bool risk_level_applies)
+    : dump_path_(std::move(dump_path)),
+      rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
       risk_level_applies_(risk_level_applies),
       core_(config.policy, config.block_timeout_ms) {
@@ -257,7 +259,7 @@ void Session::Step(uint64_t unclosed_calls) {
   indices_.Reset();
   live().selection.ResetStep();
   if (const uint64_t offered = core_.config_generation();
-      offered != config_generation_ && TakeUpOfferedConfig(step + 1)) {
+      offered != config_generation_ && TakeUpOfferedConfig(step + 1, offered)) {
     config_generation_ = offered;
   }
   generation_.fetch_add(1, std::memory_order_release);
@@ -267,7 +269,7 @@ void Session::Step(uint64_t unclosed_calls) {
   UpdateCollecting();
 }
 
-bool Session::TakeUpOfferedConfig(uint32_t step) {
+bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {
   // Sent after this step's Step request, so the daemon switches this rank's
   // pipeline behind the step's records.
   v1::Request req;
@@ -291,12 +293,42 @@ bool Session::TakeUpOfferedConfig(uint32_t step) {
   lives_.push_back(
       std::make_unique<Live>(std::move(offered).value(), risk_level_applies_));
   live_.store(lives_.back().get(), std::memory_order_release);
+  const char* from = generation == own_generation_
+                         ? "its config.json (dump_enable)"
+                         : "'tprobe configure'";
   std::fprintf(stderr,
-               "[tprobe] step %u on: the config from 'tprobe configure' "
-               "(task %s, level %s)\n",
-               step, std::string(config::TaskName(config().task)).c_str(),
+               "[tprobe] step %u on: the config from %s (task %s, level %s)\n",
+               step, from, std::string(config::TaskName(config().task)).c_str(),
                std::string(config::LevelName(config().level)).c_str());
   return true;
+}
+
+Status Session::Configure(const std::string& config_path) {
+  auto loaded = config::LoadConfigFile(config_path);
+  if (!loaded.ok()) return loaded.status();
+  config::Config cfg = std::move(loaded).value();
+  if (!dump_path_.empty()) cfg.dump_path = dump_path_;
+  v1::Request req;
+  *req.mutable_configure()->mutable_config() = config::ToProto(cfg);
+  v1::Response reply;
+  if (!channel_->Call(std::move(req), connect_timeout_ms_, &reply)) {
+    return Status::Unavailable(
+        reply.error().empty() ? "the daemon did not answer" : reply.error());
+  }
+  if (Status offered = control::StatusOf(reply); !offered.ok()) {
+    return offered;
+  }
+  std::lock_guard lock(mu_);
+  // The daemon bumped config_generation before it answered. A step that
+  // started takes the config up at its Step(), after its records.
+  const uint64_t offered = core_.config_generation();
+  own_generation_ = offered;
+  if (!started_ && offered != config_generation_ &&
+      TakeUpOfferedConfig(step_.load(std::memory_order_relaxed), offered)) {
+    config_generation_ = offered;
+    UpdateCollecting();
+  }
+  return Status::Ok();
 }
 
 void Session::SetStep(uint32_t step) {

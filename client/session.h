@@ -116,6 +116,14 @@ class TPROBE_INTERNAL Session {
   // Makes `step` the current step number, as msprobe's set_init_step does:
   // the next Start() records into step{step} and Step() counts on from it.
   void SetStep(uint32_t step);
+  // Gives this rank alone the config.json at `config_path` (SessionOptions'
+  // dump_path still overriding), as a live `tprobe configure` gives it to
+  // every rank: the daemon checks it and offers it (a changed dump_path or
+  // "tprobe" key is refused, naming the key). msprobe's dump_enable applies
+  // a changed file so. Taken up at once when this step has not started
+  // (no Start() since the last Step()), else at Step(), for the next step.
+  // Waits for the daemon at most connect_timeout_ms.
+  Status Configure(const std::string& config_path);
 
   // Whether hooks should record now: started, this step and rank selected,
   // and the configured steps not yet over.
@@ -211,8 +219,8 @@ class TPROBE_INTERNAL Session {
     Selection selection;
   };
 
-  Session(config::Config config, int rank, int connect_timeout_ms,
-          bool risk_level_applies);
+  Session(config::Config config, std::string dump_path, int rank,
+          int connect_timeout_ms, bool risk_level_applies);
   Live& live() const { return *live_.load(std::memory_order_acquire); }
   // Writes a rank's Start, Step (`step` set) or Goodbye into the boundary
   // ring (Core::WriteBoundary), waiting for room as the full-ring policy
@@ -220,10 +228,11 @@ class TPROBE_INTERNAL Session {
   // daemon, or the queue is full; the caller then sends it on the socket,
   // where the daemon runs it after the boundaries before it.
   bool SendBoundary(const v1::Request& request, std::optional<uint32_t> step);
-  // Fetches the config the daemon offers and makes it the config from
-  // `step` on. Returns false when the daemon did not answer (the session
-  // asks again at the next step boundary). REQUIRES: mu_ held.
-  bool TakeUpOfferedConfig(uint32_t step);
+  // Fetches the config the daemon offers (at config_generation
+  // `generation`) and makes it the config from `step` on. Returns false when
+  // the daemon did not answer (the session asks again at the next step
+  // boundary). REQUIRES: mu_ held.
+  bool TakeUpOfferedConfig(uint32_t step, uint64_t generation);
   // Whether `step` is collected: the operator's live directive (tprobe
   // start/stop, read from the segment) when there is one, else the config's
   // step and rank lists. REQUIRES: mu_ held.
@@ -240,6 +249,7 @@ class TPROBE_INTERNAL Session {
   // Writes the group's CallEnd if it has a CallBegin. REQUIRES: mu_ held.
   void CloseGroup();
 
+  const std::string dump_path_;  // SessionOptions::dump_path
   const int rank_;
   const int connect_timeout_ms_;
   const bool risk_level_applies_;  // SessionOptions::risk_level_applies
@@ -250,6 +260,8 @@ class TPROBE_INTERNAL Session {
   std::vector<std::unique_ptr<Live>> lives_;
   std::atomic<Live*> live_{nullptr};
   uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
+  // The generation the daemon offered for this rank's own Configure (mu_).
+  uint64_t own_generation_ = 0;
   // A flush's write error was named on stderr (once).
   std::atomic<bool> write_error_reported_{false};
   Core core_;

@@ -159,16 +159,18 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       conn.goodbye = true;
       return;
     case v1::Request::kConfigure: {
-      if (conn.producer) {
-        return reply(Refused("Configure comes from the CLI, not from a rank"));
-      }
+      if (conn.goodbye) return reply(Refused("Configure after Goodbye"));
       auto config = config::FromProto(request.configure().config());
       if (!config.ok()) {
         return reply(control::ResponseOf(
             Status::InvalidArgument(config.status().message())));
       }
-      return reply(control::ResponseOf(
-          ApplyLiveConfigure(Targets(conn), *config, *log_)));
+      // From a rank: its own config.json changed (msprobe's dump_enable),
+      // for it alone. From the CLI: every rank it may reach.
+      return reply(control::ResponseOf(ApplyLiveConfigure(
+          conn.producer ? std::vector<std::shared_ptr<Producer>>{conn.producer}
+                        : Targets(conn),
+          *config, *log_)));
     }
     case v1::Request::kFetchConfig:
       return reply(FetchConfig(conn, request.fetch_config()));

@@ -166,6 +166,46 @@ TEST_F(SessionTest, StepFilterAndTheLastStep) {
   EXPECT_FALSE(s->step_active());
 }
 
+// msprobe's dump_enable reload: a rank gives itself its changed config.json
+// as a live `tprobe configure` would, for it alone; at once before Start(),
+// else at Step(). What cannot change live is refused, naming the key.
+TEST_F(SessionTest, ConfigureGivesThisRankAloneANewConfig) {
+  auto mine = Open(R"({"level": "L1"})");
+  auto other = Open(R"({"level": "L1"})");
+  ASSERT_TRUE(mine && other);
+  auto write = [&](const std::string& name, const std::string& body) {
+    const std::string path = dir_.path() + "/" + name;
+    std::ofstream(path) << body;
+    return path;
+  };
+  const std::string dump = R"(, "dump_path": ")" + Dump() + R"("})";
+  const std::string l0 = write("l0.json", R"({"level": "L0")" + dump);
+  ASSERT_TRUE(mine->Configure(l0).ok());
+  EXPECT_EQ(mine->config().level, config::Level::kL0) << "not started: now";
+  EXPECT_EQ(other->config().level, config::Level::kL1);
+
+  mine->Start();
+  const std::string mix = write("mix.json", R"({"level": "mix")" + dump);
+  ASSERT_TRUE(mine->Configure(mix).ok());
+  EXPECT_EQ(mine->config().level, config::Level::kL0) << "started: at Step";
+  mine->Stop();
+  mine->Step();
+  EXPECT_EQ(mine->config().level, config::Level::kMix);
+  other->Step();
+  EXPECT_EQ(other->config().level, config::Level::kL1);
+
+  const std::string moved =
+      write("moved.json",
+            R"({"level": "L1", "dump_path": ")" + Dump() + R"(-moved"})");
+  const Status refused = mine->Configure(moved);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("dump_path cannot change"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(mine->config().level, config::Level::kMix);
+  EXPECT_FALSE(mine->Configure(dir_.path() + "/missing.json").ok());
+}
+
 TEST_F(SessionTest, DataModeShapesThePlans) {
   struct Case {
     const char* data_mode;

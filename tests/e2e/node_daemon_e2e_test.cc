@@ -482,18 +482,18 @@ TEST_F(NodeDaemonTest, ARankThatExitsWhileTheDaemonIsStoppedExitedCleanly) {
   EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
-// One rank at full speed for a minute with the defaults: it stays one
+// One rank at full speed for two minutes with the defaults: it stays one
 // client (it never gives up on its daemon), neither side's memory grows,
 // and nothing is dropped as "no daemon" while the daemon runs (ring_full
 // drops are fine and counted). The issue saw the break after 35 s.
-TEST_F(NodeDaemonTest, OneRankAtFullSpeedForAMinuteStaysOneClient) {
+TEST_F(NodeDaemonTest, OneRankAtFullSpeedForTwoMinutesStaysOneClient) {
   defaults_ = true;
   ASSERT_TRUE(StartDaemon());
   const pid_t rank = StartRank("long", 1000000);
   std::optional<v1::RankStatus> first;
   ASSERT_TRUE(WaitFor([&] { return (first = RankOf(rank)).has_value(); },
                       std::chrono::seconds(30)));
-  const auto seconds = std::chrono::seconds(60 / kLoadScale);
+  const auto seconds = std::chrono::seconds(120 / kLoadScale);
   const auto start = std::chrono::steady_clock::now();
   const auto warm = start + seconds / 6;
   uint64_t rank_warm = 0;
@@ -522,7 +522,7 @@ TEST_F(NodeDaemonTest, OneRankAtFullSpeedForAMinuteStaysOneClient) {
   RecordProperty("rank_rss_kib", static_cast<int>(rank_end));
   RecordProperty("daemon_rss_kib", static_cast<int>(daemon_end));
   if (kCompareMemory) {
-    // Flat: the growth after warm-up is far below what the minute's
+    // Flat: the growth after warm-up is far below what two minutes'
     // backlog would take (the issue saw 40 -> 298 MB).
     EXPECT_LT(rank_end, rank_warm + 64 * 1024)
         << rank_warm << " KiB at warm-up";

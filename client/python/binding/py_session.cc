@@ -120,6 +120,17 @@ void PySession::SetStep(uint32_t step) {
   Hook("Session.set_step", [&] { session_->SetStep(step); });
 }
 
+std::string PySession::Configure(const std::string& config_path) {
+  return Hook(
+      "Session.configure",
+      [&] {
+        py::gil_scoped_release release;  // waits for the daemon's answer
+        const Status s = session_->Configure(config_path);
+        return s.ok() ? std::string() : s.message();
+      },
+      std::string("tprobe could not take the config up"));
+}
+
 void PySession::BeginGroup(const std::string& name) {
   Hook("Session.begin_group", [&] { session_->BeginGroup(name); });
 }

@@ -77,6 +77,9 @@ class PySession final : public ApiSession {
   void Stop();
   void Step();
   void SetStep(uint32_t step);
+  // client::Session::Configure: "" once the daemon took the config, else
+  // why not (a bad file, a key that cannot change live, no daemon).
+  std::string Configure(const std::string& config_path);
   void BeginGroup(const std::string& name);
   void EndGroup();
   bool Flush(int timeout_ms);

@@ -93,6 +93,11 @@ void DefineSession(py::module_& m) {
            "Returns how many were written whole.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
+      .def("configure", &PySession::Configure, py::arg("config_path"),
+           "Gives this rank alone the config.json at config_path, as a live "
+           "`tprobe configure` would (msprobe's dump_enable reload): taken "
+           "up at once before start(), else at the next step(). Returns \"\" "
+           "once the daemon took it, else why not.")
       .def("begin_group", &PySession::BeginGroup, py::arg("name"),
            "Level mix: the calls until end_group() are inside the construct "
            "node `name` (msprobe's \"optimizer\", \"clip_grad\").")

@@ -70,6 +70,10 @@ SCRIPT = textwrap.dedent("""
         x = Tensor(rng.standard_normal((2, 4)).astype(np.float32))
         loss, grad = grad_fn(x)
         d.save(ops.ones((2,), ms.float16), "half")
+        # Skipped with a warning by both (msprobe's check_save_param).
+        d.save(None, "none")
+        d.save(x, 3)
+        d.save(x, "half", save_backward="yes")
         d.step()
         stats.append([[float(a.max()), float(a.min()), float(a.mean()),
                        float(np.linalg.norm(a))]
@@ -115,6 +119,10 @@ class MindSporeDebugSaveTest(unittest.TestCase):
                              text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        if tool == "tprobe":
+            skipped = [line for line in run.stderr.splitlines()
+                       if line.startswith("[tprobe] PrecisionDebugger.save: ")]
+            self.assertEqual(len(skipped), 9, run.stderr[-3000:])
         stats = json.loads(run.stdout.split("STATS ", 1)[1])
         return read_debug_trees(dump), stats
 

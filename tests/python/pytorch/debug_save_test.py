@@ -1,7 +1,8 @@
 """Level "debug": PrecisionDebugger.save() into step{N}/rank{R}/debug.json.
 
 One script saves a tensor (twice: counts per name), a list with scalars and
-a nested tuple, a dict without its backward, and a scalar, over three steps
+a nested tuple, a dict without its backward, and a scalar (and makes four
+calls that both tools skip with a warning), over three steps
 of which the config takes 0 and 2, for task statistics (summary_mode
 statistics, md5) and task tensor (tprobe's .npy files against msprobe's
 .pt files by content). tprobe's debug.json is checked for
@@ -49,6 +50,11 @@ SCRIPT = textwrap.dedent("""
         d.save({"a": y, "b": 7}, "d", save_backward=False)
         d.save(y * 3, "y")
         d.save(5, "scalar")
+        # Skipped with a warning by both (msprobe's check_save_param).
+        d.save(None, "none")
+        d.save({1: y}, "intkey")
+        d.save(y, 3)
+        d.save(y, "y", save_backward=1)
         y.sum().backward()
         stats.append([y.max().item(), y.min().item(), y.mean().item(),
                       y.norm().item()])
@@ -87,6 +93,14 @@ class DebugSaveTest(unittest.TestCase):
                              env=self.daemon.env(), timeout=600, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        if tool == "tprobe":
+            skipped = [line for line in run.stderr.splitlines()
+                       if line.startswith("[tprobe] PrecisionDebugger.save: ")]
+            # Four refused calls in each of the three steps: msprobe checks
+            # the arguments before the step list.
+            self.assertEqual(len(skipped), 12, run.stderr[-3000:])
+            self.assertIn("save_backward must be a bool, got 1; this save "
+                          "is skipped", skipped[-1])
         stats = json.loads(run.stdout.split("STATS ", 1)[1])
         return read_debug_trees(dump), stats
 

@@ -15,7 +15,10 @@
 - dump_enable, msprobe's dynamic control: a script that rewrites
   config.json to true before step 3 and to false before step 6 gives the
   same step folders under msprobe 26.2 (run here when installed) and
-  tprobe; a file that no longer parses stops dumping and training goes on.
+  tprobe; other changed fields (level, summary_mode, data_mode, step) take
+  effect at the same steps under both; a dump_path change is refused with
+  a warning; a file that no longer parses stops dumping and training goes
+  on.
 """
 
 import ast
@@ -82,6 +85,72 @@ DUMP_ENABLE_SCRIPT = textwrap.dedent("""
         d.step()
     if tool == "tprobe":
         assert d.session.flush(30000)
+""")
+
+# dump_enable stays true; other fields change: level mix before step 2,
+# md5 and forward only before step 4, the step list [6] before step 5.
+# argv: tool, config path, dump path.
+CHANGED_FIELDS_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    tool, config_path, dump_path = sys.argv[1:4]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
+
+    def write(**fields):
+        config = {"task": "statistics", "dump_path": dump_path,
+                  "level": "L1", "dump_enable": True}
+        config.update(fields)
+        with open(config_path, "w") as f:
+            json.dump(config, f)
+
+    write()
+    d = PrecisionDebugger(config_path=config_path)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = torch.randn(3, 4)
+    changes = {2: {"level": "mix"},
+               4: {"statistics": {"summary_mode": "md5",
+                                  "data_mode": ["forward"]}},
+               5: {"step": [6]}}
+    for step in range(7):
+        if step in changes:
+            write(**changes[step])
+            time.sleep(0.7)  # past msprobe's 0.5 s between two looks
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+# A file whose new dump_path cannot be applied live, before step 1.
+# argv: config path, dump path.
+FIXED_KEY_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    from tprobe.torch import PrecisionDebugger
+    config_path, dump_path = sys.argv[1:3]
+
+    def write(path, level):
+        with open(config_path, "w") as f:
+            json.dump({"task": "statistics", "dump_path": path,
+                       "level": level, "dump_enable": True}, f)
+
+    write(dump_path, "L1")
+    d = PrecisionDebugger(config_path=config_path)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(3):
+        if step == 1:
+            write(dump_path + "-moved", "mix")
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    assert d.session.flush(30000)
 """)
 
 # A file that stops parsing before step 2.
@@ -385,6 +454,52 @@ class DumpEnableTest(unittest.TestCase):
         with open(os.path.join(self.tmp, "tprobe", "step4", "rank",
                                "dump.json")) as f:
             self.assertIn("Functional.linear.0.forward", json.load(f)["data"])
+
+    def tree(self, tool: str) -> list:
+        """(step folder, its entry names, the first entry's first output's
+        keys) for each step folder of CHANGED_FIELDS_SCRIPT's run."""
+        dump = os.path.join(self.tmp, "fields-" + tool)
+        self.run_script(CHANGED_FIELDS_SCRIPT, tool,
+                        os.path.join(self.tmp, f"fields-{tool}.json"), dump)
+        out = []
+        for step in sorted(os.listdir(dump), key=lambda s: int(s[4:])):
+            (path,) = glob.glob(os.path.join(dump, step, "*", "dump.json"))
+            with open(path) as f:
+                data = json.load(f)["data"]
+            first = next(iter(data.values()))
+            out.append((step, list(data), sorted(first["output"][0])))
+        return out
+
+    def test_other_changed_fields_apply_as_in_msprobe(self) -> None:
+        tprobe = self.tree("tprobe")
+        self.assertEqual([s for s, _, _ in tprobe],
+                         ["step0", "step1", "step2", "step3", "step4",
+                          "step6"])
+        names = dict((s, n) for s, n, _ in tprobe)
+        self.assertNotIn("Module.0.Linear.forward.0", names["step1"])
+        self.assertIn("Module.0.Linear.forward.0", names["step2"])
+        self.assertIn("Module.0.Linear.forward.0", names["step3"])
+        self.assertNotIn("Functional.linear.0.backward", names["step4"])
+        self.assertIn("md5", dict((s, k) for s, _, k in tprobe)["step4"])
+        if HAS_MSPROBE:
+            self.assertEqual(tprobe, self.tree("msprobe"))
+
+    def test_a_key_that_cannot_change_live_is_refused_with_a_warning(
+            self) -> None:
+        dump = os.path.join(self.tmp, "fixed")
+        stderr = self.run_script(FIXED_KEY_SCRIPT,
+                                 os.path.join(self.tmp, "fixed.json"), dump)
+        self.assertIn("[tprobe] dump_enable: config.json's other changed "
+                      "fields are not applied", stderr)
+        self.assertIn("dump_path cannot change while the training runs",
+                      stderr)
+        self.assertEqual(sorted(os.listdir(dump)),
+                         ["step0", "step1", "step2"])
+        self.assertFalse(os.path.exists(dump + "-moved"))
+        with open(glob.glob(os.path.join(dump, "step2", "*",
+                                         "dump.json"))[0]) as f:
+            self.assertEqual([n for n in json.load(f)["data"]
+                              if n.startswith("Module.")], [])
 
     def test_a_file_that_no_longer_parses_stops_dumping(self) -> None:
         dump = os.path.join(self.tmp, "broken")

@@ -14,6 +14,10 @@ written by the daemon as step{N}/rank{R}/debug.json.
   twice in place).
 - Only the steps and ranks the config selects are saved; start() is not
   needed, as in msprobe.
+- A call msprobe's check_save_param refuses is skipped with a warning, as
+  msprobe skips it: a variable other than a tensor, int, float or str, or
+  lists, tuples and str-keyed dicts of them (at most MAX_DEPTH deep); a name
+  that is not a str; a save_backward that is not a bool.
 
 The framework gives how to tell a tensor and how to hook its gradient.
 Nothing here raises into training: the debugger reports failures once.
@@ -26,6 +30,9 @@ from typing import Any, Callable, DefaultDict, List, Optional, Tuple
 # value bare, common/dump/tree.h, and names its tensor files without a
 # category, daemon/output/entry_renderer.h).
 MEMBER = ""
+
+# msprobe's Const.DUMP_MAX_DEPTH: how deep a saved variable may nest.
+MAX_DEPTH = 400
 
 
 class _Slot:
@@ -51,6 +58,31 @@ class DebugSave:
         self._counts: DefaultDict[str, int] = defaultdict(int)
         # (entry name, step, slot tree)
         self._pending: List[Tuple[str, int, Any]] = []
+
+    def refusal(self, variable: Any, name: Any,
+                save_backward: Any) -> Optional[str]:
+        """Why msprobe's check_save_param skips this save(), or None."""
+        if not self._valid(variable, 0):
+            return ("variable must be a tensor, int, float or str, or "
+                    "lists, tuples and str-keyed dicts of them; got "
+                    f"{type(variable).__name__}")
+        if not isinstance(name, str):
+            return f"name must be a str, got {name!r}"
+        if not isinstance(save_backward, bool):
+            return f"save_backward must be a bool, got {save_backward!r}"
+        return None
+
+    def _valid(self, value: Any, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        if self._is_tensor(value) or isinstance(value, (int, float, str)):
+            return True
+        if isinstance(value, (list, tuple)):
+            return all(self._valid(v, depth + 1) for v in value)
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and self._valid(v, depth + 1)
+                       for k, v in value.items())
+        return False
 
     def save(self, session: Any, variable: Any, name: str,
              save_backward: bool) -> None:

@@ -23,7 +23,8 @@ FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
   sends anyway, client/core.h InForkedChild).
 - dump_enable: when config.json has the key, the file is looked at again
   at start(), stop() and step() on msprobe's schedule, and a start() while
-  it says false starts nothing (tprobe._common.dump_enable).
+  it says false starts nothing; its other changed fields are applied as a
+  live config (tprobe._common.dump_enable).
 - Warnings: each config.json key that tprobe accepts without effect is
   named once on stderr at construction (common/config/msprobe_keys.h).
 - After construction nothing raises into training: start()'s own failures
@@ -124,7 +125,8 @@ class DebuggerCore:
             type(self)._instance = None
             raise
         self.model = model
-        self._dump_enable = DumpEnable(config_path or "", self._check_file)
+        self._dump_enable = DumpEnable(config_path or "", self._check_file,
+                                       self._apply_file)
         self._rt = Runtime(session, session.level)
         self._started = False
         self._hooked = True  # False once the configured steps are done
@@ -140,6 +142,18 @@ class DebuggerCore:
         """Validates a re-read config.json with the constructor's arguments
         written in, as the session would (ValueError when refused)."""
         _C.config_warnings(config_with_overrides(path, self._overrides))
+
+    def _apply_file(self, path: str) -> str:
+        """Gives a changed config.json (the constructor's arguments written
+        in) to the session as a live config; "" or why it was not taken."""
+        try:
+            error = self._rt.session.configure(
+                config_with_overrides(path, self._overrides))
+        except ValueError as error:  # the file went bad since the check
+            return str(error)
+        self._rt.refresh()
+        self._follow_level()
+        return error
 
     # msprobe exposes these as class methods; they act on the instance.
     @classmethod
@@ -170,15 +184,21 @@ class DebuggerCore:
             return
         rt = self._rt
         self._flush_debug_save()
+        # Before the step ends, so that a changed config.json is taken up
+        # at this boundary, as msprobe reloads it after its step().
+        self._dump_enable.poll()
         rt.session.step()
         rt.refresh()
         self._step_done()
-        self._dump_enable.poll()
+        self._follow_level()
+
+    def _follow_level(self) -> None:
+        """A live config changed the level (at a step boundary): what the
+        new level needs goes in now (module hooks at the next start() with
+        a model). Hooks it does not use stay and record nothing (the session
+        refuses their calls)."""
+        rt = self._rt
         if rt.session.level != rt.level:
-            # A live config changed the level at this step boundary: what
-            # the new level needs goes in now (module hooks at the next
-            # start() with a model). Hooks it does not use stay and record
-            # nothing (the session refuses their calls).
             rt.level = rt.session.level
             if self._hooked:
                 self._install()
@@ -199,18 +219,19 @@ class DebuggerCore:
              save_backward: bool = True) -> None:
         """msprobe's save() writes only at its level "debug" (debug.json,
         tprobe._common.debug_save); at every other level msprobe ignores
-        the call, and so does tprobe. Bad arguments raise ValueError; after
-        that nothing raises (failures are reported once)."""
+        the call, and so does tprobe. A call with arguments msprobe refuses
+        is skipped with a warning, as msprobe skips it. Nothing raises
+        (failures are reported once)."""
         self = cls._require("save")
-        if not isinstance(name, str):
-            raise ValueError(f"save: name must be a str, got {name!r}")
-        if not isinstance(save_backward, bool):
-            raise ValueError(f"save: save_backward must be a bool, got "
-                             f"{save_backward!r}")
         session = self._rt.session
         if self._debug_save is None or session.level != "debug":
             return
         try:
+            refusal = self._debug_save.refusal(variable, name, save_backward)
+            if refusal is not None:
+                sys.stderr.write(f"[tprobe] PrecisionDebugger.save: "
+                                 f"{refusal}; this save is skipped\n")
+                return
             self._debug_save.save(session, variable, name, save_backward)
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.save", error)

@@ -12,8 +12,11 @@ hook looks at it, so a hooked call costs what it did.
 - A file whose ``dump_enable`` was deleted keeps the last value.
 - A file that no longer parses (or is gone) stops dumping, with one warning
   line, and training goes on.
-- Other changed fields are not applied (a warning says so once): give the
-  new file to ``tprobe configure``, which every rank applies at its next step.
+- Other changed fields are applied as a live ``tprobe configure`` applies
+  them, to this rank alone (``apply``, Session.configure): from the next
+  step, or from this one when it has not started. What cannot change live
+  (dump_path, the "tprobe" section) is refused with one warning naming the
+  key, and the config stays as it was.
 
 Without the key nothing is re-read, as in msprobe.
 """
@@ -49,21 +52,22 @@ class DumpEnable:
     """Whether capture is enabled by config.json's dump_enable.
 
     ``check`` is the config's own validation (tprobe._C.config_warnings):
-    it raises ValueError for a file the config refuses.
+    it raises ValueError for a file the config refuses. ``apply`` gives the
+    file to the session and returns "" or why it was not taken.
 
     Thread safety: called from the training thread only (start, stop, step).
     """
 
-    def __init__(self, config_path: str,
-                 check: Callable[[str], object]) -> None:
+    def __init__(self, config_path: str, check: Callable[[str], object],
+                 apply: Callable[[str], str]) -> None:
         self._path = config_path
         self._check = check
+        self._apply = apply
         self.active = False
         self.enabled = True
         self._last_check = 0.0
         self._signature: Optional[Tuple[int, int]] = None
         self._fields: dict = {}
-        self._warned_fields = False
         if not config_path:
             return
         try:
@@ -109,11 +113,13 @@ class DumpEnable:
         if isinstance(value, bool):
             self.enabled = value
         fields = self._other_fields(content)
-        if fields != self._fields and not self._warned_fields:
-            self._warned_fields = True
-            _warn("config.json changed other fields than dump_enable; "
-                  "tprobe applies only dump_enable from the file (give the "
-                  "file to `tprobe configure` to apply the rest)")
+        if fields == self._fields:
+            return
+        error = self._apply(self._path)
+        if error:
+            _warn(f"config.json's other changed fields are not applied "
+                  f"({error}); the config stays as it was")
+            return
         self._fields = fields
 
 
