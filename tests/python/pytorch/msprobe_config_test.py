@@ -1,8 +1,9 @@
 """msprobe's config.json as its users write it, under tprobe:
 
-- every config.json example of msprobe's docs (the installed msprobe
-  8.3.3 copy's docs/03.config_examples.md: PyTorch, MindSpore static and
-  dynamic graph; docs/28.debugger_save_instruction.md), msprobe 26.2's
+- every config.json example of msprobe's docs (every page of the
+  installed msprobe 8.3.3 copy's docs/: the config examples for PyTorch,
+  MindSpore static and dynamic graph, the save() instructions, the kernel
+  dump, grad_probe and quick-start pages; 26.2's wheel has no docs), 26.2's
   packaged config.json and its ATB example: each loads, or is refused with
   a message that says what tprobe does not support;
 - a PrecisionDebugger names each key without effect once on stderr;
@@ -204,16 +205,23 @@ TENSOR_MD5_SCRIPT = textwrap.dedent("""
 
 
 def doc_examples() -> list:
-    """(where, config) for each ```json block of the docs that is a
-    config.json (it has a "task")."""
+    """(where, config) for each code block of every page of the docs that
+    is a config.json: a JSON object with a "task" and no "data" (a dump.json
+    sample has both)."""
     out = []
-    for name in ("03.config_examples.md", "28.debugger_save_instruction.md"):
-        with open(os.path.join(DOCS, name), encoding="utf-8") as f:
+    for path in sorted(glob.glob(os.path.join(DOCS, "**", "*.md"),
+                                 recursive=True)):
+        with open(path, encoding="utf-8") as f:
             text = f.read()
-        for i, block in enumerate(re.findall(r"```json\n(.*?)```", text,
-                                             re.S)):
-            config = json.loads(block)
-            if isinstance(config, dict) and "task" in config:
+        name = os.path.relpath(path, DOCS)
+        for i, block in enumerate(re.findall(r"```(?:json)?[ \t]*\n(.*?)```",
+                                             text, re.S)):
+            try:
+                config = json.loads(block)
+            except ValueError:
+                continue
+            if (isinstance(config, dict) and "task" in config
+                    and "data" not in config):
                 out.append((f"{name} block {i}", config))
     return out
 
@@ -228,6 +236,8 @@ def expected_refusal(config: dict) -> str:
         return "free benchmark (task free_benchmark)"
     if task == "exception_dump":
         return "exception dump (task exception_dump"
+    if task == "grad_probe":
+        return "gradient monitor (task grad_probe)"
     if level == "L2":
         return "kernel dump (level L2)"
     if level == "debug" and task not in (None, "statistics", "tensor"):
@@ -249,8 +259,10 @@ class ConfigExamplesTest(unittest.TestCase):
                          f"no msprobe docs in {DOCS} (deploy/venv.sh)")
     def test_every_docs_example_loads_or_is_refused_by_name(self) -> None:
         examples = doc_examples()
-        # 16 in the config examples, one in the save() instructions.
-        self.assertEqual(len(examples), 17)
+        # 16 in the config examples, one in the save() instructions, the
+        # rest in the introduction, kernel dump, grad_probe and quick-start
+        # pages.
+        self.assertEqual(len(examples), 23)
         loaded = 0
         for where, config in examples:
             with self.subTest(where=where, config=config):
@@ -264,8 +276,9 @@ class ConfigExamplesTest(unittest.TestCase):
                 self.assertIn(refusal, str(raised.exception))
                 self.assertIn(NOT_SUPPORTED, str(raised.exception))
         # statistics, tensor, overflow_check and structure, for PyTorch and
-        # MindSpore's dynamic graph, and level debug (save()).
-        self.assertEqual(loaded, 9)
+        # MindSpore's dynamic graph, level debug (save()), and the two
+        # quick-start examples.
+        self.assertEqual(loaded, 11)
 
     @unittest.skipUnless(HAS_MSPROBE, "no msprobe 26.x in this Python")
     def test_msprobe_26_packaged_configs(self) -> None:
