@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -417,13 +418,12 @@ bool Session::InApi() const {
 bool Session::BeginModule(std::string_view base, bool forward,
                           uint32_t forward_index, CallPlan* plan) {
   Live& live = this->live();
-  if (live.config.level == config::Level::kL1 || !collecting() || InApi()) {
-    return false;
-  }
+  const bool l1 = live.config.level == config::Level::kL1;
+  if (!collecting() || InApi() || (l1 && !DumpedAlone(base))) return false;
   plan->kind = record::CallKind::kModule;
   plan->forward = forward;
   plan->step = step();
-  plan->construct = true;  // L0 and mix keep every module node
+  plan->construct = !l1;  // L0 and mix keep every module node, L1 none
   plan->name_id = 0;
   plan->index = forward ? indices_.NextModule(base) : forward_index;
   SetModuleCallName(&plan->name, base, forward, plan->index);
@@ -498,8 +498,8 @@ void Session::EndCall(const CallPlan& plan) {
 bool Session::BeginParamGrad(std::string_view module_base,
                              std::string_view param, CallPlan* plan) {
   Live& live = this->live();
-  if (live.config.level == config::Level::kL1 || !live.keeps_backward ||
-      !collecting()) {
+  if (!live.keeps_backward || !collecting() ||
+      (live.config.level == config::Level::kL1 && !DumpedAlone(module_base))) {
     return false;
   }
   plan->kind = record::CallKind::kModule;
@@ -517,6 +517,18 @@ bool Session::BeginParamGrad(std::string_view module_base,
     ledger_.NoteLostEntry(plan->name);
   }
   return plan->name_id != 0;
+}
+
+void Session::DumpAloneAtL1(std::string base) {
+  std::lock_guard lock(alone_mu_);
+  if (std::find(alone_.begin(), alone_.end(), base) == alone_.end()) {
+    alone_.push_back(std::move(base));
+  }
+}
+
+bool Session::DumpedAlone(std::string_view base) {
+  std::lock_guard lock(alone_mu_);
+  return std::find(alone_.begin(), alone_.end(), base) != alone_.end();
 }
 
 bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,

@@ -18,11 +18,12 @@
 //
 // Thread safety: all methods may be called from any thread. The outermost-
 // API rule is per thread. The per-call methods (Begin*, CheckEnd, EndCall,
-// BeginParamGrad) take no lock and, once the step's names are interned
-// (from the second step with the same calls on), allocate nothing: counts,
-// filters and ranges are atomics (naming.h, selection.h), and a plan's name
-// is built into its string's capacity. Start, Stop, Step, SetStep and the
-// groups lock.
+// BeginParamGrad) take no lock (but a module call at level L1, which only
+// module_dump's modules make: DumpAloneAtL1) and, once the step's names are
+// interned (from the second step with the same calls on), allocate nothing:
+// counts, filters and ranges are atomics (naming.h, selection.h), and a
+// plan's name is built into its string's capacity. Start, Stop, Step,
+// SetStep, Configure and the groups lock.
 
 #include <atomic>
 #include <cstdint>
@@ -149,9 +150,10 @@ class TPROBE_INTERNAL Session {
   // Opens a module call of the module named `base` (naming.h ModuleBase). A
   // forward call takes the next index of the module; a backward call reuses
   // `forward_index`. Returns false, with nothing recorded or counted, when
-  // modules are not collected now (level L1, not collecting, inside an API
-  // call on this thread); otherwise fills *plan, and the caller must close
-  // the call with EndCall(*plan).
+  // modules are not collected now (level L1 unless `base` was given to
+  // DumpAloneAtL1, not collecting, inside an API call on this thread);
+  // otherwise fills *plan, and the caller must close the call with
+  // EndCall(*plan).
   bool BeginModule(std::string_view base, bool forward, uint32_t forward_index,
                    CallPlan* plan);
 
@@ -175,10 +177,17 @@ class TPROBE_INTERNAL Session {
 
   // Names a gradient of parameter `param` of the module `module_base`:
   // "{module_base}.parameters_grad.{K}". Returns false when it is not dumped
-  // (level L1, not collecting, data_mode without backward, filtered out, no
-  // daemon); otherwise the caller writes the entry {param: [grad]}.
+  // (level L1 unless the module was given to DumpAloneAtL1, not collecting,
+  // data_mode without backward, filtered out, no daemon); otherwise the
+  // caller writes the entry {param: [grad]}.
   bool BeginParamGrad(std::string_view module_base, std::string_view param,
                       CallPlan* plan);
+
+  // msprobe's module_dump at level L1: the module named `base` is recorded
+  // as a module (its calls and parameter gradients, with no construct
+  // node), although the level records no other. The adapter decides when
+  // its forward calls are inside module_dump()...module_dump_end().
+  void DumpAloneAtL1(std::string base);
 
   // Whether an adapter should report the backward of forward calls: at
   // levels L0 and mix every backward call is a construct.json node, whatever
@@ -242,6 +251,8 @@ class TPROBE_INTERNAL Session {
   bool DaemonEndedDump();
   // Whether an outermost API call of this step is open on this thread.
   bool InApi() const;
+  // Whether level L1 records the module `base` (DumpAloneAtL1).
+  bool DumpedAlone(std::string_view base);
   // Sends the name (and the CallBegin) the plan needs.
   void Publish(const Live& live, CallPlan* plan);
   // Writes the CallBegin of the running group if it has none yet.
@@ -288,6 +299,10 @@ class TPROBE_INTERNAL Session {
   std::atomic<uint32_t> group_name_id_{0};
   uint32_t group_step_ = 0;
   std::atomic<uint32_t> step_{0};
+  // DumpAloneAtL1's modules, and their guard: looked at only by a module
+  // call at level L1, where only these modules have hooks (module_dump).
+  std::mutex alone_mu_;
+  std::vector<std::string> alone_;
   // Bumped by Step(); an open outermost API call of an older generation is
   // forgotten, so a call whose end never came cannot mute a thread forever.
   std::atomic<uint64_t> generation_{1};

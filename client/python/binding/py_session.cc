@@ -120,6 +120,10 @@ void PySession::SetStep(uint32_t step) {
   Hook("Session.set_step", [&] { session_->SetStep(step); });
 }
 
+void PySession::DumpAloneAtL1(const std::string& base) {
+  Hook("Session.dump_alone_at_l1", [&] { session_->DumpAloneAtL1(base); });
+}
+
 std::string PySession::Configure(const std::string& config_path) {
   return Hook(
       "Session.configure",

@@ -93,6 +93,10 @@ void DefineSession(py::module_& m) {
            "Returns how many were written whole.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
+      .def("dump_alone_at_l1", &PySession::DumpAloneAtL1, py::arg("base"),
+           "msprobe's module_dump at level L1: the module named base "
+           "(Session.module_base) is recorded as a module, without a "
+           "construct node, although L1 records no other.")
       .def("configure", &PySession::Configure, py::arg("config_path"),
            "Gives this rank alone the config.json at config_path, as a live "
            "`tprobe configure` would (msprobe's dump_enable reload): taken "

@@ -63,7 +63,9 @@ class Torch:
             "tensor_api": torch.Tensor.add is not add,
             "modules": bool(linear._forward_pre_hooks
                             or linear._forward_hooks),
-            "grads": bool(linear.weight._backward_hooks),
+            # a tensor hook (torch 1.13) or a post-accumulate one
+            "grads": bool(linear.weight._backward_hooks or getattr(
+                linear.weight, "_post_accumulate_grad_hooks", None)),
             "clip": torch.nn.utils.clip_grad_norm_ is not clip,
         }
 

@@ -1,8 +1,10 @@
 """The rest of msprobe's PyTorch debugger API, each scenario in its own
 process against one real tprobed: set_init_step, module_dump /
-module_dump_end, seed_all, save, forward_backward_dump_end, and the clear
-errors for what tprobe does not support (token_range, level debug with
-task overflow_check).
+module_dump_end (at L1 too), seed_all, save, forward_backward_dump_end, and
+the clear errors for what tprobe does not support (token_range, level debug
+with task overflow_check). Where msprobe 26.x is installed, one script of
+set_init_step, module_dump at L1, seed_all and gradients accumulated over
+steps runs under both tools, and the trees are compared.
 """
 
 import importlib.util
@@ -17,6 +19,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from golden_compare import compare_live_tree  # noqa: E402
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
 # A tiny model; SCENARIO_BODY runs with d (the debugger), model, x and
@@ -29,6 +32,44 @@ _PRELUDE = textwrap.dedent("""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
     x = torch.randn(3, 4)
+""")
+
+
+# set_init_step, module_dump at level L1 (twice in a step, in two steps),
+# seed_all and gradients that accumulate over steps (no zero_grad), run
+# under msprobe 26.x and tprobe. argv: tool, config path, dump path.
+_PARITY_SCRIPT = textwrap.dedent("""
+    import json, random, sys, numpy, torch, torch.nn as nn
+    tool, config_path, dump_path = sys.argv[1:4]
+    if tool == "msprobe":
+        from msprobe.pytorch import (PrecisionDebugger, module_dump,
+                                     module_dump_end, seed_all)
+    else:
+        from tprobe.torch import (PrecisionDebugger, module_dump,
+                                  module_dump_end, seed_all)
+    with open(config_path, "w") as f:
+        json.dump({"task": "statistics", "dump_path": dump_path,
+                   "level": "L1", "step": [5, 6]}, f)
+    seed_all(7)
+    print("SEEDED", json.dumps([random.random(), float(numpy.random.rand()),
+                                torch.rand(1).item()]))
+    d = PrecisionDebugger(config_path=config_path)
+    d.set_init_step(5)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = torch.randn(3, 4)
+    for step in range(3):
+        d.start()
+        module_dump(model[0], "lin")
+        h = model[0](x)
+        module_dump_end()
+        module_dump(model[1], "relu")
+        h = model[1](h)
+        module_dump_end()
+        model[2](h).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
 """)
 
 
@@ -108,14 +149,34 @@ class DebuggerApiTest(unittest.TestCase):
         self.assertEqual(data["Module.net.Sequential.forward.0"]["output"][0]
                          ["shape"], [3, 2])
 
-    def test_module_dump_at_l1_is_refused_by_name(self) -> None:
-        run = self.run_scenario("module_dump_l1", {"task": "statistics",
-                                                   "level": "L1"}, """
+    def test_module_dump_at_l1_records_the_module_without_a_node(
+            self) -> None:
+        self.run_scenario("module_dump_l1", {"task": "statistics",
+                                             "level": "L1"}, """
             d = PrecisionDebugger(config_path=config_path)
-            module_dump(model, "net")
-        """, ok=False)
-        self.assertIn("module_dump: tprobe records modules at levels L0 and "
-                      "mix only", run.stderr)
+            for _ in range(2):  # module_dump again in the next step
+                d.start()
+                module_dump(model[1], "act")
+                h = model[1](model[0](x))
+                module_dump_end()
+                model[2](h).sum().backward()
+                d.stop(); d.step()
+            assert d.session.flush(30000)
+        """)
+        for step in (0, 1):
+            data = self.dump("module_dump_l1", step)
+            self.assertEqual([n for n in data if n.startswith("Module.")],
+                             ["Module.act.ReLU.forward.0",
+                              "Module.act.ReLU.backward.0"])
+            # model[0] and model[1] ran inside module_dump: only model[2]'s
+            # linear is recorded.
+            self.assertNotIn("Functional.relu.0.forward", data)
+            self.assertIn("Functional.linear.0.forward", data)
+            self.assertNotIn("Functional.linear.1.forward", data)
+            with open(os.path.join(self.tmp, "module_dump_l1",
+                                   f"step{step}", "rank",
+                                   "construct.json")) as f:
+                self.assertEqual(json.load(f), {})
 
     def test_module_kwargs_are_input_kwargs_on_torch_2(self) -> None:
         self.run_scenario("kwargs", {"task": "statistics", "level": "L0"},
@@ -246,6 +307,52 @@ class DebuggerApiTest(unittest.TestCase):
         """, ok=False)
         self.assertIn("level debug is invalid with task overflow_check",
                       run.stderr)
+
+
+
+@unittest.skipUnless(importlib.util.find_spec("msprobe")
+                     and torch.__version__ >= "2",
+                     "needs msprobe 26.x (the project's venv)")
+class MsprobeParityTest(unittest.TestCase):
+    """_PARITY_SCRIPT under both tools: the same seeded numbers, the same
+    step folders, and in each the same dump.json (names, order, values),
+    construct.json and stack.json groups."""
+
+    def run_tool(self, tool: str, tmp: str, env: dict) -> tuple:
+        dump = os.path.join(tmp, tool)
+        run = subprocess.run(
+            [sys.executable, "-c", _PARITY_SCRIPT, tool,
+             os.path.join(tmp, f"{tool}.json"), dump],
+            env=env, timeout=300, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        seeded = json.loads(run.stdout.split("SEEDED ", 1)[1].splitlines()[0])
+        steps = {step: os.path.join(dump, step, os.listdir(
+                     os.path.join(dump, step))[0])
+                 for step in os.listdir(dump)}
+        return seeded, steps
+
+    def test_same_trees_as_msprobe(self) -> None:
+        tmp = fresh_dir("tp-apiparity-")
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            mine_seeded, mine = self.run_tool("tprobe", tmp, daemon.env())
+            theirs_seeded, theirs = self.run_tool("msprobe", tmp,
+                                                  daemon.env())
+        self.assertEqual(mine_seeded, theirs_seeded)
+        self.assertEqual(sorted(mine), ["step5", "step6"])
+        self.assertEqual(sorted(mine), sorted(theirs))
+        for step in mine:
+            with self.subTest(step=step):
+                self.assertEqual(
+                    compare_live_tree(theirs[step], mine[step]), [])
+        with open(os.path.join(mine["step6"], "dump.json")) as f:
+            names = list(json.load(f)["data"])
+        self.assertEqual([n for n in names if n.startswith("Module.")],
+                         ["Module.lin.Linear.forward.0",
+                          "Module.relu.ReLU.forward.0",
+                          "Module.relu.ReLU.backward.0",
+                          "Module.lin.Linear.backward.0",
+                          "Module.lin.Linear.parameters_grad.0"])
 
 
 if __name__ == "__main__":

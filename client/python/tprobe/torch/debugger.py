@@ -120,10 +120,6 @@ class PrecisionDebugger(DebuggerCore):
         if not isinstance(name, str):
             raise TypeError(f"module_dump: dump_name must be a str, got "
                             f"{name!r}")
-        if self._rt.level == "L1":
-            raise NotImplementedError(
-                "module_dump: tprobe records modules at levels L0 and mix "
-                "only, not at L1; configure level mix")
         if not self._modules.register_one(module, name):
             sys.stderr.write("[tprobe] module_dump: the module is hooked "
                              "already (start() with its model); it is "

@@ -378,8 +378,10 @@ class ModuleHooks:
         self.rt = rt
         self.grad_hooks = grad_hooks
         self._models: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
-        # Every module with tprobe's hooks.
+        # Every module with tprobe's hooks, and those of them module_dump
+        # hooked alone.
         self._hooked: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
+        self._alone: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
         # module_dump(): whether its modules record now.
         self.module_dump_on = False
         self._handles: list = []  # each hook's RemovableHandle
@@ -391,6 +393,7 @@ class ModuleHooks:
         self._handles.clear()
         self._models = weakref.WeakSet()
         self._hooked = weakref.WeakSet()
+        self._alone = weakref.WeakSet()
 
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
@@ -403,10 +406,17 @@ class ModuleHooks:
     def register_one(self, module: torch.nn.Module, path: str) -> bool:
         """Hooks ``module`` alone (not its children) as ``Module.{path}.
         {Class}``, recording only while ``module_dump_on`` (msprobe's
-        module_dump). False when the module has tprobe's hooks already."""
+        module_dump; a module it hooked before is hooked so already). False
+        when the module has tprobe's hooks as part of a model."""
+        if module in self._alone:
+            return True
         if module in self._hooked:
             return False
+        self._alone.add(module)
         self._hook(module, path, lambda: self.module_dump_on)
+        # Level L1 records this module alone (if the level becomes L1).
+        self.rt.session.dump_alone_at_l1(
+            Session.module_base(path, type(module).__name__))
         return True
 
     def _hook(self, module: torch.nn.Module, path: str,
