@@ -19,7 +19,7 @@ bool Drainer::OnEntry(uint32_t ring_index, const record::EntryView& v) {
     options.data_name = state_.assembler.options().tensor_data;
     options.md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
     options.xor_sum = state_.config.summary_mode == config::SummaryMode::kXor;
-    options.mindspore = state_.assembler.options().framework == "mindspore";
+    options.framework = state_.assembler.options().framework;
     // The tensors the entry refers to: it uses each once.
     std::vector<uint32_t> referenced;
     auto lookup = [&ring, &referenced](uint32_t ref) -> const TensorInfo* {

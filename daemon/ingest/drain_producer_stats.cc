@@ -209,6 +209,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
   WaitingTensor& waiting = *found;
   TensorInfo& info = waiting.info;
   const config::SummaryMode summary = state_.config.summary_mode;
+  const auto dtype_name = state_.assembler.options().framework->dtype_name;
   if (summary == config::SummaryMode::kMd5 &&
       r.kinds[0] == static_cast<uint8_t>(record::StatKind::kCrc)) {
     std::optional<uint32_t> crc = CrcOf(r);
@@ -231,7 +232,7 @@ void Drainer::OnProducerStats(uint32_t ring_index,
       Corrupt(ring_index, "producer statistics for tensor " +
                               std::to_string(r.ref) +
                               " are not an xor checksum of a " +
-                              std::string(TorchName(info.dtype)) + " tensor");
+                              std::string(dtype_name(info.dtype)) + " tensor");
       return;
     }
     info.xor_sum = std::move(*sum);
@@ -241,7 +242,8 @@ void Drainer::OnProducerStats(uint32_t ring_index,
       if (!KindFits(info.dtype, kind)) {
         Corrupt(ring_index, "producer statistics of kind " +
                                 std::to_string(kind) + " for a " +
-                                std::string(TorchName(info.dtype)) + " tensor");
+                                std::string(dtype_name(info.dtype)) +
+                                " tensor");
         return;
       }
     }

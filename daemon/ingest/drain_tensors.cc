@@ -102,9 +102,7 @@ void Drainer::CloseTensor(RingState& ring, bool complete) {
   if (complete) {
     info.stats =
         stats::ComputeStats(info.dtype, info.shape, p.bytes,
-                            state_.assembler.options().framework == "mindspore"
-                                ? stats::StatRules::kMindSpore
-                                : stats::StatRules::kPyTorch);
+                            state_.assembler.options().framework->stat_rules);
     if (state_.config.summary_mode == config::SummaryMode::kXor) {
       info.xor_sum = stats::XorChecksum(info.dtype, info.shape, p.bytes);
     }

@@ -95,6 +95,14 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   if (reg.pid() <= 0) {
     return Status::InvalidArgument("Register needs the client's pid");
   }
+  // Unset, the framework is PyTorch.
+  const dump::Framework* framework = dump::FindFramework(
+      reg.framework().empty() ? dump::kPyTorch.name : reg.framework());
+  if (framework == nullptr) {
+    return Status::InvalidArgument(
+        "framework '" + reg.framework() +
+        "' is not one tprobed dumps: use pytorch or mindspore");
+  }
   const uint32_t ring_count =
       reg.ring_count() != 0 ? reg.ring_count() : config.ring_count + 1;
   const uint64_t ring_bytes =
@@ -142,7 +150,7 @@ Result<std::unique_ptr<Producer>> Producer::Create(
 
   AssemblerOptions options;
   SetCaptureOptions(config, &options);
-  options.framework = reg.framework().empty() ? "pytorch" : reg.framework();
+  options.framework = framework;
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();

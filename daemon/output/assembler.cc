@@ -13,7 +13,8 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
   if (finished_through_ && step <= *finished_through_) return nullptr;
   auto it = trees_.find(step);
   if (it == trees_.end()) {
-    dump::StepTree tree(options_.task, options_.level, options_.framework);
+    dump::StepTree tree(options_.task, options_.level,
+                        std::string(options_.framework->name));
     std::optional<std::string> data_dir;
     if (options_.tensor_data) {
       data_dir = config::StepRankDir(options_.dump_path, step, options_.rank) +
@@ -25,7 +26,8 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     deferred_skipped_ = 0;
     Journal journal(
         config::StepRankDir(options_.write_path, step, options_.rank),
-        options_.task, options_.level, options_.framework, data_dir);
+        options_.task, options_.level, std::string(options_.framework->name),
+        data_dir);
     it = trees_
              .emplace(step,
                       Open{std::move(tree), TensorStore(TensorDataDir(step)),

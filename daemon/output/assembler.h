@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dump/framework.h"
 #include "common/dump/tree.h"
 #include "common/record_losses.h"
 #include "common/status.h"
@@ -42,9 +43,10 @@
 namespace tprobe::daemon {
 
 struct AssemblerOptions {
-  std::string task;       // "statistics", "tensor", "overflow_check"
-  std::string level;      // "L0", "L1", "mix"
-  std::string framework;  // "pytorch", ...
+  std::string task;   // "statistics", "tensor", "overflow_check"
+  std::string level;  // "L0", "L1", "mix"
+  // The producer's framework (never null).
+  const dump::Framework* framework = &dump::kPyTorch;
   // dump_path as configured: dump.json's dump_data_dir is derived from it,
   // as msprobe does, so it may be relative.
   std::string dump_path;

@@ -200,10 +200,9 @@ void EntryRenderer::WriteTensorObject(const TensorInfo& tensor,
   const RenderOptions& options = *options_;
   writer_.BeginDict();
   writer_.Key("type");
-  writer_.String(options.mindspore ? "mindspore.Tensor" : "torch.Tensor");
+  writer_.String(options.framework->tensor_type);
   writer_.Key("dtype");
-  writer_.String(options.mindspore ? MindSporeName(tensor.dtype)
-                                   : TorchName(tensor.dtype));
+  writer_.String(options.framework->dtype_name(tensor.dtype));
   writer_.Key("shape");
   writer_.BeginList();
   for (int64_t dim : tensor.shape) writer_.Int(dim);
@@ -224,8 +223,7 @@ void EntryRenderer::WriteTensorObject(const TensorInfo& tensor,
     dump::WriteStats(tensor.complete ? tensor.stats : stats::TensorStats{},
                      writer_);
   }
-  // msprobe's MindSpore dump writes no requires_grad.
-  if (!options.mindspore) {
+  if (options.framework->writes_requires_grad) {
     writer_.Key("requires_grad");
     writer_.Bool(tensor.requires_grad);
   }

@@ -31,6 +31,7 @@
 
 #include "common/dtype.h"
 #include "common/dump/entry_text.h"
+#include "common/dump/framework.h"
 #include "common/dump/json_stream_writer.h"
 #include "common/record/codec.h"
 #include "common/stats/tensor_stats.h"
@@ -68,10 +69,10 @@ struct RenderOptions {
   // summary_mode xor: tensors get the xor checksum under "md5" in place of
   // Max, Min, Mean and Norm (null when incomplete), as msprobe 26.x.
   bool xor_sum = false;
-  // A MindSpore producer: tensors are "mindspore.Tensor" with MindSpore's
-  // dtype names ("Float32") and no requires_grad, else "torch.Tensor" and
-  // "torch.float32".
-  bool mindspore = false;
+  // How tensors are written: "torch.Tensor" with "torch.float32" and
+  // requires_grad, or "mindspore.Tensor" with "Float32" and none (never
+  // null).
+  const dump::Framework* framework = &dump::kPyTorch;
 };
 
 // A tensor file the entry refers to by data_name.

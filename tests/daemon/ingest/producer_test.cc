@@ -75,6 +75,26 @@ TEST(ProducerTest, ABadRingGeometryIsRefused) {
             "the boundary ring)");
 }
 
+TEST(ProducerTest, TheFrameworkIsLookedUpOnceAndAnUnknownOneIsRefused) {
+  TempDir dir;
+  v1::Register reg = MakeRegister(ConfigJson(dir.path()));
+  reg.set_framework("tensorflow");
+  auto p = Producer::Create(1, testing::Self(), reg);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "framework 'tensorflow' is not one tprobed dumps: use pytorch or "
+            "mindspore");
+  reg.set_framework("mindspore");
+  p = Producer::Create(2, testing::Self(), reg);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->Lock()->assembler.options().framework, &dump::kMindSpore);
+  reg.clear_framework();
+  p = Producer::Create(3, testing::Self(), reg);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->Lock()->assembler.options().framework, &dump::kPyTorch)
+      << "unset is PyTorch";
+}
+
 TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
   TempDir dir;
   const auto cwd = std::filesystem::current_path();

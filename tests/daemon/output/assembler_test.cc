@@ -25,7 +25,6 @@ class AssemblerTest : public ::testing::Test {
     AssemblerOptions o;
     o.task = "statistics";
     o.level = "mix";
-    o.framework = "pytorch";
     o.dump_path = dir_.path();
     o.write_path = dir_.path();
     o.rank = 3;

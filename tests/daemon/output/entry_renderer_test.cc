@@ -198,7 +198,7 @@ TEST_F(EntryRendererTest, MindSporeTensorHasMindSporeNamesAndNoRequiresGrad) {
   tensors_[8].dtype = DType::kBFloat16;
   tensors_[8].shape = {};
   RenderOptions options;
-  options.mindspore = true;
+  options.framework = &dump::kMindSpore;
   RenderedEntry r =
       Render("Mint.tanh.0.forward",
              MakeEntry({{"output", List({Ref(7), Ref(8)})}}), options);
