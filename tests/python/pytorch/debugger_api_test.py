@@ -4,7 +4,8 @@ module_dump_end (at L1 too), seed_all, save, forward_backward_dump_end, and
 the clear errors for what tprobe does not support (token_range, level debug
 with task overflow_check). Where msprobe 26.x is installed, one script of
 set_init_step, module_dump at L1, seed_all and gradients accumulated over
-steps runs under both tools, and the trees are compared.
+steps runs under both tools, and the trees are compared; so does a model
+whose gradients Megatron's DDP accumulates into ``param.main_grad``.
 """
 
 import importlib.util
@@ -66,6 +67,72 @@ _PARITY_SCRIPT = textwrap.dedent("""
         h = model[1](h)
         module_dump_end()
         model[2](h).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+
+# Megatron's DDP as far as gradients go: a hook on each parameter's
+# AccumulateGrad node adds param.grad into param.main_grad and clears
+# param.grad. Written as megatron/core/distributed.py, so that the model's
+# class comes from a megatron module, as in Megatron.
+_MEGATRON_DDP = textwrap.dedent("""
+    import torch
+
+
+    class DistributedDataParallel(torch.nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+            self.grad_accs = []
+            for param in module.parameters():
+                param.main_grad = torch.zeros_like(param)
+                acc = param.expand_as(param).grad_fn.next_functions[0][0]
+                acc.register_hook(self._hook(param))
+                self.grad_accs.append(acc)
+
+        @staticmethod
+        def _hook(param):
+            def hook(*_):
+                param.main_grad.add_(param.grad)
+                param.grad = None
+            return hook
+
+        def zero_grad_buffer(self):
+            for param in self.module.parameters():
+                param.main_grad.zero_()
+
+        def forward(self, x):
+            return self.module(x)
+""")
+
+# Two steps of two micro-batches each on the same batch, under msprobe 26.x
+# or tprobe: main_grad after the second is twice that after the first.
+# argv: tool, config path, dump path, the folder holding megatron/.
+_MEGATRON_SCRIPT = textwrap.dedent("""
+    import json, sys, torch, torch.nn as nn
+    tool, config_path, dump_path, packages = sys.argv[1:5]
+    sys.path.insert(0, packages)
+    from megatron.core.distributed import DistributedDataParallel
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger, seed_all
+    else:
+        from tprobe.torch import PrecisionDebugger, seed_all
+    with open(config_path, "w") as f:
+        json.dump({"task": "statistics", "dump_path": dump_path,
+                   "level": "L0", "step": [0, 1]}, f)
+    seed_all(3)
+    d = PrecisionDebugger(config_path=config_path)
+    model = DistributedDataParallel(
+        nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2)))
+    x = torch.randn(3, 4)
+    for step in range(2):
+        model.zero_grad_buffer()
+        d.start(model=[model])
+        for _ in range(2):
+            model(x).sum().backward()
         d.stop()
         d.step()
     if tool == "tprobe":
@@ -353,6 +420,54 @@ class MsprobeParityTest(unittest.TestCase):
                           "Module.relu.ReLU.backward.0",
                           "Module.lin.Linear.backward.0",
                           "Module.lin.Linear.parameters_grad.0"])
+
+
+@unittest.skipUnless(importlib.util.find_spec("msprobe")
+                     and torch.__version__ >= "2.1",
+                     "needs msprobe 26.x (the project's venv)")
+class MegatronMainGradTest(unittest.TestCase):
+    """_MEGATRON_SCRIPT under both tools: parameters_grad holds
+    param.main_grad, read behind Megatron's hook, in the same trees."""
+
+    def run_tool(self, tool: str, tmp: str, env: dict) -> dict:
+        dump = os.path.join(tmp, tool)
+        run = subprocess.run(
+            [sys.executable, "-c", _MEGATRON_SCRIPT, tool,
+             os.path.join(tmp, f"{tool}.json"), dump, tmp],
+            env=env, timeout=300, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        return {step: os.path.join(dump, step, os.listdir(
+                    os.path.join(dump, step))[0])
+                for step in os.listdir(dump)}
+
+    def test_parameter_gradients_are_main_grad_as_in_msprobe(self) -> None:
+        tmp = fresh_dir("tp-megatron-")
+        os.makedirs(os.path.join(tmp, "megatron", "core"))
+        for init in ("megatron", os.path.join("megatron", "core")):
+            open(os.path.join(tmp, init, "__init__.py"), "w").close()
+        with open(os.path.join(tmp, "megatron", "core", "distributed.py"),
+                  "w") as f:
+            f.write(_MEGATRON_DDP)
+        with Tprobed(tprobed_binary(), tmp) as daemon:
+            mine = self.run_tool("tprobe", tmp, daemon.env())
+            theirs = self.run_tool("msprobe", tmp, daemon.env())
+        self.assertEqual(sorted(mine), ["step0", "step1"])
+        self.assertEqual(sorted(mine), sorted(theirs))
+        for step in mine:
+            with self.subTest(step=step):
+                self.assertEqual(
+                    compare_live_tree(theirs[step], mine[step]), [])
+        with open(os.path.join(mine["step1"], "dump.json")) as f:
+            data = json.load(f)["data"]
+        grads = [data[f"Module.0.module.0.Linear.parameters_grad.{k}"]
+                 ["weight"][0] for k in (0, 1)]
+        # The second micro-batch's main_grad holds both: twice the first,
+        # where param.grad would hold the second alone.
+        self.assertAlmostEqual(grads[1]["Max"], 2 * grads[0]["Max"],
+                               places=5)
+        self.assertAlmostEqual(grads[1]["Norm"], 2 * grads[0]["Norm"],
+                               places=5)
 
 
 if __name__ == "__main__":

@@ -252,7 +252,7 @@ def compare_values(reference: Dict[str, Any],
     """The values of ``actual`` (a dump.json) against ``reference``, the
     dump.json that msprobe wrote for the same model and seed on this
     machine in this run: entries matched by name (parameters_grad by
-    module), dict values by key, list values by position, whatever their
+    module where the indices differ), dict values by key, list values by position, whatever their
     order (which compare_dump checks against the stored tree). Tensors:
     Max/Min exactly, Mean/Norm within float32 rounding; every other value
     exactly. Entries only tprobe writes (module backward on PyTorch 1.13)
@@ -260,12 +260,17 @@ def compare_values(reference: Dict[str, Any],
     out: List[str] = []
     ref_data = reference["data"]
     msprobe833 = _is_833(ref_data)
-    mine = {normalize(n): v for n, v in actual["data"].items()}
+    exact = actual["data"]
+    mine = {normalize(n): v for n, v in exact.items()}
     for name, entry in ref_data.items():
-        if normalize(name) not in mine:
-            out.append(f"{name}: in the reference, not in tprobe's tree")
-        else:
+        # By name; a parameters_grad entry by module where its index
+        # differs (msprobe 8.3.3 never resets it).
+        if name in exact:
+            _compare_live(entry, exact[name], name, out, msprobe833)
+        elif normalize(name) in mine:
             _compare_live(entry, mine[normalize(name)], name, out, msprobe833)
+        else:
+            out.append(f"{name}: in the reference, not in tprobe's tree")
     return out
 
 

@@ -29,7 +29,7 @@ from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.unsupported import refuse_token_arguments, unsupported
 from tprobe.torch import framework, values
 from tprobe.torch.api_hooks import ApiHooks
-from tprobe.torch.grad_hooks import GradHooks
+from tprobe.torch.grad_hooks import GradHooks, is_megatron
 from tprobe.torch.module_hooks import ModuleHooks
 from tprobe.torch.optimizer_hooks import OptimizerHooks
 
@@ -81,6 +81,7 @@ class PrecisionDebugger(DebuggerCore):
 
     def _hook_model(self, model: Any) -> None:
         if self._rt.level in MODULE_LEVELS:
+            self._grads.megatron = is_megatron(model)
             self._modules.register(model)
 
     def _remove(self) -> None:
@@ -120,6 +121,7 @@ class PrecisionDebugger(DebuggerCore):
         if not isinstance(name, str):
             raise TypeError(f"module_dump: dump_name must be a str, got "
                             f"{name!r}")
+        self._grads.megatron = is_megatron(module)
         if not self._modules.register_one(module, name):
             sys.stderr.write("[tprobe] module_dump: the module is hooked "
                              "already (start() with its model); it is "
