@@ -252,11 +252,12 @@ def compare_values(reference: Dict[str, Any],
     """The values of ``actual`` (a dump.json) against ``reference``, the
     dump.json that msprobe wrote for the same model and seed on this
     machine in this run: entries matched by name (parameters_grad by
-    module where the indices differ), dict values by key, list values by position, whatever their
-    order (which compare_dump checks against the stored tree). Tensors:
-    Max/Min exactly, Mean/Norm within float32 rounding; every other value
-    exactly. Entries only tprobe writes (module backward on PyTorch 1.13)
-    have no reference and are not checked here."""
+    module where the indices differ), dict values by key, list values by
+    position, whatever their order (which compare_dump checks against the
+    stored tree). Tensors: Max/Min exactly, Mean/Norm within float32
+    rounding; every other value exactly. Entries only tprobe writes
+    (module backward on PyTorch 1.13) have no reference and are not
+    checked here."""
     out: List[str] = []
     ref_data = reference["data"]
     msprobe833 = _is_833(ref_data)
