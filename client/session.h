@@ -119,8 +119,8 @@ class TPROBE_INTERNAL Session {
   void SetStep(uint32_t step);
   // Gives this rank alone the config.json at `config_path` (SessionOptions'
   // dump_path still overriding), as a live `tprobe configure` gives it to
-  // every rank: the daemon checks it and offers it (a changed dump_path or
-  // "tprobe" key is refused, naming the key). msprobe's dump_enable applies
+  // every rank: the daemon checks it and offers it (a changed "tprobe" key,
+  // or a dump_path it cannot use, is refused, naming the key or path). msprobe's dump_enable applies
   // a changed file so. Taken up at once when this step has not started
   // (no Start() since the last Step()), else at Step(), for the next step.
   // Waits for the daemon at most connect_timeout_ms.

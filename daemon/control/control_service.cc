@@ -235,8 +235,7 @@ v1::Response ControlService::FetchConfig(const Connection& conn,
   if (!conn.producer || conn.goodbye) {
     return Refused("FetchConfig needs a registered rank");
   }
-  std::shared_ptr<const config::Config> offered =
-      conn.producer->OfferedConfig();
+  std::shared_ptr<const Producer::Offer> offered = conn.producer->Offered();
   if (!offered) {
     return control::ResponseOf(
         Status::NothingToDo("no config was offered to this rank"));
@@ -246,11 +245,13 @@ v1::Response ControlService::FetchConfig(const Connection& conn,
   Command command;
   command.kind = Command::Kind::kConfigure;
   command.step = fetch.step();
-  command.config = offered;
+  command.config =
+      std::shared_ptr<const config::Config>(offered, &offered->config);
+  command.write_path = offered->write_path;
   conn.producer->Enqueue(std::move(command));
   registry_.Wake();
   v1::Response r = Ok();
-  *r.mutable_config() = config::ToProto(*offered);
+  *r.mutable_config() = config::ToProto(offered->config);
   return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/config/config.h"
 #include "common/shm/directive.h"
+#include "daemon/process/dump_path_check.h"
 
 namespace tprobe::daemon {
 namespace {
@@ -65,9 +66,6 @@ std::string FixedKeyChanged(const config::Config& running,
     *now = fmt::format("{}", b);
     return true;
   };
-  if (differs(running.dump_path, next.dump_path)) {
-    return "dump_path";
-  }
   if (differs(running.socket, next.socket)) {
     return "tprobe.socket";
   }
@@ -106,19 +104,35 @@ Status ApplyLiveConfigure(
   }
   // Checked for every rank before any is offered the config: a refusal
   // changes nothing.
+  std::vector<Producer::Offer> offers;
   for (const auto& p : producers) {
+    const std::string rank =
+        p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank());
     std::string was, now;
     const std::string key = FixedKeyChanged(p->config(), config, &was, &now);
-    if (key.empty()) continue;
-    return Status::InvalidArgument(
-        "config: " + key + " cannot change while the training runs (rank " +
-        (p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank())) +
-        " registered with '" + was + "', the new config says '" + now +
-        "'): set it back to '" + was +
-        "'; a live config may change task, level, step, rank, scope, "
-        "list, data_mode, summary_mode and overflow_nums");
+    if (!key.empty()) {
+      return Status::InvalidArgument(
+          "config: " + key + " cannot change while the training runs (rank " +
+          rank + " registered with '" + was + "', the new config says '" + now +
+          "'): set it back to '" + was +
+          "'; a live config may change task, level, step, rank, scope, "
+          "list, data_mode, summary_mode, overflow_nums and dump_path");
+    }
+    // A new dump_path is checked and made as the rank's user, as at
+    // registration, and relative to its working directory.
+    auto write_path = config.dump_path == p->config().dump_path
+                          ? Result<std::string>(p->options().write_path)
+                          : ResolveDumpPath(config.dump_path, p->watched_pid(),
+                                            p->uid(), p->gid(), p->groups());
+    if (!write_path.ok()) {
+      return Status::InvalidArgument("config: for rank " + rank + ": " +
+                                     write_path.status().message());
+    }
+    offers.push_back({config, std::move(write_path).value()});
   }
-  for (const auto& p : producers) p->OfferConfig(config);
+  for (size_t i = 0; i < producers.size(); ++i) {
+    producers[i]->OfferConfig(std::move(offers[i]));
+  }
   log.info("live configure of ranks {}: {}", RankList(producers),
            config::ToJson(config));
   return Status::Ok();

@@ -18,12 +18,15 @@
 // when its next step starts, so that step is the first recorded under it.
 // A live config may change what a rank decides per call or per step: task,
 // level, step, rank, scope, list, data_mode, summary_mode and
-// overflow_nums. It may not change what was fixed when the rank registered:
-// dump_path (the daemon checked and created it, and recovers journals under
-// it; one run writes one tree) and the "tprobe" section (the socket the
+// overflow_nums; and dump_path, as msprobe's dump_enable reload does: the
+// steps from the one that takes the config up go under the new path,
+// checked and made as at registration (ResolveDumpPath, as the rank's user
+// and relative to its working directory), while steps still open stay
+// where they began. It may not change the "tprobe" section (the socket the
 // rank talks to, its rings' geometry, full-ring policy and timeouts live in
-// the trainer's process). Such a config is refused as a whole, naming the
-// key and both values (kInvalidArgument), and nothing changes.
+// the trainer's process). A config with such a change, or a dump_path that
+// cannot be used, is refused as a whole, naming the key and both values or
+// the path and why (kInvalidArgument), and nothing changes.
 //
 // Thread safety: called from the control thread; takes each producer's lock
 // to read its step.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/config/config.h"
@@ -30,6 +31,7 @@ struct Command {
   Kind kind = Kind::kFlush;
   uint32_t step = 0;  // Start, Step; Configure: the first step under config
   std::shared_ptr<const config::Config> config;  // Configure
+  std::string write_path;          // Configure: where the steps under config go
   uint64_t unclosed_calls = 0;     // Step: calls the client never ended
   uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
   bool write_open = false;         // Stop from the CLI: write open steps

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <filesystem>
 #include <utility>
 
 #include "common/config/config_proto.h"
@@ -42,24 +41,6 @@ Status CheckGeometry(uint32_t ring_count, uint64_t ring_bytes) {
                                    std::to_string(config::kMaxRingBytes));
   }
   return Status::Ok();
-}
-
-// The client's dump_path as an absolute path: relative paths are relative
-// to the client's working directory, as they are for msprobe.
-Result<std::string> AbsoluteDumpPath(const std::string& dump_path,
-                                     int32_t pid) {
-  namespace fs = std::filesystem;
-  if (fs::path(dump_path).is_absolute()) return dump_path;
-  std::error_code ec;
-  const fs::path cwd =
-      fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
-  if (ec) {
-    return Status::Error("dump_path '" + dump_path +
-                         "' is relative and the working directory of pid " +
-                         std::to_string(pid) + " cannot be read (" +
-                         ec.message() + "); use an absolute dump_path");
-  }
-  return (cwd / dump_path).lexically_normal().string();
 }
 
 // A pidfd for `pid`, or -1 where the kernel has none (before Linux 5.3).
@@ -108,29 +89,14 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   const uint64_t ring_bytes =
       reg.ring_bytes() != 0 ? reg.ring_bytes() : config.ring_bytes;
   if (Status s = CheckGeometry(ring_count, ring_bytes); !s.ok()) return s;
-  // A path is cut at its first NUL by every system call: the daemon would
-  // write somewhere the client did not name.
-  if (config.dump_path.find('\0') != std::string::npos) {
-    return Status::Error(
-        "dump_path contains a NUL byte, which no file path can hold");
-  }
-  auto write_path =
-      AbsoluteDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid());
-  if (!write_path.ok()) return write_path.status();
   std::vector<gid_t> groups = RankGroups(peer.gid, peer.pid);
+  auto write_path =
+      ResolveDumpPath(config.dump_path, peer.pid > 0 ? peer.pid : reg.pid(),
+                      peer.uid, peer.gid, groups);
+  if (!write_path.ok()) return write_path.status();
   {
-    // As the client's user: what is made is the user's, and only where
-    // the user could make it.
     FsIdentity as_client(peer.uid, peer.gid, groups);
-    if (!as_client.ok()) {
-      return Status::Error("cannot take the identity of uid " +
-                           std::to_string(peer.uid) + " to write its dump");
-    }
-    if (Status s = PrepareDumpPath(*write_path, peer.uid, peer.gid, groups);
-        !s.ok()) {
-      return s;
-    }
-    RemoveStaleTempFiles(*write_path, reg.rank());
+    if (as_client.ok()) RemoveStaleTempFiles(*write_path, reg.rank());
   }
 
   if (Status s = CheckShmSpace(
@@ -238,9 +204,9 @@ bool Producer::HasCommands() const {
   return !queue_.empty();
 }
 
-void Producer::OfferConfig(config::Config config) {
+void Producer::OfferConfig(Offer offer) {
   std::lock_guard lock(offered_mu_);
-  offered_ = std::make_shared<const config::Config>(std::move(config));
+  offered_ = std::make_shared<const Offer>(std::move(offer));
   shm::SegmentHeader* header = segment_->header();
   // The new config replaces a live start/stop: the client reads the cleared
   // directive once it sees the new generation.
@@ -250,7 +216,7 @@ void Producer::OfferConfig(config::Config config) {
       .store(++offered_generation_, std::memory_order_release);
 }
 
-std::shared_ptr<const config::Config> Producer::OfferedConfig() const {
+std::shared_ptr<const Producer::Offer> Producer::Offered() const {
   std::lock_guard lock(offered_mu_);
   return offered_;
 }

@@ -105,13 +105,16 @@ class Producer {
   // files are made as (fs_identity.h).
   gid_t gid() const { return gid_; }
   const std::vector<gid_t>& groups() const { return groups_; }
+  // The pid the daemon watches (the client's, as the daemon sees it).
+  pid_t watched_pid() const { return watched_pid_; }
   // The config the client registered with. What a live `tprobe configure`
-  // may change is in ProducerState::config; the rest (dump_path, the
-  // "tprobe" section) stays as registered.
+  // may change is in ProducerState::config (and the dump's place in the
+  // assembler's options); the "tprobe" section stays as registered.
   const config::Config& config() const { return config_; }
   const std::string& segment_name() const { return segment_->name(); }
   const shm::Segment& segment() const { return *segment_; }
   const ProducerLimits& limits() const { return limits_; }
+  // The assembler options it registered with (its dump_path as registered).
   const AssemblerOptions& options() const { return options_; }
 
   // True once the producer's process has exited (or cannot be watched and
@@ -130,13 +133,19 @@ class Producer {
   std::optional<Command> TakeCommand();
   bool HasCommands() const;
 
-  // `tprobe configure`: offers `config` to the client. The directive
+  // A config offered live, and where the rank's dump goes under it: its
+  // dump_path made absolute and prepared (ResolveDumpPath).
+  struct Offer {
+    config::Config config;
+    std::string write_path;
+  };
+  // `tprobe configure`: offers `offer` to the client. The directive
   // (tprobe start/stop) is cleared and the segment's config_generation
-  // bumped; the client fetches the config (OfferedConfig) at its next step
+  // bumped; the client fetches the config (Offered) at its next step
   // boundary. Thread safety: any thread.
-  void OfferConfig(config::Config config);
+  void OfferConfig(Offer offer);
   // The config offered last, or nullptr when none was.
-  std::shared_ptr<const config::Config> OfferedConfig() const;
+  std::shared_ptr<const Offer> Offered() const;
 
   // What Status reports; Publish is called by the worker holding the state.
   PublishedStatus Published() const;
@@ -197,7 +206,7 @@ class Producer {
   bool queue_closed_ = false;
 
   mutable std::mutex offered_mu_;
-  std::shared_ptr<const config::Config> offered_;
+  std::shared_ptr<const Offer> offered_;
   uint64_t offered_generation_ = 0;
 
   mutable std::mutex published_mu_;

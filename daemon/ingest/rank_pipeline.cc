@@ -178,15 +178,17 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
       state.config = *c.config;
       AssemblerOptions capture;
       SetCaptureOptions(state.config, &capture);
+      capture.dump_path = state.config.dump_path;
+      capture.write_path = c.write_path;
       state.assembler.SetCapture(capture);
       // A new config starts the dump afresh, overflow_nums included.
       state.overflows_dumped = 0;
       state.overflow_limit_reached = false;
       log.info(
           "client {} (pid {}, rank {}) records step {} on under a new "
-          "config: task {}, level {}",
-          p.client_id(), p.pid(), p.rank(), c.step, capture.task,
-          capture.level);
+          "config: task {}, level {}, into {}",
+          p.client_id(), p.pid(), p.rank(), c.step, capture.task, capture.level,
+          capture.write_path);
       break;
     }
     case Command::Kind::kHangUp:

@@ -24,14 +24,14 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     tree.accounting().records_skipped += deferred_skipped_;
     tree.accounting().stream_corrupt = stream_corrupt_;
     deferred_skipped_ = 0;
-    Journal journal(
-        config::StepRankDir(options_.write_path, step, options_.rank),
-        options_.task, options_.level, std::string(options_.framework->name),
-        data_dir);
+    std::string dir =
+        config::StepRankDir(options_.write_path, step, options_.rank);
+    Journal journal(dir, options_.task, options_.level,
+                    std::string(options_.framework->name), data_dir);
     it = trees_
-             .emplace(step,
-                      Open{std::move(tree), TensorStore(TensorDataDir(step)),
-                           std::move(journal)})
+             .emplace(step, Open{std::move(dir), std::move(tree),
+                                 TensorStore(TensorDataDir(step)),
+                                 std::move(journal)})
              .first;
   }
   it->second.dirty = true;
@@ -98,7 +98,7 @@ void Assembler::MarkProducerDied() {
   }
 }
 
-Status Assembler::Write(uint32_t step, Open& open, bool closing) {
+Status Assembler::Write(Open& open, bool closing) {
   if (!open.dirty && open.tree.accounting().step_open != closing) {
     if (closing) open.journal.Remove();
     return Status::Ok();
@@ -108,8 +108,7 @@ Status Assembler::Write(uint32_t step, Open& open, bool closing) {
     open.tree.accounting().outage = std::move(outage_due_);
     outage_due_.reset();
   }
-  Status s = dump::WriteStepTree(
-      config::StepRankDir(options_.write_path, step, options_.rank), open.tree);
+  Status s = dump::WriteStepTree(open.dir, open.tree);
   if (s.ok()) {
     open.dirty = false;
     if (closing) open.journal.Remove();
@@ -126,7 +125,7 @@ Status Assembler::WriteDirty() {
   for (auto it = trees_.begin(); it != trees_.end();) {
     // A finished step kept only for a failed write is written closed.
     const bool finished = finished_through_ && it->first <= *finished_through_;
-    Status s = Write(it->first, it->second, /*closing=*/finished);
+    Status s = Write(it->second, /*closing=*/finished);
     if (first.ok() && !s.ok()) first = s;
     it = s.ok() && finished ? trees_.erase(it) : std::next(it);
   }
@@ -136,7 +135,7 @@ Status Assembler::WriteDirty() {
 Status Assembler::Finish(uint32_t step) {
   Status first;
   for (auto it = trees_.begin(); it != trees_.end() && it->first <= step;) {
-    Status s = Write(it->first, it->second, /*closing=*/true);
+    Status s = Write(it->second, /*closing=*/true);
     if (first.ok() && !s.ok()) first = s;
     // A step that could not be written stays until WriteDirty succeeds.
     it = s.ok() ? trees_.erase(it) : std::next(it);

@@ -64,11 +64,14 @@ class Assembler {
 
   const AssemblerOptions& options() const { return options_; }
   // A live config (`tprobe configure`): trees opened from now on take this
-  // task, level and tensor_data; open trees keep theirs.
+  // task, level and tensor_data, and go under its dump_path and write_path;
+  // open trees keep theirs.
   void SetCapture(const AssemblerOptions& capture) {
     options_.task = capture.task;
     options_.level = capture.level;
     options_.tensor_data = capture.tensor_data;
+    options_.dump_path = capture.dump_path;
+    options_.write_path = capture.write_path;
   }
 
   // The tree of `step`, opened on first use and marked dirty. Returns nullptr
@@ -137,7 +140,8 @@ class Assembler {
   // (Journal::Sync). Returns the first error.
   Status SyncJournals();
 
-  // Absolute directory of step's tensor files (dump_tensor_data/).
+  // Absolute directory of step's tensor files (dump_tensor_data/), for a
+  // tree opened now.
   std::string TensorDataDir(uint32_t step) const;
 
   size_t open_trees() const { return trees_.size(); }
@@ -147,6 +151,7 @@ class Assembler {
 
  private:
   struct Open {
+    std::string dir;  // write_path/step{N}/rank{R}, as the tree was opened
     dump::StepTree tree;
     TensorStore tensors;
     Journal journal;
@@ -155,7 +160,7 @@ class Assembler {
 
   // Writes the tree if it changed since it was last written, or if it was
   // last written open and now closes.
-  Status Write(uint32_t step, Open& open, bool closing);
+  Status Write(Open& open, bool closing);
 
   AssemblerOptions options_;
   std::map<uint32_t, Open> trees_;

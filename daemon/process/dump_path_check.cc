@@ -11,11 +11,29 @@
 #include <filesystem>
 
 #include "common/dump/tree_writer.h"
+#include "daemon/process/fs_identity.h"
 
 namespace tprobe::daemon {
 namespace {
 
 constexpr int kMaxSymlinks = 40;  // as the kernel's path walk
+
+// `dump_path` as an absolute path: relative paths are relative to the
+// working directory of `pid`.
+Result<std::string> AbsoluteDumpPath(const std::string& dump_path, pid_t pid) {
+  namespace fs = std::filesystem;
+  if (fs::path(dump_path).is_absolute()) return dump_path;
+  std::error_code ec;
+  const fs::path cwd =
+      fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
+  if (ec) {
+    return Status::Error("dump_path '" + dump_path +
+                         "' is relative and the working directory of pid " +
+                         std::to_string(pid) + " cannot be read (" +
+                         ec.message() + "); use an absolute dump_path");
+  }
+  return (cwd / dump_path).lexically_normal().string();
+}
 
 std::string Refuse(const std::string& path, const std::string& why) {
   return "dump_path " + path + " cannot be used: " + why;
@@ -112,6 +130,28 @@ Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid,
                                           "client could"));
   }
   return Status::Ok();
+}
+
+Result<std::string> ResolveDumpPath(const std::string& dump_path, pid_t pid,
+                                    uid_t uid, gid_t gid,
+                                    std::span<const gid_t> groups) {
+  // A path is cut at its first NUL by every system call: the daemon would
+  // write somewhere the client did not name.
+  if (dump_path.find('\0') != std::string::npos) {
+    return Status::Error(
+        "dump_path contains a NUL byte, which no file path can hold");
+  }
+  auto path = AbsoluteDumpPath(dump_path, pid);
+  if (!path.ok()) return path.status();
+  // As the client's user: what is made is the user's, and only where the
+  // user could make it.
+  FsIdentity as_client(uid, gid, groups);
+  if (!as_client.ok()) {
+    return Status::Error("cannot take the identity of uid " +
+                         std::to_string(uid) + " to write its dump");
+  }
+  if (Status s = PrepareDumpPath(*path, uid, gid, groups); !s.ok()) return s;
+  return path;
 }
 
 }  // namespace tprobe::daemon

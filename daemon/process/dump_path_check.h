@@ -25,6 +25,15 @@ namespace tprobe::daemon {
 Status PrepareDumpPath(const std::string& path, uid_t uid, gid_t gid,
                        std::span<const gid_t> groups = {});
 
+// A client's dump_path as the daemon writes it: made absolute (a relative
+// one is relative to the working directory of `pid`, as msprobe's is), then
+// prepared by PrepareDumpPath as the client (FsIdentity of `uid`, `gid` and
+// `groups`). Used when the client registers and when a live config moves
+// its dump. Returns the absolute path, or an error naming dump_path.
+Result<std::string> ResolveDumpPath(const std::string& dump_path, pid_t pid,
+                                    uid_t uid, gid_t gid,
+                                    std::span<const gid_t> groups);
+
 }  // namespace tprobe::daemon
 
 #endif  // TPROBE_DAEMON_PROCESS_DUMP_PATH_CHECK_H_

@@ -194,15 +194,20 @@ TEST_F(SessionTest, ConfigureGivesThisRankAloneANewConfig) {
   other->Step();
   EXPECT_EQ(other->config().level, config::Level::kL1);
 
-  const std::string moved =
-      write("moved.json",
-            R"({"level": "L1", "dump_path": ")" + Dump() + R"(-moved"})");
-  const Status refused = mine->Configure(moved);
+  const std::string fixed = write(
+      "fixed.json", R"({"level": "L1", "tprobe": {"ring_count": 2})" + dump);
+  const Status refused = mine->Configure(fixed);
   EXPECT_FALSE(refused.ok());
-  EXPECT_NE(refused.message().find("dump_path cannot change"),
+  EXPECT_NE(refused.message().find("tprobe.ring_count cannot change"),
             std::string::npos)
       << refused.message();
   EXPECT_EQ(mine->config().level, config::Level::kMix);
+  // A new dump_path is taken up, as msprobe's dump_enable reload takes it.
+  const std::string moved =
+      write("moved.json",
+            R"({"level": "L1", "dump_path": ")" + Dump() + R"(-moved"})");
+  ASSERT_TRUE(mine->Configure(moved).ok());
+  EXPECT_EQ(mine->config().dump_path, Dump() + "-moved");
   EXPECT_FALSE(mine->Configure(dir_.path() + "/missing.json").ok());
 }
 

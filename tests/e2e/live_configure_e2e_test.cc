@@ -1,11 +1,12 @@
 // `tprobe configure FILE` end to end: the real tprobe binary and the real
 // tprobed, with a rank played by the public C++ Client (libtprobe). A new
 // config given while step N runs is what step N + 1 is recorded under (its
-// level and list, seen in the written tree); a bad one is refused naming
-// the key, and nothing changes.
+// level and list, seen in the written tree, or its dump_path); a bad one is
+// refused naming the key, and nothing changes.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -132,6 +133,8 @@ TEST_F(LiveConfigureTest, ANewLevelAndListTakeEffectAtTheNextStep) {
 TEST_F(LiveConfigureTest, ABadValueIsRefusedNamingTheKeyAndNothingChanges) {
   auto client = Rank(Config("l0", {{"task", "statistics"}, {"level", "L0"}}));
   ASSERT_TRUE(client);
+  const std::string file_in_the_way = dir_.path() + "/a-file";
+  std::ofstream(file_in_the_way) << "not a folder";
   struct Case {
     Json body;
     std::string expected;  // in the message
@@ -140,13 +143,17 @@ TEST_F(LiveConfigureTest, ABadValueIsRefusedNamingTheKeyAndNothingChanges) {
       // Invalid in itself: the CLI's own check, before tprobed is asked.
       {{{"level", "L7"}}, "level is invalid"},
       {{{"statistics", {{"data_mode", {"sideways"}}}}}, "data_mode"},
-      // Valid, but fixed since the rank registered: tprobed refuses it.
-      {{{"level", "mix"}, {"dump_path", dir_.path() + "/elsewhere"}},
-       "config: dump_path cannot change while the training runs (rank 0 "
-       "registered with '" +
-           Dump() + "', the new config says '" + dir_.path() + "/elsewhere'"},
-      {{{"level", "mix"}, {"tprobe", {{"ring_count", 2}}}},
+      // Valid, but fixed since the rank registered: tprobed refuses it,
+      // and the new dump_path beside it is not made.
+      {{{"level", "mix"},
+        {"dump_path", dir_.path() + "/elsewhere"},
+        {"tprobe", {{"ring_count", 2}}}},
        "config: tprobe.ring_count cannot change while the training runs"},
+      // A dump_path the rank's user cannot use.
+      {{{"level", "mix"}, {"dump_path", file_in_the_way + "/dump"}},
+       "config: for rank 0: dump_path " + file_in_the_way +
+           "/dump cannot "
+           "be used"},
   };
   int i = 0;
   Step(*client, [&] {
@@ -178,6 +185,39 @@ TEST_F(LiveConfigureTest, ABadValueIsRefusedNamingTheKeyAndNothingChanges) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/elsewhere"))
       << "a refused dump_path is never created";
+}
+
+TEST_F(LiveConfigureTest, ANewDumpPathTakesTheStepsFromTheNextOn) {
+  auto client = Rank(Config("l0", {{"task", "statistics"}, {"level", "L0"}}));
+  ASSERT_TRUE(client);
+  const std::string moved = dir_.path() + "/moved";
+  const std::string file = Config(
+      "moved", {{"task", "statistics"}, {"level", "L0"}, {"dump_path", moved}});
+  std::string output;
+  int status = -1;
+  Step(*client, [&] { status = Tprobe("configure " + file, &output); });
+  EXPECT_EQ(status, 0) << output;
+  Step(*client);
+  Step(*client);
+  client.reset();
+
+  auto steps = [](const std::string& root) {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(root)) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // Step 0 was running when the config came: it stays where it began.
+  EXPECT_EQ(steps(Dump()), std::vector<std::string>{"step0"});
+  EXPECT_EQ(steps(moved), (std::vector<std::string>{"step1", "step2"}));
+  for (uint32_t step : {1u, 2u}) {
+    const std::string dir = moved + "/step" + std::to_string(step) + "/rank0";
+    EXPECT_EQ(Names(Json::parse(ReadFile(dir + "/dump.json"))),
+              std::vector<std::string>{"Module.net.Net.forward.0"});
+    EXPECT_EQ(Json::parse(ReadFile(dir + "/tprobe.json"))["complete"], true);
+  }
 }
 
 TEST_F(LiveConfigureTest, NoRankOrNoFileSaysWhy) {

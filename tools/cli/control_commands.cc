@@ -241,12 +241,14 @@ it: the step that starts after the one running now. It replaces a live
 'tprobe start' or 'tprobe stop'.
 
 A live config may change task, level, step, rank, scope, list, data_mode,
-summary_mode and overflow_nums. It may not change dump_path or the "tprobe"
-section (socket, ring_bytes, ring_count, policy, block_timeout_ms,
-exit_timeout_ms): they were fixed when each rank registered, so keep the
-values the training started with. A FILE that is not a valid config, or that
-changes one of those keys, is refused naming the key, and no rank changes
-(exit status 2). Exit status 3 when no rank is registered. A key that msprobe
+summary_mode, overflow_nums and dump_path (the steps from the one that takes
+the config up go under the new path, which tprobed creates as each rank's
+user, relative to the rank's working directory when relative). It may not
+change the "tprobe" section (socket, ring_bytes, ring_count, policy,
+block_timeout_ms, exit_timeout_ms): it was fixed when each rank registered,
+so keep the values the training started with. A FILE that is not a valid
+config, that changes one of those keys, or whose dump_path cannot be used is
+refused naming the key or the path, and no rank changes (exit status 2). Exit status 3 when no rank is registered. A key that msprobe
 reads and tprobe does not act on is accepted with one warning line on
 stderr (docs/msprobe-api.md lists every key).
 )",

@@ -167,6 +167,23 @@ TEST_F(AssemblerTest, TensorTaskNamesTheConfiguredTensorDataDir) {
   EXPECT_EQ(a.TensorDataDir(4), File(4, "dump_tensor_data"));
 }
 
+TEST_F(AssemblerTest, ANewDumpPathTakesTheTreesOpenedAfterIt) {
+  namespace fs = std::filesystem;
+  Assembler a(Options());
+  a.Tree(0);
+  AssemblerOptions moved = Options();
+  moved.dump_path = moved.write_path = dir_.path() + "/moved";
+  a.SetCapture(moved);
+  a.Tree(1);
+  ASSERT_TRUE(a.Finish(1).ok());
+  // Step 0 was open: it stays where it began.
+  EXPECT_TRUE(fs::exists(File(0, "dump.json")));
+  EXPECT_FALSE(fs::exists(File(1, "dump.json")));
+  EXPECT_FALSE(fs::exists(dir_.path() + "/moved/step0"));
+  EXPECT_TRUE(fs::exists(dir_.path() + "/moved/step1/rank3/dump.json"));
+  EXPECT_TRUE(fs::exists(dir_.path() + "/moved/step1/rank3/tprobe.json"));
+}
+
 // The assembly of one producer's records: construct nesting and dedup.
 class AssemblyTest : public ::testing::Test {
  protected:

@@ -63,8 +63,11 @@ class LiveConfigureTest(unittest.TestCase):
         mix = self.config("mix", {"task": "statistics", "level": "mix",
                                   "statistics": {"list": ["relu"]}})
         bad_level = self.config("bad-level", {"level": "L5"})
+        # A new dump_path may change live; the rings' geometry may not, and
+        # the config is refused as a whole.
         bad_path = self.config("bad-path", {
-            "level": "L0", "dump_path": os.path.join(self.tmp, "other")})
+            "level": "L0", "dump_path": os.path.join(self.tmp, "other"),
+            "tprobe": {"ring_count": 2}})
         with Tprobed(tprobed_binary(), self.tmp) as daemon:
             run = subprocess.run(
                 [sys.executable, "-c", _SCENARIO, self.cli, first, mix,
@@ -88,8 +91,8 @@ class LiveConfigureTest(unittest.TestCase):
         self.assertEqual(level_status, 2)
         self.assertIn("level is invalid", level_reply["error"])
         self.assertEqual(path_status, 2)
-        self.assertIn("config: dump_path cannot change while the training "
-                      "runs", path_reply["error"])
+        self.assertIn("config: tprobe.ring_count cannot change while the "
+                      "training runs", path_reply["error"])
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "other")))
 
         # Step 0: the starting config, modules only.

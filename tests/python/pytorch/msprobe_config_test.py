@@ -17,9 +17,9 @@
   config.json to true before step 3 and to false before step 6 gives the
   same step folders under msprobe 26.2 (run here when installed) and
   tprobe; other changed fields (level, summary_mode, data_mode, step) take
-  effect at the same steps under both; a dump_path change is refused with
-  a warning; a file that no longer parses stops dumping and training goes
-  on.
+  effect at the same steps under both, and so does a new dump_path; a
+  change to the "tprobe" section is refused with a warning; a file that
+  no longer parses stops dumping and training goes on.
 """
 
 import ast
@@ -127,12 +127,15 @@ CHANGED_FIELDS_SCRIPT = textwrap.dedent("""
         assert d.session.flush(30000)
 """)
 
-# A file whose new dump_path cannot be applied live, before step 1.
-# argv: config path, dump path.
-FIXED_KEY_SCRIPT = textwrap.dedent("""
+# A file whose dump_path and level change before step 1.
+# argv: tool, config path, dump path.
+MOVED_PATH_SCRIPT = textwrap.dedent("""
     import json, sys, time, torch, torch.nn as nn
-    from tprobe.torch import PrecisionDebugger
-    config_path, dump_path = sys.argv[1:3]
+    tool, config_path, dump_path = sys.argv[1:4]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
 
     def write(path, level):
         with open(config_path, "w") as f:
@@ -146,6 +149,35 @@ FIXED_KEY_SCRIPT = textwrap.dedent("""
     for step in range(3):
         if step == 1:
             write(dump_path + "-moved", "mix")
+            time.sleep(0.7)
+        d.start(model)
+        model(x).sum().backward()
+        d.stop()
+        d.step()
+    if tool == "tprobe":
+        assert d.session.flush(30000)
+""")
+
+# A file whose "tprobe" section changes before step 1: the rings are made.
+# argv: config path, dump path.
+FIXED_KEY_SCRIPT = textwrap.dedent("""
+    import json, sys, time, torch, torch.nn as nn
+    from tprobe.torch import PrecisionDebugger
+    config_path, dump_path = sys.argv[1:3]
+
+    def write(level, tprobe):
+        with open(config_path, "w") as f:
+            json.dump({"task": "statistics", "dump_path": dump_path,
+                       "level": level, "dump_enable": True,
+                       "tprobe": tprobe}, f)
+
+    write("L1", {})
+    d = PrecisionDebugger(config_path=config_path)
+    model = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    for step in range(3):
+        if step == 1:
+            write("mix", {"ring_count": 2})
             time.sleep(0.7)
         d.start(model)
         model(x).sum().backward()
@@ -497,6 +529,40 @@ class DumpEnableTest(unittest.TestCase):
         if HAS_MSPROBE:
             self.assertEqual(tprobe, self.tree("msprobe"))
 
+    def moved_tree(self, tool: str) -> dict:
+        """{folder: [(step folder, its level, its entry names)]} of
+        MOVED_PATH_SCRIPT's run: the first dump_path ("") and the one it
+        moves to ("-moved")."""
+        dump = os.path.join(self.tmp, "moved-" + tool)
+        self.run_script(MOVED_PATH_SCRIPT, tool,
+                        os.path.join(self.tmp, f"moved-{tool}.json"), dump)
+        out = {}
+        for root in (dump, dump + "-moved"):
+            steps = []
+            for step in sorted(os.listdir(root)):
+                (path,) = glob.glob(os.path.join(root, step, "*",
+                                                 "dump.json"))
+                with open(path) as f:
+                    dump_json = json.load(f)
+                steps.append((step, dump_json["level"],
+                              list(dump_json["data"])))
+            out[os.path.basename(root)[len("moved-" + tool):]] = steps
+        return out
+
+    def test_a_new_dump_path_takes_the_next_steps_as_in_msprobe(
+            self) -> None:
+        tprobe = self.moved_tree("tprobe")
+        # Step 0 at L1 where it began, steps 1 and 2 at mix under the new
+        # dump_path (the model was hooked at L1: mix adds no module entry,
+        # in either tool).
+        self.assertEqual([(s, level) for s, level, _ in tprobe[""]],
+                         [("step0", "L1")])
+        self.assertEqual([(s, level) for s, level, _ in tprobe["-moved"]],
+                         [("step1", "mix"), ("step2", "mix")])
+        self.assertIn("Functional.linear.0.forward", tprobe["-moved"][1][2])
+        if HAS_MSPROBE:
+            self.assertEqual(tprobe, self.moved_tree("msprobe"))
+
     def test_a_key_that_cannot_change_live_is_refused_with_a_warning(
             self) -> None:
         dump = os.path.join(self.tmp, "fixed")
@@ -504,11 +570,10 @@ class DumpEnableTest(unittest.TestCase):
                                  os.path.join(self.tmp, "fixed.json"), dump)
         self.assertIn("[tprobe] dump_enable: config.json's other changed "
                       "fields are not applied", stderr)
-        self.assertIn("dump_path cannot change while the training runs",
-                      stderr)
+        self.assertIn("tprobe.ring_count cannot change while the training "
+                      "runs", stderr)
         self.assertEqual(sorted(os.listdir(dump)),
                          ["step0", "step1", "step2"])
-        self.assertFalse(os.path.exists(dump + "-moved"))
         with open(glob.glob(os.path.join(dump, "step2", "*",
                                          "dump.json"))[0]) as f:
             self.assertEqual([n for n in json.load(f)["data"]

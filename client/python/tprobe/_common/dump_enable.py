@@ -14,9 +14,9 @@ hook looks at it, so a hooked call costs what it did.
   line, and training goes on.
 - Other changed fields are applied as a live ``tprobe configure`` applies
   them, to this rank alone (``apply``, Session.configure): from the next
-  step, or from this one when it has not started. What cannot change live
-  (dump_path, the "tprobe" section) is refused with one warning naming the
-  key, and the config stays as it was.
+  step, or from this one when it has not started; a new dump_path too, as
+  in msprobe. What cannot change live (the "tprobe" section) is refused
+  with one warning naming the key, and the config stays as it was.
 
 Without the key nothing is re-read, as in msprobe.
 """
