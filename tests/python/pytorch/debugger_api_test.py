@@ -377,6 +377,35 @@ class DebuggerApiTest(unittest.TestCase):
 
 
 
+def run_script(test: unittest.TestCase, script: str, tool: str, tmp: str,
+               env: dict, *args: str) -> tuple:
+    """Runs a parity script under `tool` ("msprobe" or "tprobe"), with argv
+    tool, its config path, its dump path (both in `tmp`) and `args`.
+    Returns its stdout and {step folder: its rank folder}."""
+    dump = os.path.join(tmp, tool)
+    run = subprocess.run(
+        [sys.executable, "-c", script, tool,
+         os.path.join(tmp, f"{tool}.json"), dump, *args],
+        env=env, timeout=300, text=True, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    test.assertEqual(run.returncode, 0, run.stderr[-3000:])
+    steps = {step: os.path.join(dump, step, os.listdir(
+                 os.path.join(dump, step))[0])
+             for step in os.listdir(dump)}
+    return run.stdout, steps
+
+
+def assert_same_trees(test: unittest.TestCase, mine: dict, theirs: dict,
+                      steps: list) -> None:
+    """Both runs (run_script's folders) have `steps`, and each step's tree
+    is msprobe's (compare_live_tree)."""
+    test.assertEqual(sorted(mine), steps)
+    test.assertEqual(sorted(theirs), steps)
+    for step in steps:
+        with test.subTest(step=step):
+            test.assertEqual(compare_live_tree(theirs[step], mine[step]), [])
+
+
 @unittest.skipUnless(importlib.util.find_spec("msprobe")
                      and torch.__version__ >= "2",
                      "needs msprobe 26.x (the project's venv)")
@@ -386,17 +415,8 @@ class MsprobeParityTest(unittest.TestCase):
     construct.json and stack.json groups."""
 
     def run_tool(self, tool: str, tmp: str, env: dict) -> tuple:
-        dump = os.path.join(tmp, tool)
-        run = subprocess.run(
-            [sys.executable, "-c", _PARITY_SCRIPT, tool,
-             os.path.join(tmp, f"{tool}.json"), dump],
-            env=env, timeout=300, text=True, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
-        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
-        seeded = json.loads(run.stdout.split("SEEDED ", 1)[1].splitlines()[0])
-        steps = {step: os.path.join(dump, step, os.listdir(
-                     os.path.join(dump, step))[0])
-                 for step in os.listdir(dump)}
+        stdout, steps = run_script(self, _PARITY_SCRIPT, tool, tmp, env)
+        seeded = json.loads(stdout.split("SEEDED ", 1)[1].splitlines()[0])
         return seeded, steps
 
     def test_same_trees_as_msprobe(self) -> None:
@@ -406,12 +426,7 @@ class MsprobeParityTest(unittest.TestCase):
             theirs_seeded, theirs = self.run_tool("msprobe", tmp,
                                                   daemon.env())
         self.assertEqual(mine_seeded, theirs_seeded)
-        self.assertEqual(sorted(mine), ["step5", "step6"])
-        self.assertEqual(sorted(mine), sorted(theirs))
-        for step in mine:
-            with self.subTest(step=step):
-                self.assertEqual(
-                    compare_live_tree(theirs[step], mine[step]), [])
+        assert_same_trees(self, mine, theirs, ["step5", "step6"])
         with open(os.path.join(mine["step6"], "dump.json")) as f:
             names = list(json.load(f)["data"])
         self.assertEqual([n for n in names if n.startswith("Module.")],
@@ -430,16 +445,7 @@ class MegatronMainGradTest(unittest.TestCase):
     param.main_grad, read behind Megatron's hook, in the same trees."""
 
     def run_tool(self, tool: str, tmp: str, env: dict) -> dict:
-        dump = os.path.join(tmp, tool)
-        run = subprocess.run(
-            [sys.executable, "-c", _MEGATRON_SCRIPT, tool,
-             os.path.join(tmp, f"{tool}.json"), dump, tmp],
-            env=env, timeout=300, text=True, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
-        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
-        return {step: os.path.join(dump, step, os.listdir(
-                    os.path.join(dump, step))[0])
-                for step in os.listdir(dump)}
+        return run_script(self, _MEGATRON_SCRIPT, tool, tmp, env, tmp)[1]
 
     def test_parameter_gradients_are_main_grad_as_in_msprobe(self) -> None:
         tmp = fresh_dir("tp-megatron-")
@@ -452,12 +458,7 @@ class MegatronMainGradTest(unittest.TestCase):
         with Tprobed(tprobed_binary(), tmp) as daemon:
             mine = self.run_tool("tprobe", tmp, daemon.env())
             theirs = self.run_tool("msprobe", tmp, daemon.env())
-        self.assertEqual(sorted(mine), ["step0", "step1"])
-        self.assertEqual(sorted(mine), sorted(theirs))
-        for step in mine:
-            with self.subTest(step=step):
-                self.assertEqual(
-                    compare_live_tree(theirs[step], mine[step]), [])
+        assert_same_trees(self, mine, theirs, ["step0", "step1"])
         with open(os.path.join(mine["step1"], "dump.json")) as f:
             data = json.load(f)["data"]
         grads = [data[f"Module.0.module.0.Linear.parameters_grad.{k}"]
