@@ -214,7 +214,13 @@ void Session::Start() {
   if (collecting()) {
     v1::Request req;
     req.mutable_start()->set_step(step);
-    if (!SendBoundary(req, std::nullopt)) channel_->Send(std::move(req));
+    // Without a daemon the step belongs to the outage (its records count
+    // as no_daemon): its Start must not reach a daemon that comes back
+    // later over the socket, or that daemon opens a tree for a step it
+    // gets none of the records of.
+    if (!SendBoundary(req, std::nullopt) && core_.attached()) {
+      channel_->Send(std::move(req));
+    }
   }
 }
 
