@@ -236,7 +236,12 @@ void LoadStacks(const std::string& path, Dump& dump) {
   };
   if (!root->contains("0")) {
     for (const auto& [name, lines] : root->items()) {
-      if (lines.is_array()) dump.stacks[name] = text(lines);
+      if (!lines.is_array()) continue;
+      dump.stacks[name] = text(lines);
+      std::vector<std::string>& named = dump.named_stacks[name];
+      for (const Json& l : lines) {
+        if (l.is_string()) named.push_back(l.get<std::string>());
+      }
     }
     return;
   }
@@ -250,6 +255,30 @@ void LoadStacks(const std::string& path, Dump& dump) {
       if (name.is_string()) dump.stacks[name.get<std::string>()] = cell;
     }
   }
+}
+
+// The framework of the first "type" in `v` (document order) naming a
+// "mindspore" or "torch" class, as msprobe's detect_framework_by_dump_json
+// finds it in a dump.json without "framework"; "" for none.
+std::string FrameworkOfTypes(const Json& v, int depth = 0) {
+  if (depth > 64) return "";  // deeper than any dump.json holds
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items()) {
+      if (key == "type" && value.is_string()) {
+        const auto& type = value.get_ref<const std::string&>();
+        if (type.starts_with("mindspore")) return "mindspore";
+        if (type.starts_with("torch")) return "pytorch";
+      }
+      std::string found = FrameworkOfTypes(value, depth + 1);
+      if (!found.empty()) return found;
+    }
+  } else if (v.is_array()) {
+    for (const Json& item : v) {
+      std::string found = FrameworkOfTypes(item, depth + 1);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
 }
 
 // Appends entry `name` and its rows to `dump`.
@@ -316,6 +345,7 @@ Result<Dump> LoadDump(const std::string& dump_json) {
   Dump dump;
   std::string bad_entry;
   bool saw_data = false;
+  std::string types_framework;
   Result<Json> root = ReadPythonJsonStreaming(
       dump_json, "data", [&](const std::string& name, Json& body) {
         saw_data = true;
@@ -323,6 +353,7 @@ Result<Dump> LoadDump(const std::string& dump_json) {
           if (bad_entry.empty()) bad_entry = name;
           return;
         }
+        if (types_framework.empty()) types_framework = FrameworkOfTypes(body);
         AddEntry(dump, name, body);
       });
   if (!root.ok()) return root.status();
@@ -348,6 +379,9 @@ Result<Dump> LoadDump(const std::string& dump_json) {
   dump.task = text("task");
   dump.level = text("level");
   dump.framework = text("framework");
+  if (dump.framework != "pytorch" && dump.framework != "mindspore") {
+    dump.framework = types_framework;
+  }
   Result<Mode> mode = ModeOf(dump, dump_json);
   if (!mode.ok()) return mode.status();
   dump.mode = *mode;

@@ -57,6 +57,8 @@ struct Dump {
   std::string dir;  // the folder holding dump.json
   std::string task;
   std::string level;
+  // dump.json's "framework"; without one, as msprobe detects it, that of
+  // the first "type" naming a "mindspore" or "torch" class ("pytorch").
   std::string framework;
   Mode mode = Mode::kStatistics;
   std::vector<std::string> entries;  // in dump order
@@ -67,6 +69,10 @@ struct Dump {
   // it (Python's str() of the list of lines).
   bool has_stack = false;
   std::map<std::string, std::string, std::less<>> stacks;
+  // The lines of each entry of 8.x's stack.json ({entry: [line, ...]}),
+  // which msprobe's layer mapping looks up by entry name; empty for 26.x's
+  // indexed form, which that lookup never matches.
+  std::map<std::string, std::vector<std::string>, std::less<>> named_stacks;
 
   // The chain of modules around `entry`, outermost first, then the entry:
   // "Module.0.Net.forward.0 > Module.fc2.Linear.forward.0 > Functional…".

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "tools/compare/mapping_text.h"
+#include "tools/compare/stack_scope.h"
 
 namespace tprobe::compare {
 namespace {
@@ -137,7 +138,18 @@ Result<std::vector<LayerItem>> LayerItems(const Dump& dump) {
       }
     }
     if (layer_scope.empty()) layer_scope = kTopLayer;
-    item.full_scope = layer_scope + "." + api_name;
+    item.full_scope = layer_scope;
+    // An API's frame scope, from 8.x's stack.json (msprobe reads no stack
+    // for cells, primitives and jit calls).
+    const bool stackless =
+        item.state != kParamsGrad &&
+        (cell || parts[0] == "Primitive" || parts[0] == "Jit");
+    if (const auto lines = dump.named_stacks.find(name);
+        !stackless && lines != dump.named_stacks.end()) {
+      const std::string frame = FrameStackScope(lines->second, dump.framework);
+      if (!frame.empty()) item.full_scope += "." + frame;
+    }
+    item.full_scope += "." + api_name;
     by_name[name] = items.size();
     items.push_back(std::move(item));
   }

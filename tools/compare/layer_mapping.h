@@ -10,10 +10,14 @@
 //      part stands for the top layer: a Cell/Module call's name less its
 //      last 4 parts ("Cell.fc1.Dense.forward.0" -> "Cell"), a
 //      parameters_grad entry's less its last 3, an API call's parent in
-//      construct.json less its last 3, or "TopLayer" without a parent; a
-//      backward entry takes its forward twin's scope. The entry's own name
+//      construct.json less its last 3, or "TopLayer" without a parent.
+//      Where stack.json has 8.x's form (entry -> lines), an API's frame
+//      scope follows (stack_scope.h: the framework function that called
+//      it, "__getitem__"); 26.x's indexed form gives none, as in msprobe,
+//      whose lookup by entry name never matches it. The entry's own name
 //      (the cell's attribute, the API's name) ends it: "Cell.fc1",
-//      "Cell.fc1.MatMul", "TopLayer.tanh".
+//      "Cell.fc1.MatMul", "TopLayer.tanh", "TopLayer.__getitem__.__add__".
+//      A backward entry takes its forward twin's scope.
 //   2. Each dump's scopes make a tree; a node is named by the class of the
 //      last entry that ends there ("Dense") and keeps that node's entries
 //      by state (forward, backward, parameters_grad) in dump order.
@@ -29,10 +33,8 @@
 // The file is YAML of two levels, "ClassName:" then indented "child path:
 // new name" lines. A target dump without both stack.json and construct.json
 // gives no mapping (a plain compare), as in msprobe. Not reproduced: the
-// frame-stack part of an API's scope (msprobe looks stack.json up by entry
-// name, which 26.x's indexed stack.json never matches; 8.x's keyed one
-// would), and the renumbering of ParallelTransformer layers (MindFormers'
-// pipeline-parallel global layer numbers).
+// renumbering of ParallelTransformer layers (MindFormers' pipeline-parallel
+// global layer numbers).
 //
 // Thread safety: immutable once loaded; DataMapping may be called
 // concurrently.

@@ -46,7 +46,8 @@ import unittest
 from typing import Dict, List, Set, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, os.pardir, "support")]
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+from old_stack_trees import write_pair  # noqa: E402
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
 HAVE_ALL = all(importlib.util.find_spec(m) is not None
@@ -335,6 +336,81 @@ class MsprobeMappingTest(unittest.TestCase):
         self.assertEqual(run.returncode, 2)
         self.assertIn("exclude each other", run.stderr)
 
+
+@unittest.skipUnless(HAVE_ALL, "needs msprobe, MindSpore and torch")
+class KeyedStackLayerMappingTest(unittest.TestCase):
+    """--layer-mapping on trees whose stack.json has 8.x's form, {entry:
+    [line, ...]} (old_stack_trees.py, shaped as msprobe's own fixture),
+    against msprobe compare -lm live: an API's scope takes the framework
+    function that called it from those lines, so MindSpore's
+    Tensor.__add__.1 (user code) pairs with PyTorch's Tensor.__add__.0 and
+    MindSpore's __add__.0 (called by Tensor.__getitem__) with nothing. The
+    same trees with 26.x's indexed stack.json pair the calls by number, in
+    both tools."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = fresh_dir("tp-keyedstack-")
+        cls.trees = {form: write_pair(os.path.join(cls.tmp, form), form)
+                     for form in ("named", "indexed")}
+        cls.layer = os.path.join(cls.tmp, "layer.yaml")
+        with open(cls.layer, "w", encoding="utf-8") as f:
+            f.write("Cell:\n  block: block(Block)\n")
+        argvs = [["compare", "-tp", target, "-gp", baseline, "-o",
+                  os.path.join(cls.tmp, "msprobe-" + form), "-lm", cls.layer]
+                 for form, (target, baseline) in cls.trees.items()]
+        cls.msprobe_log = subprocess.run(
+            [sys.executable, "-c", MSPROBE_CLI, json.dumps(argvs)],
+            timeout=600, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT).stdout
+
+    def verdicts(self, form: str) -> Tuple[Dict, Dict]:
+        """msprobe's and tprobe's verdicts by pair, for the trees of
+        `form`."""
+        files = glob.glob(os.path.join(self.tmp, "msprobe-" + form,
+                                       "compare_result_*.csv"))
+        self.assertEqual(len(files), 1, self.msprobe_log[-4000:])
+        target, baseline = self.trees[form]
+        out = os.path.join(self.tmp, "tprobe-" + form)
+        run = subprocess.run(
+            [tprobe_cli(), "compare", target, baseline, "-o", out,
+             "--layer-mapping", self.layer], timeout=600, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.assertIn(run.returncode, (0, 4), run.stdout[-4000:])
+        [mine] = glob.glob(os.path.join(out, "compare_result*.csv"))
+        return verdicts_of(files[0]), verdicts_of(mine)
+
+    def assert_same(self, theirs: Dict, mine: Dict) -> None:
+        self.assertEqual(sorted(mine.keys() - theirs.keys()), [],
+                         "paired by tprobe only")
+        self.assertEqual(sorted(theirs.keys() - mine.keys()), [],
+                         "paired by msprobe only")
+        for pair, verdict in mine.items():
+            self.assertEqual(verdict, theirs[pair], pair)
+
+    def test_keyed_stack_lines_scope_apis_as_msprobes(self) -> None:
+        theirs, mine = self.verdicts("named")
+        self.assert_same(theirs, mine)
+        self.assertIn(("Tensor.__add__.1.forward.input.0",
+                       "Tensor.__add__.0.forward.input.0"), mine)
+        self.assertEqual([p for p in mine
+                          if p[0].startswith("Tensor.__add__.0.")], [])
+        # Under the framework's norm on both sides, inside the block.
+        self.assertIn(("Tensor.__mul__.0.forward.input.0",
+                       "Tensor.__mul__.0.forward.input.0"), mine)
+        self.assertIn(("Tensor.__add__.2.forward.output.0",
+                       "Tensor.__add__.2.forward.output.0"), mine)
+        self.assertGreaterEqual(len(mine), 20, sorted(mine))
+        print(f"keyed stack.json: {len(mine)} pairs, the same as msprobe's",
+              file=sys.stderr)
+
+    def test_indexed_stack_json_pairs_calls_by_number(self) -> None:
+        theirs, mine = self.verdicts("indexed")
+        self.assert_same(theirs, mine)
+        self.assertIn(("Tensor.__add__.0.forward.input.0",
+                       "Tensor.__add__.0.forward.input.0"), mine)
+        self.assertIn(("Tensor.__add__.1.forward.input.0",
+                       "Tensor.__add__.1.forward.input.0"), mine)
 
 
 @unittest.skipUnless(importlib.util.find_spec("msprobe") is not None,

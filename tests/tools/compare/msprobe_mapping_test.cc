@@ -357,6 +357,56 @@ TEST(LayerMappingTest, RenamedChildrenPairRowsBySuffix) {
   EXPECT_EQ(none->Key("Cell.body.Block.forward.0.input.0"), "N/A");
 }
 
+TEST(LayerMappingTest, KeyedStackLinesPutAnApiUnderItsFrameworkCaller) {
+  // msprobe's own fixture: MindSpore's Tensor.__getitem__ calls __add__.0
+  // for the user; __add__.1 and PyTorch's two __add__ come from user code.
+  const std::string wrapper =
+      "File /p/msprobe/wrap_api.py, line 98, in api_function, \n return "
+      "ApiTemplate(api_name, api_dict, prefix, hook)(*args, **kwargs)";
+  const std::string getitem =
+      "File /p/site-packages/mindspore/common/tensor.py, line 483, in "
+      "__getitem__, \n out = f(self, index)";
+  const std::string user =
+      "File /net/utils.py, line 78, in get_masks, \n mask[b] = 0";
+  Dump target =
+      DumpOf({"Tensor.__add__.0.forward", "Tensor.__add__.1.forward",
+              "Tensor.__add__.1.backward", "Primitive.add.Add.0.forward"},
+             {});
+  target.framework = "mindspore";
+  target.named_stacks = {{"Tensor.__add__.0.forward", {wrapper, getitem, user}},
+                         {"Tensor.__add__.1.forward", {wrapper, user}},
+                         {"Primitive.add.Add.0.forward", {getitem}}};
+  Dump baseline =
+      DumpOf({"Tensor.__add__.0.forward", "Tensor.__add__.1.forward",
+              "Tensor.__add__.0.backward"},
+             {});
+  baseline.framework = "pytorch";
+  Result<std::vector<LayerItem>> items = LayerItems(target);
+  ASSERT_TRUE(items.ok()) << items.status().message();
+  std::vector<std::string> scopes;
+  for (const LayerItem& i : *items) scopes.push_back(i.full_scope);
+  // A primitive reads no stack; the backward entry takes its forward's.
+  EXPECT_EQ(scopes, (std::vector<std::string>{
+                        "TopLayer.__getitem__.__add__", "TopLayer.__add__",
+                        "TopLayer.__add__", "TopLayer.Add"}));
+  Result<MsprobeMapping> data = Parsed("").DataMapping(target, baseline);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->Key("Tensor.__add__.0.forward.input.0"), "N/A");
+  EXPECT_EQ(data->Key("Tensor.__add__.1.forward.input.0"),
+            "Tensor.__add__.0.forward.input.0");
+  EXPECT_EQ(data->Key("Tensor.__add__.1.backward.input.0"),
+            "Tensor.__add__.0.backward.input.0");
+  // The same lines in 26.x's indexed stack.json: no frame part, and the
+  // calls pair by place.
+  target.named_stacks.clear();
+  data = Parsed("").DataMapping(target, baseline);
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(data->Key("Tensor.__add__.0.forward.input.0"),
+            "Tensor.__add__.0.forward.input.0");
+  EXPECT_EQ(data->Key("Tensor.__add__.1.forward.input.0"),
+            "Tensor.__add__.1.forward.input.0");
+}
+
 TEST(LayerMappingTest, ATargetWithoutLayersIsComparedPlainly) {
   Dump target = DumpOf({"Cell.fc1.Dense.forward.0"}, {});
   target.has_stack = false;
