@@ -16,14 +16,20 @@ begun when the gradients of its outputs arrive and ended when its own are
 computed, so the backward calls in between are inside it (construct.json
 parents, list ranges),
 with ``input`` = gradients w.r.t. the forward outputs and ``output`` =
-gradients w.r.t. the forward's tensor arguments, one item per tensor that
-needs a gradient (as msprobe 26.x: a bool mask beside them has none). An
-output is a tensor, a tuple or list, or a dict (HuggingFace's ModelOutput
-included), whose values are taken in order; a plain dataclass or another
-container gets no backward entry, as in msprobe. The gradients are taken by
-an identity autograd node around the outputs (it runs when the module's
-backward starts) and one around the inputs (it runs when the module's
-backward is done). Unlike register_full_backward_hook, whose outputs are
+gradients w.r.t. the forward's positional arguments, one item per tensor
+that needs a gradient (null where none reached it, as c_n of an nn.LSTM),
+as msprobe 26.x lists them: depth first through tuples (namedtuples
+included), lists and dicts (a dict's values in order: a HuggingFace
+ModelOutput's set fields), nested in each other at any depth, so
+``(out, (h_n, c_n))`` has three items and a bool mask beside them none.
+Anything else is not entered: a plain dataclass output, or a tensor in one,
+gets no item (a module with nothing else gets no backward entry), as in
+msprobe. The gradients are taken by an identity autograd node around the
+output tensors (it runs when the module's backward starts) and one around
+the argument tensors (it runs when the module's backward is done); the
+containers around them are rebuilt with their types (a namedtuple through
+its fields), a dict changed in place (a ModelOutput mirrors its items in
+its attributes). Unlike register_full_backward_hook, whose outputs are
 views created by a custom Function, these nodes return plain aliases, so
 code that later changes a module's output in place (``out += x``) keeps
 working. Modules with ``inplace=True`` get no backward entry: their input
@@ -47,7 +53,7 @@ whose guards would call the hooked Tensor.stride at run time.
 import inspect
 import sys
 import weakref
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 
@@ -114,26 +120,13 @@ def _alias(report: Callable, tensors: List[_Tensor]) -> tuple:
     return result if type(result) is tuple else (result,)
 
 
-def _scatter(positions: List[int], count: int,
-             grads: Sequence[Optional[_Tensor]]) -> list:
-    """One item per tensor (``count``), the gradients at ``positions``."""
-    if len(grads) == count:
-        return list(grads)  # every tensor has its gradient, in order
-    values: List[Optional[_Tensor]] = [None] * count
-    for position, grad in zip(positions, grads):
-        values[position] = grad
-    return values
-
-
 class _Call:
     """One module forward call on this thread, and then its backward: the
     output gradients arrive (its backward begins), then those of its tensor
     arguments (it ends)."""
 
-    __slots__ = ("module", "base", "handle", "rt", "index", "arg_count",
-                 "arg_positions", "out_positions", "out_count",
-                 "grad_outputs", "wants_backward", "waits_inputs",
-                 "backward")
+    __slots__ = ("module", "base", "handle", "rt", "index", "grad_outputs",
+                 "wants_backward", "waits_inputs", "backward")
 
     def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
                  handle: Call) -> None:
@@ -146,10 +139,6 @@ class _Call:
         # waits for argument gradients (set by the pre-hook).
         self.wants_backward = False
         self.waits_inputs = False
-        self.arg_count = 0  # tensor positional arguments
-        self.arg_positions: List[int] = []
-        self.out_positions: List[int] = []
-        self.out_count = 0
         self.grad_outputs: Optional[list] = None
         # From Session.module_backward_begin: the open backward call.
         self.backward: Optional[Call] = None
@@ -158,8 +147,8 @@ class _Call:
         rt = self.rt
         if not rt.on:
             return
-        self.grad_outputs = _scatter(self.out_positions, self.out_count,
-                                     grads)
+        # One item per aliased tensor, None where no gradient reached it.
+        self.grad_outputs = list(grads)
         local = rt.local
         local.busy += 1
         try:
@@ -183,7 +172,7 @@ class _Call:
         local = rt.local
         local.busy += 1
         try:
-            self._end(_scatter(self.arg_positions, self.arg_count, grads))
+            self._end(list(grads))
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module backward hook", error)
         finally:
@@ -196,21 +185,96 @@ class _Call:
                 handle, self.grad_outputs or [], grad_inputs)
 
 
-def _grad_tensors(items: Sequence[Any], positions: List[int]
-                  ) -> "tuple[List[int], List[_Tensor], int]":
-    """The tensors among ``items`` that need gradients: their slots in
-    ``items`` and the tensors; their positions in the backward entry's list
-    are appended to ``positions``; returns how many the list holds. As in
-    msprobe 26.x the list holds the tensors that need a gradient only (a
-    bool mask beside them gets no slot)."""
+# How deep the walk goes into nested containers (msprobe stops at 400 with
+# an error; a structure that deep is cut off here, the rest left unaliased).
+_MAX_DEPTH = 400
+_CONTAINERS = (tuple, list, dict)
+
+
+def _grad_tensors(item: Any, found: List[_Tensor], depth: int) -> None:
+    """Appends to ``found`` the tensors in ``item`` that need a gradient,
+    depth first through tuples (namedtuples included), lists and dicts (the
+    dict's values in order: a HuggingFace ModelOutput's set fields), as
+    msprobe 26.x lists them: one item per such tensor, so a bool mask beside
+    them gets no slot. Other objects (a plain dataclass) are not entered."""
+    if isinstance(item, _Tensor):
+        if item.requires_grad:
+            found.append(item)
+    elif depth < _MAX_DEPTH:
+        if isinstance(item, (tuple, list)):
+            for value in item:
+                _grad_tensors(value, found, depth + 1)
+        elif isinstance(item, dict):
+            for value in item.values():
+                _grad_tensors(value, found, depth + 1)
+
+
+def _flat(items: Sequence[Any]) -> "Optional[tuple]":
+    """(slots, tensors): the tensors among ``items`` that need a gradient
+    and their slots, when no item is a container; None when one is (the
+    walk then goes through _grad_tensors and _replace)."""
     slots: List[int] = []
     tensors: List[_Tensor] = []
     for i, item in enumerate(items):
-        if isinstance(item, _Tensor) and item.requires_grad:
-            slots.append(i)
-            positions.append(len(tensors))
-            tensors.append(item)
-    return slots, tensors, len(tensors)
+        if isinstance(item, _Tensor):
+            if item.requires_grad:
+                slots.append(i)
+                tensors.append(item)
+        elif isinstance(item, _CONTAINERS):
+            return None
+    return slots, tensors
+
+
+def _wrap(report: Callable, item: Any) -> Any:
+    """``item`` (a tuple or list, and what it holds) with each tensor that
+    needs a gradient replaced by its alias, which hands ``report`` the
+    gradients, one per tensor; None when it holds no such tensor."""
+    kind = type(item)
+    flat = _flat(item) if kind is tuple or kind is list else None
+    if flat is not None:  # the usual case: no container inside
+        slots, tensors = flat
+        if not tensors:
+            return None
+        items = list(item)
+        for i, alias in zip(slots, _alias(report, tensors)):
+            items[i] = alias
+        return kind(items)
+    tensors = []
+    _grad_tensors(item, tensors, 0)
+    if not tensors:
+        return None
+    return _replace(item, iter(_alias(report, tensors)), 0)
+
+
+def _replace(item: Any, aliases: Iterator[_Tensor], depth: int) -> Any:
+    """``item`` with each tensor that _grad_tensors found replaced by the
+    next of ``aliases``, walked in the same order. A tuple or list that
+    holds one is rebuilt with its type (a namedtuple through its fields); a
+    dict is changed in place (a ModelOutput mirrors its items in its
+    attributes); a container without one is returned as it is."""
+    if isinstance(item, _Tensor):
+        return next(aliases) if item.requires_grad else item
+    if depth >= _MAX_DEPTH:
+        return item
+    if isinstance(item, (tuple, list)):
+        items = [_replace(value, aliases, depth + 1) for value in item]
+        if all(new is old for new, old in zip(items, item)):
+            return item
+        kind = type(item)
+        if kind is tuple or kind is list:
+            return kind(items)
+        if hasattr(item, "_fields"):  # a namedtuple
+            return kind(*items)
+        if isinstance(item, list):  # a subclass: its items, in place
+            item[:] = items
+            return item
+        return kind(items)  # e.g. torch.return_types
+    if isinstance(item, dict):
+        for key, value in list(item.items()):
+            new = _replace(value, aliases, depth + 1)
+            if new is not value:
+                item[key] = new
+    return item
 
 
 class _ModuleHook:
@@ -309,17 +373,10 @@ class _ModuleHook:
         if not handle.backward or self.inplace or \
                 not torch.is_grad_enabled():
             return None
-        slots, tensors, call.arg_count = _grad_tensors(args,
-                                                       call.arg_positions)
         call.wants_backward = True
-        if not tensors:
-            return None
-        call.waits_inputs = True
-        aliases = _alias(call.on_input_grads, tensors)
-        new_args = list(args)
-        for i, alias in zip(slots, aliases):
-            new_args[i] = alias
-        return tuple(new_args)
+        new_args = _wrap(call.on_input_grads, args)
+        call.waits_inputs = new_args is not None
+        return new_args
 
     def _close(self, call: _Call, module: torch.nn.Module,
                output: Any) -> Any:
@@ -340,34 +397,11 @@ class _ModuleHook:
 
 
 def _wrap_output(call: _Call, output: Any) -> Any:
-    if isinstance(output, _Tensor):
+    if isinstance(output, _Tensor):  # the usual case, without a walk
         if not output.requires_grad:
             return None
-        call.out_positions.append(0)
-        call.out_count = 1
         return _alias(call.on_output_grads, [output])[0]
-    if isinstance(output, dict):
-        # A dict (HuggingFace's ModelOutput too): its values in order, as
-        # msprobe walks them; the aliases replace them in place, which a
-        # ModelOutput mirrors in its attributes.
-        keys = list(output.keys())
-        slots, tensors, call.out_count = _grad_tensors(
-            [output[k] for k in keys], call.out_positions)
-        if not tensors:
-            return None
-        for i, alias in zip(slots, _alias(call.on_output_grads, tensors)):
-            output[keys[i]] = alias
-        return output
-    if type(output) not in (tuple, list):
-        return None  # dataclasses and other containers: no backward entry
-    items = list(output)
-    slots, tensors, call.out_count = _grad_tensors(items, call.out_positions)
-    if not tensors:
-        return None
-    aliases = _alias(call.on_output_grads, tensors)
-    for i, alias in zip(slots, aliases):
-        items[i] = alias
-    return type(output)(items)
+    return _wrap(call.on_output_grads, output)
 
 
 class ModuleHooks:
