@@ -405,6 +405,38 @@ CONTROLS = [
 ]
 
 
+# --- stack.json (tprobe compare, --layer-mapping) -------------------------
+
+def stack_line(path, func):
+    return f"File {path}, line 7, in {func}, \n x = f(y)"
+
+
+MS_WRAPPER = stack_line("/p/msprobe/mindspore/dump/hook_cell/wrap_api.py",
+                        "api_function").replace("x = f(y)",
+                                                "return ApiTemplate(n)(x)")
+GETITEM = stack_line("/p/site-packages/mindspore/common/tensor.py",
+                     "__getitem__")
+NORM = stack_line("/p/package/mindspore/ops/math_func.py", "norm")
+USER = stack_line("/net/model.py", "construct")
+STACK_JSONS = [
+    # msprobe 8.x's form: entry -> lines
+    ("keyed", json.dumps({
+        "Tensor.__add__.0.forward": [MS_WRAPPER, GETITEM, USER],
+        "Tensor.__mul__.0.forward": [MS_WRAPPER, NORM, USER],
+        "Cell.block.Block.forward.0": [USER]}, indent=1)),
+    # 26.x's indexed form
+    ("indexed", json.dumps({
+        "0": [["Tensor.__add__.0.forward", "Tensor.__mul__.0.forward"],
+              [MS_WRAPPER, GETITEM, USER]],
+        "1": [["Cell.block.Block.forward.0"], [USER]]})),
+    ("empty", "{}"),
+    # lines msprobe cannot read, values that are no lists
+    ("odd", json.dumps({"Tensor.__add__.0.forward": [
+        "The call stack retrieval failed.", 7, None],
+        "Tensor.__mul__.0.forward": "x", "Other.x.0.forward": []})),
+]
+
+
 def main():
     write("config", CONFIGS)
     write("npy", NPYS)
@@ -415,6 +447,7 @@ def main():
     write("tensor_dump", TENSOR_DUMPS)
     write("record", RECORDS)
     write("control", CONTROLS)
+    write("stack_json", STACK_JSONS)
 
 
 if __name__ == "__main__":

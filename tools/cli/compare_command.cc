@@ -37,9 +37,11 @@ tprobe and of msprobe (8.3.3 and 26.x, proc{pid} folders included) are read.
 
 Each dump.json entry is flattened into rows named as msprobe's compare
 names them ({entry}.input.0, {entry}.output.0, {entry}.parameters.weight,
-...). A row matches the baseline row of the same name and shape. A row
-only the baseline has is reported as missing, one only the target has as
-extra: neither ever passes.
+...). A row matches the baseline row of the same name and shape, backward
+calls renumbered on both sides as msprobe's compare does: the n-th backward
+call of an API in dump order matches the other tree's n-th (the report keeps
+the dumped names). A row only the baseline has is reported as missing, one
+only the target has as extra: neither ever passes.
 
 The verdicts are msprobe 26.2's: each call's rows are judged together, by
 its per-API checks. A row passes unless a check makes it a warning or an
@@ -70,7 +72,8 @@ Options:
   --fuzzy           ignore call indices: the n-th call of an API matches the
                     n-th (shapes must still be equal)
   --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
-                    name maps all its rows)
+                    name maps all its rows; a backward call by its
+                    renumbered name)
   --cell-mapping FILE, --api-mapping [FILE], --data-mapping FILE,
   --layer-mapping FILE
                     msprobe 26.2's -cm, -am, -dm, -lm for a MindSpore TARGET
@@ -98,9 +101,11 @@ Options:
                     frameworks, dtypes of one family pair (Float32 and
                     torch.float32, Int64 and torch.int64, ...).
                     --layer-mapping: each dump pair gets a data mapping
-                    made from both trees' layers (construct.json): an
-                    entry pairs with the baseline entry at the same layer
-                    path, state and place, the path rewritten by FILE
+                    made from both trees' layers (construct.json; with
+                    8.x's keyed stack.json also the framework function
+                    that called an API): an entry pairs with the baseline
+                    entry at the same layer path, state and place, the
+                    path rewritten by FILE
                     (msprobe's layer_mapping.yaml: "ClassName:" then
                     indented "child path: new name" lines; "Cell" is the
                     top layer). A TARGET without stack.json and

@@ -91,8 +91,29 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
   const bool fuzzy = options.fuzzy &&
                      !(options.msprobe &&
                        options.msprobe->kind() == MsprobeMapping::Kind::kData);
+  // Exact matching renumbers backward calls as msprobe's
+  // update_backward_call does: a baseline row is found by its entry's
+  // renumbered name, and so is a target row, but under msprobe's mappings,
+  // where the target's key is its mapped name as it stands (as in msprobe).
+  std::vector<std::string> target_renumbered;
+  std::vector<std::string> baseline_renumbered;
+  if (!fuzzy) {
+    if (target && !options.msprobe) {
+      target_renumbered = BackwardRenumbered(*target);
+    }
+    if (baseline) baseline_renumbered = BackwardRenumbered(*baseline);
+  }
+  // `dump`'s row `i` under its entry's renumbered name (`renumbered` empty:
+  // as it stands).
+  auto renamed = [](const Dump& dump, size_t i,
+                    const std::vector<std::string>& renumbered) {
+    const Row& row = dump.rows[i];
+    const std::string& entry = dump.entries[row.entry];
+    if (renumbered.empty() || !row.name.starts_with(entry)) return row.name;
+    return renumbered[row.entry] + row.name.substr(entry.size());
+  };
   auto target_name = [&](size_t i) -> std::optional<std::string> {
-    std::optional<std::string> name = target->rows[i].name;
+    std::optional<std::string> name = renamed(*target, i, target_renumbered);
     if (options.mapping) name = options.mapping->Map(*name);
     if (options.msprobe) {
       name =
@@ -101,22 +122,9 @@ std::vector<RowPair> MatchRows(const Dump* target, const Dump* baseline,
     if (!name) return std::nullopt;
     return fuzzy ? WithoutCallIndex(*name) : *name;
   };
-  // Under msprobe's mappings (exact matching), a baseline row is found by
-  // its entry's backward-renumbered name; the target's key is its mapped
-  // name as it stands, as in msprobe.
-  std::vector<std::string> renumbered;
-  if (baseline && options.msprobe && !fuzzy) {
-    renumbered = BackwardRenumbered(*baseline);
-  }
   auto baseline_name = [&](size_t i) {
-    const Row& row = baseline->rows[i];
-    if (!renumbered.empty()) {
-      const std::string& entry = baseline->entries[row.entry];
-      if (row.name.starts_with(entry)) {
-        return renumbered[row.entry] + row.name.substr(entry.size());
-      }
-    }
-    return fuzzy ? WithoutCallIndex(row.name) : row.name;
+    const std::string name = renamed(*baseline, i, baseline_renumbered);
+    return fuzzy ? WithoutCallIndex(name) : name;
   };
 
   std::vector<std::optional<size_t>> of_target(nt);

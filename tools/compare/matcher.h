@@ -7,9 +7,20 @@
 //   - By default a target row matches the baseline row of the same name
 //     (after the mapping) and the same shape. Rows of one name that occur
 //     several times pair in order.
+//   - Backward calls are renumbered on both sides first, as msprobe's
+//     update_backward_call does: a backward entry's call index becomes its
+//     place among its API's (or cell's) backward entries in dump order, so
+//     "Functional.linear.1.backward", the first backward of linear in a
+//     PyTorch dump, matches as "Functional.linear.0.backward", and the
+//     n-th backward of an API pairs with the n-th whatever forward calls it
+//     came from. `mapping` then applies to the renumbered name. Under
+//     `msprobe` only the baseline is renumbered; the target's key is its
+//     mapped name as it stands, as in msprobe. Reports keep the dumped
+//     names.
 //   - `fuzzy` drops the call index of the names ("Functional.linear.3.
 //     forward" and "Module.fc.Linear.forward.3" lose the 3), so the n-th
-//     call of an API matches the n-th call, still with equal shapes.
+//     call of an API matches the n-th call, still with equal shapes; it
+//     renumbers nothing.
 //   - `msprobe` (msprobe_mapping.h) gives the name a target row is looked
 //     up by, after `mapping`; a row it leaves out stays unpaired. Under
 //     its data mapping `fuzzy` is ignored, as msprobe ignores it.

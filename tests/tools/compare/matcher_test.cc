@@ -108,6 +108,46 @@ TEST_F(DumpFiles, BadFilesAreClearErrors) {
               HasSubstr("cannot open"));
 }
 
+TEST_F(DumpFiles, KeyedStackJsonKeepsEachEntrysLines) {
+  const std::string path =
+      Write("s", R"("Tensor.__add__.0.forward": {"output": [)" + Tensor("1.0") +
+                     "]}");
+  const auto folder = std::filesystem::path(path).parent_path();
+  // 8.x's form: entry -> lines (a line that is not a string is skipped).
+  std::ofstream(folder / "stack.json")
+      << R"j({"Tensor.__add__.0.forward": ["File a.py, line 1, in f, \n g()",
+      7, "File b.py, line 2, in h, \n i()"], "Other.x.0.forward": "bad"})j";
+  Dump dump = Load(path);
+  EXPECT_TRUE(dump.has_stack);
+  EXPECT_THAT(dump.named_stacks["Tensor.__add__.0.forward"],
+              ElementsAre("File a.py, line 1, in f, \n g()",
+                          "File b.py, line 2, in h, \n i()"));
+  EXPECT_EQ(dump.named_stacks.count("Other.x.0.forward"), 0u);
+  // 26.x's indexed form: stacks for the CSV, none by name.
+  std::ofstream(folder / "stack.json")
+      << R"({"0": [["Tensor.__add__.0.forward"], ["File a.py, line 1"]]})";
+  dump = Load(path);
+  EXPECT_TRUE(dump.named_stacks.empty());
+  EXPECT_EQ(dump.stacks["Tensor.__add__.0.forward"], "['File a.py, line 1']");
+}
+
+TEST_F(DumpFiles, AFrameworkIsFoundByTypesWithoutItsKey) {
+  const auto folder = dir_ / "f";
+  std::filesystem::create_directories(folder);
+  for (const auto& [type, framework] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"mindspore.Tensor", "mindspore"},
+           {"torch.Tensor", "pytorch"},
+           {"numpy.ndarray", ""}}) {
+    std::ofstream(folder / "dump.json")
+        << R"({"task": "statistics", "data": {"A.x.0.forward": {"input_args":
+        [{"type": "int", "value": 1}, {"type": ")"
+        << type << R"(", "dtype": "Float32", "shape": [1]}]}}})";
+    EXPECT_EQ(Load((folder / "dump.json").string()).framework, framework)
+        << type;
+  }
+}
+
 TEST(PythonJsonTest, NonFiniteWordsOutsideStringsOnly) {
   Result<Json> json = ParsePythonJson(
       R"({"a": NaN, "b": [Infinity, -Infinity], "c": "NaN and Infinity"})",
@@ -183,6 +223,65 @@ TEST_F(DumpFiles, FuzzyIgnoresCallIndicesAndMappingRenames) {
             "Module.blocks.0.Block.forward.output.0");
   EXPECT_EQ(WithoutCallIndex("Functional.linear.12.backward.input.1"),
             "Functional.linear.backward.input.1");
+}
+
+TEST_F(DumpFiles, ExactMatchingRenumbersBackwardCallsOnBothSides) {
+  // relu's last forward call has no backward in the target (its output was
+  // detached), so the target's two backward calls are relu.1 and relu.0,
+  // the baseline's three relu.2, relu.1, relu.0, in dump order.
+  auto entries = [](const std::vector<std::string>& names) {
+    std::string data;
+    for (const std::string& name : names) {
+      if (!data.empty()) data += ", ";
+      data += "\"" + name + R"(": {"output": [)" + Tensor("1.0") + "]}";
+    }
+    return data;
+  };
+  const Dump target = Load(Write(
+      "t", entries({"Torch.relu.0.forward", "Torch.relu.1.forward",
+                    "Torch.relu.2.forward", "Torch.relu.1.backward",
+                    "Torch.relu.0.backward", "Module.fc.Linear.backward.0"})));
+  const Dump baseline =
+      Load(Write("b", entries({"Torch.relu.0.forward", "Torch.relu.1.forward",
+                               "Torch.relu.2.forward", "Torch.relu.2.backward",
+                               "Torch.relu.1.backward", "Torch.relu.0.backward",
+                               "Module.fc.Linear.backward.0"})));
+  auto paired = [&](const MatchOptions& options) {
+    std::vector<std::pair<std::string, std::string>> both;
+    for (const RowPair& p : MatchRows(&target, &baseline, options)) {
+      if (p.target && p.baseline) {
+        both.emplace_back(target.rows[*p.target].name,
+                          baseline.rows[*p.baseline].name);
+      }
+    }
+    return both;
+  };
+  using Both = std::pair<std::string, std::string>;
+  // The n-th backward call pairs with the n-th, as in msprobe; the
+  // reports keep the dumped names; forward calls and cells are unchanged.
+  EXPECT_THAT(paired({}),
+              ElementsAre(Both{"Torch.relu.0.forward.output.0",
+                               "Torch.relu.0.forward.output.0"},
+                          Both{"Torch.relu.1.forward.output.0",
+                               "Torch.relu.1.forward.output.0"},
+                          Both{"Torch.relu.2.forward.output.0",
+                               "Torch.relu.2.forward.output.0"},
+                          Both{"Torch.relu.1.backward.output.0",
+                               "Torch.relu.2.backward.output.0"},
+                          Both{"Torch.relu.0.backward.output.0",
+                               "Torch.relu.1.backward.output.0"},
+                          Both{"Module.fc.Linear.backward.0.output.0",
+                               "Module.fc.Linear.backward.0.output.0"}));
+  // --mapping applies to the renumbered name.
+  Result<NameMapping> map = NameMapping::Parse(
+      "Torch.relu.0.backward: Torch.relu.2.backward\n", "map.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  EXPECT_THAT(paired({false, &*map})[3],
+              (Both{"Torch.relu.1.backward.output.0",
+                    "Torch.relu.0.backward.output.0"}));
+  // --fuzzy drops the indices instead: the n-th call with the n-th.
+  EXPECT_THAT(paired({true})[3], (Both{"Torch.relu.1.backward.output.0",
+                                       "Torch.relu.2.backward.output.0"}));
 }
 
 TEST_F(DumpFiles, MsprobeMappingKeysTargetRowsAndDataMappingIsNeverFuzzy) {
