@@ -67,7 +67,8 @@ ControlChannel::ControlChannel(Core* core, std::string socket_path,
     : core_(core),
       socket_path_(std::move(socket_path)),
       registration_(std::move(registration)),
-      launch_(std::move(launch)) {}
+      launch_(std::move(launch)),
+      notice_(socket_path_) {}
 
 ControlChannel::~ControlChannel() { Close(); }
 
@@ -279,12 +280,17 @@ void ControlChannel::Close(Clock::time_point deadline) {
   }
   if (thread_.joinable()) thread_.join();
   Disconnect();
+  // A forked child's counts are its parent's.
+  if (!InForkedChild()) notice_.Close(core_->dropped_no_daemon());
 }
 
 void ControlChannel::Run() {
   auto backoff = std::chrono::milliseconds(100);
   auto next_attempt = Clock::now();
   for (;;) {
+    // Whether records are being lost without a daemon: said on stderr.
+    notice_.Poll(Clock::now(), core_->connected(),
+                 [this] { return core_->dropped_no_daemon(); });
     std::deque<Outgoing> batch;
     bool stopping = false;
     // Held from taking the batch until it is written: no caller's write

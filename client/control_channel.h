@@ -8,7 +8,8 @@
 // killed next) when Send returns; otherwise it waits in a queue that a
 // background thread writes. That thread also reads the replies and
 // reconnects, so callers never block on the daemon except in Call(), which
-// has a deadline.
+// has a deadline. While no daemon is attached and records are lost, it says
+// so on stderr (outage_notice.h); Close says the total lost.
 //
 // Thread safety: all public methods may be called from any thread.
 
@@ -25,6 +26,7 @@
 #include <thread>
 
 #include "client/core.h"
+#include "client/outage_notice.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::client {
@@ -57,7 +59,8 @@ class ControlChannel {
   bool Call(v1::Request request, int timeout_ms, v1::Response* reply);
 
   // Sends the requests still queued (until `deadline`, and at least for a
-  // short bound), stops the background thread and closes the socket.
+  // short bound), stops the background thread and closes the socket; says
+  // on stderr how many records the process lost without a daemon, if any.
   // Replies not yet received are abandoned; the daemon still runs the
   // requests.
   void Close(std::chrono::steady_clock::time_point deadline);
@@ -122,6 +125,8 @@ class ControlChannel {
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
   std::deque<int64_t> inflight_steps_;  // a Step's step, -1 for the others
   std::atomic<int64_t> last_step_acknowledged_{-1};
+  // Polled by the background thread; closed once it stopped.
+  OutageNotice notice_;
   std::thread thread_;
 };
 

@@ -152,6 +152,26 @@ bool Session::Selected(uint32_t step) const {
          selection.RankSelected(rank_);
 }
 
+StepFacts Session::Facts(uint32_t step) const {
+  const Live& live = this->live();
+  StepFacts facts;
+  facts.step = step;
+  facts.rank = rank_;
+  facts.level = live.config.level;
+  facts.started = started_;
+  facts.rank_selected = Selected(step);
+  // Under the config (no live directive), a step it selects for other
+  // ranks only.
+  facts.step_selected =
+      facts.rank_selected || (shm::DecodeDirective(core_.directive()).mode ==
+                                  shm::CaptureMode::kConfig &&
+                              !ended_ && live.selection.StepSelected(step));
+  facts.filtered = !live.selection.everything();
+  facts.by_risk_level = live.selection.by_risk_level();
+  facts.daemon = core_.connected();
+  return facts;
+}
+
 void Session::UpdateCollecting() {
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const bool selected = Selected(step);
@@ -253,10 +273,12 @@ void Session::Step(uint64_t unclosed_calls) {
   // A daemon that came back mid-step takes over here: the step's end goes
   // to it (its rings hold nothing of the step; the ledger says so).
   core_.StepBoundary(totals.produced());
+  const v1::EmptyCause why_empty = empty_.Close(Facts(step));
   if (ends) {
     v1::Request req;
     req.mutable_step()->set_step(step);
     req.mutable_step()->set_unclosed_calls(unclosed_calls);
+    req.mutable_step()->set_why_empty(why_empty);
     *req.mutable_step()->mutable_ledger() = std::move(ledger);
     if (outage) *req.mutable_step()->mutable_outage() = std::move(*outage);
     if (!SendBoundary(req, step)) channel_->Send(std::move(req));
@@ -358,9 +380,10 @@ void Session::Publish(const Live& live, CallPlan* plan) {
       selection.Keeps(plan->forward, false) && (plan->dumped || at_end);
   if (plan->construct || plan->input || plan->output || plan->dumped) {
     plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
-    if (plan->name_id == 0 && (plan->input || plan->output) &&
-        core_.attached()) {
-      ledger_.NoteLostEntry(plan->name);
+    if (plan->name_id == 0 && (plan->input || plan->output)) {
+      // Dumped, and lost: the step is not empty for want of calls.
+      if (plan->dumped) empty_.NoteEntry();
+      if (core_.attached()) ledger_.NoteLostEntry(plan->name);
     }
   }
   if (plan->construct) {
@@ -433,6 +456,7 @@ bool Session::BeginModule(std::string_view base, bool forward,
   plan->name_id = 0;
   plan->index = forward ? indices_.NextModule(base) : forward_index;
   SetModuleCallName(&plan->name, base, forward, plan->index);
+  empty_.NoteCall();
   if (live.selection.everything()) {
     plan->dumped = true;
   } else {
@@ -462,6 +486,7 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->name_id = 0;
   plan->index = forward ? indices_.NextApi(base) : forward_index;
   SetApiCallName(&plan->name, base, forward, plan->index);
+  empty_.NoteCall();
   plan->dumped =
       live.selection.everything() || live.selection.Check(plan->name);
   if (forward) t_open_api = OpenApi{this, generation};
@@ -519,8 +544,9 @@ bool Session::BeginParamGrad(std::string_view module_base,
   if (!plan->dumped) return false;
   plan->input = plan->output = true;
   plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
-  if (plan->name_id == 0 && core_.attached()) {
-    ledger_.NoteLostEntry(plan->name);
+  if (plan->name_id == 0) {
+    empty_.NoteEntry();  // dumped, and lost
+    if (core_.attached()) ledger_.NoteLostEntry(plan->name);
   }
   return plan->name_id != 0;
 }
@@ -539,6 +565,7 @@ bool Session::DumpedAlone(std::string_view base) {
 
 bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
                          EntryBuilder& entry) {
+  empty_.NoteEntry();
   if (entry.Write(plan.step, plan.name_id, stack_id)) return true;
   if (plan.name_id != 0 && core_.attached()) ledger_.NoteLostEntry(plan.name);
   return false;

@@ -37,6 +37,7 @@
 
 #include "client/control_channel.h"
 #include "client/core.h"
+#include "client/empty_step.h"
 #include "client/naming.h"
 #include "client/selection.h"
 #include "client/step_ledger.h"
@@ -120,10 +121,10 @@ class TPROBE_INTERNAL Session {
   // Gives this rank alone the config.json at `config_path` (SessionOptions'
   // dump_path still overriding), as a live `tprobe configure` gives it to
   // every rank: the daemon checks it and offers it (a changed "tprobe" key,
-  // or a dump_path it cannot use, is refused, naming the key or path). msprobe's dump_enable applies
-  // a changed file so. Taken up at once when this step has not started
-  // (no Start() since the last Step()), else at Step(), for the next step.
-  // Waits for the daemon at most connect_timeout_ms.
+  // or a dump_path it cannot use, is refused, naming the key or path).
+  // msprobe's dump_enable applies a changed file so. Taken up at once when this
+  // step has not started (no Start() since the last Step()), else at Step(),
+  // for the next step. Waits for the daemon at most connect_timeout_ms.
   Status Configure(const std::string& config_path);
 
   // Whether hooks should record now: started, this step and rank selected,
@@ -189,6 +190,11 @@ class TPROBE_INTERNAL Session {
   // its forward calls are inside module_dump()...module_dump_end().
   void DumpAloneAtL1(std::string base);
 
+  // The adapter's start() got no model at a module level (L0, mix), and
+  // said so on stderr: a step that then writes no entry gives that cause
+  // (empty_step.h).
+  void NoteNoModel() { empty_.NoteNoModel(); }
+
   // Whether an adapter should report the backward of forward calls: at
   // levels L0 and mix every backward call is a construct.json node, whatever
   // data_mode keeps; at L1 only when data_mode keeps backward data.
@@ -246,6 +252,8 @@ class TPROBE_INTERNAL Session {
   // start/stop, read from the segment) when there is one, else the config's
   // step and rank lists. REQUIRES: mu_ held.
   bool Selected(uint32_t step) const;
+  // What EmptyStep needs of the step that ends. REQUIRES: mu_ held.
+  StepFacts Facts(uint32_t step) const;
   void UpdateCollecting();
   // Asks the daemon whether it ended this process's dump (overflow_check).
   bool DaemonEndedDump();
@@ -277,6 +285,7 @@ class TPROBE_INTERNAL Session {
   std::atomic<bool> write_error_reported_{false};
   Core core_;
   StepLedger ledger_;
+  EmptyStep empty_;  // why a collected step wrote no entry
   std::unique_ptr<ControlChannel> channel_;
   // Steps whose Step request went out and was not yet answered, oldest
   // first (guarded by mu_): an outage may have begun with the first.

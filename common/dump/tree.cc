@@ -152,6 +152,7 @@ Json StepTree::AccountingDocument() const {
   Json doc = Json::object();
   doc["complete"] = a.complete();
   doc["entries"] = a.entries;
+  if (a.entries == 0 && !a.why_empty.empty()) doc["why_empty"] = a.why_empty;
   doc["duplicates_dropped"] = a.duplicates_dropped;
   doc["tensors_incomplete"] = a.tensors_incomplete;
   doc["records_skipped"] = a.records_skipped;

@@ -95,6 +95,9 @@ struct Accounting {
   std::vector<std::string> incomplete_tensors;
   // Reported with this step: the last outage before it.
   std::optional<Outage> outage;
+  // Why the rank wrote no entry in the step, as it reported it (a code of
+  // docs/format.md's why_empty); shown only while `entries` is 0.
+  std::string why_empty;
   void NoteIncompleteEntry(const std::string& name) {
     if (incomplete_entries.size() < kMaxIncompleteNames &&
         (incomplete_entries.empty() || incomplete_entries.back() != name)) {

@@ -157,6 +157,7 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
       ReleaseHeldNodes(p, state, log, c.step);
       CloseOpenCalls(state, c.step);
       state.assembler.NoteUnclosedCalls(c.step, c.unclosed_calls);
+      state.assembler.NoteWhyEmpty(c.step, c.why_empty);
       if (c.outage) NoteOutage(state, *c.outage);
       if (c.ledger) {
         SettleStep(state, c.step, *c.ledger);

@@ -76,6 +76,11 @@ void Assembler::NoteUnclosedCalls(uint32_t step, uint64_t count) {
   unclosed = std::max(unclosed, count);
 }
 
+void Assembler::NoteWhyEmpty(uint32_t step, const std::string& why) {
+  if (why.empty() || !IsOpen(step)) return;
+  Tree(step)->accounting().why_empty = why;
+}
+
 void Assembler::MarkStreamCorrupt() {
   stream_corrupt_ = true;
   Tree(current_step_);  // the step being captured is cut short too

@@ -108,6 +108,11 @@ class Assembler {
   // may see the same calls). Such a step is not complete.
   void NoteUnclosedCalls(uint32_t step, uint64_t count);
 
+  // Notes why the rank wrote no entry in `step` (tprobe.json why_empty,
+  // shown while the tree has no entry); nothing when `step` has no open
+  // tree or `why` is empty.
+  void NoteWhyEmpty(uint32_t step, const std::string& why);
+
   // Marks every open tree, and every tree opened from now on, as cut short
   // by a corrupt stream; opens the current step's tree if need be.
   void MarkStreamCorrupt();

@@ -124,6 +124,10 @@ void PySession::DumpAloneAtL1(const std::string& base) {
   Hook("Session.dump_alone_at_l1", [&] { session_->DumpAloneAtL1(base); });
 }
 
+void PySession::NoteNoModel() {
+  Hook("Session.note_no_model", [&] { session_->NoteNoModel(); });
+}
+
 std::string PySession::Configure(const std::string& config_path) {
   return Hook(
       "Session.configure",

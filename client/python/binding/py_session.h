@@ -79,6 +79,8 @@ class PySession final : public ApiSession {
   void SetStep(uint32_t step);
   // client::Session::DumpAloneAtL1 (msprobe's module_dump at level L1).
   void DumpAloneAtL1(const std::string& base);
+  // client::Session::NoteNoModel: start() got no model at a module level.
+  void NoteNoModel();
   // client::Session::Configure: "" once the daemon took the config, else
   // why not (a bad file, a key that cannot change live, no daemon).
   std::string Configure(const std::string& config_path);

@@ -97,6 +97,10 @@ void DefineSession(py::module_& m) {
            "msprobe's module_dump at level L1: the module named base "
            "(Session.module_base) is recorded as a module, without a "
            "construct node, although L1 records no other.")
+      .def("note_no_model", &PySession::NoteNoModel,
+           "start() got no model at a module level (L0, mix), and the "
+           "adapter said so: a step that writes no entry gives that cause "
+           "(tprobe.json why_empty \"no_model\").")
       .def("configure", &PySession::Configure, py::arg("config_path"),
            "Gives this rank alone the config.json at config_path, as a live "
            "`tprobe configure` would (msprobe's dump_enable reload): taken "

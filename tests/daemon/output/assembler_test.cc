@@ -65,6 +65,24 @@ TEST_F(AssemblerTest, FinishWritesTheFourFilesOfAClosedTree) {
             (testing::ExpectedAccounting{.entries = 1}.Text()));
 }
 
+TEST_F(AssemblerTest, WhyEmptyIsWrittenForATreeWithoutEntriesOnly) {
+  Assembler a(Options());
+  a.Tree(0);
+  a.NoteWhyEmpty(0, "scope_list");
+  a.Tree(1)->AddEntry("Functional.relu.0.forward", dump::Json::object());
+  a.NoteWhyEmpty(1, "no_api");  // the rank was wrong: entries came
+  a.NoteWhyEmpty(2, "no_api");  // no tree: none is opened for it
+  ASSERT_TRUE(a.Finish(2).ok());
+  const std::string empty = ReadFile(File(0, "tprobe.json"));
+  EXPECT_NE(empty.find("\"entries\": 0,\n \"why_empty\": \"scope_list\","),
+            std::string::npos)
+      << empty;
+  EXPECT_EQ(dump::Json::parse(empty)["complete"], true);
+  EXPECT_EQ(ReadFile(File(1, "tprobe.json")),
+            (testing::ExpectedAccounting{.entries = 1}.Text()));
+  EXPECT_FALSE(std::filesystem::exists(File(2, "tprobe.json")));
+}
+
 TEST_F(AssemblerTest, AnOpenTreeIsNeverWrittenComplete) {
   Assembler a(Options());
   a.Tree(0)->AddEntry("Functional.relu.0.forward", dump::Json::object());

@@ -1,18 +1,31 @@
 """No daemon at all ($TPROBE_SOCKET names nothing, autostart off): training
-runs to the end with the same results, nothing is written, and the
-counters report what was dropped.
+runs to the end with the same results, nothing is written, the counters
+report what was dropped, and the trainer says so on stderr: within a few
+seconds (the socket, since when, how many lost so far) and at exit (the
+total), so that nobody mistakes the empty folder for a dump.
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
-from tprobed_fixture import ROOT, fresh_dir, python_path  # noqa: E402
+from tprobed_fixture import (ROOT, fresh_dir, python_path,  # noqa: E402
+                             wait_until)
+
+# What the trainer says (client/outage_notice.cc).
+OUTAGE = re.compile(r"\[tprobe\] no daemon is reached on (\S+) since "
+                    r"(\d\d:\d\d:\d\d): (\d+) records lost so far, "
+                    r"nothing is dumped; training goes on")
+AT_EXIT = re.compile(r"\[tprobe\] (\d+) records of this process were lost "
+                     r"in all because no daemon received them "
+                     r"\(socket (\S+)\)")
 
 SCRIPT = os.path.join(ROOT, "examples", "train_tiny_gpt.py")
 CONFIG = os.path.join(ROOT, "tests", "data", "golden", "mix", "config.json")
@@ -59,7 +72,9 @@ print("RESULT " + json.dumps({{
     "plain": [repr(x) for x in plain], "dumped": [repr(x) for x in dumped],
     "same_params": same_params, "connected": debugger.session.connected,
     "flushed": debugger.session.flush(100),
-    "counters": debugger.session.counters()}}))
+    "counters": debugger.session.counters()}}), flush=True)
+# The test lets it exit once it has seen the outage said on stderr.
+sys.stdin.readline()
 """
 
 
@@ -74,27 +89,51 @@ class NoDaemonTest(unittest.TestCase):
 
     def test_script_runs_unharmed(self) -> None:
         def losses(*tool):
-            out = subprocess.run(
+            run = subprocess.run(
                 [sys.executable, SCRIPT, "--steps", "3", *tool],
                 env=self.env, check=True, timeout=600, text=True,
-                stdout=subprocess.PIPE).stdout
-            return [line for line in out.splitlines()
-                    if line.startswith("step")]
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            return [line for line in run.stdout.splitlines()
+                    if line.startswith("step")], run.stderr
 
-        plain = losses()
+        plain, quiet = losses()
         start = time.monotonic()
-        dumped = losses("--tool", "tprobe", "--config", CONFIG,
-                        "--dump-path", self.dump)
+        dumped, said = losses("--tool", "tprobe", "--config", CONFIG,
+                              "--dump-path", self.dump)
         self.assertEqual(dumped, plain)
         self.assertLess(time.monotonic() - start, 120)
         self.assertFalse(os.path.exists(self.dump))
+        self.assertNotIn("[tprobe]", quiet)
+        # The total at exit, always; the outage line only when the run
+        # lasted past its delay (a short run may end first).
+        self.assertEqual(len(AT_EXIT.findall(said)), 1, said)
+        self.assertLessEqual(len(OUTAGE.findall(said)), 1, said)
 
     def test_counters_report_the_drops(self) -> None:
         code = _IN_PROCESS.format(script=SCRIPT, config=CONFIG,
                                   dump=self.dump + "2")
-        out = subprocess.run([sys.executable, "-c", code], env=self.env,
-                             check=True, timeout=600, text=True,
-                             stdout=subprocess.PIPE).stdout
+        child = subprocess.Popen([sys.executable, "-c", code], env=self.env,
+                                 text=True, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(child.stderr))
+        reader.start()
+        try:
+            # Said while the trainer runs, a few seconds into the outage.
+            wait_until(lambda: any(OUTAGE.search(x) for x in lines)
+                       or child.poll() is not None, 120,
+                       "the trainer to say that no daemon is reached")
+            child.stdin.write("\n")
+            child.stdin.close()
+            out = child.stdout.read()
+            child.wait(timeout=600)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            reader.join()
+        stderr = "".join(lines)
+        self.assertEqual(child.returncode, 0, stderr)
         result = json.loads(out.rsplit("RESULT ", 1)[1])
         self.assertEqual(result["dumped"], result["plain"])
         self.assertTrue(result["same_params"])
@@ -104,6 +143,13 @@ class NoDaemonTest(unittest.TestCase):
         self.assertEqual(counters["records_written"], 0)
         self.assertGreater(counters["dropped_no_daemon"], 1000, counters)
         self.assertFalse(os.path.exists(self.dump + "2"))
+        socket = self.env["TPROBE_SOCKET"]
+        (said,) = OUTAGE.findall(stderr)
+        self.assertEqual(said[0], socket)
+        self.assertGreater(int(said[2]), 0)
+        self.assertLessEqual(int(said[2]), counters["dropped_no_daemon"])
+        (total,) = AT_EXIT.findall(stderr)
+        self.assertEqual(total, (str(counters["dropped_no_daemon"]), socket))
 
 
 if __name__ == "__main__":

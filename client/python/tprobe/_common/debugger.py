@@ -131,6 +131,7 @@ class DebuggerCore:
         self._started = False
         self._hooked = True  # False once the configured steps are done
         self._warned_model = False
+        self._warned_disabled = False
         self._make_hooks()
         self._install()
         if hasattr(os, "register_at_fork"):
@@ -281,13 +282,24 @@ class DebuggerCore:
         model = model if model is not None else self.model
         if model is not None:
             self._hook_model(model)
-        elif rt.level in MODULE_LEVELS and not self._warned_model:
-            self._warned_model = True
-            sys.stderr.write("[tprobe] level %s needs a model: pass it to "
-                             "start(); no module or cell is dumped\n"
-                             % rt.level)
+        elif rt.level in MODULE_LEVELS:
+            session.note_no_model()
+            if not self._warned_model:
+                self._warned_model = True
+                sys.stderr.write("[tprobe] level %s needs a model: pass it "
+                                 "to start(); no module or cell is dumped\n"
+                                 % rt.level)
         if not self._dump_enable.enabled:
-            return  # config.json's dump_enable is false
+            # config.json's dump_enable is false: said once, for a step
+            # the config would dump.
+            if (not self._warned_disabled
+                    and session.selects(session.current_step)):
+                self._warned_disabled = True
+                sys.stderr.write(
+                    "[tprobe] config.json's dump_enable is false: start() "
+                    "dumps nothing and no step folder is written until it "
+                    "turns true (said once)\n")
+            return
         session.start()
         rt.refresh()
 
