@@ -41,8 +41,8 @@ constexpr char kConstructJson[] =
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace compare = tprobe::compare;
   using tprobe::fuzz::Check;
-  const std::string dir = tprobe::fuzz::FreshDir(
-      tprobe::fuzz::ScratchDir() / "rank");
+  const std::string dir =
+      tprobe::fuzz::FreshDir(tprobe::fuzz::ScratchDir() / "rank");
   std::ofstream(dir + "/dump.json") << kDumpJson;
   std::ofstream(dir + "/construct.json") << kConstructJson;
   std::ofstream(dir + "/stack.json", std::ios::binary)
