@@ -1,9 +1,16 @@
-"""A Cell whose construct returns a dict, under tprobe.mindspore and the
-installed msprobe, at L0 on the same network and input: the two trees must
-match (mindspore_compare.py), the dict cell's backward entry included
-(``Cell.inner.Inner.backward.0``: MindSpore reports no gradient for a dict
-output, so its ``input`` is [null], and the gradient of the cell's input
-as ``output``).
+"""Cells whose construct returns a dict, or tensors nested in a tuple,
+under tprobe.mindspore and the installed msprobe, at L0 on the same
+network and input: the two trees must match (mindspore_compare.py), the
+cell's backward entry included (``Cell.inner.Inner.backward.0``):
+
+- a dict output: MindSpore reports no gradient for a dict, so its
+  ``input`` is [null], and the gradient of the cell's input is ``output``;
+- ``(y, (y * 2, y * 3))`` from ``(a, [b])``: MindSpore's CellBackwardHook
+  takes the tensors at the top level of a tuple only (the nested ones
+  never pass through it), so ``input`` holds y's gradient alone, and an
+  argument with no tensor at its top level gets none (``output`` []),
+  as msprobe writes them; unlike PyTorch's, where both tools walk the
+  containers (tests/python/pytorch/nested_parity_test.py).
 """
 
 import glob
@@ -18,13 +25,13 @@ sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
 from mindspore_compare import compare_dirs, load  # noqa: E402
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
-# argv: tool, dump path.
+# argv: tool, dump path, "dict" or "nested" (what Inner takes and returns).
 SCRIPT = textwrap.dedent("""
     import json, os, sys
     import numpy as np
     import mindspore as ms
     from mindspore import Tensor, mint, nn
-    tool, dump = sys.argv[1:3]
+    tool, dump, kind = sys.argv[1:4]
     if tool == "msprobe":
         # msprobe's statistics use mint.norm, whose kernel MindSpore's CPU
         # build lacks (examples/mindspore_train.py).
@@ -46,8 +53,12 @@ SCRIPT = textwrap.dedent("""
             self.d = nn.Dense(3, 2)
 
         def construct(self, x):
-            y = self.d(x)
-            return {"a": y, "b": y * 2}
+            if kind == "dict":
+                y = self.d(x)
+                return {"a": y, "b": y * 2}
+            a, (b,) = x
+            y = self.d(a + b)
+            return y, (y * 2, y * 3)
 
     class Net(nn.Cell):
         def __init__(self):
@@ -56,8 +67,12 @@ SCRIPT = textwrap.dedent("""
             self.inner = Inner()
 
         def construct(self, x):
-            out = self.inner(self.pre(x))
-            return out["a"].sum() + out["b"].sum()
+            h = self.pre(x)
+            if kind == "dict":
+                out = self.inner(h)
+                return out["a"].sum() + out["b"].sum()
+            out = self.inner((h, [h * 3]))
+            return out[0].sum() + out[1][0].sum() * 2
 
     ms.set_seed(0)
     net = Net()
@@ -74,25 +89,39 @@ SCRIPT = textwrap.dedent("""
 
 
 class DictCellTest(unittest.TestCase):
-    def run_tool(self, tool: str, dump: str, env: dict) -> str:
-        run = subprocess.run([sys.executable, "-c", SCRIPT, tool, dump],
+    def run_tool(self, tool: str, dump: str, env: dict, kind: str) -> str:
+        run = subprocess.run([sys.executable, "-c", SCRIPT, tool, dump, kind],
                              env=env, capture_output=True, text=True,
                              timeout=600)
         self.assertEqual(run.returncode, 0, run.stderr[-4000:])
         (step,) = glob.glob(os.path.join(dump, "step0", "*"))
         return step
 
-    def test_dict_output_cell_has_msprobes_backward_entry(self) -> None:
+    def trees(self, kind: str) -> tuple:
+        """(msprobe's step directory, tprobe's) for ``kind``."""
         tmp = fresh_dir("tp-msdict-")
         with Tprobed(tprobed_binary(), tmp) as daemon:
             env = daemon.env()
-            ref = self.run_tool("msprobe", os.path.join(tmp, "msprobe"), env)
-            actual = self.run_tool("tprobe", os.path.join(tmp, "tprobe"), env)
+            ref = self.run_tool("msprobe", os.path.join(tmp, "msprobe"), env,
+                                kind)
+            actual = self.run_tool("tprobe", os.path.join(tmp, "tprobe"),
+                                   env, kind)
+        self.assertEqual(compare_dirs(ref, actual), [])
         entry = load(actual, "dump.json")["data"].get(
             "Cell.inner.Inner.backward.0")
-        self.assertIsNotNone(entry, "no backward entry for the dict cell")
+        self.assertIsNotNone(entry, f"no backward entry for the {kind} cell")
+        return entry
+
+    def test_dict_output_cell_has_msprobes_backward_entry(self) -> None:
+        entry = self.trees("dict")
         self.assertEqual(entry["input"], [None])
-        self.assertEqual(compare_dirs(ref, actual), [])
+        self.assertEqual(len(entry["output"]), 1)
+
+    def test_nested_tensors_get_msprobes_items(self) -> None:
+        entry = self.trees("nested")
+        self.assertEqual(len(entry["input"]), 1, "y's gradient alone")
+        self.assertEqual(entry["input"][0]["Max"], 1.0)
+        self.assertEqual(entry["output"], [])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@ an identity in the forward pass), as msprobe uses it:
   the call's backward starts, with the gradients of the outputs. MindSpore
   never fires it for a dict output; the CallGate's hook still does
   (backward.py opens the call then).
+The operator passes on the tensors at the top level of a tuple only: one
+nested deeper (``(y, (a, b))``) goes around it, and its gradient is in
+neither list, as in msprobe's entries (the whole tuple goes through, as
+msprobe passes it).
 The gates of a step are kept until step() (release()): MindSpore holds
 their hooks only weakly.
 """
