@@ -7,8 +7,9 @@ gradients of the same model and batch.
   c_n;
 - ``gru`` (nn.GRU) returns ``(out, h_n)``;
 - ``pair`` (Pair) takes ``(x, [y])`` as one argument and returns
-  ``{"a": (t1, [t2, mask, t3])}``: a bool mask among the tensors, and t3
-  gets no gradient;
+  ``{"a": (t1, [t2, mask, t3]), "n": Halves(t4, Box(t5))}``: a bool mask
+  among the tensors, t3 gets no gradient, Halves is a namedtuple and Box
+  a plain dataclass (which msprobe does not enter);
 - ``layers`` hold a mixture-of-experts block each (MoE: top-2 routing,
   ``index_add_``), whose router logits the layer returns in a tuple inside
   its output; the model returns them all, nested, and the training step
@@ -16,6 +17,8 @@ gradients of the same model and batch.
   HuggingFace's load-balancing loss does).
 """
 
+import collections
+import dataclasses
 import os
 import sys
 from typing import Tuple
@@ -30,6 +33,14 @@ WIDTH = 4
 EXPERTS = 3
 
 
+Halves = collections.namedtuple("Halves", "low high")
+
+
+@dataclasses.dataclass
+class Box:
+    value: torch.Tensor
+
+
 class Pair(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -39,7 +50,8 @@ class Pair(torch.nn.Module):
         x, (y,) = pair
         h = self.proj(x + y)
         mask = h > 0
-        return {"a": (h * 2, [h + 1, mask, h - 1])}
+        return {"a": (h * 2, [h + 1, mask, h - 1]),
+                "n": Halves(h * 0.5, Box(h * 4))}
 
 
 class Expert(torch.nn.Module):
@@ -93,8 +105,9 @@ class Model(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> tuple:
         seq, (h_n, _) = self.lstm(x)
         g, g_n = self.gru(seq)
-        a = self.pair((g, [seq]))["a"]
-        flat = (a[0] + a[1][0]).reshape(-1, WIDTH)
+        d = self.pair((g, [seq]))
+        a, n = d["a"], d["n"]
+        flat = (a[0] + a[1][0] + n.low + n.high.value).reshape(-1, WIDTH)
         router = ()
         for layer in self.layers:
             flat, logits = layer(flat)

@@ -1,8 +1,9 @@
 """Modules whose inputs and outputs nest tensors in containers
 (nested_model.py: nn.LSTM's ``(out, (h_n, c_n))``, nn.GRU, a module taking
-``(x, [y])`` and returning ``{"a": (t1, [t2, mask, t3])}``, mixture-of-
-experts layers returning their router logits in a tuple inside their
-output, an auxiliary loss on them outside every module), under the
+``(x, [y])`` and returning ``{"a": (t1, [t2, mask, t3]), "n": Halves(t4,
+Box(t5))}`` (a namedtuple, a plain dataclass), mixture-of-experts layers
+returning their router logits in a tuple inside their output, an
+auxiliary loss on them outside every module), under the
 installed msprobe 26.x and under tprobe with the same config, 2 steps, at
 L0 and mix, on this machine in this run. The trees must be the same: every
 entry name in order, keys, every value (statistics within float32
@@ -83,7 +84,9 @@ def true_gradients(step: int) -> Dict[str, Dict[str, list]]:
     """torch's gradients, without a tool, of the backward entries checked:
     entry name -> its input (the outputs' gradients) and output (the
     arguments' gradients through the module alone: Pair's x is a function
-    of its y, so the vjp is taken of Pair run again on leaf copies)."""
+    of its y, so the vjp is taken of Pair run again on leaf copies; the
+    tensor in Box, a plain dataclass, has no item, but its gradient flows
+    through Pair to x and y)."""
     model = nested_model.build()
     seen = {}
     model.lstm.register_forward_hook(
@@ -94,14 +97,18 @@ def true_gradients(step: int) -> Dict[str, Dict[str, list]]:
     out, (h_n, c_n) = seen["lstm"]
     (x, (y,)), = seen["pair_in"]
     t1, (t2, _mask, t3) = seen["pair"]["a"]
-    grads = torch.autograd.grad(loss, [out, h_n, c_n, t1, t2, t3],
+    t4, box = seen["pair"]["n"]
+    grads = torch.autograd.grad(loss, [out, h_n, c_n, t1, t2, t3, t4,
+                                       box.value],
                                 allow_unused=True, retain_graph=True)
     x, y = (t.detach().requires_grad_() for t in (x, y))
-    again, (again2, _, _) = model.pair((x, [y]))["a"]
-    through_pair = torch.autograd.grad([again, again2], [x, y],
-                                       grad_outputs=list(grads[3:5]))
+    again = model.pair((x, [y]))
+    through_pair = torch.autograd.grad(
+        [again["a"][0], again["a"][1][0], again["n"].low,
+         again["n"].high.value], [x, y],
+        grad_outputs=[grads[3], grads[4], grads[6], grads[7]])
     return {"Module.lstm.LSTM.backward.0": {"input": list(grads[:3])},
-            "Module.pair.Pair.backward.0": {"input": list(grads[3:]),
+            "Module.pair.Pair.backward.0": {"input": list(grads[3:7]),
                                             "output": list(through_pair)}}
 
 
@@ -158,7 +165,9 @@ class NestedParityTest(unittest.TestCase):
             self.assertEqual(len(lstm), 3, "out, h_n and c_n")
             self.assertIsNone(lstm[2], "no gradient reaches c_n")
             pair = data["Module.pair.Pair.backward.0"]
-            self.assertEqual(len(pair["input"]), 3, "t1, t2, t3: no mask")
+            self.assertEqual(len(pair["input"]), 4,
+                             "t1, t2, t3, the namedtuple's low: no mask, "
+                             "nothing from the dataclass")
             self.assertIsNone(pair["input"][2])
             self.assertEqual(len(pair["output"]), 2, "x and y of (x, [y])")
             self.assertEqual(
