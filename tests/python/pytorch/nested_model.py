@@ -10,6 +10,8 @@ gradients of the same model and batch.
   ``{"a": (t1, [t2, mask, t3]), "n": Halves(t4, Box(t5))}``: a bool mask
   among the tensors, t3 gets no gradient, Halves is a namedtuple and Box
   a plain dataclass (which msprobe does not enter);
+- ``collect`` (Collect) appends to the list it is given, which its caller
+  reads after the call;
 - ``layers`` hold a mixture-of-experts block each (MoE: top-2 routing,
   ``index_add_``), whose router logits the layer returns in a tuple inside
   its output; the model returns them all, nested, and the training step
@@ -52,6 +54,11 @@ class Pair(torch.nn.Module):
         mask = h > 0
         return {"a": (h * 2, [h + 1, mask, h - 1]),
                 "n": Halves(h * 0.5, Box(h * 4))}
+
+
+class Collect(torch.nn.Module):
+    def forward(self, seen: list) -> None:
+        seen.append(seen[0] * 3)
 
 
 class Expert(torch.nn.Module):
@@ -99,6 +106,7 @@ class Model(torch.nn.Module):
         self.lstm = torch.nn.LSTM(WIDTH, WIDTH, batch_first=True)
         self.gru = torch.nn.GRU(WIDTH, WIDTH, batch_first=True)
         self.pair = Pair()
+        self.collect = Collect()
         self.layers = torch.nn.ModuleList(Layer() for _ in range(2))
         self.head = torch.nn.Linear(WIDTH, 2)
 
@@ -107,7 +115,9 @@ class Model(torch.nn.Module):
         g, g_n = self.gru(seq)
         d = self.pair((g, [seq]))
         a, n = d["a"], d["n"]
-        flat = (a[0] + a[1][0] + n.low + n.high.value).reshape(-1, WIDTH)
+        seen = [a[0]]
+        self.collect(seen)
+        flat = (seen[-1] + a[1][0] + n.low + n.high.value).reshape(-1, WIDTH)
         router = ()
         for layer in self.layers:
             flat, logits = layer(flat)

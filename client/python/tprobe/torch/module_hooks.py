@@ -27,9 +27,10 @@ gets no item (a module with nothing else gets no backward entry), as in
 msprobe. The gradients are taken by an identity autograd node around the
 output tensors (it runs when the module's backward starts) and one around
 the argument tensors (it runs when the module's backward is done); the
-containers around them are rebuilt with their types (a namedtuple through
-its fields), a dict changed in place (a ModelOutput mirrors its items in
-its attributes). Unlike register_full_backward_hook, whose outputs are
+tuples around them are rebuilt with their types (a namedtuple through its
+fields), lists and dicts changed in place, as msprobe does (a forward that
+appends to a list argument is seen by its caller; a ModelOutput mirrors
+its items in its attributes). Unlike register_full_backward_hook, whose outputs are
 views created by a custom Function, these nodes return plain aliases, so
 code that later changes a module's output in place (``out += x``) keeps
 working. Modules with ``inplace=True`` get no backward entry: their input
@@ -238,7 +239,10 @@ def _wrap(report: Callable, item: Any) -> Any:
         items = list(item)
         for i, alias in zip(slots, _alias(report, tensors)):
             items[i] = alias
-        return kind(items)
+        if kind is list:
+            item[:] = items
+            return item
+        return tuple(items)
     tensors = []
     _grad_tensors(item, tensors, 0)
     if not tensors:
@@ -248,10 +252,11 @@ def _wrap(report: Callable, item: Any) -> Any:
 
 def _replace(item: Any, aliases: Iterator[_Tensor], depth: int) -> Any:
     """``item`` with each tensor that _grad_tensors found replaced by the
-    next of ``aliases``, walked in the same order. A tuple or list that
-    holds one is rebuilt with its type (a namedtuple through its fields); a
-    dict is changed in place (a ModelOutput mirrors its items in its
-    attributes); a container without one is returned as it is."""
+    next of ``aliases``, walked in the same order. A tuple that holds one
+    is rebuilt with its type (a namedtuple through its fields); a list or a
+    dict is changed in place, as msprobe does (a forward that appends to a
+    list argument is seen by its caller; a ModelOutput mirrors its items in
+    its attributes); a container without one is returned as it is."""
     if isinstance(item, _Tensor):
         return next(aliases) if item.requires_grad else item
     if depth >= _MAX_DEPTH:
@@ -260,14 +265,14 @@ def _replace(item: Any, aliases: Iterator[_Tensor], depth: int) -> Any:
         items = [_replace(value, aliases, depth + 1) for value in item]
         if all(new is old for new, old in zip(items, item)):
             return item
-        kind = type(item)
-        if kind is tuple or kind is list:
-            return kind(items)
-        if hasattr(item, "_fields"):  # a namedtuple
-            return kind(*items)
-        if isinstance(item, list):  # a subclass: its items, in place
+        if isinstance(item, list):
             item[:] = items
             return item
+        kind = type(item)
+        if kind is tuple:
+            return tuple(items)
+        if hasattr(item, "_fields"):  # a namedtuple
+            return kind(*items)
         return kind(items)  # e.g. torch.return_types
     if isinstance(item, dict):
         for key, value in list(item.items()):
