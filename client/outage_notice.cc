@@ -27,8 +27,8 @@ void OutageNotice::Poll(Clock::time_point now, bool attached,
       lost_ = lost();
       std::fprintf(
           stderr,
-          "[tprobe] the daemon on %s is reached again; %llu records "
-          "were lost without it since %s\n",
+          "[tprobe] a daemon is reached on %s; %llu records were lost "
+          "without one since %s\n",
           socket_path_.c_str(),
           static_cast<unsigned long long>(lost_ - outage_->lost_before),
           ClockTime(outage_->since_wall).c_str());

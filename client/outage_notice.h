@@ -6,7 +6,7 @@
 // died or was never started): a run that dumps nothing must not look like
 // one that dumps. Once an outage has lost records for kDelay, one line names
 // the socket, when the outage began and the records lost so far; when a
-// daemon is reached again, one line says how many the outage lost; at the
+// daemon is reached (again), one line says how many the outage lost; at the
 // session's end, one line gives the process's total, if any was lost.
 //
 // The control channel's background thread drives it (Poll), so no hook ever

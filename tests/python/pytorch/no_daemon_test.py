@@ -16,13 +16,16 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
-from tprobed_fixture import (ROOT, fresh_dir, python_path,  # noqa: E402
-                             wait_until)
+from tprobed_fixture import (ROOT, Tprobed, fresh_dir,  # noqa: E402
+                             python_path, tprobed_binary, wait_until)
 
 # What the trainer says (client/outage_notice.cc).
 OUTAGE = re.compile(r"\[tprobe\] no daemon is reached on (\S+) since "
                     r"(\d\d:\d\d:\d\d): (\d+) records lost so far, "
                     r"nothing is dumped; training goes on")
+REACHED = re.compile(r"\[tprobe\] a daemon is reached on (\S+); (\d+) "
+                     r"records were lost without one since "
+                     r"(\d\d:\d\d:\d\d)")
 AT_EXIT = re.compile(r"\[tprobe\] (\d+) records of this process were lost "
                      r"in all because no daemon received them "
                      r"\(socket (\S+)\)")
@@ -75,6 +78,27 @@ print("RESULT " + json.dumps({{
     "counters": debugger.session.counters()}}), flush=True)
 # The test lets it exit once it has seen the outage said on stderr.
 sys.stdin.readline()
+"""
+
+# A training that waits for a daemon to come up on its socket: it steps
+# until it has written three steps to one (120 s at most).
+_LATE = """
+import json, sys, time, torch, torch.nn as nn
+from tprobe.torch import PrecisionDebugger
+model = nn.Linear(4, 2)
+d = PrecisionDebugger(config_path={config!r}, dump_path={dump!r})
+x = torch.randn(3, 4)
+connected_steps = 0
+deadline = time.monotonic() + 120
+while connected_steps < 3 and time.monotonic() < deadline:
+    d.start(model)
+    model(x).sum().backward()
+    d.stop()
+    d.step()
+    connected_steps += d.session.connected
+    time.sleep(0.05)
+assert d.session.flush(30000)
+print("RESULT " + json.dumps(d.session.counters()))
 """
 
 
@@ -150,6 +174,48 @@ class NoDaemonTest(unittest.TestCase):
         self.assertLessEqual(int(said[2]), counters["dropped_no_daemon"])
         (total,) = AT_EXIT.findall(stderr)
         self.assertEqual(total, (str(counters["dropped_no_daemon"]), socket))
+
+    def test_a_daemon_that_comes_up_is_taken_up_and_said(self) -> None:
+        late = fresh_dir("tp-late-")
+        dump = os.path.join(late, "dump")
+        config = os.path.join(late, "config.json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "L1"}, f)
+        daemon = Tprobed(tprobed_binary(), late)
+        env = dict(self.env, TPROBE_SOCKET=daemon.socket)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _LATE.format(config=config, dump=dump)],
+            env=env, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(child.stderr))
+        reader.start()
+        try:
+            wait_until(lambda: any(OUTAGE.search(x) for x in lines)
+                       or child.poll() is not None, 120,
+                       "the trainer to say that no daemon is reached")
+            with daemon:
+                out = child.stdout.read()
+                child.wait(timeout=600)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            reader.join()
+        stderr = "".join(lines)
+        self.assertEqual(child.returncode, 0, stderr)
+        counters = json.loads(out.rsplit("RESULT ", 1)[1])
+        (outage,) = OUTAGE.findall(stderr)
+        (reached,) = REACHED.findall(stderr)
+        (total,) = AT_EXIT.findall(stderr)
+        self.assertEqual(reached[0], daemon.socket)
+        self.assertEqual(reached[2], outage[1])  # the same outage
+        self.assertGreaterEqual(int(reached[1]), int(outage[2]))
+        self.assertEqual(int(total[0]), counters["dropped_no_daemon"])
+        # The step under way when it came still counts as no_daemon (a
+        # daemon that missed its beginning never writes it).
+        self.assertLessEqual(int(reached[1]), int(total[0]))
+        self.assertGreater(counters["records_written"], 0)
+        self.assertTrue(os.path.isdir(dump))
 
 
 if __name__ == "__main__":
