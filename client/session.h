@@ -113,7 +113,9 @@ class TPROBE_INTERNAL Session {
   // and task; ended steps and overflows start again. The fetch waits at most
   // connect_timeout_ms; without an answer the config stays as it was.
   // `unclosed_calls` is how many of the step's calls the adapter saw begin
-  // and never end; the daemon marks such a step incomplete.
+  // and never end; the daemon marks such a step incomplete. A collected
+  // step that wrote no entry names its cause (empty_step.h): once per
+  // process on stderr, and in the Step request for tprobe.json's why_empty.
   void Step(uint64_t unclosed_calls = 0);
   // Makes `step` the current step number, as msprobe's set_init_step does:
   // the next Start() records into step{step} and Step() counts on from it.
