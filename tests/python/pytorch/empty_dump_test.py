@@ -5,9 +5,13 @@ PyTorch model for three steps against a real tprobed, in a process of its
 own (a cause is said once per process).
 
 Where no tree is written (a rank not in "rank", dump_enable false) the
-stderr line alone says it, and no step folder appears, as with msprobe.
+stderr line alone says it, and no step folder appears, as with msprobe
+(run live in the same test where it is installed: it writes the same
+folders, and says nothing).
 """
 
+import glob
+import importlib.util
 import json
 import os
 import subprocess
@@ -20,14 +24,18 @@ sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
 STEPS = 3
+HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
 
 # argv: config path, dump path, how start() is called: "model" (start with
 # the model, run it), "no_model" (start() alone, run it), "outside" (start
-# and stop, then run the model outside them).
+# and stop, then run the model outside them); the tool.
 SCRIPT = textwrap.dedent("""
     import sys, torch, torch.nn as nn
-    from tprobe.torch import PrecisionDebugger
-    config, dump, how = sys.argv[1:4]
+    config, dump, how, tool = sys.argv[1:5]
+    if tool == "msprobe":
+        from msprobe.pytorch import PrecisionDebugger
+    else:
+        from tprobe.torch import PrecisionDebugger
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
     d = PrecisionDebugger(config_path=config, dump_path=dump)
@@ -40,7 +48,8 @@ SCRIPT = textwrap.dedent("""
         if how != "outside":
             d.stop()
         d.step()
-    assert d.session.flush(30000)
+    if tool == "tprobe":
+        assert d.session.flush(30000)
 """).format(steps=STEPS)
 
 NO_ENTRY = "wrote no entry"
@@ -57,13 +66,15 @@ class EmptyDumpTest(unittest.TestCase):
         cls.daemon.stop()
 
     def run_case(self, name: str, config: dict, how: str = "model",
-                 **env: str) -> tuple:
+                 tool: str = "tprobe", **env: str) -> tuple:
         """Runs SCRIPT; returns (its stderr, the dump path)."""
+        name = f"{tool}-{name}"
         dump = os.path.join(self.tmp, name)
         path = os.path.join(self.tmp, name + ".json")
         with open(path, "w") as f:
             json.dump({"task": "statistics", **config}, f)
-        run = subprocess.run([sys.executable, "-c", SCRIPT, path, dump, how],
+        run = subprocess.run([sys.executable, "-c", SCRIPT, path, dump, how,
+                              tool],
                              env=self.daemon.env(**env), timeout=600,
                              text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
@@ -111,6 +122,18 @@ class EmptyDumpTest(unittest.TestCase):
             "\"scope\"/\"list\" matched none of the calls that ran")
         self.assertEqual(stderr.count(NO_ENTRY), 1, stderr)
         self.assert_why_empty(dump, "scope_list")
+        if HAS_MSPROBE:
+            # msprobe 26.2 writes the same steps, with no entry.
+            _, theirs = self.run_case(
+                "list", {"level": "L1",
+                         "statistics": {"list": ["no_such_api"]}},
+                tool="msprobe")
+            self.assertEqual(sorted(os.listdir(theirs)),
+                             sorted(os.listdir(dump)))
+            for path in glob.glob(os.path.join(theirs, "step*", "*",
+                                               "dump.json")):
+                with open(path) as f:
+                    self.assertEqual(json.load(f)["data"], {})
 
     def test_no_model_at_l0(self) -> None:
         stderr, dump = self.run_case("no_model", {"level": "L0"},
@@ -146,6 +169,13 @@ class EmptyDumpTest(unittest.TestCase):
             "it dumps nothing and writes no step folder")
         self.assertNotIn(NO_ENTRY, stderr)
         self.assert_no_step_folder(dump)
+        if HAS_MSPROBE:
+            # msprobe 26.2 writes nothing either (its rank without
+            # torch.distributed is None, in no list).
+            _, theirs = self.run_case(
+                "rank", {"level": "L1", "rank": [1]}, tool="msprobe",
+                RANK="0")
+            self.assert_no_step_folder(theirs)
 
     def test_dump_enable_off(self) -> None:
         stderr, dump = self.run_case(
