@@ -1,8 +1,11 @@
 """Finding the daemon: which socket to use and which tprobed to start.
 
 With ``TPROBE_SOCKET`` set, that daemon is used and none is started unless
-``TPROBE_AUTOSTART=1``. Otherwise the default socket is used and a private
-tprobed is started when none answers (``TPROBE_AUTOSTART=0`` turns that off).
+``TPROBE_AUTOSTART=1``: when nobody answers there, the client says so on
+stderr while it loses records and at exit (client/outage_notice.h), and
+takes up a daemon that comes up there later. Otherwise the default socket
+is used and a private tprobed is started when none answers
+(``TPROBE_AUTOSTART=0`` turns that off).
 """
 
 import os
