@@ -96,6 +96,12 @@ Session::~Session() {
       bye.mutable_goodbye()->set_step(step);
       *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
     }
+    // A rank that never calls step() ends its one step here.
+    if (const v1::EmptyCause why = empty_.Close(Facts(step));
+        why != v1::EMPTY_CAUSE_UNSPECIFIED) {
+      bye.mutable_goodbye()->set_step(step);
+      bye.mutable_goodbye()->set_why_empty(why);
+    }
   }
   // The goodbye in the boundary ring is what makes this a clean exit,
   // whatever the daemon's backlog: the daemon finishes the rings from the

@@ -43,8 +43,12 @@ Command RankCommand(const v1::Request& request) {
     case v1::Request::kGoodbye:
       command.kind = Command::Kind::kGoodbye;
       command.dropped_no_daemon = request.goodbye().dropped_no_daemon();
+      command.why_empty = WhyEmptyCode(request.goodbye().why_empty());
       if (request.goodbye().has_ledger()) {
         command.ledger = request.goodbye().ledger();
+      }
+      // The step the goodbye is about, if any.
+      if (command.ledger || !command.why_empty.empty()) {
         command.step = request.goodbye().step();
       }
       break;

@@ -33,8 +33,9 @@ struct Command {
   std::shared_ptr<const config::Config> config;  // Configure
   std::string write_path;       // Configure: where the steps under config go
   uint64_t unclosed_calls = 0;  // Step: calls the client never ended
-  // Step: why the rank wrote no entry (tprobe.json why_empty); empty when
-  // it gave no cause, or one this daemon does not know.
+  // Step, Goodbye: why the rank wrote no entry in `step` (tprobe.json
+  // why_empty); empty when it gave no cause, or one this daemon does not
+  // know.
   std::string why_empty;
   uint64_t dropped_no_daemon = 0;  // Goodbye: the client's final count
   bool write_open = false;         // Stop from the CLI: write open steps

@@ -28,7 +28,7 @@ enum class End { kGoodbye, kGone, kShutdown };
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
                 spdlog::logger& log, End end,
                 const v1::StepLedger* ledger = nullptr,
-                uint32_t ledger_step = 0);
+                uint32_t ledger_step = 0, const std::string& why_empty = "");
 Status Apply(Producer& p, ProducerState& state, Registry& registry,
              spdlog::logger& log, const Command& c);
 
@@ -67,20 +67,25 @@ size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
 // Drains everything committed, running the boundaries on the way, writes
 // every tree, and forgets the producer. `ledger`: the rank's count of
 // `ledger_step` (a Goodbye on the socket); without it the step in progress
-// is settled from the daemon's count. A Goodbye in the boundary ring makes
-// it a clean exit, whatever `end` says: the rank's process may be gone,
-// but it said goodbye first.
+// is settled from the daemon's count. `why_empty`: why the rank wrote no
+// entry in `ledger_step` (a Goodbye on the socket). A Goodbye in the boundary
+// ring makes it a clean exit, whatever `end` says: the rank's process may be
+// gone, but it said goodbye first.
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
                 spdlog::logger& log, End end, const v1::StepLedger* ledger,
-                uint32_t ledger_step) {
+                uint32_t ledger_step, const std::string& why_empty) {
   if (state.closed) return Status::Ok();
   const std::vector<uint64_t> heads = CommittedHeads(p);
   DrainAndRun(p, state, registry, log, 0, &heads, UINT32_MAX,
               /*targets_final=*/true, /*stop_at_goodbye=*/true);
   std::optional<Command> goodbye;
+  std::string why = why_empty;
+  uint32_t why_step = ledger_step;
   if (state.boundary && state.boundary->request.has_goodbye()) {
     goodbye = RankCommand(state.boundary->request);
     end = End::kGoodbye;
+    why = goodbye->why_empty;
+    why_step = goodbye->step;
     if (goodbye->ledger) {
       ledger = &*goodbye->ledger;
       ledger_step = goodbye->step;
@@ -108,6 +113,7 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
     SettleOpenStep(state);
   }
   ReleaseSettledTensors(p, state, log);
+  state.assembler.NoteWhyEmpty(why_step, why);
   if (died) state.assembler.MarkProducerDied();
   Status s = state.assembler.Finish(UINT32_MAX);
   LogWriteError(p, state, log, s);
@@ -172,7 +178,7 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
       state.dropped_no_daemon =
           std::max(state.dropped_no_daemon, c.dropped_no_daemon);
       return Finalise(p, state, registry, log, End::kGoodbye,
-                      c.ledger ? &*c.ledger : nullptr, c.step);
+                      c.ledger ? &*c.ledger : nullptr, c.step, c.why_empty);
     case Command::Kind::kConfigure: {
       // The client records step c.step on under the new config; what was
       // drained before it was made under the old one.

@@ -41,5 +41,21 @@ TEST(RankCommandTest, ACauseThisDaemonDoesNotKnowIsDropped) {
   EXPECT_EQ(RankCommand(StepWithCause(-1)).why_empty, "");
 }
 
+TEST(RankCommandTest, AGoodbyeCarriesTheCauseOfTheStepItEnds) {
+  v1::Request request;
+  request.mutable_goodbye()->set_step(5);
+  request.mutable_goodbye()->set_why_empty(v1::EMPTY_CAUSE_NO_API);
+  Command c = RankCommand(request);
+  EXPECT_EQ(c.kind, Command::Kind::kGoodbye);
+  EXPECT_EQ(c.step, 5u);
+  EXPECT_EQ(c.why_empty, "no_api");
+  EXPECT_FALSE(c.ledger);
+  // Neither a ledger nor a cause: the goodbye is about no step.
+  request.mutable_goodbye()->set_why_empty(v1::EMPTY_CAUSE_UNSPECIFIED);
+  c = RankCommand(request);
+  EXPECT_EQ(c.step, 0u);
+  EXPECT_EQ(c.why_empty, "");
+}
+
 }  // namespace
 }  // namespace tprobe::daemon

@@ -21,14 +21,16 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
-from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
+from tprobed_fixture import (Tprobed, fresh_dir,  # noqa: E402
+                             tprobed_binary, wait_until)
 
 STEPS = 3
 HAS_MSPROBE = importlib.util.find_spec("msprobe") is not None
 
 # argv: config path, dump path, how start() is called: "model" (start with
 # the model, run it), "no_model" (start() alone, run it), "outside" (start
-# and stop, then run the model outside them); the tool.
+# and stop, then run the model outside them), "no_step" (one start() and
+# stop(), and the process exits without step()); the tool.
 SCRIPT = textwrap.dedent("""
     import sys, torch, torch.nn as nn
     config, dump, how, tool = sys.argv[1:5]
@@ -40,15 +42,16 @@ SCRIPT = textwrap.dedent("""
     model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
     d = PrecisionDebugger(config_path=config, dump_path=dump)
     x = torch.randn(5, 4)
-    for _ in range({steps}):
+    for _ in range(1 if how == "no_step" else {steps}):
         d.start(model if how != "no_model" else None)
         if how == "outside":
             d.stop()
         model(x).sum().backward()
         if how != "outside":
             d.stop()
-        d.step()
-    if tool == "tprobe":
+        if how != "no_step":
+            d.step()
+    if tool == "tprobe" and how != "no_step":
         assert d.session.flush(30000)
 """).format(steps=STEPS)
 
@@ -134,6 +137,28 @@ class EmptyDumpTest(unittest.TestCase):
                                                "dump.json")):
                 with open(path) as f:
                     self.assertEqual(json.load(f)["data"], {})
+
+    def test_a_rank_that_never_calls_step_says_it_at_exit(self) -> None:
+        stderr, dump = self.run_case(
+            "no_step", {"level": "L1",
+                        "statistics": {"list": ["no_such_api"]}},
+            how="no_step")
+        self.assert_said_once(stderr, "[tprobe] step 0 wrote no entry")
+        path = os.path.join(dump, "step0", "rank", "tprobe.json")
+
+        def closed() -> bool:
+            # The goodbye is read within exit_timeout_ms of the exit.
+            try:
+                with open(path) as f:
+                    return not json.load(f)["step_open"]
+            except (OSError, ValueError):
+                return False
+
+        wait_until(closed, 30, "step0 written at the rank's exit")
+        with open(path) as f:
+            accounting = json.load(f)
+        self.assertEqual(accounting["entries"], 0, accounting)
+        self.assertEqual(accounting["why_empty"], "scope_list", accounting)
 
     def test_no_model_at_l0(self) -> None:
         stderr, dump = self.run_case("no_model", {"level": "L0"},
