@@ -31,9 +31,11 @@ packages=(
 )
 # Only the test suite needs these: headless Chromium opens `tprobe compare`'s
 # report.html (tests/python/pytorch/compare_test.py; 113 MB to fetch, about
-# a minute).
+# a minute); debootstrap and qemu-user-static make and run the Debian roots
+# (bullseye, arm64 bookworm) the binary wheels are proved in
+# (tests/python/pytorch/binary_wheel_test.py).
 case "${1:-}" in
-  "") packages+=(chromium) ;;
+  "") packages+=(chromium debootstrap qemu-user-static binfmt-support) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

@@ -1,32 +1,44 @@
 #!/usr/bin/env bash
-# Builds self-contained binary wheels of tprobe, one per interpreter:
+# Builds the binary wheels of tprobe, one per architecture and interpreter:
 #
-#   deploy/wheel.sh [--out DIR] [PYTHON...]
+#   deploy/wheel.sh [--arch x86_64,aarch64] [--out DIR] [PYTHON...]
 #   deploy/wheel.sh --which PYTHON     prints the interpreter PYTHON names
 #
 # PYTHON is an interpreter to build for: a path or a command name
 # (python3.9 ... python3.13; one pyenv has but does not activate is found in
-# pyenv's versions). Default: the python3 on PATH. The wheels go to DIR
+# pyenv's versions). Default: the python3 on PATH. --arch: the
+# architectures, comma-separated (default x86_64). The wheels go to DIR
 # (default dist/).
 #
-# Each wheel holds the tprobe package with tprobe._C, libtprobe, tprobed and
-# the tprobe CLI (bin/, on the environment's PATH once installed). They are
-# linked so that they need nothing outside the wheel but glibc, libm,
-# libstdc++ and libgcc_s: protobuf's lite runtime, spdlog and fmt are linked
-# in with their symbols hidden (TPROBE_SELF_CONTAINED, CMakeLists.txt), so a
-# process that also loads torch (which exports protobuf symbols of its own)
-# never mixes the two. Debian's libprotobuf-lite.a is not position-
-# independent, so the script builds the same release (apt-get source
-# protobuf) with -fPIC once, cached in .cache/wheel/. Each wheel is checked
-# (no exported protobuf, spdlog or fmt symbol; ldd lists only the libraries
-# above) and tagged with the lowest manylinux tag `auditwheel show` agrees
-# with.
+# Each wheel holds the tprobe package with tprobe._C, libtprobe (lib/, with
+# the headers in include/), tprobed and the tprobe CLI (bin/, on the
+# environment's PATH once installed). One pinned toolchain builds every
+# wheel on this x86_64 machine: `zig c++` (PyPI's ziglang, clang with
+# libc++) for the target <arch>-linux-gnu.2.28, so no binary needs a glibc
+# symbol newer than 2.28, and libc++ is linked statically with its symbols
+# hidden: the wheels need neither libstdc++ nor libgcc_s. protobuf-lite
+# (Debian's source of the installed protoc's release, built once per arch
+# with the same toolchain), spdlog and fmt are linked in with their symbols
+# hidden (TPROBE_SELF_CONTAINED, CMakeLists.txt). The host's /usr/include is
+# kept out of the compile (its glibc headers are newer than the target's):
+# only the boost, google, spdlog and fmt headers are seen, through a folder
+# of links, and nlohmann's come from PyPI's nlohmann-json (Debian's 3.11.2
+# does not build with libc++ >= 19). The aarch64 tprobe._C is compiled
+# against the same interpreter's headers and renamed to aarch64's suffix.
 #
-# Needs what deploy/setup.sh --no-build installs, Debian's source packages
-# (a deb-src entry is added to apt when there is none), and PyPI
-# (scikit-build-core, pybind11, ninja and auditwheel, into one build venv per
-# interpreter under .cache/wheel/; $TPROBE_WHEEL_CACHE moves that folder).
-# Timings: docs/operating.md.
+# Each wheel is checked: every ELF exports only tprobe:: symbols (libtprobe)
+# or PyInit__C (tprobe._C) and needs only glibc's libraries and libtprobe;
+# it is tagged with the manylinux tag `auditwheel show` agrees with.
+#
+# Needs what deploy/setup.sh installs (cmake, ninja, protoc, the boost,
+# spdlog and fmt headers), Debian's source packages (a deb-src entry is
+# added to apt when there is none) and PyPI: the tool venv (ziglang,
+# auditwheel, wheel, nlohmann-json) and one build venv per interpreter
+# (scikit-build-core, pybind11), all pinned below, under
+# $TPROBE_WHEEL_CACHE (default build/wheel-cache). The first build of an
+# arch pays for zig's libc++ and for protobuf-lite (about 1 and 1-3 min);
+# the project is compiled once per arch, and each further interpreter only
+# rebuilds tprobe._C. Timings: docs/development.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -35,25 +47,40 @@ usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
+# The pinned toolchain and build tools.
+TOOL_PINS=(ziglang==0.17.0 auditwheel==6.8.2 wheel==0.48.0
+  nlohmann-json==3.12.0)
+BUILD_PINS=(pip==25.0.1 scikit-build-core==1.1.2 pybind11==3.1.0)
+GLIBC=2.28
+
 out=dist
 pythons=()
+arches=x86_64
 which_only=0
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --which) which_only=1; shift ;;
-    --out)
-      [[ $# -ge 2 ]] || { echo "deploy/wheel.sh: --out needs a folder" >&2; exit 2; }
-      out=$2; shift 2 ;;
+    --out | --arch)
+      [[ $# -ge 2 ]] || { echo "deploy/wheel.sh: $1 needs a value" >&2; exit 2; }
+      [[ $1 == --out ]] && out=$2 || arches=$2
+      shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
+    --arch=*) arches=${1#--arch=}; shift ;;
     -*) echo "deploy/wheel.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     *) pythons+=("$1"); shift ;;
   esac
 done
 ((${#pythons[@]})) || pythons=(python3)
+IFS=, read -ra arch_list <<<"$arches"
+for arch in "${arch_list[@]}"; do
+  case $arch in
+    x86_64 | aarch64) ;;
+    *) echo "deploy/wheel.sh: unknown arch '$arch' (x86_64, aarch64)" >&2; exit 2 ;;
+  esac
+done
 
-cache=${TPROBE_WHEEL_CACHE:-$root/.cache/wheel}
-mkdir -p "$cache"
+cache=${TPROBE_WHEEL_CACHE:-$root/build/wheel-cache}
 started=$SECONDS
 
 log() { echo "[wheel] $*"; }
@@ -80,16 +107,75 @@ resolve_python() {
   exit 2
 }
 
-# libprotobuf-lite.a of the installed protoc's release, built with -fPIC.
+# A venv at $1 made by interpreter $2 with the packages $3...; made once
+# (.ready marks one whose packages all installed).
+make_venv() {
+  local venv=$1 py=$2
+  shift 2
+  if [[ ! -f $venv/.ready ]]; then
+    log "venv $venv" >&2
+    rm -rf "$venv"
+    "$py" -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" >&2
+    touch "$venv/.ready"
+  fi
+}
+
+# The toolchain for arch $1 in $cache/toolchain: compiler wrappers, a CMake
+# toolchain file, and the folder of the only host headers the build sees.
+toolchain() {
+  local arch=$1 tc=$cache/toolchain zig site
+  make_venv "$cache/tools" /usr/bin/python3 "${TOOL_PINS[@]}"
+  site=$("$cache/tools/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  zig=$site/ziglang/zig
+  mkdir -p "$tc/headers"
+  for dir in boost google spdlog fmt; do
+    ln -sfn "/usr/include/$dir" "$tc/headers/$dir"
+  done
+  ln -sfn "$site/nlohmann_json/include/nlohmann" "$tc/headers/nlohmann"
+  for tool in cc c++; do
+    printf '#!/bin/sh\nZIG_GLOBAL_CACHE_DIR=%s exec %s %s -target %s "$@"\n' \
+      "$cache/zig-cache" "$zig" "$tool" "$arch-linux-gnu.$GLIBC" \
+      >"$tc/$arch-$tool"
+    chmod +x "$tc/$arch-$tool"
+  done
+  # The host's /usr/include counts as the compiler's own folder, so CMake
+  # never passes it (Boost's, protobuf's and the config packages' include
+  # folder); headers/ stands in for it.
+  cat >"$tc/project.cmake" <<'EOF'
+list(APPEND CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES /usr/include)
+list(APPEND CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES /usr/include)
+EOF
+  # Binaries are stripped by the linker (-s): the host's strip knows no
+  # aarch64. CMAKE_LIBRARY_ARCHITECTURE finds the host's header-only config
+  # packages (spdlog, fmt, nlohmann_json). Boost 1.74's Asio needs telling
+  # that libc++ has coroutines and invoke_result.
+  cat >"$tc/$arch.cmake" <<EOF
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR $arch)
+set(CMAKE_C_COMPILER $tc/$arch-cc)
+set(CMAKE_CXX_COMPILER $tc/$arch-c++)
+set(CMAKE_STRIP /bin/true)
+set(CMAKE_LIBRARY_ARCHITECTURE $(gcc -print-multiarch))
+set(CMAKE_C_FLAGS_INIT "-isystem $tc/headers")
+set(CMAKE_CXX_FLAGS_INIT "-isystem $tc/headers -DBOOST_ASIO_HAS_CO_AWAIT=1 -DBOOST_ASIO_HAS_STD_INVOKE_RESULT=1")
+set(CMAKE_EXE_LINKER_FLAGS_INIT -s)
+set(CMAKE_SHARED_LINKER_FLAGS_INIT -s)
+set(CMAKE_MODULE_LINKER_FLAGS_INIT -s)
+EOF
+}
+
+# libprotobuf-lite.a of the installed protoc's release for arch $1, built
+# with the toolchain once.
 protobuf_lite() {
-  local version src lib
+  local arch=$1 version src lib
   version=$(protoc --version | awk '{print $2}')
-  lib=$cache/protobuf-$version-pic/libprotobuf-lite.a
+  lib=$cache/protobuf-$version-$arch/libprotobuf-lite.a
   if [[ -f $lib ]]; then
     echo "$lib"
     return
   fi
-  log "building protobuf-lite $version with -fPIC (once; cached in $cache)" >&2
+  log "building protobuf-lite $version for $arch (once; cached in $cache)" >&2
   src=$cache/src
   mkdir -p "$src"
   if ! ls "$src"/protobuf_"$version".orig.tar.* >/dev/null 2>&1; then
@@ -108,51 +194,35 @@ protobuf_lite() {
       exit 1
     fi
   fi
-  rm -rf "$src/protobuf-$version"
+  rm -rf "$src/protobuf-$version" "$src/build-$arch"
   tar -xf "$src"/protobuf_"$version".orig.tar.* -C "$src"
-  /usr/bin/cmake -S "$src/protobuf-$version" -B "$src/build-$version" \
-    -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  /usr/bin/cmake -S "$src/protobuf-$version" -B "$src/build-$arch" -G Ninja \
+    -DCMAKE_TOOLCHAIN_FILE="$cache/toolchain/$arch.cmake" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     -DCMAKE_CXX_FLAGS="-fvisibility=hidden -fvisibility-inlines-hidden" \
     -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD_PROTOC_BINARIES=OFF \
     -Dprotobuf_WITH_ZLIB=OFF -DBUILD_SHARED_LIBS=OFF >&2
-  ninja -C "$src/build-$version" libprotobuf-lite >&2
+  ninja -C "$src/build-$arch" libprotobuf-lite >&2
   mkdir -p "$(dirname "$lib")"
-  cp "$src/build-$version/libprotobuf-lite.a" "$lib"
-  rm -rf "$src/protobuf-$version" "$src/build-$version"
+  cp "$src/build-$arch/libprotobuf-lite.a" "$lib"
+  rm -rf "$src/protobuf-$version" "$src/build-$arch"
   echo "$lib"
 }
 
-# A build venv for interpreter $1 with what the wheel build needs.
-build_venv() {
-  local py=$1 tag venv
-  tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
-  venv=$cache/venv-$tag
-  # Made once: .ready marks a venv whose packages all installed.
-  if [[ ! -f $venv/.ready ]]; then
-    log "build venv for $tag: $venv" >&2
-    "$py" -m venv "$venv" >&2
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-      --upgrade pip 'scikit-build-core>=0.10' 'pybind11>=2.12' ninja \
-      auditwheel wheel >&2
-    touch "$venv/.ready"
-  fi
-  echo "$venv"
-}
-
-# Fails unless every ELF under $1 exports no protobuf, spdlog or fmt symbol
-# and needs no library beyond glibc's, libstdc++ and libgcc_s (or one of
-# the wheel's own).
+# Fails unless every ELF under $1 exports only tprobe:: or PyInit__C and
+# needs only glibc's libraries (or the wheel's own libtprobe).
 check_elves() {
   local dir=$1 bad=0 elf exports needed
   while IFS= read -r elf; do
-    exports=$(nm -D --defined-only -C "$elf" 2>/dev/null |
-      grep -E ' (google::protobuf|spdlog|fmt)::' | head -3 || true)
+    exports=$(nm -D --defined-only "$elf" 2>/dev/null | awk '{print $NF}' |
+      grep -Ev '^(_Z(N|NK|NR|NO|NKR|NKO|TIN|TSN|TVN|TTN|GVN|TWN|THN)6tprobe|PyInit__C$)' |
+      head -3 || true)
     if [[ -n $exports ]]; then
       echo "deploy/wheel.sh: $elf exports $exports" >&2
       bad=1
     fi
     needed=$(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
-      grep -Ev '^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libtprobe)\.so' || true)
+      grep -Ev '^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-(x86-64|aarch64)\.so\.[12]|libtprobe\.so\.[0-9]+)$' || true)
     if [[ -n $needed ]]; then
       echo "deploy/wheel.sh: $elf needs $needed" >&2
       bad=1
@@ -166,39 +236,64 @@ if ((which_only)); then
   for name in "${pythons[@]}"; do resolve_python "$name"; done
   exit 0
 fi
-mkdir -p "$out"
+mkdir -p "$out" "$cache"
 out=$(cd "$out" && pwd)
-protobuf=$(protobuf_lite)
-for name in "${pythons[@]}"; do
-  py=$(resolve_python "$name")
-  venv=$(build_venv "$py")
-  tag=$("$venv/bin/python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
-  t0=$SECONDS
-  log "$tag: building ($py)"
-  tmp=$cache/out-$tag
-  rm -rf "$tmp"
-  "$venv/bin/python" -m pip wheel "$root" --no-build-isolation --no-deps \
-    --disable-pip-version-check -q -w "$tmp" \
-    -C build-dir="$cache/build-$tag" \
-    -C cmake.define.TPROBE_SELF_CONTAINED=ON \
-    -C cmake.define.TPROBE_PROTOBUF_LITE="$protobuf" \
-    -C cmake.define.pybind11_DIR="$("$venv/bin/python" -m pybind11 --cmakedir)"
-  wheel=$(ls "$tmp"/tprobe-*.whl)
-  unpacked=$tmp/unpacked
-  "$venv/bin/python" -m wheel unpack -d "$unpacked" "$wheel" >/dev/null
-  check_elves "$unpacked"
-  platform=$("$venv/bin/auditwheel" show "$wheel" |
-    grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64' | head -1)
-  if [[ -z $platform ]]; then
-    "$venv/bin/auditwheel" show "$wheel" >&2
-    echo "deploy/wheel.sh: auditwheel found no manylinux tag for $wheel" >&2
-    exit 1
-  fi
-  "$venv/bin/python" -m wheel tags --remove --platform-tag "$platform" \
-    "$wheel" >/dev/null
-  wheel=$(ls "$tmp"/tprobe-*"$platform".whl)
-  mv -f "$wheel" "$out/"
-  rm -rf "$tmp"
-  log "$tag: $out/$(basename "$wheel") ($(du -h "$out/$(basename "$wheel")" | cut -f1), $((SECONDS - t0)) s)"
+tools=$cache/tools/bin
+for arch in "${arch_list[@]}"; do
+  toolchain "$arch"
+  protobuf=$(protobuf_lite "$arch")
+  for name in "${pythons[@]}"; do
+    py=$(resolve_python "$name")
+    tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+    venv=$cache/venv-$tag
+    make_venv "$venv" "$py" "${BUILD_PINS[@]}"
+    t0=$SECONDS
+    log "$arch $tag: building ($py)"
+    tmp=$cache/out-$arch-$tag
+    rm -rf "$tmp"
+    # One build folder per arch: the second interpreter rebuilds _C alone.
+    "$venv/bin/python" -m pip wheel "$root" --no-build-isolation --no-deps \
+      --disable-pip-version-check -q -w "$tmp" \
+      -C build-dir="$cache/build-$arch" \
+      -C cmake.define.CMAKE_TOOLCHAIN_FILE="$cache/toolchain/$arch.cmake" \
+      -C cmake.define.CMAKE_PROJECT_INCLUDE="$cache/toolchain/project.cmake" \
+      -C cmake.define.TPROBE_CCACHE=OFF \
+      -C cmake.define.TPROBE_SELF_CONTAINED=ON \
+      -C cmake.define.TPROBE_PROTOBUF_LITE="$protobuf" \
+      -C cmake.define.Protobuf_LIBRARY="$protobuf" \
+      -C cmake.define.Protobuf_LITE_LIBRARY="$protobuf" \
+      -C cmake.define.pybind11_DIR="$("$venv/bin/python" -m pybind11 --cmakedir)"
+    wheel=$(ls "$tmp"/tprobe-*.whl)
+    unpacked=$tmp/unpacked
+    "$tools/python" -m wheel unpack -d "$unpacked" "$wheel" >/dev/null
+    rm -f "$wheel"
+    if [[ $arch != x86_64 ]]; then
+      for module in "$unpacked"/*/tprobe/_C.*x86_64-linux-gnu.so; do
+        mv "$module" "${module/x86_64-linux-gnu/$arch-linux-gnu}"
+      done
+    fi
+    check_elves "$unpacked"
+    "$tools/python" -m wheel pack -d "$tmp" "$unpacked"/tprobe-* >/dev/null
+    # auditwheel reads the arch from the tag: linux_<arch> first.
+    wheel=$(ls "$tmp"/tprobe-*.whl)
+    if [[ $arch != x86_64 ]]; then
+      "$tools/python" -m wheel tags --remove --platform-tag "linux_$arch" \
+        "$wheel" >/dev/null
+      wheel=$(ls "$tmp"/tprobe-*.whl)
+    fi
+    platform=$("$tools/auditwheel" show "$wheel" |
+      grep -oE "manylinux_[0-9]+_[0-9]+_$arch" | head -1 || true)
+    if [[ -z $platform ]]; then
+      "$tools/auditwheel" show "$wheel" >&2
+      echo "deploy/wheel.sh: auditwheel found no manylinux tag for $wheel" >&2
+      exit 1
+    fi
+    "$tools/python" -m wheel tags --remove --platform-tag "$platform" \
+      "$wheel" >/dev/null
+    wheel=$(ls "$tmp"/tprobe-*"$platform".whl)
+    mv -f "$wheel" "$out/"
+    rm -rf "$tmp"
+    log "$arch $tag: $out/$(basename "$wheel") ($(du -h "$out/$(basename "$wheel")" | cut -f1), $((SECONDS - t0)) s)"
+  done
 done
 log "done in $((SECONDS - started)) s"

@@ -8,6 +8,8 @@
 #include <immintrin.h>
 #endif
 
+#include "common/stats/cpu_features.h"
+
 namespace tprobe::stats {
 namespace {
 
@@ -145,7 +147,7 @@ static_assert(FoldConstant(96) == 0x0ccaa009eu, "x^(128-32) mod P");
 uint32_t Crc32(std::span<const std::byte> data, uint32_t crc) {
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
 #if defined(__x86_64__)
-  if (data.size() >= 256 && __builtin_cpu_supports("pclmul")) {
+  if (data.size() >= 256 && CpuHasPclmul()) {
     return ~UpdatePclmul(~crc, p, data.size());
   }
 #endif

@@ -7,7 +7,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "common/portable_symbols.h"  // std::hypot
+#include "common/stats/cpu_features.h"
 #include "common/stats/half.h"
 
 namespace tprobe::stats {
@@ -125,7 +125,7 @@ template <size_t kBytes>
 
 Partial AccumulateF32(const std::byte* p, size_t n) {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if (CpuHasAvx2Fma()) {
     return AccumulateF32Avx2(p, n);
   }
 #endif

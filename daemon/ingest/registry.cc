@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "common/portable_symbols.h"  // condition_variable::wait
-
 namespace tprobe::daemon {
 
 uint64_t Registry::NextClientId() {
