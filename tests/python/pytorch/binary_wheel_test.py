@@ -155,9 +155,10 @@ def root_tarball(arch: str):
               f"--include=python3,python3-venv {suite} {work} {MIRROR} && "
               f"tar -C {work} -cf {tarball}.part . && "
               f"mv {tarball}.part {tarball} && rm -rf {work}")
-    log = open(os.path.join(CACHE, "roots", f"{suite}-{deb_arch}.log"), "w")
-    return tarball, subprocess.Popen(["sh", "-c", script], stdout=log,
-                                     stderr=subprocess.STDOUT)
+    with open(os.path.join(CACHE, "roots", f"{suite}-{deb_arch}.log"),
+              "w") as log:
+        return tarball, subprocess.Popen(["sh", "-c", script], stdout=log,
+                                         stderr=subprocess.STDOUT)
 
 
 def in_root(root: str, script: str, timeout: int = 1800) -> str:
