@@ -83,7 +83,7 @@ PySession::PySession(const PySessionArgs& args) : encoding_(args.encoding) {
 PySession::~PySession() { Release(); }
 
 void PySession::Close() {
-  Contained(hook_failures_, "Session.close", [&] {
+  GuardHook(hook_failures_, "Session.close", [&] {
     if (Py_IsInitialized() && !IsFinalizing()) {
       if (session_) FlushProducerStats();
       py::gil_scoped_release release;

@@ -6,7 +6,7 @@
 //                    parameter gradients;
 //   api_calls.cc     API calls (also through ApiSession, for api_hook.cc),
 //                    values encoded ahead, and raw entries.
-// Every member a hook reaches runs its body through Contained (contained.h):
+// Every member a hook reaches runs its body through GuardHook (hook_guard.h):
 // none raises, failures are counted in counters()['hook_failures'].
 //
 // Thread safety: every member needs the GIL; connecting, closing, flushing
@@ -26,7 +26,7 @@
 
 #include "client/entry_builder.h"
 #include "client/python/binding/api_hook.h"
-#include "client/python/binding/contained.h"
+#include "client/python/binding/hook_guard.h"
 #include "client/python/binding/type_discovery.h"
 #include "client/session.h"
 #include "common/record/writer.h"
@@ -157,7 +157,7 @@ class PySession final : public ApiSession {
                                    bool forward, uint32_t index);
 
   // --- shared by every kind of call (py_session.cc) ------------------------
-  // body() when the session exists, contained; fallback otherwise.
+  // body() when the session exists, guarded; fallback otherwise.
   template <typename Body, typename... Fallback>
   auto Hook(const char* where, Body&& body, Fallback&&... fallback);
 
@@ -199,7 +199,7 @@ class PySession final : public ApiSession {
 
 template <typename Body, typename... Fallback>
 auto PySession::Hook(const char* where, Body&& body, Fallback&&... fallback) {
-  return Contained(
+  return GuardHook(
       hook_failures_, where,
       [&] {
         if (session_) return body();

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "client/naming.h"
-#include "client/python/binding/contained.h"
+#include "client/python/binding/hook_guard.h"
 #include "client/python/binding/py_session.h"
 
 namespace py = pybind11;
@@ -13,7 +13,7 @@ namespace py = pybind11;
 namespace tprobe::python {
 
 ApiSession* ApiSessionOf(PyObject* object) {
-  return Contained(
+  return GuardHook(
       UnattributedFailures(), "finding the session of an API hook",
       [&]() -> ApiSession* {
         py::handle h(object);

@@ -10,7 +10,7 @@
 //
 // Errors: a bad config makes the constructor raise ValueError with the
 // config's message. No other method raises: failures stop at the binding's
-// boundary (contained.h) and become a False return, a null value or a
+// boundary (hook_guard.h) and become a False return, a null value or a
 // counter, so that tprobe never breaks training.
 //
 // Thread safety: every method is called with the GIL held; connecting,

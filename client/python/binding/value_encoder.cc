@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "client/python/binding/contained.h"
+#include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
@@ -454,7 +454,7 @@ class Encoder {
 void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
                  ValueEncoding encoding, std::atomic<uint64_t>& failures) {
   const size_t mark = out.buffer()->size();
-  const bool encoded = Contained(
+  const bool encoded = GuardHook(
       failures, "encoding a value",
       [&] {
         InitTypes(encoding);

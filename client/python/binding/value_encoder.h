@@ -31,7 +31,7 @@ namespace tprobe::python {
 // `encoding`, and pushes its tensors' bytes through `entry`. Raises
 // nothing: a leaf that fails to encode is null (the rest of its container
 // is kept), and when the whole value fails (the framework does not import,
-// say) it is null and the failure is counted in `failures` (contained.h).
+// say) it is null and the failure is counted in `failures` (hook_guard.h).
 void EncodeValue(client::EntryBuilder& entry, pybind11::handle obj,
                  record::ValueWriter& out, ValueEncoding encoding,
                  std::atomic<uint64_t>& failures);

@@ -1,6 +1,6 @@
-// The binding's no-throw boundary (contained.h).
+// The binding's no-throw boundary (hook_guard.h).
 
-#include "client/python/binding/contained.h"
+#include "client/python/binding/hook_guard.h"
 
 #include <cstdio>
 
@@ -11,8 +11,8 @@ std::atomic<uint64_t>& UnattributedFailures() {
   return failures;
 }
 
-void NoteContained(std::atomic<uint64_t>& failures, const char* where,
-                   const char* what) noexcept {
+void CountHookFailure(std::atomic<uint64_t>& failures, const char* where,
+                      const char* what) noexcept {
   if (failures.fetch_add(1, std::memory_order_relaxed) != 0) return;
   std::fprintf(stderr,
                "tprobe: %s failed (%s); what it would have recorded is left "

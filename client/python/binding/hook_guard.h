@@ -1,5 +1,5 @@
 // The binding's one no-throw boundary. Every tprobe._C entry point that a
-// hook calls runs its body through Contained: an exception it throws
+// hook calls runs its body through GuardHook: an exception it throws
 // (pybind11's error_already_set, std::bad_alloc, a core failure) stops at
 // the boundary, is counted in the caller's failure counter (Session.
 // counters()['hook_failures']), the first one is named on stderr, and the
@@ -7,8 +7,8 @@
 //
 // Thread safety: the counter is atomic; the rest is the caller's.
 
-#ifndef TPROBE_CLIENT_PYTHON_BINDING_CONTAINED_H_
-#define TPROBE_CLIENT_PYTHON_BINDING_CONTAINED_H_
+#ifndef TPROBE_CLIENT_PYTHON_BINDING_HOOK_GUARD_H_
+#define TPROBE_CLIENT_PYTHON_BINDING_HOOK_GUARD_H_
 
 #include <atomic>
 #include <cstdint>
@@ -18,10 +18,10 @@
 
 namespace tprobe::python {
 
-// Counts one contained failure of `where`; the first on `failures` is named
-// on stderr with `what`.
-void NoteContained(std::atomic<uint64_t>& failures, const char* where,
-                   const char* what) noexcept;
+// Counts one failure of `where` that a guard stopped; the first on
+// `failures` is named on stderr with `what`.
+void CountHookFailure(std::atomic<uint64_t>& failures, const char* where,
+                      const char* what) noexcept;
 
 // The counter of failures no session can be charged with (finding the
 // session itself); every Session's counters()['hook_failures'] includes it.
@@ -30,7 +30,7 @@ std::atomic<uint64_t>& UnattributedFailures();
 // body(), or, when it throws, the failure counted and R(fallback...)
 // returned (R: what body returns; void takes no fallback).
 template <typename Body, typename... Fallback>
-auto Contained(std::atomic<uint64_t>& failures, const char* where, Body&& body,
+auto GuardHook(std::atomic<uint64_t>& failures, const char* where, Body&& body,
                Fallback&&... fallback) noexcept {
   using R = decltype(body());
   static_assert(std::is_void_v<R> == (sizeof...(Fallback) == 0),
@@ -38,9 +38,9 @@ auto Contained(std::atomic<uint64_t>& failures, const char* where, Body&& body,
   try {
     return body();
   } catch (const std::exception& e) {
-    NoteContained(failures, where, e.what());
+    CountHookFailure(failures, where, e.what());
   } catch (...) {
-    NoteContained(failures, where, "an unknown exception");
+    CountHookFailure(failures, where, "an unknown exception");
   }
   if constexpr (!std::is_void_v<R>) {
     return R(std::forward<Fallback>(fallback)...);
@@ -49,4 +49,4 @@ auto Contained(std::atomic<uint64_t>& failures, const char* where, Body&& body,
 
 }  // namespace tprobe::python
 
-#endif  // TPROBE_CLIENT_PYTHON_BINDING_CONTAINED_H_
+#endif  // TPROBE_CLIENT_PYTHON_BINDING_HOOK_GUARD_H_
