@@ -1,4 +1,4 @@
-// libFuzzer target: the .pt reader (tools/compare/pt_file.h), which
+// libFuzzer target: the .pt reader (tools/compare/input/pt_file.h), which
 // `tprobe compare` uses on msprobe's PyTorch tensor files, written by
 // someone else. Any bytes must give a layout whose elements lie inside the
 // file, or an error naming the file; nothing in them is ever run.
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_input.h"
-#include "tools/compare/pt_file.h"
+#include "tools/compare/input/pt_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using tprobe::fuzz::Check;

@@ -1,5 +1,5 @@
 // libFuzzer target: a dump's stack.json as `tprobe compare` reads it
-// (tools/compare/dump_rows.cc, both of msprobe's forms) and as its layer
+// (tools/compare/input/dump_rows.cc, both of msprobe's forms) and as its layer
 // mapping takes an API's frame scope from it (stack_scope.cc,
 // layer_mapping.cc). The input is the text of stack.json, placed beside a
 // fixed MindSpore dump.json and construct.json; the dump must load, and the
@@ -12,8 +12,8 @@
 
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
-#include "tools/compare/dump_rows.h"
-#include "tools/compare/layer_mapping.h"
+#include "tools/compare/input/dump_rows.h"
+#include "tools/compare/msprobe/layer_mapping.h"
 
 namespace {
 

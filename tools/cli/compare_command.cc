@@ -16,9 +16,9 @@
 #include "tools/cli/args.h"
 #include "tools/cli/command.h"
 #include "tools/compare/comparison.h"
-#include "tools/compare/csv_report.h"
-#include "tools/compare/html_report.h"
-#include "tools/compare/terminal_summary.h"
+#include "tools/compare/report/csv_report.h"
+#include "tools/compare/report/html_report.h"
+#include "tools/compare/report/terminal_summary.h"
 
 namespace tprobe::cli {
 namespace {

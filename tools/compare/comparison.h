@@ -19,10 +19,10 @@
 
 #include "common/status.h"
 #include "tools/common/reporter.h"
-#include "tools/compare/dump_rows.h"
-#include "tools/compare/layer_mapping.h"
-#include "tools/compare/msprobe_mapping.h"
-#include "tools/compare/name_mapping.h"
+#include "tools/compare/input/dump_rows.h"
+#include "tools/compare/input/name_mapping.h"
+#include "tools/compare/msprobe/layer_mapping.h"
+#include "tools/compare/msprobe/msprobe_mapping.h"
 #include "tools/compare/row_compare.h"
 #include "tools/compare/tree_pairs.h"
 

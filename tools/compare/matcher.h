@@ -39,9 +39,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/compare/dump_rows.h"
-#include "tools/compare/msprobe_mapping.h"
-#include "tools/compare/name_mapping.h"
+#include "tools/compare/input/dump_rows.h"
+#include "tools/compare/input/name_mapping.h"
+#include "tools/compare/msprobe/msprobe_mapping.h"
 
 namespace tprobe::compare {
 

@@ -32,7 +32,7 @@
 #include <span>
 #include <string>
 
-#include "tools/compare/dump_rows.h"
+#include "tools/compare/input/dump_rows.h"
 
 namespace tprobe::compare {
 

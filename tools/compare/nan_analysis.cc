@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "tools/common/parallel.h"
-#include "tools/compare/dump_rows.h"
+#include "tools/compare/input/dump_rows.h"
 #include "tools/compare/tree_pairs.h"
 
 namespace tprobe::compare {

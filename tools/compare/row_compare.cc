@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/compare/msprobe_verdicts.h"
-#include "tools/compare/report_format.h"
-#include "tools/compare/tensor_file.h"
+#include "tools/compare/input/python_repr.h"
+#include "tools/compare/input/tensor_file.h"
+#include "tools/compare/msprobe/msprobe_verdicts.h"
 
 namespace tprobe::compare {
 namespace {

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "tools/compare/dump_rows.h"
+#include "tools/compare/input/dump_rows.h"
 #include "tools/compare/matcher.h"
 #include "tools/compare/metrics.h"
 

@@ -28,7 +28,7 @@ msprobe's too (msprobe's dtype check reads the names, so they are errors).
 Without a mapping neither tool pairs a row.
 
 msprobe's built-in -am table (msprobe/core/compare/ms_to_pt_api.yaml) is
-also tprobe's data (tools/compare/ms_to_pt_api.cc): the pairs in that
+also tprobe's data (tools/compare/msprobe/ms_to_pt_api.cc): the pairs in that
 source must be the installed msprobe's yaml, line for line, so that a new
 msprobe release that changes the table fails here.
 """
@@ -54,7 +54,7 @@ HAVE_ALL = all(importlib.util.find_spec(m) is not None
                for m in ("msprobe", "mindspore", "torch"))
 MODEL = os.path.join(HERE, "mapping_model.py")
 TABLE_SOURCE = os.path.join(HERE, os.pardir, os.pardir, os.pardir, "tools",
-                            "compare", "ms_to_pt_api.cc")
+                            "compare", "msprobe", "ms_to_pt_api.cc")
 CELL_MAPPING = "fc1.Dense: fc1.Linear\nDense: Linear\n"
 DATA_MAPPING = (
     "Cell.fc1.Dense.forward.0.input.0: Module.fc1.Linear.forward.0.input.0\n"

@@ -10,7 +10,7 @@
   against step 0, where MindSpore is installed;
 - compare_model.py under msprobe 26.2 itself, task tensor, the planted
   divergence against the clean run: its .pt tensors, which tprobe reads
-  without unpickling (tools/compare/pt_file.h), compared as tensors, the
+  without unpickling (tools/compare/input/pt_file.h), compared as tensors, the
   metrics equal to msprobe's; a .pt whose pickle would run code is refused
   (the row falls back to its statistics) and runs nothing.
 

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/dump/npy.h"
-#include "tools/compare/csv_report.h"
-#include "tools/compare/html_report.h"
+#include "tools/compare/input/tensor_file.h"
 #include "tools/compare/nan_analysis.h"
-#include "tools/compare/tensor_file.h"
+#include "tools/compare/report/csv_report.h"
+#include "tools/compare/report/html_report.h"
 
 namespace tprobe::compare {
 namespace {

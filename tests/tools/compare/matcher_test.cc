@@ -13,9 +13,9 @@
 #include <fstream>
 #include <string>
 
-#include "tools/compare/dump_rows.h"
-#include "tools/compare/name_mapping.h"
-#include "tools/compare/python_json.h"
+#include "tools/compare/input/dump_rows.h"
+#include "tools/compare/input/name_mapping.h"
+#include "tools/compare/input/python_json.h"
 #include "tools/compare/row_compare.h"
 
 namespace tprobe::compare {

@@ -1,11 +1,11 @@
-// tools/compare/msprobe_mapping.cc: the compare keys msprobe 26.2's
+// tools/compare/msprobe/msprobe_mapping.cc: the compare keys msprobe 26.2's
 // -cm/-am/-dm give MindSpore row names, its -am api_mapping.yaml reader,
 // and its cross-framework dtypes;
-// tools/compare/layer_mapping.cc: the scopes its -lm gives dump entries,
-// its layer_mapping.yaml reader and the data mapping it makes;
-// tools/compare/ms_to_pt_api.cc: msprobe's built-in -am table.
+// tools/compare/msprobe/layer_mapping.cc: the scopes its -lm gives dump
+// entries, its layer_mapping.yaml reader and the data mapping it makes;
+// tools/compare/msprobe/ms_to_pt_api.cc: msprobe's built-in -am table.
 
-#include "tools/compare/msprobe_mapping.h"
+#include "tools/compare/msprobe/msprobe_mapping.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "tools/compare/dump_rows.h"
-#include "tools/compare/layer_mapping.h"
-#include "tools/compare/ms_to_pt_api.h"
+#include "tools/compare/input/dump_rows.h"
+#include "tools/compare/msprobe/layer_mapping.h"
+#include "tools/compare/msprobe/ms_to_pt_api.h"
 
 namespace tprobe::compare {
 namespace {

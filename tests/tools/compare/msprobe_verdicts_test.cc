@@ -1,9 +1,9 @@
-// tools/compare/msprobe_verdicts.cc and msprobe_cells.cc: msprobe 26.x's
-// per-API checks and statistics cells on hand-made calls. (The live
-// agreement with msprobe itself is tests/python/pytorch/
+// tools/compare/msprobe/msprobe_verdicts.cc and msprobe_cells.cc:
+// msprobe 26.x's per-API checks and statistics cells on hand-made calls. (The
+// live agreement with msprobe itself is tests/python/pytorch/
 // msprobe_verdicts_test.py.)
 
-#include "tools/compare/msprobe_verdicts.h"
+#include "tools/compare/msprobe/msprobe_verdicts.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/compare/msprobe_cells.h"
-#include "tools/compare/report_format.h"
+#include "tools/compare/input/python_repr.h"
+#include "tools/compare/msprobe/msprobe_cells.h"
+#include "tools/compare/report/report_format.h"
 
 namespace tprobe::compare {
 namespace {

@@ -2,7 +2,7 @@
 // (stack_scope.cc), msprobe 26.2's set_stack_scope, on lines shaped as
 // msprobe's own layer-mapping fixtures have them.
 
-#include "tools/compare/stack_scope.h"
+#include "tools/compare/msprobe/stack_scope.h"
 
 #include <gtest/gtest.h>
 
