@@ -1,3 +1,6 @@
+// The ring record reader (codec.h): Decode checks one record of each type
+// in its own function, and BodyReader walks an entry body's value stream.
+
 #include "common/record/codec.h"
 
 #include <cstring>
@@ -28,127 +31,155 @@ Status ReadExact(std::span<const std::byte> payload, const char* what, T* out) {
   return Status::Ok();
 }
 
+Result<Decoded> DecodeIntern(std::span<const std::byte> payload) {
+  InternRecord r;
+  if (!ReadFixed(payload, &r)) return Malformed("intern", "too short");
+  if (r.id == 0) return Malformed("intern", "id 0 is reserved");
+  if (r.kind > static_cast<uint8_t>(InternKind::kStack)) {
+    return Malformed("intern", "unknown kind " + std::to_string(r.kind));
+  }
+  auto text = payload.subspan(sizeof r);
+  return Decoded(
+      InternView{r.id, static_cast<InternKind>(r.kind),
+                 std::string_view(reinterpret_cast<const char*>(text.data()),
+                                  text.size())});
+}
+
+Result<Decoded> DecodeCall(std::span<const std::byte> payload, bool begin) {
+  CallRecord r;
+  if (!ReadFixed(payload, &r)) return Malformed("call", "too short");
+  if (r.call_kind > static_cast<uint8_t>(CallKind::kGroup) || r.direction > 1) {
+    return Malformed("call", "bad kind or direction");
+  }
+  return Decoded(CallView{r, begin});
+}
+
+// The element count `shape` spells, or an error for a negative dimension or
+// a count past 64 bits.
+Result<uint64_t> Numel(const std::vector<int64_t>& shape) {
+  uint64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return Malformed("tensor", "negative dimension");
+    if (d != 0 && numel > UINT64_MAX / static_cast<uint64_t>(d)) {
+      return Malformed("tensor", "shape overflows");
+    }
+    numel *= static_cast<uint64_t>(d);
+  }
+  return numel;
+}
+
+Result<Decoded> DecodeTensor(std::span<const std::byte> payload) {
+  TensorRecord r;
+  if (!ReadFixed(payload, &r)) return Malformed("tensor", "too short");
+  if (!IsValidDType(r.dtype)) {
+    return Malformed("tensor", "unknown dtype " + std::to_string(r.dtype));
+  }
+  if (r.ndim > kMaxDims ||
+      payload.size() != sizeof r + r.ndim * sizeof(int64_t)) {
+    return Malformed("tensor", "shape does not match ndim");
+  }
+  const uint8_t known = kTensorStatsByProducer | kTensorBytesByProducer;
+  if ((r.flags & ~known) != 0 || r.flags == kTensorBytesByProducer ||
+      r.requires_grad > 1) {
+    return Malformed("tensor", "unknown flags " + std::to_string(r.flags) +
+                                   " or requires_grad " +
+                                   std::to_string(r.requires_grad));
+  }
+  TensorView v{r, static_cast<DType>(r.dtype), std::vector<int64_t>(r.ndim)};
+  if (r.ndim > 0) {  // a 0-d tensor has no shape bytes (and no data())
+    std::memcpy(v.shape.data(), payload.data() + sizeof r,
+                r.ndim * sizeof(int64_t));
+  }
+  Result<uint64_t> numel = Numel(v.shape);
+  if (!numel.ok()) return numel.status();
+  if (*numel > UINT64_MAX / ElementSize(v.dtype) ||
+      *numel * ElementSize(v.dtype) != r.nbytes) {
+    return Malformed("tensor", "nbytes " + std::to_string(r.nbytes) +
+                                   " does not match dtype and shape");
+  }
+  return Decoded(std::move(v));
+}
+
+Result<Decoded> DecodeChunk(std::span<const std::byte> payload) {
+  ChunkRecord r;
+  if (!ReadFixed(payload, &r)) return Malformed("chunk", "too short");
+  return Decoded(ChunkView{r, payload.subspan(sizeof r)});
+}
+
+Result<Decoded> DecodeEntry(std::span<const std::byte> payload) {
+  EntryRecord r;
+  if (!ReadFixed(payload, &r)) return Malformed("entry", "too short");
+  if (r.name_id == 0) return Malformed("entry", "no name");
+  return Decoded(EntryView{r, payload.subspan(sizeof r)});
+}
+
+Result<Decoded> DecodeProducerStats(std::span<const std::byte> payload) {
+  ProducerStatsRecord r;
+  if (Status s = ReadExact(payload, "producer statistics", &r); !s.ok()) {
+    return s;
+  }
+  for (int i = 0; i < 4; ++i) {
+    const auto kind = static_cast<StatKind>(r.kinds[i]);
+    if (r.kinds[i] > static_cast<uint8_t>(StatKind::kCrc)) {
+      return Malformed("producer statistics",
+                       "unknown kind " + std::to_string(r.kinds[i]));
+    }
+    if ((kind == StatKind::kNull && r.values[i] != 0) ||
+        (kind == StatKind::kBool && r.values[i] > 1)) {
+      return Malformed(
+          "producer statistics",
+          "a null or bool statistic with value " + std::to_string(r.values[i]));
+    }
+  }
+  return Decoded(ProducerStatsView{r});
+}
+
+Result<Decoded> DecodeProducerBytes(std::span<const std::byte> payload) {
+  ProducerBytesRecord r;
+  if (Status s = ReadExact(payload, "producer bytes", &r); !s.ok()) {
+    return s;
+  }
+  if (r.reserved != 0) return Malformed("producer bytes", "reserved set");
+  return Decoded(ProducerBytesView{r});
+}
+
+Result<Decoded> DecodeBoundary(std::span<const std::byte> payload) {
+  if (payload.empty() || payload.size() > kMaxBoundaryBytes) {
+    return Malformed("boundary", "size " + std::to_string(payload.size()) +
+                                     " is outside 1.." +
+                                     std::to_string(kMaxBoundaryBytes));
+  }
+  return Decoded(BoundaryView{payload});
+}
+
 }  // namespace
 
 Result<Decoded> Decode(uint16_t type, std::span<const std::byte> payload) {
   switch (static_cast<RecordType>(type)) {
-    case RecordType::kIntern: {
-      InternRecord r;
-      if (!ReadFixed(payload, &r)) return Malformed("intern", "too short");
-      if (r.id == 0) return Malformed("intern", "id 0 is reserved");
-      if (r.kind > static_cast<uint8_t>(InternKind::kStack)) {
-        return Malformed("intern", "unknown kind " + std::to_string(r.kind));
-      }
-      auto text = payload.subspan(sizeof r);
-      return Decoded(InternView{
-          r.id, static_cast<InternKind>(r.kind),
-          std::string_view(reinterpret_cast<const char*>(text.data()),
-                           text.size())});
-    }
+    case RecordType::kIntern:
+      return DecodeIntern(payload);
     case RecordType::kCallBegin:
-    case RecordType::kCallEnd: {
-      CallRecord r;
-      if (!ReadFixed(payload, &r)) return Malformed("call", "too short");
-      if (r.call_kind > static_cast<uint8_t>(CallKind::kGroup) ||
-          r.direction > 1) {
-        return Malformed("call", "bad kind or direction");
-      }
-      return Decoded(
-          CallView{r, static_cast<RecordType>(type) == RecordType::kCallBegin});
-    }
-    case RecordType::kTensor: {
-      TensorRecord r;
-      if (!ReadFixed(payload, &r)) return Malformed("tensor", "too short");
-      if (!IsValidDType(r.dtype)) {
-        return Malformed("tensor", "unknown dtype " + std::to_string(r.dtype));
-      }
-      if (r.ndim > kMaxDims ||
-          payload.size() != sizeof r + r.ndim * sizeof(int64_t)) {
-        return Malformed("tensor", "shape does not match ndim");
-      }
-      const uint8_t known = kTensorStatsByProducer | kTensorBytesByProducer;
-      if ((r.flags & ~known) != 0 || r.flags == kTensorBytesByProducer ||
-          r.requires_grad > 1) {
-        return Malformed("tensor", "unknown flags " + std::to_string(r.flags) +
-                                       " or requires_grad " +
-                                       std::to_string(r.requires_grad));
-      }
-      TensorView v{r, static_cast<DType>(r.dtype),
-                   std::vector<int64_t>(r.ndim)};
-      if (r.ndim > 0) {  // a 0-d tensor has no shape bytes (and no data())
-        std::memcpy(v.shape.data(), payload.data() + sizeof r,
-                    r.ndim * sizeof(int64_t));
-      }
-      uint64_t numel = 1;
-      for (int64_t d : v.shape) {
-        if (d < 0) return Malformed("tensor", "negative dimension");
-        if (d != 0 && numel > UINT64_MAX / static_cast<uint64_t>(d)) {
-          return Malformed("tensor", "shape overflows");
-        }
-        numel *= static_cast<uint64_t>(d);
-      }
-      if (numel > UINT64_MAX / ElementSize(v.dtype) ||
-          numel * ElementSize(v.dtype) != r.nbytes) {
-        return Malformed("tensor", "nbytes " + std::to_string(r.nbytes) +
-                                       " does not match dtype and shape");
-      }
-      return Decoded(std::move(v));
-    }
-    case RecordType::kChunk: {
-      ChunkRecord r;
-      if (!ReadFixed(payload, &r)) return Malformed("chunk", "too short");
-      return Decoded(ChunkView{r, payload.subspan(sizeof r)});
-    }
-    case RecordType::kEntry: {
-      EntryRecord r;
-      if (!ReadFixed(payload, &r)) return Malformed("entry", "too short");
-      if (r.name_id == 0) return Malformed("entry", "no name");
-      return Decoded(EntryView{r, payload.subspan(sizeof r)});
-    }
-    case RecordType::kProducerStats: {
-      ProducerStatsRecord r;
-      if (Status s = ReadExact(payload, "producer statistics", &r); !s.ok()) {
-        return s;
-      }
-      for (int i = 0; i < 4; ++i) {
-        const auto kind = static_cast<StatKind>(r.kinds[i]);
-        if (r.kinds[i] > static_cast<uint8_t>(StatKind::kCrc)) {
-          return Malformed("producer statistics",
-                           "unknown kind " + std::to_string(r.kinds[i]));
-        }
-        if ((kind == StatKind::kNull && r.values[i] != 0) ||
-            (kind == StatKind::kBool && r.values[i] > 1)) {
-          return Malformed("producer statistics",
-                           "a null or bool statistic with value " +
-                               std::to_string(r.values[i]));
-        }
-      }
-      return Decoded(ProducerStatsView{r});
-    }
-    case RecordType::kProducerBytes: {
-      ProducerBytesRecord r;
-      if (Status s = ReadExact(payload, "producer bytes", &r); !s.ok()) {
-        return s;
-      }
-      if (r.reserved != 0) return Malformed("producer bytes", "reserved set");
-      return Decoded(ProducerBytesView{r});
-    }
+      return DecodeCall(payload, /*begin=*/true);
+    case RecordType::kCallEnd:
+      return DecodeCall(payload, /*begin=*/false);
+    case RecordType::kTensor:
+      return DecodeTensor(payload);
+    case RecordType::kChunk:
+      return DecodeChunk(payload);
+    case RecordType::kEntry:
+      return DecodeEntry(payload);
+    case RecordType::kProducerStats:
+      return DecodeProducerStats(payload);
+    case RecordType::kProducerBytes:
+      return DecodeProducerBytes(payload);
     case RecordType::kBoundary:
-      if (payload.empty() || payload.size() > kMaxBoundaryBytes) {
-        return Malformed("boundary", "size " + std::to_string(payload.size()) +
-                                         " is outside 1.." +
-                                         std::to_string(kMaxBoundaryBytes));
-      }
-      return Decoded(BoundaryView{payload});
+      return DecodeBoundary(payload);
     case RecordType::kPadding:
       break;
   }
   return Status::Error("unknown record type " + std::to_string(type));
 }
 
-}  // namespace tprobe::record
-
-namespace tprobe::record {
 namespace {
 
 enum class Frame : uint8_t { kBody, kList, kDict, kTyped };
