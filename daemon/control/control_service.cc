@@ -6,12 +6,13 @@
 #include <mutex>
 
 #include "common/config/config_proto.h"
+#include "common/config/dump_dir.h"
 #include "common/control/response.h"
 #include "common/control/socket_path.h"
+#include "common/dump/journal.h"
 #include "common/record_losses.h"
 #include "daemon/control/live_directive.h"
 #include "daemon/ingest/rank_pipeline.h"
-#include "daemon/output/journal.h"
 #include "daemon/process/fs_identity.h"
 
 namespace tprobe::daemon {
@@ -264,7 +265,8 @@ void ControlService::RecoverJournals(const Producer& producer) const {
       return;
     }
   }
-  auto recovered = RecoverRank(mine.write_path, mine.rank);
+  auto recovered =
+      dump::RecoverRank(mine.write_path, config::RankDirName(mine.rank));
   if (!recovered.ok()) {
     log_->error("cannot recover the journals of rank {} under {}: {}",
                 mine.rank, mine.write_path, recovered.status().message());

@@ -26,8 +26,8 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     deferred_skipped_ = 0;
     std::string dir =
         config::StepRankDir(options_.write_path, step, options_.rank);
-    Journal journal(dir, options_.task, options_.level,
-                    std::string(options_.framework->name), data_dir);
+    dump::Journal journal(dir, options_.task, options_.level,
+                          std::string(options_.framework->name), data_dir);
     it = trees_
              .emplace(step, Open{std::move(dir), std::move(tree),
                                  TensorStore(TensorDataDir(step)),
@@ -160,7 +160,7 @@ size_t Assembler::open_bytes() const {
   return bytes;
 }
 
-Journal* Assembler::JournalOf(uint32_t step) {
+dump::Journal* Assembler::JournalOf(uint32_t step) {
   auto it = trees_.find(step);
   return it == trees_.end() ? nullptr : &it->second.journal;
 }

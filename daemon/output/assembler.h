@@ -11,10 +11,10 @@
 // data that still arrives for such a step is late and gets no tree.
 //
 // Each open tree has a TensorStore for its dump_tensor_data/ files, and a
-// Journal (journal.h): every change to the tree is also made to its journal,
-// which SyncJournals appends to disk, so a daemon killed mid-step leaves a
-// journal that RecoverStep turns into the step's files. A tree's files are
-// written once, when its step closes (Finish); WriteDirty (an explicit
+// Journal (common/dump/journal.h): every change to the tree is also made to its
+// journal, which SyncJournals appends to disk, so a daemon killed mid-step
+// leaves a journal that RecoverStep turns into the step's files. A tree's files
+// are written once, when its step closes (Finish); WriteDirty (an explicit
 // flush) writes open trees marked step_open.
 //
 // Loss accounting: ring drops (from the ring headers) are charged to the
@@ -34,10 +34,10 @@
 #include <vector>
 
 #include "common/dump/framework.h"
+#include "common/dump/journal.h"
 #include "common/dump/tree.h"
 #include "common/record_losses.h"
 #include "common/status.h"
-#include "daemon/output/journal.h"
 #include "daemon/output/tensor_store.h"
 
 namespace tprobe::daemon {
@@ -139,7 +139,7 @@ class Assembler {
 
   // The journal of `step`'s open tree, or nullptr when Finish() closed it.
   // The caller makes the same change to the journal as to the tree.
-  Journal* JournalOf(uint32_t step);
+  dump::Journal* JournalOf(uint32_t step);
 
   // Appends every open tree's journalled changes that are due to disk
   // (Journal::Sync). Returns the first error.
@@ -159,7 +159,7 @@ class Assembler {
     std::string dir;  // write_path/step{N}/rank{R}, as the tree was opened
     dump::StepTree tree;
     TensorStore tensors;
-    Journal journal;
+    dump::Journal journal;
     bool dirty = true;
   };
 

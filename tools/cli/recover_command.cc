@@ -1,11 +1,11 @@
 // `tprobe recover DIR`: turns the journals a killed tprobed left into valid
-// step files (daemon/output/journal.h).
+// step files (common/dump/journal.h).
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
-#include "daemon/output/journal.h"
+#include "common/dump/journal.h"
 #include "tools/cli/args.h"
 #include "tools/cli/command.h"
 
@@ -58,7 +58,7 @@ int RunRecover(std::span<const std::string_view> args) {
                  root.c_str());
     return kExitFailure;
   }
-  auto recovered = daemon::RecoverTree(root);
+  auto recovered = dump::RecoverTree(root);
   if (!recovered.ok()) {
     std::fprintf(stderr, "tprobe recover: %s\n",
                  recovered.status().message().c_str());

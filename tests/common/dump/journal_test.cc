@@ -1,4 +1,6 @@
-#include "daemon/output/journal.h"
+// The journal format (common/dump/journal.h): written, cut short, read back.
+
+#include "common/dump/journal.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -10,11 +12,8 @@
 
 #include "common/stats/crc32.h"
 
-namespace tprobe::daemon {
+namespace tprobe::dump {
 namespace {
-
-using dump::EntryText;
-using dump::Json;
 
 class JournalTest : public ::testing::Test {
  protected:
@@ -33,7 +32,7 @@ class JournalTest : public ::testing::Test {
   }
 
   // Writes what `journal` buffered, as if kJournalPeriod had passed.
-  static void Flush(Journal& journal, const dump::Accounting& accounting) {
+  static void Flush(Journal& journal, const Accounting& accounting) {
     ASSERT_TRUE(journal
                     .Sync(accounting, std::chrono::steady_clock::now() +
                                           std::chrono::seconds(1))
@@ -60,7 +59,7 @@ class JournalTest : public ::testing::Test {
 };
 
 TEST_F(JournalTest, RecoveryRebuildsTheSameDumpJsonStackAndConstruct) {
-  dump::StepTree live("statistics", "mix", "pytorch");
+  StepTree live("statistics", "mix", "pytorch");
   Journal journal(dir_, "statistics", "mix", "pytorch", std::nullopt);
   const std::string module = "Module.fc.Linear.forward.0";
   const std::pair<std::string, Json> entries[] = {
@@ -91,9 +90,8 @@ TEST_F(JournalTest, RecoveryRebuildsTheSameDumpJsonStackAndConstruct) {
   ASSERT_TRUE(recovered.ok()) << recovered.status().message();
   EXPECT_TRUE(recovered.value());
   EXPECT_EQ(Read("dump.json"), live.DumpJson());
-  EXPECT_EQ(Read("stack.json"), dump::PythonJsonDumps(live.StackDocument()));
-  EXPECT_EQ(Read("construct.json"),
-            dump::PythonJsonDumps(live.ConstructDocument()));
+  EXPECT_EQ(Read("stack.json"), PythonJsonDumps(live.StackDocument()));
+  EXPECT_EQ(Read("construct.json"), PythonJsonDumps(live.ConstructDocument()));
   const Json accounting = Json::parse(Read("tprobe.json"));
   EXPECT_EQ(accounting["entries"], 3);
   EXPECT_EQ(accounting["duplicates_dropped"], 1);
@@ -102,7 +100,7 @@ TEST_F(JournalTest, RecoveryRebuildsTheSameDumpJsonStackAndConstruct) {
 }
 
 TEST_F(JournalTest, AnEntryThatIsNotJsonEndsWhatIsRecovered) {
-  dump::StepTree live("statistics", "mix", "pytorch");
+  StepTree live("statistics", "mix", "pytorch");
   Journal journal(dir_, "statistics", "mix", "pytorch", std::nullopt);
   EntryText good;
   good.Set("output", "[\n    1\n   ]");
@@ -124,7 +122,7 @@ TEST_F(JournalTest, AFormatOneJournalIsStillRead) {
   Record(bytes, 2, Json::array({"Functional.relu.0.forward", body}));
   WriteJournal(bytes);
   ASSERT_TRUE(RecoverStep(dir_).ok());
-  dump::StepTree expected("statistics", "L1", "pytorch");
+  StepTree expected("statistics", "L1", "pytorch");
   expected.AddEntry("Functional.relu.0.forward", body);
   EXPECT_EQ(Read("dump.json"), expected.DumpJson());
 }
@@ -141,4 +139,4 @@ TEST_F(JournalTest, AJournalOfAnUnknownFormatIsLeftInPlace) {
 }
 
 }  // namespace
-}  // namespace tprobe::daemon
+}  // namespace tprobe::dump

@@ -1,4 +1,7 @@
-#include "daemon/output/journal.h"
+// The journal's records (journal.h): written by Journal, read back by
+// RecoverStep into a step tree and its files.
+
+#include "common/dump/journal.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,16 +13,14 @@
 #include <iterator>
 #include <utility>
 
-#include "common/config/dump_dir.h"
 #include "common/dump/json_reindent.h"
 #include "common/dump/tree_writer.h"
 #include "common/stats/crc32.h"
 
-namespace tprobe::daemon {
+namespace tprobe::dump {
 namespace {
 
 namespace fs = std::filesystem;
-using dump::Json;
 
 enum Kind : uint8_t {
   kHeader = 1,
@@ -73,19 +74,19 @@ class FieldReader {
 
 // The entry of a kEntryText body, each value checked and laid out again;
 // nullopt when any byte is out of place.
-std::optional<std::pair<std::string, dump::EntryText>> ReadEntryText(
+std::optional<std::pair<std::string, EntryText>> ReadEntryText(
     std::span<const uint8_t> body) {
   FieldReader reader(body);
   std::string_view name;
   uint32_t count;
   if (!reader.Text(&name) || !reader.U32(&count)) return std::nullopt;
-  dump::EntryText entry;
+  EntryText entry;
   for (uint32_t i = 0; i < count; ++i) {
     std::string_view key;
     std::string_view value;
     if (!reader.Text(&key) || !reader.Text(&value)) return std::nullopt;
-    if (!dump::ReindentPythonJson(value, dump::kEntryMemberDepth,
-                                  *entry.BeginMember(key))) {
+    if (!ReindentPythonJson(value, kEntryMemberDepth,
+                            *entry.BeginMember(key))) {
       return std::nullopt;
     }
     entry.EndMember();
@@ -94,21 +95,21 @@ std::optional<std::pair<std::string, dump::EntryText>> ReadEntryText(
   return std::make_pair(std::string(name), std::move(entry));
 }
 
-bool SameCounters(const dump::Accounting& a, const dump::Accounting& b) {
+bool SameCounters(const Accounting& a, const Accounting& b) {
   return a.tensors_incomplete == b.tensors_incomplete &&
          a.dropped == b.dropped && a.records_skipped == b.records_skipped &&
          a.stream_corrupt == b.stream_corrupt &&
          a.producer_died == b.producer_died;
 }
 
-Json AccountingJson(const dump::Accounting& a) {
+Json AccountingJson(const Accounting& a) {
   return Json::array({a.entries, a.duplicates_dropped, a.tensors_incomplete,
                       a.dropped.ring_full, a.dropped.too_large,
                       a.dropped.no_daemon, a.records_skipped, a.stream_corrupt,
                       a.producer_died});
 }
 
-void ApplyAccounting(const Json& j, dump::Accounting& a) {
+void ApplyAccounting(const Json& j, Accounting& a) {
   if (!j.is_array() || j.size() != 9) return;
   // entries and duplicates_dropped are recounted by replaying the entries.
   a.tensors_incomplete = j[2].get<uint64_t>();
@@ -176,7 +177,7 @@ void Journal::Append(uint8_t kind, const Json& body) {
   Seal(at, kind);
 }
 
-void Journal::Entry(const std::string& name, const dump::EntryText& entry) {
+void Journal::Entry(const std::string& name, const EntryText& entry) {
   const size_t at = Begin(kEntryText);
   PutText(pending_, name);
   PutU32(pending_, static_cast<uint32_t>(entry.size()));
@@ -197,7 +198,7 @@ void Journal::Stack(const std::string& name,
   Append(kStack, Json::array({name, lines}));
 }
 
-Status Journal::Sync(const dump::Accounting& accounting,
+Status Journal::Sync(const Accounting& accounting,
                      std::chrono::steady_clock::time_point now) {
   if (!changed_) {
     if (SameCounters(accounting, synced_accounting_)) return Status::Ok();
@@ -214,7 +215,7 @@ Status Journal::Sync(const dump::Accounting& accounting,
   // file descriptor between writes, however many there are. A link in
   // the journal's place is not followed.
   if (!created_) {
-    if (Status s = dump::MakeDirs(dir_); !s.ok()) return s;
+    if (Status s = MakeDirs(dir_); !s.ok()) return s;
   }
   const int fd = ::open(path_.c_str(),
                         O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
@@ -257,8 +258,8 @@ Result<bool> RecoverStep(const std::string& dir) {
   if (!in) return false;
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                                    std::istreambuf_iterator<char>());
-  std::optional<dump::StepTree> tree;
-  dump::Accounting accounting;
+  std::optional<StepTree> tree;
+  Accounting accounting;
   size_t at = 0;
   while (at + 9 <= bytes.size()) {
     const uint32_t size = GetU32(&bytes[at]);
@@ -304,14 +305,14 @@ Result<bool> RecoverStep(const std::string& dir) {
     return Status::Error("the journal " + path +
                          " has no readable header; it was left in place");
   }
-  dump::Accounting& a = tree->accounting();
+  Accounting& a = tree->accounting();
   const uint64_t entries = a.entries;
   const uint64_t duplicates = a.duplicates_dropped;
   a = accounting;
   a.entries = entries;
   a.duplicates_dropped = duplicates;
   a.recovered = true;
-  if (Status s = dump::WriteStepTree(dir, *tree); !s.ok()) return s;
+  if (Status s = WriteStepTree(dir, *tree); !s.ok()) return s;
   ::unlink(path.c_str());
   return true;
 }
@@ -358,9 +359,8 @@ Result<std::vector<std::string>> RecoverTree(const std::string& root) {
 }
 
 Result<std::vector<std::string>> RecoverRank(const std::string& root,
-                                             int rank) {
-  const std::string rank_dir = config::RankDirName(rank);
+                                             const std::string& rank_dir) {
   return Recover(root, &rank_dir);
 }
 
-}  // namespace tprobe::daemon
+}  // namespace tprobe::dump

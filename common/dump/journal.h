@@ -1,13 +1,15 @@
-#ifndef TPROBE_DAEMON_OUTPUT_JOURNAL_H_
-#define TPROBE_DAEMON_OUTPUT_JOURNAL_H_
+#ifndef TPROBE_COMMON_DUMP_JOURNAL_H_
+#define TPROBE_COMMON_DUMP_JOURNAL_H_
 
-// The crash consistency of an open step. A step's files are written once,
-// when the step closes; until then every change the daemon makes to the
-// step's tree is appended to step{N}/rank{R}/tprobe.journal. If the daemon
-// dies (kill -9, a crash, the node's power), RecoverStep turns the journal
-// into the step's files, marked `recovered` (so not complete), and removes
-// it. A restarted daemon does this for a rank when the rank registers again;
-// `tprobe recover DIR` does it for a whole dump tree.
+// The journal, a file format beside the dump tree's: the crash consistency
+// of an open step. A step's files are written once, when the step closes;
+// until then every change the daemon makes to the step's tree
+// (the daemon's Assembler) is appended to
+// step{N}/rank{R}/tprobe.journal. If the daemon dies (kill -9, a crash, the
+// node's power), RecoverStep turns the journal into the step's files, marked
+// `recovered` (so not complete), and removes it. A restarted daemon does this
+// for a rank when the rank registers again (RecoverRank); `tprobe recover
+// DIR` does it for a whole dump tree (RecoverTree).
 //
 // What survives a daemon death: every entry, construct.json node and stack
 // applied to the tree up to the last journal write (at most kJournalPeriod
@@ -24,8 +26,8 @@
 //                null, 2], the last item the format;
 //   kEntryText   [u32 n][name], [u32 count], then count members, each
 //                [u32 n][key][u32 n][value]: the entry's members as
-//                dump::EntryText holds them, the value in its dump.json
-//                bytes (read back through dump::ReindentPythonJson, so a
+//                EntryText holds them, the value in its dump.json
+//                bytes (read back through ReindentPythonJson, so a
 //                value that is not JSON is refused);
 //   kParent      CBOR [node, parent or null];
 //   kStack       CBOR [name, [lines]];
@@ -44,7 +46,7 @@
 #include "common/dump/tree.h"
 #include "common/status.h"
 
-namespace tprobe::daemon {
+namespace tprobe::dump {
 
 inline constexpr char kJournalFileName[] = "tprobe.journal";
 // Buffered changes are written once they are this old or this large.
@@ -64,7 +66,7 @@ class Journal {
   Journal(const Journal&) = delete;
 
   // Buffer one change, in the order it was made to the tree.
-  void Entry(const std::string& name, const dump::EntryText& entry);
+  void Entry(const std::string& name, const EntryText& entry);
   void Parent(const std::string& node,
               const std::optional<std::string>& parent);
   void Stack(const std::string& name, const std::vector<std::string>& lines);
@@ -73,7 +75,7 @@ class Journal {
   // file (one write), if the oldest buffered change is kJournalPeriod old
   // at `now` or kJournalBytes are buffered. Returns an error naming the
   // file when it cannot be written.
-  Status Sync(const dump::Accounting& accounting,
+  Status Sync(const Accounting& accounting,
               std::chrono::steady_clock::time_point now);
 
   // The step's files are written: the journal is no longer needed.
@@ -83,7 +85,7 @@ class Journal {
   size_t pending_bytes() const { return pending_.size(); }
 
  private:
-  void Append(uint8_t kind, const dump::Json& body);
+  void Append(uint8_t kind, const Json& body);
   // Starts a record of `kind`, whose body follows in pending_ until Seal.
   size_t Begin(uint8_t kind);
   void Seal(size_t at, uint8_t kind);
@@ -94,7 +96,7 @@ class Journal {
   std::vector<uint8_t> pending_;
   bool changed_ = false;  // something besides the header is pending
   std::chrono::steady_clock::time_point oldest_;  // of the pending changes
-  dump::Accounting synced_accounting_;
+  Accounting synced_accounting_;
 };
 
 // Rebuilds the tree of `dir` from its journal, writes its files marked
@@ -107,9 +109,11 @@ Result<bool> RecoverStep(const std::string& dir);
 // returned once the others were tried.
 Result<std::vector<std::string>> RecoverTree(const std::string& root);
 
-// The same, only for the directories of `rank` (config::RankDirName).
-Result<std::vector<std::string>> RecoverRank(const std::string& root, int rank);
+// The same, only for the directories step*/`rank_dir` (the rank's
+// directory name, config::RankDirName).
+Result<std::vector<std::string>> RecoverRank(const std::string& root,
+                                             const std::string& rank_dir);
 
-}  // namespace tprobe::daemon
+}  // namespace tprobe::dump
 
-#endif  // TPROBE_DAEMON_OUTPUT_JOURNAL_H_
+#endif  // TPROBE_COMMON_DUMP_JOURNAL_H_
