@@ -1,80 +1,78 @@
-// tprobe._C.Session's API calls, from Python hooks and from api_hook.cc's
-// ApiWrapper (ApiSession), values encoded ahead of their entry, and raw
-// entries (py_session.h).
+// A tprobe._C.Session's API calls (api_calls.h).
+
+#include "client/python/binding/api_calls.h"
 
 #include <utility>
 
 #include "client/core.h"
 #include "client/python/binding/call_stack.h"
-#include "client/python/binding/py_session.h"
 
 namespace py = pybind11;
 
 namespace tprobe::python {
 
 using client::Part;
-using record::ValueWriter;
 
-py::object PySession::ApiBegin(py::handle base) {
-  return Hook(
-      "Session.api_begin",
+ApiCalls::ApiCalls(HookedSession& session, EntryValues& values)
+    : session_(session), values_(values) {}
+
+py::object ApiCalls::Begin(py::handle base) {
+  return GuardHook(
+      session_.failures(), "Session.api_begin",
       [&]() -> py::object {
         std::string_view text;
         Call call;
         if (!Text(base, &text) || !BeginApiCall(text, &call)) {
           return py::none();
         }
-        call.owner = this;
+        call.owner = &session_;
         return py::cast(std::move(call));
       },
       py::none());
 }
 
-bool PySession::BeginApiCall(std::string_view base, ApiCall* call) {
-  return Hook(
+bool ApiCalls::BeginApiCall(std::string_view base, ApiCall* call) {
+  return session_.Hook(
       "Session.api_begin",
-      [&] {
+      [&](client::Session& session) {
         client::CallPlan plan;
-        if (!session_->BeginApi(base, true, 0, &plan)) return false;
-        Plan(std::move(plan), call);
+        if (!session.BeginApi(base, true, 0, &plan)) return false;
+        session_.Plan(std::move(plan), call);
         return true;
       },
       false);
 }
 
-// An API call is about to run: takes its stack and, when data_mode keeps
-// them, its inputs into the call.
-void PySession::ApiInputs(py::handle handle, py::handle args,
-                          py::handle kwargs) {
-  Call* call = Open(handle);
+void ApiCalls::Inputs(py::handle handle, py::handle args, py::handle kwargs) {
+  Call* call = session_.Open(handle);
   if (call != nullptr) TakeApiInputs(*call, args.ptr(), kwargs.ptr());
 }
 
-void PySession::TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) {
-  Hook("Session.api_inputs", [&] {
+void ApiCalls::TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) {
+  session_.Hook("Session.api_inputs", [&](client::Session& session) {
     if (!call.entry) return;
-    call.stack_id = CapturedStackId();
+    call.stack_id = InternCapturedStack(session.core());
     if (call.plan.input) {
-      EncodeAhead(args, &call.args);
-      EncodeAhead(kwargs, &call.kwargs);
+      values_.EncodeAhead(args, &call.args);
+      values_.EncodeAhead(kwargs, &call.kwargs);
       call.inputs = true;
     }
   });
 }
 
-void PySession::ApiEnd(py::handle handle, py::handle output) {
-  Call* call = Open(handle);
+void ApiCalls::End(py::handle handle, py::handle output) {
+  Call* call = session_.Open(handle);
   if (call == nullptr) return;
   call->open = false;
   EndApiCall(*call, output.is(NoEntry()) ? nullptr : output.ptr());
 }
 
-void PySession::EndApiCall(ApiCall& call, PyObject* output) {
-  Hook("Session.api_end", [&] {
+void ApiCalls::EndApiCall(ApiCall& call, PyObject* output) {
+  session_.Hook("Session.api_end", [&](client::Session& session) {
     client::CallPlan& plan = call.plan;
-    session_->CheckEnd(&plan);
+    session.CheckEnd(&plan);
     if (output != nullptr) {
-      client::EntryBuilder entry(session_->core());
+      client::EntryBuilder entry(session.core());
       if (plan.entry()) {
         if (plan.input && call.inputs) {
           entry.Whole(Part::kInputArgs).Raw(call.args);
@@ -84,68 +82,35 @@ void PySession::EndApiCall(ApiCall& call, PyObject* output) {
           entry.Whole(Part::kInputKwargs).Null();
         }
         if (plan.output) {
-          EncodeOutput(entry, output, entry.Whole(Part::kOutput));
+          values_.EncodeOutput(entry, output, entry.Whole(Part::kOutput));
         }
       }
       // An empty entry lists only the stack (data_mode keeps none of it).
       if (plan.entry() || plan.stack()) {
-        session_->WriteEntry(plan, call.stack_id, entry);
+        session.WriteEntry(plan, call.stack_id, entry);
       }
     }
-    session_->EndCall(plan);
+    session.EndCall(plan);
   });
 }
 
-void PySession::ApiCallBackward(PyObject* base, int64_t index, PyObject* input,
-                                PyObject* output) {
-  ApiBackward(base, index, input, output);
+void ApiCalls::ApiCallBackward(PyObject* base, int64_t index, PyObject* input,
+                               PyObject* output) {
+  Backward(base, index, input, output);
 }
 
-void PySession::ApiBackward(py::handle base, int64_t index, py::handle input,
-                            py::handle output) {
-  Hook("Session.api_backward", [&] {
+void ApiCalls::Backward(py::handle base, int64_t index, py::handle input,
+                        py::handle output) {
+  session_.Hook("Session.api_backward", [&](client::Session& session) {
     std::string_view text;
     client::CallPlan plan;
     if (!Text(base, &text) ||
-        !session_->BeginApi(text, false, static_cast<uint32_t>(index), &plan)) {
+        !session.BeginApi(text, false, static_cast<uint32_t>(index), &plan)) {
       return;
     }
-    WriteBackward(plan, input, output);
-    session_->EndCall(plan);
+    values_.WriteBackward(session, plan, input, output);
+    session.EndCall(plan);
   });
-}
-
-Encoded PySession::Encode(py::handle value) {
-  Encoded e;
-  EncodeAhead(value, &e.bytes);
-  return e;
-}
-
-bool PySession::RecordEntry(py::handle name, py::handle stack, py::handle body,
-                            int64_t step) {
-  return Hook(
-      "Session.record_entry",
-      [&] {
-        client::Core& core = session_->core();
-        client::EntryBuilder entry(core);
-        if (!core.attached()) return entry.Write(0, 0, 0);  // counts the drop
-        std::string_view text;
-        if (!Text(name, &text) || !PyDict_Check(body.ptr())) return false;
-        ValueWriter& items = entry.Extra();
-        for (auto [k, v] : py::reinterpret_borrow<py::dict>(body)) {
-          items.Key(py::str(k).cast<std::string>());
-          if (PyBool_Check(v.ptr())) {
-            items.Bool(v.ptr() == Py_True);  // is_recompute
-          } else {
-            TakeOrEncode(entry, v, items);
-          }
-        }
-        const uint32_t name_id = core.Intern(record::InternKind::kName, text);
-        const uint32_t step_no =
-            step >= 0 ? static_cast<uint32_t>(step) : session_->step();
-        return entry.Write(step_no, name_id, StackId(stack));
-      },
-      false);
 }
 
 }  // namespace tprobe::python

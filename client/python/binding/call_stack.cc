@@ -1,3 +1,6 @@
+// Call stacks read from the interpreter's frames, cached by frames
+// (call_stack.h).
+
 #include "client/python/binding/call_stack.h"
 
 #include <Python.h>
@@ -9,6 +12,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "client/core.h"
 
 namespace py = pybind11;
 
@@ -132,6 +137,11 @@ std::shared_ptr<const Stack> CaptureStack() {
   std::shared_ptr<const Stack> stack = cached.stack;
   cache.stacks.emplace(frames, std::move(cached));
   return stack;
+}
+
+uint32_t InternCapturedStack(client::Core& core) {
+  std::shared_ptr<const Stack> stack = CaptureStack();
+  return stack ? stack->text.Intern(core) : 0;
 }
 
 }  // namespace tprobe::python

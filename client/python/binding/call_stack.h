@@ -13,6 +13,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,10 @@ void SetOwnFrames(std::string dir);
 // The running Python code's stack; null when there is no Python frame.
 // Needs the GIL; raises nothing but pybind11's errors.
 std::shared_ptr<const Stack> CaptureStack();
+
+// The running Python code's stack, interned in this thread's ring of
+// `core`; 0 when there is no Python frame. Raises as CaptureStack does.
+uint32_t InternCapturedStack(client::Core& core);
 
 }  // namespace tprobe::python
 

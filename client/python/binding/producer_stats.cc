@@ -1,3 +1,5 @@
+// The producer-statistics path of the encoder (producer_stats.h).
+
 #include "client/python/binding/producer_stats.h"
 
 #include <atomic>
@@ -6,6 +8,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tprobe::python {
 namespace py = pybind11;
@@ -241,6 +244,40 @@ size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
     }
   }
   return written;
+}
+
+size_t WriteProducerStatsFromPython(client::Session* session, py::bytes values,
+                                    py::bytes places) {
+  if (session == nullptr) return 0;
+  char* vp = nullptr;
+  char* pp = nullptr;
+  Py_ssize_t vn = 0;
+  Py_ssize_t pn = 0;
+  if (PyBytes_AsStringAndSize(values.ptr(), &vp, &vn) != 0 ||
+      PyBytes_AsStringAndSize(places.ptr(), &pp, &pn) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  const std::string_view v(vp, static_cast<size_t>(vn));
+  const std::string_view p(pp, static_cast<size_t>(pn));
+  py::gil_scoped_release release;
+  return WriteProducerStats(session->core(), v, p);
+}
+
+size_t WriteProducerBytesFromPython(client::Session* session,
+                                    const py::list& copies, py::bytes places) {
+  if (session == nullptr) return 0;
+  std::vector<HostBytes> host;
+  host.reserve(copies.size());
+  for (py::handle copy : copies) {
+    const auto pair = py::cast<py::tuple>(copy);
+    if (pair.size() != 2) throw py::value_error("copies: (address, size)");
+    host.push_back({reinterpret_cast<const void*>(py::cast<uintptr_t>(pair[0])),
+                    py::cast<size_t>(pair[1])});
+  }
+  const std::string_view p = places;
+  py::gil_scoped_release release;
+  return WriteProducerBytes(session->core(), host, p);
 }
 
 void DefineProducerStats(py::module_& m) {

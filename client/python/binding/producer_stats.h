@@ -81,6 +81,19 @@ struct HostBytes {
 size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
                           std::string_view places);
 
+// Session.write_producer_stats(values, places) and
+// Session.write_producer_bytes(copies, places) of `session` (nullptr:
+// closed, nothing is written): WriteProducerStats and WriteProducerBytes
+// from the adapter's statistics thread, with the GIL released. `copies`
+// holds (address, size) of host memory the caller keeps alive for the
+// call; another shape raises ValueError.
+size_t WriteProducerStatsFromPython(client::Session* session,
+                                    pybind11::bytes values,
+                                    pybind11::bytes places);
+size_t WriteProducerBytesFromPython(client::Session* session,
+                                    const pybind11::list& copies,
+                                    pybind11::bytes places);
+
 // tprobe._C.set_producer_stats(hook, flush) and
 // tprobe._C.count_producer_stats_failure(places, error).
 void DefineProducerStats(pybind11::module_& m);

@@ -2,10 +2,14 @@
 
 #include "client/python/binding/session_binding.h"
 
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "client/naming.h"
 #include "client/python/binding/hook_guard.h"
+#include "client/python/binding/producer_stats.h"
 #include "client/python/binding/py_session.h"
 
 namespace py = pybind11;
@@ -18,7 +22,7 @@ ApiSession* ApiSessionOf(PyObject* object) {
       [&]() -> ApiSession* {
         py::handle h(object);
         if (!py::isinstance<PySession>(h)) return nullptr;
-        return &h.cast<PySession&>();
+        return &h.cast<PySession&>().api();
       },
       nullptr);
 }
@@ -79,18 +83,28 @@ void DefineSession(py::module_& m) {
       .def("start", &PySession::Start)
       .def("stop", &PySession::Stop)
       .def("step", &PySession::Step)
-      .def("write_producer_stats", &PySession::WriteProducerStatsFromHere,
-           py::arg("values"), py::arg("places"),
-           "Writes the statistics the framework computed (producer_stats.h) "
-           "into this thread's ring: values, 4 uint64 per tensor; places, "
-           "24 bytes per tensor. Returns how many were written.")
-      .def("write_producer_bytes", &PySession::WriteProducerBytesFromHere,
-           py::arg("copies"), py::arg("places"),
-           "Writes the bytes of tensors the framework copied to the host "
-           "(tasks tensor and overflow_check, producer_stats.h) into this "
-           "thread's ring: copies, (address, size) of host memory per "
-           "tensor, kept alive by the caller; places, 24 bytes per tensor. "
-           "Returns how many were written whole.")
+      .def(
+          "write_producer_stats",
+          [](PySession& s, py::bytes values, py::bytes places) {
+            return WriteProducerStatsFromPython(s.session().get(), values,
+                                                places);
+          },
+          py::arg("values"), py::arg("places"),
+          "Writes the statistics the framework computed (producer_stats.h) "
+          "into this thread's ring: values, 4 uint64 per tensor; places, "
+          "24 bytes per tensor. Returns how many were written.")
+      .def(
+          "write_producer_bytes",
+          [](PySession& s, const py::list& copies, py::bytes places) {
+            return WriteProducerBytesFromPython(s.session().get(), copies,
+                                                places);
+          },
+          py::arg("copies"), py::arg("places"),
+          "Writes the bytes of tensors the framework copied to the host "
+          "(tasks tensor and overflow_check, producer_stats.h) into this "
+          "thread's ring: copies, (address, size) of host memory per "
+          "tensor, kept alive by the caller; places, 24 bytes per tensor. "
+          "Returns how many were written whole.")
       .def("set_step", &PySession::SetStep, py::arg("step"),
            "Makes step the current step number (msprobe's set_init_step).")
       .def("dump_alone_at_l1", &PySession::DumpAloneAtL1, py::arg("base"),
@@ -111,22 +125,36 @@ void DefineSession(py::module_& m) {
            "node `name` (msprobe's \"optimizer\", \"clip_grad\").")
       .def("end_group", &PySession::EndGroup)
       .def_property_readonly("collecting", &PySession::collecting)
-      .def("selects", &PySession::Selects, py::arg("step"),
-           "Whether the config's step and rank lists take `step` of this "
-           "rank.")
+      .def(
+          "selects",
+          [](const PySession& s, int64_t step) {
+            return s.config().Selects(step);
+          },
+          py::arg("step"),
+          "Whether the config's step and rank lists take `step` of this "
+          "rank.")
       .def_property_readonly("connected", &PySession::connected)
       .def_property_readonly("current_step", &PySession::step)
       .def_property_readonly("rank", &PySession::rank)
-      .def_property_readonly("level", &PySession::level)
-      .def_property_readonly("task", &PySession::task)
-      .def_property_readonly("dump_path", &PySession::dump_path)
       .def_property_readonly(
-          "last_step", &PySession::last_step,
+          "level", [](const PySession& s) { return s.config().level(); })
+      .def_property_readonly(
+          "task", [](const PySession& s) { return s.config().task(); })
+      .def_property_readonly(
+          "dump_path",
+          [](const PySession& s) { return s.config().dump_path(); })
+      .def_property_readonly(
+          "last_step",
+          [](const PySession& s) { return s.config().last_step(); },
           "max(step) of the config; None: every step, or a live "
           "directive is in force")
-      .def_property_readonly("scope", &PySession::scope)
-      .def_property_readonly("list", &PySession::name_list)
-      .def_property_readonly("data_mode", &PySession::data_mode)
+      .def_property_readonly(
+          "scope", [](const PySession& s) { return s.config().scope(); })
+      .def_property_readonly(
+          "list", [](const PySession& s) { return s.config().name_list(); })
+      .def_property_readonly(
+          "data_mode",
+          [](const PySession& s) { return s.config().data_mode(); })
       .def("counters", &PySession::counters)
       .def("flush", &PySession::Flush, py::arg("timeout_ms") = 10000)
       .def_static(
@@ -145,48 +173,98 @@ void DefineSession(py::module_& m) {
           },
           py::arg("prefix"), py::arg("api"),
           "'{prefix}.{last dotted part of api}': the name base of an API.")
-      .def("module_begin", &PySession::ModuleBegin, py::arg("base"),
-           "Opens a module forward call; returns its Call (None: not "
-           "recorded, else module_end must follow).")
-      .def("module_inputs", &PySession::ModuleInputs, py::arg("call"),
-           py::arg("args"), py::arg("kwargs"),
-           "Lists the beginning module call's stack (the running code's) "
-           "and writes its inputs (if data_mode keeps them).")
-      .def("module_end", &PySession::ModuleEnd, py::arg("call"),
-           py::arg("output"), py::arg("parameters"),
-           "Writes the module call's outputs (if scope, list and data_mode "
-           "keep them) and closes it.")
-      .def("api_begin", &PySession::ApiBegin, py::arg("base"),
-           "Opens an outermost API forward call; returns its Call (None: "
-           "not recorded, else api_end must follow on this thread).")
-      .def("api_inputs", &PySession::ApiInputs, py::arg("call"),
-           py::arg("args"), py::arg("kwargs"),
-           "Before the API runs: takes its stack (the running code's) and, "
-           "if data_mode keeps them, its inputs into the call.")
-      .def("api_end", &PySession::ApiEnd, py::arg("call"),
-           py::arg("output") = PySession::NoEntry(),
-           "Writes the API call's entry (unless `output` is left out) and "
-           "closes it.")
-      .def("module_backward_begin", &PySession::ModuleBackwardBegin,
-           py::arg("base"), py::arg("index"),
-           "Opens the backward of forward call `index` of a module; returns "
-           "its Call (None: not recorded, else module_backward_end must "
-           "follow).")
-      .def("module_backward_end", &PySession::ModuleBackwardEnd,
-           py::arg("call"), py::arg("input") = PySession::NoEntry(),
-           py::arg("output") = PySession::NoEntry(),
-           "Writes the module backward's entry and closes it.")
-      .def("api_backward", &PySession::ApiBackward, py::arg("base"),
-           py::arg("index"), py::arg("input") = PySession::NoEntry(),
-           py::arg("output") = PySession::NoEntry(),
-           "Records the backward of forward call `index` of an API; a side "
-           "left out is not written (the entry's other calls add it).")
-      .def("param_grad", &PySession::ParamGrad, py::arg("base"),
-           py::arg("name"), py::arg("grad"),
-           "Records a parameter gradient of the module `base`.")
-      .def("encode", &PySession::Encode, py::arg("value"))
-      .def("record_entry", &PySession::RecordEntry, py::arg("name"),
-           py::arg("stack"), py::arg("body"), py::arg("step") = -1);
+      .def(
+          "module_begin",
+          [](PySession& s, py::handle base) { return s.modules().Begin(base); },
+          py::arg("base"),
+          "Opens a module forward call; returns its Call (None: not "
+          "recorded, else module_end must follow).")
+      .def(
+          "module_inputs",
+          [](PySession& s, py::handle call, py::handle args,
+             py::handle kwargs) { s.modules().Inputs(call, args, kwargs); },
+          py::arg("call"), py::arg("args"), py::arg("kwargs"),
+          "Lists the beginning module call's stack (the running code's) "
+          "and writes its inputs (if data_mode keeps them).")
+      .def(
+          "module_end",
+          [](PySession& s, py::handle call, py::handle output,
+             py::handle parameters) {
+            s.modules().End(call, output, parameters);
+          },
+          py::arg("call"), py::arg("output"), py::arg("parameters"),
+          "Writes the module call's outputs (if scope, list and data_mode "
+          "keep them) and closes it.")
+      .def(
+          "api_begin",
+          [](PySession& s, py::handle base) { return s.api().Begin(base); },
+          py::arg("base"),
+          "Opens an outermost API forward call; returns its Call (None: "
+          "not recorded, else api_end must follow on this thread).")
+      .def(
+          "api_inputs",
+          [](PySession& s, py::handle call, py::handle args,
+             py::handle kwargs) { s.api().Inputs(call, args, kwargs); },
+          py::arg("call"), py::arg("args"), py::arg("kwargs"),
+          "Before the API runs: takes its stack (the running code's) and, "
+          "if data_mode keeps them, its inputs into the call.")
+      .def(
+          "api_end",
+          [](PySession& s, py::handle call, py::handle output) {
+            s.api().End(call, output);
+          },
+          py::arg("call"), py::arg("output") = NoEntry(),
+          "Writes the API call's entry (unless `output` is left out) and "
+          "closes it.")
+      .def(
+          "module_backward_begin",
+          [](PySession& s, py::handle base, int64_t index) {
+            return s.modules().BackwardBegin(base, index);
+          },
+          py::arg("base"), py::arg("index"),
+          "Opens the backward of forward call `index` of a module; returns "
+          "its Call (None: not recorded, else module_backward_end must "
+          "follow).")
+      .def(
+          "module_backward_end",
+          [](PySession& s, py::handle call, py::handle input,
+             py::handle output) {
+            s.modules().BackwardEnd(call, input, output);
+          },
+          py::arg("call"), py::arg("input") = NoEntry(),
+          py::arg("output") = NoEntry(),
+          "Writes the module backward's entry and closes it.")
+      .def(
+          "api_backward",
+          [](PySession& s, py::handle base, int64_t index, py::handle input,
+             py::handle output) {
+            s.api().Backward(base, index, input, output);
+          },
+          py::arg("base"), py::arg("index"), py::arg("input") = NoEntry(),
+          py::arg("output") = NoEntry(),
+          "Records the backward of forward call `index` of an API; a side "
+          "left out is not written (the entry's other calls add it).")
+      .def(
+          "param_grad",
+          [](PySession& s, py::handle base, py::handle name, py::handle grad) {
+            return s.modules().ParamGrad(base, name, grad);
+          },
+          py::arg("base"), py::arg("name"), py::arg("grad"),
+          "Records a parameter gradient of the module `base`.")
+      .def(
+          "encode",
+          [](PySession& s, py::handle value) {
+            return s.values().EncodeAhead(value);
+          },
+          py::arg("value"))
+      .def(
+          "record_entry",
+          [](PySession& s, py::handle name, py::handle stack, py::handle body,
+             int64_t step) {
+            return s.values().RecordEntry(name, stack, body, step);
+          },
+          py::arg("name"), py::arg("stack"), py::arg("body"),
+          py::arg("step") = -1);
 }
 
 }  // namespace tprobe::python
