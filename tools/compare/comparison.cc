@@ -7,7 +7,7 @@
 
 #include "tools/common/parallel.h"
 #include "tools/compare/matcher.h"
-#include "tools/compare/msprobe/msprobe_verdicts.h"
+#include "tools/compare/msprobe_verdicts.h"
 
 namespace tprobe::compare {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "tools/compare/input/python_repr.h"
 #include "tools/compare/input/tensor_file.h"
-#include "tools/compare/msprobe/msprobe_verdicts.h"
+#include "tools/compare/msprobe/msprobe_dtypes.h"
 
 namespace tprobe::compare {
 namespace {

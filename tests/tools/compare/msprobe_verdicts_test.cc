@@ -1,9 +1,9 @@
-// tools/compare/msprobe/msprobe_verdicts.cc and msprobe_cells.cc:
+// tools/compare/msprobe_verdicts.cc and msprobe_cells.cc:
 // msprobe 26.x's per-API checks and statistics cells on hand-made calls. (The
 // live agreement with msprobe itself is tests/python/pytorch/
 // msprobe_verdicts_test.py.)
 
-#include "tools/compare/msprobe/msprobe_verdicts.h"
+#include "tools/compare/msprobe_verdicts.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // msprobe 26.x's per-API checks (msprobe_verdicts.h).
 
-#include "tools/compare/msprobe/msprobe_verdicts.h"
+#include "tools/compare/msprobe_verdicts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "tools/compare/msprobe/msprobe_cells.h"
-#include "tools/compare/msprobe/msprobe_mapping.h"
+#include "tools/compare/msprobe/msprobe_dtypes.h"
 
 namespace tprobe::compare {
 namespace {
@@ -230,25 +230,6 @@ std::string JsonList(const std::vector<std::string>& items) {
 }
 
 }  // namespace
-
-bool MsprobeDtypesMatch(const std::string& a, const std::string& b) {
-  if (a == b || CrossFrameworkDtypesMatch(a, b)) return true;
-  auto in = [](const std::string& d, std::string_view prefix) {
-    for (std::string_view name :
-         {"float16", "float32", "float64", "bfloat16"}) {
-      if (d.size() == prefix.size() + name.size() && d.starts_with(prefix) &&
-          std::string_view(d).substr(prefix.size()) == name) {
-        return true;
-      }
-    }
-    return false;
-  };
-  auto ms = [](const std::string& d) {
-    return d == "Float16" || d == "Float32" || d == "Float64" ||
-           d == "BFloat16";
-  };
-  return (in(a, "torch.") && in(b, "torch.")) || (ms(a) && ms(b));
-}
 
 void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
                           const Dump* baseline, Mode mode, bool strict,

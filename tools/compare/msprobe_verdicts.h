@@ -1,5 +1,5 @@
-#ifndef TPROBE_TOOLS_COMPARE_MSPROBE_MSPROBE_VERDICTS_H_
-#define TPROBE_TOOLS_COMPARE_MSPROBE_MSPROBE_VERDICTS_H_
+#ifndef TPROBE_TOOLS_COMPARE_MSPROBE_VERDICTS_H_
+#define TPROBE_TOOLS_COMPARE_MSPROBE_VERDICTS_H_
 
 // msprobe 26.x's verdicts: its per-API indicator checks (msprobe's
 // compare/indicator_analysis; the rules, not its code), run over the rows
@@ -59,20 +59,15 @@
 
 namespace tprobe::compare {
 
-// Whether msprobe pairs rows of these dtypes (equal, or both among
-// float16, float32, float64 and bfloat16 of one framework's spelling, or
-// a MindSpore and a PyTorch dtype of one family: CrossFrameworkDtypesMatch).
-bool MsprobeDtypesMatch(const std::string& a, const std::string& b);
-
 // Rewrites the verdict, Result and Err_message of `rows` (one pair's, in
 // order; CompareRow's results in `mode`) as msprobe's checks give them.
 // `target` or `baseline` may be null. `any_dtypes`: rows of dtypes that
-// MsprobeDtypesMatch refuses are judged as a pair all the same (msprobe
-// does so under a data mapping).
+// MsprobeDtypesMatch (msprobe_dtypes.h) refuses are judged as a pair all the
+// same (msprobe does so under a data mapping).
 void ApplyMsprobeVerdicts(std::vector<RowResult>& rows, const Dump* target,
                           const Dump* baseline, Mode mode, bool strict,
                           bool any_dtypes = false);
 
 }  // namespace tprobe::compare
 
-#endif  // TPROBE_TOOLS_COMPARE_MSPROBE_MSPROBE_VERDICTS_H_
+#endif  // TPROBE_TOOLS_COMPARE_MSPROBE_VERDICTS_H_
