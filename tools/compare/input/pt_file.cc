@@ -1,4 +1,5 @@
-// A restricted reader of torch.save's .pt files (pt_file.h).
+// A restricted reader of torch.save's .pt files (pt_file.h): the zip
+// directory (zip_reader.h), then data.pkl run by a whitelist unpickler.
 
 #include "tools/compare/input/pt_file.h"
 
@@ -11,107 +12,13 @@
 #include <string_view>
 #include <utility>
 
+#include "tools/compare/input/zip_reader.h"
+
 namespace tprobe::compare {
 namespace {
 
 constexpr size_t kMaxStack = 4096;  // a plain tensor's pickle needs ~20
 constexpr size_t kMaxDims = 64;
-
-uint64_t LittleEndian(const std::byte* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    v |= static_cast<uint64_t>(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  }
-  return v;
-}
-
-// One member of the archive: where its bytes lie.
-struct Member {
-  size_t offset = 0, size = 0;
-  bool stored = true;
-};
-
-// The zip's central directory: name -> member.
-Result<std::map<std::string, Member, std::less<>>> ReadZip(
-    const std::string& path, std::span<const std::byte> f) {
-  auto bad = [&path](const std::string& what) {
-    return Status::InvalidArgument(path + ": not a torch.save file (" + what +
-                                   ")");
-  };
-  if (f.size() < 22) return bad("too short");
-  // The end-of-central-directory record, within the last 64 KiB + 22.
-  size_t eocd = f.size() - 22;
-  const size_t lowest = f.size() > 65557 ? f.size() - 65557 : 0;
-  while (LittleEndian(&f[eocd], 4) != 0x06054b50) {
-    if (eocd == lowest) return bad("no zip directory");
-    --eocd;
-  }
-  uint64_t entries = LittleEndian(&f[eocd + 10], 2);
-  uint64_t dir = LittleEndian(&f[eocd + 16], 4);
-  // ZIP64: the locator sits just before the record.
-  if ((entries == 0xFFFF || dir == 0xFFFFFFFF) && eocd >= 20 &&
-      LittleEndian(&f[eocd - 20], 4) == 0x07064b50) {
-    const uint64_t rec = LittleEndian(&f[eocd - 12], 8);
-    if (f.size() < 56 || rec > f.size() - 56 ||
-        LittleEndian(&f[rec], 4) != 0x06064b50) {
-      return bad("bad zip64 directory");
-    }
-    entries = LittleEndian(&f[rec + 32], 8);
-    dir = LittleEndian(&f[rec + 48], 8);
-  }
-  std::map<std::string, Member, std::less<>> members;
-  size_t at = dir;
-  for (uint64_t i = 0; i < entries; ++i) {
-    if (at > f.size() || f.size() - at < 46 ||
-        LittleEndian(&f[at], 4) != 0x02014b50) {
-      return bad("bad zip directory entry");
-    }
-    const size_t name_len = LittleEndian(&f[at + 28], 2);
-    const size_t extra_len = LittleEndian(&f[at + 30], 2);
-    const size_t comment_len = LittleEndian(&f[at + 32], 2);
-    if (f.size() - at - 46 < name_len + extra_len + comment_len) {
-      return bad("bad zip directory entry");
-    }
-    uint64_t size = LittleEndian(&f[at + 24], 4);
-    uint64_t local = LittleEndian(&f[at + 42], 4);
-    const uint64_t method = LittleEndian(&f[at + 10], 2);
-    // ZIP64 extra field: the 8-byte values of the fields that are 0xFFFFFFFF,
-    // in the order uncompressed size, compressed size, offset.
-    const size_t extra_end = at + 46 + name_len + extra_len;
-    for (size_t x = at + 46 + name_len; x + 4 <= extra_end;) {
-      const uint64_t id = LittleEndian(&f[x], 2);
-      const size_t len = LittleEndian(&f[x + 2], 2);
-      if (x + 4 + len > extra_end) break;
-      if (id == 1) {
-        size_t p = x + 4;
-        auto next = [&](uint64_t& field) {
-          if (field == 0xFFFFFFFF && p + 8 <= x + 4 + len) {
-            field = LittleEndian(&f[p], 8);
-            p += 8;
-          }
-        };
-        uint64_t compressed = LittleEndian(&f[at + 20], 4);
-        next(size);
-        next(compressed);
-        next(local);
-      }
-      x += 4 + len;
-    }
-    std::string name(reinterpret_cast<const char*>(&f[at + 46]), name_len);
-    if (local > f.size() || f.size() - local < 30 ||
-        LittleEndian(&f[local], 4) != 0x04034b50) {
-      return bad("bad zip member " + name);
-    }
-    const size_t data = local + 30 + LittleEndian(&f[local + 26], 2) +
-                        LittleEndian(&f[local + 28], 2);
-    if (data > f.size() || f.size() - data < size) {
-      return bad("zip member " + name + " runs past the end");
-    }
-    members[name] = {data, static_cast<size_t>(size), method == 0};
-    at += 46 + name_len + extra_len + comment_len;
-  }
-  return members;
-}
 
 // A value of the pickle machine.
 struct Value {
@@ -311,46 +218,40 @@ class Unpickler {
     return t;
   }
 
+  // Runs the opcode `op`, or refuses it. Each family below runs its opcodes
+  // and returns nullopt for any other.
   Status Step(uint8_t op) {
+    for (auto family :
+         {&Unpickler::Framing, &Unpickler::Scalars, &Unpickler::Containers,
+          &Unpickler::Globals, &Unpickler::Memo}) {
+      if (std::optional<Status> s = (this->*family)(op)) return *std::move(s);
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", op);
+    return Bad(std::string("refuses the opcode ") + hex);
+  }
+
+  // PROTO, FRAME and STOP.
+  std::optional<Status> Framing(uint8_t op) {
     uint64_t n = 0;
-    std::string_view s;
     switch (op) {
       case 0x80:  // PROTO
         return TakeInt(1, &n) && n <= 5 ? Status::Ok() : Bad("bad PROTO");
       case 0x95:  // FRAME
         return TakeInt(8, &n) ? Status::Ok() : Bad("bad FRAME");
-      case '(':  // MARK
-        Push(Value{Value::kMark});
+      case '.':
+        stopped_ = true;
         return Status::Ok();
-      case ')':
-        Push(Tuple({}));
-        return Status::Ok();
-      case ']':
-        Push(Tuple({}));
-        return Status::Ok();
-      case '}':
-        Push(Value{Value::kDict});
-        return Status::Ok();
-      case 't': {
-        Result<std::vector<Value>> items = PopMark();
-        if (!items.ok()) return items.status();
-        Push(Tuple(std::move(*items)));
-        return Status::Ok();
-      }
-      case 0x85:
-      case 0x86:
-      case 0x87: {
-        const size_t k = op - 0x84;
-        if (stack_.size() < k) return Bad("stack underflow");
-        std::vector<Value> items;
-        for (size_t i = stack_.size() - k; i < stack_.size(); ++i) {
-          if (stack_[i].kind == Value::kMark) return Bad("MARK in TUPLE");
-          items.push_back(std::move(stack_[i]));
-        }
-        stack_.resize(stack_.size() - k);
-        Push(Tuple(std::move(items)));
-        return Status::Ok();
-      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // None, bools, ints and texts.
+  std::optional<Status> Scalars(uint8_t op) {
+    uint64_t n = 0;
+    std::string_view s;
+    switch (op) {
       case 'N':
         Push(Value{Value::kNone});
         return Status::Ok();
@@ -387,6 +288,86 @@ class Unpickler {
       case 0x8c:  // SHORT_BINUNICODE
       case 'U':   // SHORT_BINSTRING
         return TakeInt(1, &n) && Take(n, &s) ? PushText(s) : Bad("truncated");
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // MARK, tuples, lists and the (ignored) dicts.
+  std::optional<Status> Containers(uint8_t op) {
+    switch (op) {
+      case '(':  // MARK
+        Push(Value{Value::kMark});
+        return Status::Ok();
+      case ')':
+        Push(Tuple({}));
+        return Status::Ok();
+      case ']':
+        Push(Tuple({}));
+        return Status::Ok();
+      case '}':
+        Push(Value{Value::kDict});
+        return Status::Ok();
+      case 't': {
+        Result<std::vector<Value>> items = PopMark();
+        if (!items.ok()) return items.status();
+        Push(Tuple(std::move(*items)));
+        return Status::Ok();
+      }
+      case 0x85:
+      case 0x86:
+      case 0x87: {
+        const size_t k = op - 0x84;
+        if (stack_.size() < k) return Bad("stack underflow");
+        std::vector<Value> items;
+        for (size_t i = stack_.size() - k; i < stack_.size(); ++i) {
+          if (stack_[i].kind == Value::kMark) return Bad("MARK in TUPLE");
+          items.push_back(std::move(stack_[i]));
+        }
+        stack_.resize(stack_.size() - k);
+        Push(Tuple(std::move(items)));
+        return Status::Ok();
+      }
+      case 's': {  // SETITEM: only into the (ignored) dicts
+        if (stack_.size() < 3) return Bad("stack underflow");
+        stack_.resize(stack_.size() - 2);
+        return stack_.back().kind == Value::kDict
+                   ? Status::Ok()
+                   : Bad("SETITEM on a non-dict");
+      }
+      case 'u': {  // SETITEMS
+        Result<std::vector<Value>> items = PopMark();
+        if (!items.ok()) return items.status();
+        return !stack_.empty() && stack_.back().kind == Value::kDict
+                   ? Status::Ok()
+                   : Bad("SETITEMS on a non-dict");
+      }
+      case 'a': {  // APPEND
+        Result<Value> v = Pop();
+        if (!v.ok()) return v.status();
+        if (stack_.empty() || stack_.back().kind != Value::kTuple) {
+          return Bad("APPEND on a non-list");
+        }
+        stack_.back().items->push_back(std::move(*v));
+        return Status::Ok();
+      }
+      case 'e': {  // APPENDS
+        Result<std::vector<Value>> items = PopMark();
+        if (!items.ok()) return items.status();
+        if (stack_.empty() || stack_.back().kind != Value::kTuple) {
+          return Bad("APPENDS on a non-list");
+        }
+        for (Value& v : *items) stack_.back().items->push_back(std::move(v));
+        return Status::Ok();
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // The allowed globals, persistent ids (the storages), calls and BUILD.
+  std::optional<Status> Globals(uint8_t op) {
+    switch (op) {
       case 'c': {  // GLOBAL
         std::string module, name;
         if (!Line(&module) || !Line(&name)) return Bad("bad GLOBAL");
@@ -436,6 +417,15 @@ class Unpickler {
         if (!state.ok()) return state.status();
         return stack_.empty() ? Bad("BUILD on nothing") : Status::Ok();
       }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // PUT and GET of the memo.
+  std::optional<Status> Memo(uint8_t op) {
+    uint64_t n = 0;
+    switch (op) {
       case 'q':
       case 'r':
       case 0x94: {  // BINPUT, LONG_BINPUT, MEMOIZE
@@ -455,46 +445,8 @@ class Unpickler {
         Push(it->second);
         return Status::Ok();
       }
-      case 's': {  // SETITEM: only into the (ignored) dicts
-        if (stack_.size() < 3) return Bad("stack underflow");
-        stack_.resize(stack_.size() - 2);
-        return stack_.back().kind == Value::kDict
-                   ? Status::Ok()
-                   : Bad("SETITEM on a non-dict");
-      }
-      case 'u': {  // SETITEMS
-        Result<std::vector<Value>> items = PopMark();
-        if (!items.ok()) return items.status();
-        return !stack_.empty() && stack_.back().kind == Value::kDict
-                   ? Status::Ok()
-                   : Bad("SETITEMS on a non-dict");
-      }
-      case 'a': {  // APPEND
-        Result<Value> v = Pop();
-        if (!v.ok()) return v.status();
-        if (stack_.empty() || stack_.back().kind != Value::kTuple) {
-          return Bad("APPEND on a non-list");
-        }
-        stack_.back().items->push_back(std::move(*v));
-        return Status::Ok();
-      }
-      case 'e': {  // APPENDS
-        Result<std::vector<Value>> items = PopMark();
-        if (!items.ok()) return items.status();
-        if (stack_.empty() || stack_.back().kind != Value::kTuple) {
-          return Bad("APPENDS on a non-list");
-        }
-        for (Value& v : *items) stack_.back().items->push_back(std::move(v));
-        return Status::Ok();
-      }
-      case '.':
-        stopped_ = true;
-        return Status::Ok();
-      default: {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02x", op);
-        return Bad(std::string("refuses the opcode ") + hex);
-      }
+      default:
+        return std::nullopt;
     }
   }
 
@@ -510,10 +462,13 @@ class Unpickler {
 
 Result<PtLayout> ParsePtLayout(const std::string& path,
                                std::span<const std::byte> file) {
-  Result<std::map<std::string, Member, std::less<>>> zip = ReadZip(path, file);
-  if (!zip.ok()) return zip.status();
+  Result<ZipDirectory> zip = ReadZipDirectory(file);
+  if (!zip.ok()) {
+    return Status::InvalidArgument(path + ": not a torch.save file (" +
+                                   zip.status().message() + ")");
+  }
   std::string prefix;
-  const Member* pkl = nullptr;
+  const ZipMember* pkl = nullptr;
   for (const auto& [name, member] : *zip) {
     if (name.ends_with("/data.pkl") && name.find('/') == name.size() - 9) {
       prefix = name.substr(0, name.size() - 8);
