@@ -1,3 +1,7 @@
+// The drain's ring loop: the seq order across rings, the boundaries and
+// the bounds on read-ahead (drainer.h), and the drain's entry points
+// (drain.h).
+
 #include "daemon/ingest/drain.h"
 
 #include <algorithm>
@@ -93,8 +97,8 @@ bool Drainer::OnBoundary(uint32_t ring_index, const record::BoundaryView& v,
       }
     }
   }
-  RingState& ring = state_.rings[ring_index];
-  if (ring.pending) CloseTensor(ring, /*complete=*/false);
+  // Closing a tensor incomplete keeps no bytes, so it cannot fail.
+  Report(ring_index, state_.tensors.ClosePending(ring_index, Rules()));
   state_.boundary = Boundary{ring_index, std::move(request)};
   return true;
 }
@@ -109,128 +113,102 @@ bool Drainer::OverBound(uint32_t step,
           state_.assembler.open_bytes() >= limits.max_open_bytes);
 }
 
+struct Drainer::Pass {
+  size_t max_records;  // 0: no limit
+  const std::vector<uint64_t>* targets;
+  std::optional<uint32_t> through_step;
+  bool targets_final;
+  size_t consumed = 0;
+  // A ProducerStats or ProducerBytes ahead of its tensor, or a boundary
+  // ahead of records of other rings.
+  bool waits = false;
+  // The Entry or Call record of the lowest seq seen, its ring and step.
+  std::optional<uint32_t> best;
+  uint64_t best_seq = 0;
+  uint32_t best_step = 0;
+  std::optional<record::Decoded> best_record;
+
+  bool done() const { return max_records != 0 && consumed >= max_records; }
+};
+
 size_t Drainer::Run(size_t max_records, const std::vector<uint64_t>* targets,
                     std::optional<uint32_t> through_step, bool targets_final) {
-  size_t consumed = 0;
-  auto done = [&] { return max_records != 0 && consumed >= max_records; };
+  Pass pass{max_records, targets, through_step, targets_final};
   CheckFault();
   while (!state_.broken && !state_.boundary) {
-    const size_t consumed_before = consumed;
-    // A ProducerStats or ProducerBytes ahead of its tensor, or a boundary
-    // ahead of records of other rings.
-    bool waits_for_tensor = false;
-    std::optional<uint32_t> best;
-    uint64_t best_seq = 0;
-    uint32_t best_step = 0;
-    std::optional<record::Decoded> best_record;
+    const size_t consumed_before = pass.consumed;
+    pass.waits = false;
+    pass.best.reset();
+    pass.best_record.reset();
     for (uint32_t i = 0; i < state_.rings.size(); ++i) {
-      RingState& ring = state_.rings[i];
-      for (;;) {
-        if (targets != nullptr && i < targets->size() &&
-            ring.reader.position() >= (*targets)[i]) {
-          break;
-        }
-        auto peeked = ring.reader.Peek();
-        if (!peeked.ok()) {
-          Corrupt(i, peeked.status().message());
-          return consumed;
-        }
-        if (!peeked.value()) break;
-        const shm::RecordView view = *peeked.value();
-        auto decoded = record::Decode(view.type, view.payload);
-        if (!decoded.ok()) {
-          Corrupt(i, decoded.status().message());
-          return consumed;
-        }
-        if (!TargetRead(decoded.value())) {
-          waits_for_tensor = true;
-          break;
-        }
-        if (const auto* b =
-                std::get_if<record::BoundaryView>(&decoded.value())) {
-          uint32_t step = 0;
-          if (OnBoundary(i, *b, targets, targets_final, &step)) {
-            return consumed;  // ready (state_.boundary), or corrupt
-          }
-          // The records of the step it closes are read whatever the bound.
-          through_step = std::max(through_step.value_or(0), step);
-          waits_for_tensor = true;
-          break;
-        }
-        if (auto order = OrderOf(decoded.value())) {
-          if (!best || order->seq < best_seq) {
-            best = i;
-            best_seq = order->seq;
-            best_step = order->step;
-            best_record = std::move(decoded).value();
-          }
-          break;
-        }
-        ApplyLocal(ring, decoded.value());
-        if (state_.broken) return consumed;  // a bound was exceeded
-        ring.reader.Release();
-        ++ring.records_read;
-        ++consumed;
-        if (done()) return consumed;
-      }
+      if (!Scan(i, pass)) return pass.consumed;
     }
-    if (!best) {
+    if (!pass.best) {
       // Another ring may have read the tensor a ProducerStats (or Bytes)
       // waits for.
-      if (waits_for_tensor && consumed > consumed_before) continue;
+      if (pass.waits && pass.consumed > consumed_before) continue;
       break;
     }
-    if (OverBound(best_step, through_step)) break;
-    if (!ApplyOrdered(*best, *best_record)) return consumed;
-    state_.rings[*best].reader.Release();
-    ++state_.rings[*best].records_read;
-    ++consumed;
-    if (done()) break;
+    if (OverBound(pass.best_step, pass.through_step)) break;
+    if (!ApplyOrdered(*pass.best, *pass.best_record)) break;
+    RingState& ring = state_.rings[*pass.best];
+    ring.reader.Release();
+    ++ring.records_read;
+    ++pass.consumed;
+    if (pass.done()) break;
   }
-  return consumed;
+  return pass.consumed;
 }
 
-bool Drainer::ApplyLocal(RingState& ring, record::Decoded& decoded) {
-  if (auto* chunk = std::get_if<record::ChunkView>(&decoded)) {
-    OnChunk(ring, *chunk);
-    return true;
-  }
-  if (ring.pending) CloseTensor(ring, /*complete=*/false);
-  if (auto* intern = std::get_if<record::InternView>(&decoded)) {
-    OnIntern(*intern);
-    return true;
-  }
-  if (auto* stats = std::get_if<record::ProducerStatsView>(&decoded)) {
-    OnProducerStats(static_cast<uint32_t>(&ring - state_.rings.data()), *stats);
-    return true;
-  }
-  if (auto* bytes = std::get_if<record::ProducerBytesView>(&decoded)) {
-    OnProducerBytes(ring, *bytes);
-    return true;
-  }
-  if (auto* tensor = std::get_if<record::TensorView>(&decoded)) {
-    if (ring.tensors.size() >= producer_.limits().max_waiting_tensors) {
-      Corrupt(static_cast<uint32_t>(&ring - state_.rings.data()),
-              "more than " +
-                  std::to_string(producer_.limits().max_waiting_tensors) +
-                  " tensors without an entry");
+bool Drainer::Scan(uint32_t i, Pass& pass) {
+  RingState& ring = state_.rings[i];
+  for (;;) {
+    if (pass.targets != nullptr && i < pass.targets->size() &&
+        ring.reader.position() >= (*pass.targets)[i]) {
       return true;
     }
-    OnTensor(ring, *tensor);
-    return true;
+    auto peeked = ring.reader.Peek();
+    if (!peeked.ok()) {
+      Corrupt(i, peeked.status().message());
+      return false;
+    }
+    if (!peeked.value()) return true;
+    const shm::RecordView view = *peeked.value();
+    auto decoded = record::Decode(view.type, view.payload);
+    if (!decoded.ok()) {
+      Corrupt(i, decoded.status().message());
+      return false;
+    }
+    if (!state_.tensors.TargetRead(decoded.value())) {
+      pass.waits = true;
+      return true;
+    }
+    if (const auto* b = std::get_if<record::BoundaryView>(&decoded.value())) {
+      uint32_t step = 0;
+      if (OnBoundary(i, *b, pass.targets, pass.targets_final, &step)) {
+        return false;  // ready (state_.boundary), or corrupt
+      }
+      // The records of the step it closes are read whatever the bound.
+      pass.through_step = std::max(pass.through_step.value_or(0), step);
+      pass.waits = true;
+      return true;
+    }
+    if (auto order = OrderOf(decoded.value())) {
+      if (!pass.best || order->seq < pass.best_seq) {
+        pass.best = i;
+        pass.best_seq = order->seq;
+        pass.best_step = order->step;
+        pass.best_record = std::move(decoded).value();
+      }
+      return true;
+    }
+    ApplyLocal(i, decoded.value());
+    if (state_.broken) return false;  // a bound was exceeded
+    ring.reader.Release();
+    ++ring.records_read;
+    ++pass.consumed;
+    if (pass.done()) return false;
   }
-  return false;
-}
-
-bool Drainer::ApplyOrdered(uint32_t ring_index,
-                           const record::Decoded& decoded) {
-  RingState& ring = state_.rings[ring_index];
-  if (ring.pending) CloseTensor(ring, /*complete=*/false);
-  if (const auto* call = std::get_if<record::CallView>(&decoded)) {
-    OnCall(ring, *call);
-    return true;
-  }
-  return HoldOrApply(ring_index, std::get<record::EntryView>(decoded));
 }
 
 size_t DrainSome(const Producer& producer, ProducerState& state,

@@ -52,6 +52,15 @@ int OpenPidfd(pid_t pid) {
 #endif
 }
 
+// One reader per ring of `segment`.
+std::vector<shm::RingReader> Readers(const shm::Segment& segment) {
+  std::vector<shm::RingReader> readers;
+  for (uint32_t i = 0; i < segment.ring_count(); ++i) {
+    readers.emplace_back(segment.ring_header(i), segment.ring_data(i));
+  }
+  return readers;
+}
+
 }  // namespace
 
 void SetCaptureOptions(const config::Config& config,
@@ -144,11 +153,7 @@ Producer::Producer(uint64_t client_id, const v1::Register& reg,
       watched_pid_(watched_pid),
       watched_start_time_(shm::ProcessStartTime(watched_pid)),
       pidfd_(OpenPidfd(watched_pid)),
-      state_(std::move(options), config_) {
-  for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
-    state_.rings.emplace_back(
-        shm::RingReader(segment_->ring_header(i), segment_->ring_data(i)));
-  }
+      state_(std::move(options), config_, Readers(*segment_)) {
   // Shown by status; the steps they belong to come as an outage (Step).
   state_.dropped_no_daemon = reg.dropped_no_daemon();
 }

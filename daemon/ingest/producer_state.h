@@ -2,23 +2,26 @@
 #define TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
 
 // Everything the daemon keeps about one producer in its own memory: each
-// ring's decode state, the intern tables, the open dump trees and the
-// producer's loss counts.
+// ring's place, the parts of the drain that own their state (the intern
+// tables, the tensors, construct.json's nodes, the held entries), the open
+// dump trees and the producer's loss counts.
 //
 // Thread safety: none; the producer's mutex guards it (Producer::Lock).
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/config/config.h"
 #include "common/dump/tree.h"
 #include "common/record_losses.h"
+#include "daemon/ingest/construct_nodes.h"
+#include "daemon/ingest/held_entries.h"
+#include "daemon/ingest/intern_tables.h"
 #include "daemon/ingest/ring_state.h"
+#include "daemon/ingest/tensor_assembler.h"
 #include "daemon/output/assembler.h"
 #include "daemon/output/entry_renderer.h"
 #include "tprobe/v1/control.pb.h"
@@ -34,23 +37,25 @@ struct Boundary {
   v1::Request request;
 };
 
-// An Entry record held back until the statistics of its tensors arrive
-// (drain.h), copied out of the ring.
-struct HeldEntry {
-  uint32_t ring = 0;
-  record::EntryRecord entry{};
-  std::vector<std::byte> body;
-  std::vector<uint32_t> refs;  // the tensors of `ring` it refers to
-};
-
 // The producer's daemon-side state, guarded by the producer's mutex.
 struct ProducerState {
-  ProducerState(AssemblerOptions options, config::Config registered)
-      : assembler(std::move(options)), config(std::move(registered)) {}
+  // One RingState (and one ring of each part) per reader.
+  ProducerState(AssemblerOptions options, config::Config registered,
+                const std::vector<shm::RingReader>& readers)
+      : tensors(readers.size()),
+        nodes(readers.size()),
+        assembler(std::move(options)),
+        config(std::move(registered)) {
+    rings.reserve(readers.size());
+    for (const shm::RingReader& reader : readers) rings.emplace_back(reader);
+  }
   std::vector<RingState> rings;
-  std::unordered_map<uint32_t, std::string> names;  // InternKind::kName
-  std::unordered_map<uint32_t, std::vector<std::string>> stacks;
-  uint64_t interned_bytes = 0;  // text of names and stacks
+  InternTables interns;
+  TensorAssembler tensors;
+  ConstructNodes nodes;
+  // The entries held in call order behind the first that refers to a
+  // tensor whose producer statistics have not arrived.
+  HeldEntries held;
   Assembler assembler;
   // The config the records being drained were made under: the registered
   // one until a Configure command switches it (`tprobe configure`).
@@ -79,11 +84,6 @@ struct ProducerState {
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
-  // Tensors (of every ring) whose producer statistics have not arrived, and
-  // the entries held in call order behind the first that refers to one.
-  uint64_t awaiting_stats = 0;
-  std::deque<HeldEntry> held_entries;
-  uint64_t held_entry_bytes = 0;
   // Reused for every entry, so rendering costs no allocation once warm.
   EntryRenderer renderer;
   RenderedEntry rendered;

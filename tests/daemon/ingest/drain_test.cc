@@ -227,8 +227,8 @@ TEST_F(DrainTest, ARefReferredToTwiceIsNullTheSecondTime) {
   {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
-    EXPECT_TRUE(state->rings[0].tensors.empty());
-    EXPECT_EQ(state->rings[0].waiting_bytes, 0u);
+    EXPECT_EQ(state->tensors.waiting(0), 0u);
+    EXPECT_EQ(state->tensors.waiting_bytes(0), 0u);
     ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   const dump::Json data = Dump()["data"];
@@ -262,17 +262,17 @@ TEST_F(DrainTest, AnUnreferencedTensorIsReleasedWhenItsStepIsSettled) {
   ASSERT_TRUE(w.Float32Tensor(6, {1}, {3.0f}));  // step 1's
   auto state = p->Lock();
   DrainSome(*p, *state, 0, *log_);
-  EXPECT_EQ(state->rings[0].tensors.size(), 2u);
-  EXPECT_EQ(state->rings[0].waiting_bytes, 12u);
+  EXPECT_EQ(state->tensors.waiting(0), 2u);
+  EXPECT_EQ(state->tensors.waiting_bytes(0), 12u);
   SettleStep(*state, 0, ledger);
   ReleaseSettledTensors(*p, *state, *log_);
-  ASSERT_EQ(state->rings[0].tensors.size(), 1u);
-  EXPECT_TRUE(state->rings[0].tensors.contains(6));
-  EXPECT_EQ(state->rings[0].waiting_bytes, 4u);
+  ASSERT_EQ(state->tensors.waiting(0), 1u);
+  EXPECT_NE(state->tensors.Find(0, 6), nullptr);
+  EXPECT_EQ(state->tensors.waiting_bytes(0), 4u);
   ASSERT_TRUE(w.Entry(1, 1, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
   DrainSome(*p, *state, 0, *log_);
-  EXPECT_TRUE(state->rings[0].tensors.empty());
-  EXPECT_EQ(state->rings[0].waiting_bytes, 0u);
+  EXPECT_EQ(state->tensors.waiting(0), 0u);
+  EXPECT_EQ(state->tensors.waiting_bytes(0), 0u);
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(dump::Json::parse(ReadFile(
                 File("dump.json", 1)))["data"]["X"]["output"][0]["Max"],
@@ -503,7 +503,7 @@ TEST_F(DrainTest, InternTablesAreBoundedPerProducer) {
   auto state = p->Lock();
   DrainSome(*p, *state, 0, *log_);
   EXPECT_TRUE(state->broken);
-  EXPECT_EQ(state->names.size(), 2u);
+  EXPECT_EQ(state->interns.names(), 2u);
 }
 
 TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {

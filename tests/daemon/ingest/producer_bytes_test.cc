@@ -62,21 +62,21 @@ TEST_F(ProducerBytesTest, BytesFromAnotherRingAreWrittenAsTheDaemonsOwn) {
   {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
-    EXPECT_EQ(state->held_entries.size(), 1u);  // B waits
+    EXPECT_EQ(state->held.size(), 1u);  // B waits
   }
   // The bytes first, then the statistics: B waits until both came.
   ASSERT_TRUE(PutBytes(thread, 0, 6, 16, values));
   {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
-    EXPECT_EQ(state->held_entries.size(), 1u);
+    EXPECT_EQ(state->held.size(), 1u);
   }
   ASSERT_TRUE(PutStats(thread, 0, 6, {4.0, -2.0, 0.75, 5.0}));
   {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
     EXPECT_FALSE(state->broken) << state->last_error;
-    EXPECT_TRUE(state->held_entries.empty());
+    EXPECT_TRUE(state->held.empty());
     ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   const dump::Json doc = Dump();
@@ -129,7 +129,7 @@ TEST_F(ProducerBytesTest, BytesThatStopEarlyLeaveTheTensorIncomplete) {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
     EXPECT_FALSE(state->broken) << state->last_error;
-    EXPECT_TRUE(state->held_entries.empty());
+    EXPECT_TRUE(state->held.empty());
     ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   }
   EXPECT_EQ(Order(), (std::vector<std::string>{"A", "B"}));

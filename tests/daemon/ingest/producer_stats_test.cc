@@ -173,7 +173,7 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
   {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
-    EXPECT_EQ(state->held_entries.size(), 1u) << "B waits for its statistics";
+    EXPECT_EQ(state->held.size(), 1u) << "B waits for its statistics";
   }
   const double mean = static_cast<float>(-1.0 / 3.0);
   ASSERT_TRUE(PutStats(stats, Stats(0, 6, {2.0, -2.0, mean, 3.0})));
@@ -211,7 +211,7 @@ TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
   auto state = p->Lock();
   DrainSome(*p, *state, 0, *log_);
   // B needs nothing, but goes after A, which waits.
-  EXPECT_EQ(state->held_entries.size(), 2u);
+  EXPECT_EQ(state->held.size(), 2u);
   record::ProducerStatsRecord r{};
   r.ring = 0;
   r.ref = 6;
@@ -222,7 +222,7 @@ TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
   r.values[0] = 1;
   ASSERT_TRUE(PutStats(stats, r));
   DrainSome(*p, *state, 0, *log_);
-  EXPECT_TRUE(state->held_entries.empty());
+  EXPECT_TRUE(state->held.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(Order(), (std::vector<std::string>{"A", "B"}));
   const dump::Json a = Dump()["data"]["A"]["output"][0];
@@ -243,7 +243,7 @@ TEST_F(ProducerStatsTest, StatisticsBeforeTheirTensorWaitInTheirRing) {
   auto state = p->Lock();
   DrainSome(*p, *state, 0, *log_);
   EXPECT_FALSE(state->broken) << state->last_error;
-  EXPECT_TRUE(state->held_entries.empty());
+  EXPECT_TRUE(state->held.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(Dump()["data"]["A"]["output"][0]["Max"], 1.0);
   EXPECT_EQ(Accounting()["complete"], true);
@@ -259,7 +259,7 @@ TEST_F(ProducerStatsTest, AStepSettledWithoutItsStatisticsIsIncomplete) {
   auto state = p->Lock();
   DrainSome(*p, *state, 0, *log_);
   ReleaseHeldEntries(*p, *state, *log_, 0);
-  EXPECT_TRUE(state->held_entries.empty());
+  EXPECT_TRUE(state->held.empty());
   ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());
   EXPECT_EQ(Order(), (std::vector<std::string>{"A"}));
   EXPECT_EQ(Accounting()["complete"], false);
@@ -320,7 +320,7 @@ TEST_F(ProducerStatsTest, AMalformedRecordCostsThatProducerAlone) {
     auto state = good->Lock();
     DrainSome(*good, *state, 0, *log_);
     EXPECT_FALSE(state->broken) << state->last_error;
-    EXPECT_TRUE(state->held_entries.empty());
+    EXPECT_TRUE(state->held.empty());
   }
   // Statistics for a tensor that does not wait for them, and a record of
   // the wrong size.
