@@ -1,3 +1,6 @@
+// The C++ API-call recorder of both adapters: HookState, ApiWrapper, its
+// backward hook and busy_flag (api_hook.h).
+
 #include "client/python/binding/api_hook.h"
 
 #include <structmember.h>
@@ -380,6 +383,106 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
   return gates;
 }
 
+// One reported call between its begin and its end: the call as the
+// wrapper got it, the session's plan, and, when the entry or the gates need
+// them, its arguments as a tuple and a dict (what a Python `*args,
+// **kwargs` wrapper sees) and its gates. Holds a reference to the session
+// (which keeps its ApiSession alive) and to each object.
+struct Reported {
+  Reported(PyObject* session, PyObject* const* args, size_t nargsf,
+           PyObject* kwnames)
+      : session(Py_NewRef(session)),
+        args(args),
+        nargsf(nargsf),
+        kwnames(kwnames) {}
+  ~Reported() {
+    Py_XDECREF(gates);
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+    Py_DECREF(session);
+  }
+  Reported(const Reported&) = delete;
+  Reported& operator=(const Reported&) = delete;
+
+  PyObject* const session;
+  PyObject* const* const args;
+  const size_t nargsf;
+  PyObject* const kwnames;
+  ApiCall call;
+  PyObject* positional = nullptr;
+  PyObject* keywords = nullptr;
+  PyObject* gates = nullptr;  // null: the call runs with `args` as it came
+};
+
+// The inputs through the call's gates (gates_for(...).inputs), which then
+// stay in r.gates; none when gates_for gave None or failed (reported).
+void GateInputs(ApiWrapper* w, Reported& r) {
+  r.gates = GatesOf(w, r.call.plan.index, r.positional);
+  if (r.gates == nullptr) return;
+  PyObject* through =
+      PyObject_CallMethodObjArgs(r.gates, s_inputs, r.positional, nullptr);
+  if (through != nullptr && PyTuple_Check(through)) {
+    Py_SETREF(r.positional, through);
+    return;
+  }
+  if (through == nullptr) Warn(w->state, "an API hook");
+  Py_XDECREF(through);
+  Py_CLEAR(r.gates);
+}
+
+// Before the API runs: its stack and inputs to the session, and its inputs
+// through its gates, when the plan asks for either.
+void TakeInputs(ApiWrapper* w, ApiSession* api, Reported& r) {
+  const bool gated = r.call.backward && w->gates_for != nullptr;
+  if (!r.call.entry && !gated) return;
+  if (!Arguments(r.args, r.nargsf, r.kwnames, &r.positional, &r.keywords)) {
+    PyErr_Clear();
+    Py_CLEAR(r.positional);
+    Py_CLEAR(r.keywords);
+    return;
+  }
+  if (r.call.entry) api->TakeApiInputs(r.call, r.positional, r.keywords);
+  if (gated) GateInputs(w, r);
+}
+
+// What the call's entry lists as its output: `out`, or a distributed call's
+// arguments after the call; null on failure (reported).
+PyObject* EntryOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
+  PyObject* output = nullptr;
+  if (!w->distributed) {
+    output = Py_NewRef(out);
+  } else if (r.gates != nullptr) {
+    output = Joined(r.positional, r.keywords);
+  } else {
+    output = ArgumentsAfter(r.args, r.nargsf, r.kwnames);
+  }
+  if (output == nullptr) Warn(w->state, "an API hook");
+  return output;
+}
+
+// After the entry: the call's backward hooked, either by its output going
+// through the gates (what they return takes the place of `out`, whose
+// reference it takes over) or by a hook on its grad_fn. Returns the output
+// the caller gets.
+PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
+  if (r.gates != nullptr) {
+    PyObject* through =
+        PyObject_CallMethodObjArgs(r.gates, s_outputs, out, nullptr);
+    if (through == nullptr) {
+      Warn(w->state, "an API hook");
+      return out;
+    }
+    Py_DECREF(out);
+    return through;
+  }
+  if (r.call.backward && w->gates_for == nullptr &&
+      !(w->dropout && DropoutOff(r.args, r.nargsf, r.kwnames)) &&
+      !HookBackward(w, r.call.plan.index, out)) {
+    Warn(w->state, "an API hook");
+  }
+  return out;
+}
+
 // A call that is reported: begin, the stack and inputs, the gates on the
 // inputs (gates_for), the API, then the entry and the end (no entry when
 // the API raised, whose exception goes on unchanged), and the backward
@@ -387,78 +490,28 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
 PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
                  size_t nargsf, PyObject* kwnames) {
   t_busy = 1;
-  PyObject* session = Py_NewRef(state->session);  // keeps api alive
+  Reported r(state->session, args, nargsf, kwnames);
   ApiSession* api = state->api;
-  ApiCall call;
-  const bool open = api->BeginApiCall(w->base_text, &call);
-  const bool gated = open && call.backward && w->gates_for != nullptr;
-  PyObject *positional = nullptr, *keywords = nullptr, *gates = nullptr;
-  if (open && (call.entry || gated)) {
-    if (!Arguments(args, nargsf, kwnames, &positional, &keywords)) {
-      PyErr_Clear();
-      Py_CLEAR(positional);
-      Py_CLEAR(keywords);
-    } else if (call.entry) {
-      api->TakeApiInputs(call, positional, keywords);
-    }
-  }
-  if (gated && positional != nullptr) {
-    gates = GatesOf(w, call.plan.index, positional);
-    PyObject* through =
-        gates ? PyObject_CallMethodObjArgs(gates, s_inputs, positional, nullptr)
-              : nullptr;
-    if (through != nullptr && PyTuple_Check(through)) {
-      Py_SETREF(positional, through);
-    } else if (gates != nullptr) {
-      if (through == nullptr) Warn(w->state, "an API hook");
-      Py_XDECREF(through);
-      Py_CLEAR(gates);
-    }
-  }
+  const bool open = api->BeginApiCall(w->base_text, &r.call);
+  if (open) TakeInputs(w, api, r);
   // Gated inputs replace the arguments; the call then goes through a tuple
   // and a dict.
-  PyObject* out = gates != nullptr
-                      ? PyObject_Call(w->original, positional, keywords)
+  PyObject* out = r.gates != nullptr
+                      ? PyObject_Call(w->original, r.positional, r.keywords)
                       : PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   if (open && out == nullptr) {
     t_busy = 0;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
-    api->EndApiCall(call, nullptr);
+    api->EndApiCall(r.call, nullptr);
     PyErr_Restore(type, value, traceback);
   } else if (open) {
-    PyObject* output = nullptr;
-    if (call.entry) {
-      if (!w->distributed) {
-        output = Py_NewRef(out);
-      } else if (gates != nullptr) {
-        output = Joined(positional, keywords);
-      } else {
-        output = ArgumentsAfter(args, nargsf, kwnames);
-      }
-      if (output == nullptr) Warn(w->state, "an API hook");
-    }
-    api->EndApiCall(call, output);
+    PyObject* output = r.call.entry ? EntryOutput(w, r, out) : nullptr;
+    api->EndApiCall(r.call, output);
     Py_XDECREF(output);
-    if (gates != nullptr) {
-      PyObject* through =
-          PyObject_CallMethodObjArgs(gates, s_outputs, out, nullptr);
-      if (through != nullptr) {
-        Py_SETREF(out, through);
-      } else {
-        Warn(w->state, "an API hook");
-      }
-    } else if (call.backward && w->gates_for == nullptr &&
-               !(w->dropout && DropoutOff(args, nargsf, kwnames)) &&
-               !HookBackward(w, call.plan.index, out)) {
-      Warn(w->state, "an API hook");
-    }
+    out = HookOutput(w, r, out);
   }
   t_busy = 0;
-  Py_XDECREF(gates);
-  Py_XDECREF(positional);
-  Py_XDECREF(keywords);
-  Py_DECREF(session);
   return out;
 }
 
@@ -473,6 +526,29 @@ PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
   return Record(w, state, args, nargsf, kwnames);
 }
 
+// Whether ApiWrapper's arguments have the types it needs; false with a
+// TypeError set when not.
+bool WrapperArgsValid(PyObject* state, PyObject* original, PyObject* compiling,
+                      PyObject* gates_for, PyObject* tensor_type) {
+  const char* error = nullptr;
+  if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
+    error = "state must be a HookState or None";
+  } else if (!PyCallable_Check(original) ||
+             (compiling != Py_None && !PyCallable_Check(compiling)) ||
+             (gates_for != Py_None && !PyCallable_Check(gates_for))) {
+    error = "original, compiling and gates_for must be callable";
+  } else if (tensor_type != Py_None && !PyType_Check(tensor_type)) {
+    error = "tensor_type must be a type or None";
+  }
+  if (error != nullptr) PyErr_SetString(PyExc_TypeError, error);
+  return error == nullptr;
+}
+
+// A new reference to `obj`; null for None.
+PyObject* NewRefOrNull(PyObject* obj) {
+  return obj != Py_None ? Py_NewRef(obj) : nullptr;
+}
+
 PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* keywords[] = {"state",       "base",        "original",
                                    "distributed", "tensor_type", "compiling",
@@ -482,22 +558,8 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   int distributed = 0;
   if (!PyArg_ParseTupleAndKeywords(
           args, kwargs, "OUOpOO|O", const_cast<char**>(keywords), &state, &base,
-          &original, &distributed, &tensor_type, &compiling, &gates_for)) {
-    return nullptr;
-  }
-  if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
-    PyErr_SetString(PyExc_TypeError, "state must be a HookState or None");
-    return nullptr;
-  }
-  if (!PyCallable_Check(original) ||
-      (compiling != Py_None && !PyCallable_Check(compiling)) ||
-      (gates_for != Py_None && !PyCallable_Check(gates_for))) {
-    PyErr_SetString(PyExc_TypeError,
-                    "original, compiling and gates_for must be callable");
-    return nullptr;
-  }
-  if (tensor_type != Py_None && !PyType_Check(tensor_type)) {
-    PyErr_SetString(PyExc_TypeError, "tensor_type must be a type or None");
+          &original, &distributed, &tensor_type, &compiling, &gates_for) ||
+      !WrapperArgsValid(state, original, compiling, gates_for, tensor_type)) {
     return nullptr;
   }
   Py_ssize_t size = 0;
@@ -506,12 +568,12 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   auto* w = reinterpret_cast<ApiWrapper*>(type->tp_alloc(type, 0));
   if (w == nullptr) return nullptr;
   w->vectorcall = WrapperCall;
-  w->state = state != Py_None ? Py_NewRef(state) : nullptr;
+  w->state = NewRefOrNull(state);
   w->original = Py_NewRef(original);
   w->base = Py_NewRef(base);
-  w->tensor_type = tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr;
-  w->compiling = compiling != Py_None ? Py_NewRef(compiling) : nullptr;
-  w->gates_for = gates_for != Py_None ? Py_NewRef(gates_for) : nullptr;
+  w->tensor_type = NewRefOrNull(tensor_type);
+  w->compiling = NewRefOrNull(compiling);
+  w->gates_for = NewRefOrNull(gates_for);
   w->base_text = std::string_view(text, static_cast<size_t>(size));
   w->distributed = distributed != 0;
   w->dropout = std::find(std::begin(kDropoutApis), std::end(kDropoutApis),

@@ -52,6 +52,42 @@ uint64_t Numel(const int64_t* dims, size_t ndim) {
 
 std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
 
+// A tensor's dtype and shape as the ring takes them.
+struct TensorShape {
+  DType dtype;
+  int64_t dims[record::kMaxDims];
+  size_t ndim = 0;
+
+  std::span<const int64_t> span() const { return {dims, ndim}; }
+  size_t nbytes() const { return Numel(dims, ndim) * ElementSize(dtype); }
+};
+
+// `shape`'s dimensions (a torch.Size or a tuple of ints) into out->dims;
+// false when there are more than the ring takes.
+bool ReadShape(const py::object& shape, TensorShape* out) {
+  for (py::handle d : shape) {
+    if (out->ndim == record::kMaxDims) return false;
+    out->dims[out->ndim++] = PyLong_AsLongLong(d.ptr());
+  }
+  return true;
+}
+
+// A tensor's data as a contiguous host tensor: a device tensor copied to
+// the host, a conjugate view resolved.
+py::object HostContiguous(py::handle t, DType dtype, bool is_cpu) {
+  const Names& n = N();
+  py::object src = py::reinterpret_borrow<py::object>(t);
+  if (!is_cpu) src = src.attr(n.detach)().attr(n.cpu)();
+  if ((dtype == DType::kComplex64 || dtype == DType::kComplex128) &&
+      py::cast<bool>(src.attr(n.is_conj)())) {
+    src = src.attr(n.resolve_conj)();
+  }
+  if (!py::cast<bool>(src.attr(n.is_contiguous)())) {
+    src = src.attr(n.detach)().attr(n.contiguous)();
+  }
+  return src;
+}
+
 // Walks Python values into an entry's values, writing tensors on the way.
 class Encoder {
  public:
@@ -350,49 +386,26 @@ class Encoder {
       EncodeOther(t, out, depth);
       return;
     }
-    int64_t dims[record::kMaxDims];
-    size_t ndim = 0;
-    py::object shape = t.attr(n.shape);
-    for (py::handle d : shape) {
-      if (ndim == record::kMaxDims) {
-        out.Null();
-        return;
-      }
-      dims[ndim++] = PyLong_AsLongLong(d.ptr());
-    }
-    const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
-    const size_t numel_bytes = Numel(dims, ndim) * ElementSize(*dtype);
-    if (numel_bytes != 0 && ProducerComputes(is_cpu)) {
-      // Reduced by torch on the tensor's device, never copied here.
-      EncodeByProducer(entry_, t, *dtype, std::span<const int64_t>(dims, ndim),
-                       requires_grad, numel_bytes, out);
+    TensorShape shape{*dtype};
+    if (!ReadShape(t.attr(n.shape), &shape)) {
+      out.Null();
       return;
     }
-    py::object src = py::reinterpret_borrow<py::object>(t);
-    if (!is_cpu) {
-      src = src.attr(n.detach)().attr(n.cpu)();
+    const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
+    const size_t nbytes = shape.nbytes();
+    if (nbytes != 0 && ProducerComputes(is_cpu)) {
+      // Reduced by torch on the tensor's device, never copied here.
+      EncodeByProducer(entry_, t, *dtype, shape.span(), requires_grad, nbytes,
+                       out);
+      return;
     }
-    if ((*dtype == DType::kComplex64 || *dtype == DType::kComplex128) &&
-        py::cast<bool>(src.attr(n.is_conj)())) {
-      src = src.attr(n.resolve_conj)();
-    }
-    if (!py::cast<bool>(src.attr(n.is_contiguous)())) {
-      src = src.attr(n.detach)().attr(n.contiguous)();
-    }
+    py::object src = HostContiguous(t, *dtype, is_cpu);
     const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
-    const size_t nbytes = Numel(dims, ndim) * ElementSize(*dtype);
     if (ptr == 0 && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
     }
-    const auto* data = reinterpret_cast<const void*>(ptr);
-    const std::span<const int64_t> span(dims, ndim);
-    if (nbytes >= kReleaseGilBytes) {
-      py::gil_scoped_release release;
-      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
-    } else {
-      entry_.Tensor(out, *dtype, span, requires_grad, data, nbytes);
-    }
+    Push(out, shape, requires_grad, reinterpret_cast<const void*>(ptr), nbytes);
   }
 
   // A mindspore.Tensor: asnumpy() is the host copy MindSpore keeps for a
@@ -406,20 +419,16 @@ class Encoder {
       out.Null();
       return;
     }
-    int64_t dims[record::kMaxDims];
-    size_t ndim = 0;
-    for (py::handle d : t.attr(n.shape)) {
-      if (ndim == record::kMaxDims) {
-        out.Null();
-        return;
-      }
-      dims[ndim++] = PyLong_AsLongLong(d.ptr());
+    TensorShape shape{*dtype};
+    if (!ReadShape(t.attr(n.shape), &shape)) {
+      out.Null();
+      return;
     }
-    const size_t numel_bytes = Numel(dims, ndim) * ElementSize(*dtype);
+    const size_t numel_bytes = shape.nbytes();
     if (numel_bytes != 0 && ProducerComputes(TensorsOnHost())) {
       // Reduced by MindSpore's ops where the tensor lives, no asnumpy().
-      EncodeByProducer(entry_, t, *dtype, std::span<const int64_t>(dims, ndim),
-                       false, numel_bytes, out);
+      EncodeByProducer(entry_, t, *dtype, shape.span(), false, numel_bytes,
+                       out);
       return;
     }
     py::object array = t.attr(n.asnumpy)();
@@ -430,19 +439,26 @@ class Encoder {
       return;
     }
     const size_t nbytes = static_cast<size_t>(view.len);
-    if (nbytes != Numel(dims, ndim) * ElementSize(*dtype)) {
-      PyBuffer_Release(&view);
+    if (nbytes != numel_bytes) {
       out.Null();
-      return;
-    }
-    const std::span<const int64_t> span(dims, ndim);
-    if (nbytes >= kReleaseGilBytes) {
-      py::gil_scoped_release release;
-      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
     } else {
-      entry_.Tensor(out, *dtype, span, false, view.buf, nbytes);
+      Push(out, shape, false, view.buf, nbytes);
     }
     PyBuffer_Release(&view);
+  }
+
+  // A tensor's bytes pushed through the entry; a large copy runs with the
+  // GIL released.
+  void Push(ValueWriter& out, const TensorShape& shape, bool requires_grad,
+            const void* data, size_t nbytes) {
+    if (nbytes >= kReleaseGilBytes) {
+      py::gil_scoped_release release;
+      entry_.Tensor(out, shape.dtype, shape.span(), requires_grad, data,
+                    nbytes);
+    } else {
+      entry_.Tensor(out, shape.dtype, shape.span(), requires_grad, data,
+                    nbytes);
+    }
   }
 
   client::EntryBuilder& entry_;
