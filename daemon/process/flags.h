@@ -1,8 +1,9 @@
 #ifndef TPROBE_DAEMON_PROCESS_FLAGS_H_
 #define TPROBE_DAEMON_PROCESS_FLAGS_H_
 
-// The command line of tprobed. Every flag is listed in Usage(), which
-// `tprobed --help` prints; main() turns a parse error into a message on
+// The command line of tprobed. Each flag is declared once (flags.cc, with
+// CLI11), and both ParseFlags() and Usage(), which `tprobed --help`
+// prints, come from that; main() turns a parse error into a message on
 // stderr and exit status 2.
 
 #include <spdlog/common.h>

@@ -1,62 +1,52 @@
+// The subcommands' shared command-line handling (args.h).
+
 #include "tools/cli/args.h"
 
 #include <charconv>
+#include <cstdio>
+
+#include "tools/cli/command.h"
+#include "tools/cli/control_client.h"
 
 namespace tprobe::cli {
 
-std::optional<std::string> ParsedArgs::Get(std::string_view name) const {
-  auto it = options.find(name);
-  if (it == options.end()) return std::nullopt;
-  return it->second;
+std::optional<int> ParseCommandLine(std::string_view command, CommandLine& line,
+                                    std::span<const std::string_view> args) {
+  Result<bool> help = line.Parse(args);
+  if (!help.ok()) return UsageError(command, help.status().message());
+  if (*help) {
+    std::fputs(line.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
 }
 
-Result<ParsedArgs> ParseArgs(std::span<const std::string_view> args,
-                             std::span<const OptionSpec> specs) {
-  ParsedArgs parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg == "--") {
-      for (++i; i < args.size(); ++i) parsed.positionals.emplace_back(args[i]);
-      break;
-    }
-    if (arg == "-h") arg = "--help";
-    if (!arg.starts_with("--")) {
-      if (arg.size() > 1 && arg[0] == '-') {
-        return Status::Error("unknown option '" + std::string(arg) + "'");
-      }
-      parsed.positionals.emplace_back(arg);
-      continue;
-    }
-    std::string_view name = arg.substr(2);
-    std::optional<std::string_view> value;
-    if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    const OptionSpec* spec = nullptr;
-    static constexpr OptionSpec kHelp{"help", false};
-    if (name == kHelp.name) spec = &kHelp;
-    for (const OptionSpec& s : specs) {
-      if (s.name == name) spec = &s;
-    }
-    const std::string dashed = "--" + std::string(name);
-    if (spec == nullptr)
-      return Status::Error("unknown option '" + dashed + "'");
-    if (parsed.Has(name)) return Status::Error(dashed + " given twice");
-    if (spec->takes_value && !value) {
-      if (i + 1 >= args.size()) return Status::Error(dashed + " needs a value");
-      value = args[++i];
-    }
-    if (!spec->takes_value && !value && spec->takes_next != nullptr &&
-        i + 1 < args.size() && spec->takes_next(args[i + 1])) {
-      value = args[++i];
-    }
-    if (!spec->takes_value && value && spec->takes_next == nullptr) {
-      return Status::Error(dashed + " takes no value");
-    }
-    parsed.options.emplace(std::string(name), std::string(value.value_or("")));
-  }
-  return parsed;
+int UsageError(std::string_view command, const std::string& message) {
+  std::fprintf(stderr, "tprobe %.*s: %s\nRun 'tprobe %.*s --help' for usage.\n",
+               static_cast<int>(command.size()), command.data(),
+               message.c_str(), static_cast<int>(command.size()),
+               command.data());
+  return kExitUsage;
+}
+
+void AddDaemonOptions(CommandLine& line, DaemonOptions& options,
+                      const std::string& timeout_help) {
+  options.timeout = kDefaultTimeout;
+  line.AddValue("--socket", "PATH",
+                "tprobed's control socket (default: $TPROBE_SOCKET, else\n"
+                "$XDG_RUNTIME_DIR/tprobe/tprobed.sock, else\n"
+                "/tmp/tprobe-<uid>/tprobed.sock)",
+                [&options](const std::string& path) {
+                  options.socket = path;
+                  return Status::Ok();
+                });
+  line.AddValue("--timeout", "SECONDS", timeout_help,
+                [&options](const std::string& seconds) {
+                  auto timeout = CliTimeout(seconds);
+                  if (!timeout.ok()) return timeout.status();
+                  options.timeout = *timeout;
+                  return Status::Ok();
+                });
 }
 
 Result<int64_t> ParseCount(std::string_view text, std::string_view what,

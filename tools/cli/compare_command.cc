@@ -5,9 +5,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,153 +65,167 @@ error:
 Calls msprobe does not judge (Tensor.to, empty, ...) pass. Two trees of
 different tasks are compared by their statistics. Cells are written as
 msprobe writes them (Python's repr of floats, N/A, relative errors in %).
+)";
 
-Options:
-  -o, --output DIR  where the reports go (default: ./compare_result, made
-                    when missing): compare_result*.csv (one per rank and
-                    step, msprobe's columns) and report.html
-  --fuzzy           ignore call indices: the n-th call of an API matches the
-                    n-th (shapes must still be equal)
-  --mapping FILE    YAML or JSON map "target name: baseline name" (an entry
-                    name maps all its rows; a backward call by its
-                    renumbered name)
-  --cell-mapping FILE, --api-mapping [FILE], --data-mapping FILE,
-  --layer-mapping FILE
-                    msprobe 26.2's -cm, -am, -dm, -lm for a MindSpore TARGET
-                    against a PyTorch BASELINE (one of them, as msprobe
-                    applies one). --cell-mapping: only rows of forward and
-                    backward calls and parameters_grad rows pair, the first
-                    "Cell" becomes "Module", and FILE ("fc1.Dense:
-                    fc1.Linear", msprobe's cell_mapping.yaml) maps the cell
-                    path: a whole path, else each key found in it, in file
-                    order. --api-mapping: Mint.x is Torch.x, MintFunctional.x
-                    Functional.x, and msprobe's built-in table maps about
-                    400 other APIs (Functional.add is Torch.add); FILE
-                    (msprobe's api_mapping.yaml, given as
-                    --api-mapping=FILE or as the next word when it ends in
-                    .yaml or .yml) is a list of "- ms_api: Mint.sub",
-                    "pt_api: Torch.sub", "ms_args: [0, 1]", "pt_args:
-                    [1, 0]" (and ms_output/pt_output, ms_parameters/
-                    pt_parameters, ms_parameters_grad/pt_parameters_grad)
-                    items: for an API both dumps call, a row at a listed
-                    place pairs with the PyTorch API's row at the paired
-                    place, the API's other rows with nothing. --data-mapping:
-                    FILE maps whole row names ("Cell.fc.Dense.forward.0.
-                    input.0: Module.fc.Linear.forward.0.input.0"), paired
-                    exactly (not --fuzzy) whatever their dtypes. Across
-                    frameworks, dtypes of one family pair (Float32 and
-                    torch.float32, Int64 and torch.int64, ...).
-                    --layer-mapping: each dump pair gets a data mapping
-                    made from both trees' layers (construct.json; with
-                    8.x's keyed stack.json also the framework function
-                    that called an API): an entry pairs with the baseline
-                    entry at the same layer path, state and place, the
-                    path rewritten by FILE
-                    (msprobe's layer_mapping.yaml: "ClassName:" then
-                    indented "child path: new name" lines; "Cell" is the
-                    top layer). A TARGET without stack.json and
-                    construct.json is compared plainly
-  --strict-verdicts also apply tprobe's own per-row rules where they are
-                    worse: a warning when any statistic differs by more
-                    than half the larger value, an error for NaN or inf on
-                    the baseline's side only, and in tensor mode an error
-                    when (Cosine < 0.99 and MaxAbsErr > 0.001) or Cosine <
-                    0.9 or MaxAbsErr > 1 (msprobe 8.3.3's "Accuracy Reached
-                    or Not"). For a call whose output moved with its inputs
-                    (msprobe's checks pass it): two steps of one training,
-                    a change planted in a weight
-  --threads N       worker threads (default: one per core)
-  -h, --help        show this help
-
-Exit status: 0 when every row passes, 4 when a row did not (warning, error,
+constexpr char kFooter[] =
+    R"(Exit status: 0 when every row passes, 4 when a row did not (warning, error,
 missing or extra), 2 for a bad command line or input that is not a dump, 1
 when a report cannot be written.
 )";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr,
-               "tprobe compare: %s\nRun 'tprobe compare --help' for usage.\n",
-               message.c_str());
-  return kExitUsage;
+// msprobe's `-am [FILE]`: --api-mapping's FILE is optional, written after
+// '=' or as the next word when that is a .yaml or .yml file (a TARGET is a
+// folder or a dump.json). CLI11 would take any next word that is no
+// option, so a bare --api-mapping is moved to the end of the options,
+// where no word follows it.
+std::vector<std::string_view> ApiMappingLast(
+    std::span<const std::string_view> args) {
+  std::vector<std::string_view> words(args.begin(), args.end());
+  auto end = std::find(words.begin(), words.end(), "--");
+  for (auto it = words.begin(); it != end; ++it) {
+    const bool file_follows =
+        it + 1 != end && (it[1].ends_with(".yaml") || it[1].ends_with(".yml"));
+    if (*it == "--api-mapping" && !file_follows) {
+      std::rotate(it, it + 1, end);
+      break;
+    }
+  }
+  return words;
 }
 
 int RunCompare(std::span<const std::string_view> args) {
-  // --api-mapping's FILE is optional (msprobe's `-am [FILE]`): written
-  // after '=', or as the next word when that is a .yaml or .yml file (a
-  // TARGET is a folder or a dump.json).
-  static constexpr auto kYamlFile = [](std::string_view word) {
-    return word.ends_with(".yaml") || word.ends_with(".yml");
-  };
-  static constexpr OptionSpec kSpecs[] = {{"output", true},
-                                          {"fuzzy", false},
-                                          {"mapping", true},
-                                          {"cell-mapping", true},
-                                          {"api-mapping", false, +kYamlFile},
-                                          {"data-mapping", true},
-                                          {"layer-mapping", true},
-                                          {"strict-verdicts", false},
-                                          {"threads", true}};
-  // -o is --output.
-  std::vector<std::string_view> expanded;
-  for (std::string_view a : args)
-    expanded.push_back(a == "-o" ? "--output" : a);
-  Result<ParsedArgs> parsed = ParseArgs(expanded, kSpecs);
-  if (!parsed.ok()) return UsageError(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
+  CommandLine line(kUsage, kFooter);
+  std::optional<std::string> output, threads, mapping, cell_mapping,
+      api_mapping, data_mapping, layer_mapping;
+  bool fuzzy = false, strict_verdicts = false;
+  line.AddValue("-o,--output", "DIR",
+                "where the reports go (default: ./compare_result, made\n"
+                "when missing): compare_result*.csv (one per rank and\n"
+                "step, msprobe's columns) and report.html",
+                &output);
+  line.AddFlag("--fuzzy",
+               "ignore call indices: the n-th call of an API matches the\n"
+               "n-th (shapes must still be equal)",
+               &fuzzy);
+  line.AddValue("--mapping", "FILE",
+                "YAML or JSON map \"target name: baseline name\" (an entry\n"
+                "name maps all its rows; a backward call by its\n"
+                "renumbered name)",
+                &mapping);
+  line.AddValue("--cell-mapping", "FILE",
+                "msprobe 26.2's -cm, for a MindSpore TARGET against a\n"
+                "PyTorch BASELINE, as the next three (one of the four, as\n"
+                "msprobe applies one): only rows of forward and\n"
+                "backward calls and parameters_grad rows pair, the first\n"
+                "\"Cell\" becomes \"Module\", and FILE (\"fc1.Dense:\n"
+                "fc1.Linear\", msprobe's cell_mapping.yaml) maps the cell\n"
+                "path: a whole path, else each key found in it, in file\n"
+                "order.",
+                &cell_mapping);
+  line.AddValue("--api-mapping", "[FILE]",
+                "msprobe's -am: Mint.x is Torch.x, MintFunctional.x\n"
+                "Functional.x, and msprobe's built-in table maps about\n"
+                "400 other APIs (Functional.add is Torch.add); FILE\n"
+                "(msprobe's api_mapping.yaml, given as\n"
+                "--api-mapping=FILE or as the next word when it ends in\n"
+                ".yaml or .yml) is a list of \"- ms_api: Mint.sub\",\n"
+                "\"pt_api: Torch.sub\", \"ms_args: [0, 1]\", \"pt_args:\n"
+                "[1, 0]\" (and ms_output/pt_output, ms_parameters/\n"
+                "pt_parameters, ms_parameters_grad/pt_parameters_grad)\n"
+                "items: for an API both dumps call, a row at a listed\n"
+                "place pairs with the PyTorch API's row at the paired\n"
+                "place, the API's other rows with nothing.",
+                &api_mapping)
+      ->expected(0, 1);
+  line.AddValue("--data-mapping", "FILE",
+                "msprobe's -dm: FILE maps whole row names\n"
+                "(\"Cell.fc.Dense.forward.0.input.0:\n"
+                "Module.fc.Linear.forward.0.input.0\"), paired exactly\n"
+                "(not --fuzzy) whatever their dtypes. Across\n"
+                "frameworks, dtypes of one family pair (Float32 and\n"
+                "torch.float32, Int64 and torch.int64, ...).",
+                &data_mapping);
+  line.AddValue("--layer-mapping", "FILE",
+                "msprobe's -lm: each dump pair gets a data mapping\n"
+                "made from both trees' layers (construct.json; with\n"
+                "8.x's keyed stack.json also the framework function\n"
+                "that called an API): an entry pairs with the baseline\n"
+                "entry at the same layer path, state and place, the\n"
+                "path rewritten by FILE (msprobe's layer_mapping.yaml:\n"
+                "\"ClassName:\" then indented \"child path: new name\"\n"
+                "lines; \"Cell\" is the top layer). A TARGET without\n"
+                "stack.json and construct.json is compared plainly",
+                &layer_mapping);
+  line.AddFlag("--strict-verdicts",
+               "also apply tprobe's own per-row rules where they are\n"
+               "worse: a warning when any statistic differs by more\n"
+               "than half the larger value, an error for NaN or inf on\n"
+               "the baseline's side only, and in tensor mode an error\n"
+               "when (Cosine < 0.99 and MaxAbsErr > 0.001) or Cosine <\n"
+               "0.9 or MaxAbsErr > 1 (msprobe 8.3.3's \"Accuracy Reached\n"
+               "or Not\"). For a call whose output moved with its inputs\n"
+               "(msprobe's checks pass it): two steps of one training,\n"
+               "a change planted in a weight",
+               &strict_verdicts);
+  line.AddValue("--threads", "N", "worker threads (default: one per core)",
+                &threads);
+  if (auto exit = ParseCommandLine("compare", line, ApiMappingLast(args))) {
+    return *exit;
   }
-  if (parsed->positionals.size() != 2) {
-    return UsageError("expected TARGET and BASELINE");
+  auto usage_error = [](const std::string& message) {
+    return UsageError("compare", message);
+  };
+  if (line.operands().size() != 2) {
+    return usage_error("expected TARGET and BASELINE");
   }
   compare::CompareOptions options;
-  options.fuzzy = parsed->Has("fuzzy");
-  options.strict_verdicts = parsed->Has("strict-verdicts");
-  if (auto threads = parsed->Get("threads")) {
+  options.fuzzy = fuzzy;
+  options.strict_verdicts = strict_verdicts;
+  if (threads) {
     Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
-    if (!n.ok()) return UsageError(n.status().message());
+    if (!n.ok()) return usage_error(n.status().message());
     options.threads = static_cast<size_t>(*n);
   }
-  if (auto mapping = parsed->Get("mapping")) {
+  if (mapping) {
     Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
-    if (!map.ok()) return UsageError(map.status().message());
+    if (!map.ok()) return usage_error(map.status().message());
     options.mapping = std::move(*map);
   }
   const int msprobe_mappings =
-      parsed->Has("cell-mapping") + parsed->Has("api-mapping") +
-      parsed->Has("data-mapping") + parsed->Has("layer-mapping");
+      cell_mapping.has_value() + api_mapping.has_value() +
+      data_mapping.has_value() + layer_mapping.has_value();
   if (msprobe_mappings > 1) {
-    return UsageError(
+    return usage_error(
         "--cell-mapping, --api-mapping, --data-mapping and --layer-mapping "
         "exclude each other");
   }
-  if (auto file = parsed->Get("layer-mapping")) {
+  if (const auto& file = layer_mapping) {
     Result<compare::LayerMapping> map = compare::LayerMapping::Load(*file);
-    if (!map.ok()) return UsageError(map.status().message());
+    if (!map.ok()) return usage_error(map.status().message());
     options.layer_mapping = std::move(*map);
   }
   using Kind = compare::MsprobeMapping::Kind;
-  if (auto file = parsed->Get("api-mapping")) {
+  if (const auto& file = api_mapping) {
     options.msprobe_mapping = compare::MsprobeMapping::Api();
     if (!file->empty()) {
       Result<std::vector<compare::ApiArgMapping>> items =
           compare::LoadApiArgMappings(*file);
-      if (!items.ok()) return UsageError(items.status().message());
+      if (!items.ok()) return usage_error(items.status().message());
       options.msprobe_mapping = compare::MsprobeMapping::Api(std::move(*items));
     }
   }
-  for (const auto& [flag, kind] : {std::pair{"cell-mapping", Kind::kCell},
-                                   std::pair{"data-mapping", Kind::kData}}) {
-    if (auto file = parsed->Get(flag)) {
+  for (const auto& [file, kind] : {std::pair{&cell_mapping, Kind::kCell},
+                                   std::pair{&data_mapping, Kind::kData}}) {
+    if (*file) {
       Result<compare::MsprobeMapping> map =
-          compare::MsprobeMapping::Load(kind, *file);
-      if (!map.ok()) return UsageError(map.status().message());
+          compare::MsprobeMapping::Load(kind, **file);
+      if (!map.ok()) return usage_error(map.status().message());
       options.msprobe_mapping = std::move(*map);
     }
   }
-  const std::string out = parsed->Get("output").value_or("compare_result");
-  const std::string& target = parsed->positionals[0];
-  const std::string& baseline = parsed->positionals[1];
+  const std::string out = output.value_or("compare_result");
+  const std::string& target = line.operands()[0];
+  const std::string& baseline = line.operands()[1];
 
   tools::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
                            "tprobe compare: ");

@@ -23,18 +23,8 @@
 namespace tprobe::cli {
 namespace {
 
-constexpr char kSocketHelp[] =
-    R"(  --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
-                 $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
-                 /tmp/tprobe-<uid>/tprobed.sock)
-  --timeout SECONDS
-                 how long to wait for tprobed, the connection and its answer
-                 together (default 60)
-  --json         print the outcome as one JSON object:
-                 {"command", "ok", "ranks", "error"}
-  -h, --help     show this help
-
-Exit status: 0 on success; 1 when tprobed cannot be reached, refuses the
+constexpr char kFooter[] =
+    R"(Exit status: 0 on success; 1 when tprobed cannot be reached, refuses the
 connection, does not answer within --timeout, or answers with an error; 2
 for bad input: a bad command line, or (configure) a config that is invalid
 or changes a key that cannot change live; 3 when nothing happened (no rank
@@ -44,21 +34,36 @@ registered or matching, a step already passed).
 // The one positional argument a command takes, if any.
 enum class Operand { kNone, kFile };
 
+// The values of a command's own options (besides --socket, --timeout and
+// --json), as given; Spec::fill checks them.
+struct Given {
+  std::optional<std::string> steps;  // --steps
+  std::optional<std::string> ranks;  // --ranks
+  bool wait = false;                 // --wait
+};
+
 struct Spec {
   std::string_view name;
   std::string_view summary;
   std::string_view usage;  // the text before the options
   Operand operand;
   bool needs_ranks;  // does nothing without a registered rank
-  std::span<const OptionSpec> options;  // besides --socket, --timeout, --json
+  // Declares the command's own options on `line`, into `given`.
+  void (*declare)(CommandLine& line, Given& given);
   // Fills the request from the operand (FILE as given) and the options; an
   // error is bad input (exit status 2).
   Status (*fill)(v1::Request& request, const std::string& file,
-                 const ParsedArgs& args);
+                 const Given& given);
 };
 
-constexpr OptionSpec kStartOptions[] = {{"steps", true}, {"ranks", true}};
-constexpr OptionSpec kStopOptions[] = {{"ranks", true}, {"wait", false}};
+void DeclareNothing(CommandLine&, Given&) {}
+
+void DeclareRanks(CommandLine& line, Given& given) {
+  line.AddValue("--ranks", "R,R,...",
+                "only these ranks (default: every registered rank; on a\n"
+                "shared daemon, every rank of yours)",
+                &given.ranks);
+}
 
 // --steps N, A-B or A- (open-ended); absent: from step 0 on.
 Status ParseSteps(const std::optional<std::string>& text, v1::Start& start) {
@@ -105,38 +110,32 @@ Status ParseRanks(const std::optional<std::string>& text,
 }
 
 int Run(const Spec& spec, std::span<const std::string_view> args) {
-  std::vector<OptionSpec> options = {
-      {"socket", true}, {"timeout", true}, {"json", false}};
-  options.insert(options.end(), spec.options.begin(), spec.options.end());
-  const std::span<const OptionSpec> kOptions = options;
   const std::string name(spec.name);
-  auto usage_error = [&name](const std::string& message) {
-    std::fprintf(stderr, "tprobe %s: %s\nRun 'tprobe %s --help' for usage.\n",
-                 name.c_str(), message.c_str(), name.c_str());
-    return kExitUsage;
-  };
-  Result<ParsedArgs> parsed = ParseArgs(args, kOptions);
-  if (!parsed.ok()) return usage_error(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fwrite(spec.usage.data(), 1, spec.usage.size(), stdout);
-    std::fputs("\nOptions:\n", stdout);
-    std::fputs(kSocketHelp, stdout);
-    return kExitOk;
-  }
-  const std::vector<std::string>& positionals = parsed->positionals;
+  CommandLine line(std::string(spec.usage), kFooter);
+  Given given;
+  spec.declare(line, given);
+  DaemonOptions daemon;
+  AddDaemonOptions(line, daemon,
+                   "how long to wait for tprobed, the connection and its\n"
+                   "answer together (default 60)");
+  bool json = false;
+  line.AddFlag("--json",
+               "print the outcome as one JSON object:\n"
+               "{\"command\", \"ok\", \"ranks\", \"error\"}",
+               &json);
+  if (auto exit = ParseCommandLine(name, line, args)) return *exit;
+  const std::vector<std::string>& positionals = line.operands();
   const size_t operands = spec.operand == Operand::kNone ? 0 : 1;
   std::string file;
   if (spec.operand == Operand::kFile) {
-    if (positionals.empty()) return usage_error("FILE is missing");
+    if (positionals.empty()) return UsageError(name, "FILE is missing");
     file = positionals[0];
   }
   if (positionals.size() > operands) {
-    return usage_error("unexpected argument '" + positionals[operands] + "'");
+    return UsageError(name,
+                      "unexpected argument '" + positionals[operands] + "'");
   }
-  auto timeout = CliTimeout(parsed->Get("timeout"));
-  if (!timeout.ok()) return usage_error(timeout.status().message());
-  const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
-  const bool json = parsed->Has("json");
+  const std::string socket = CliSocketPath(daemon.socket);
   auto report = [&](bool ok, int ranks, const std::string& error) {
     if (json) {
       dump::Json doc;
@@ -154,14 +153,14 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
   };
   // Bad input is refused before tprobed is asked anything.
   v1::Request request;
-  if (Status s = spec.fill(request, file, *parsed); !s.ok()) {
+  if (Status s = spec.fill(request, file, given); !s.ok()) {
     if (json) report(false, 0, s.message());
-    return usage_error(s.message());
+    return UsageError(name, s.message());
   }
   // Which ranks the command reaches: none means nothing would happen.
   v1::Request status;
   status.mutable_status();
-  auto ranks = CallDaemon(spec.name, socket, status, *timeout);
+  auto ranks = CallDaemon(spec.name, socket, status, daemon.timeout);
   if (!ranks.ok()) return kExitFailure;
   const int count = ranks->status().ranks_size();
   if (count == 0 && spec.needs_ranks) {
@@ -171,7 +170,7 @@ int Run(const Spec& spec, std::span<const std::string_view> args) {
                " (start the training first, or check its TPROBE_SOCKET)");
     return kExitNothing;
   }
-  auto done = CallDaemon(spec.name, socket, request, *timeout);
+  auto done = CallDaemon(spec.name, socket, request, daemon.timeout);
   if (!done.ok()) {
     if (json) report(false, count, done.status().message());
     return ExitStatusOf(done.status());
@@ -196,12 +195,18 @@ matches --ranks, or every matching rank is already past the last step.
 )",
     Operand::kNone,
     true,
-    kStartOptions,
-    [](v1::Request& r, const std::string&, const ParsedArgs& args) -> Status {
+    [](CommandLine& line, Given& given) {
+      line.AddValue("--steps", "N|A-B|A-",
+                    "capture step N, steps A to B, or every step from A\n"
+                    "on (default: every step from now on)",
+                    &given.steps);
+      DeclareRanks(line, given);
+    },
+    [](v1::Request& r, const std::string&, const Given& given) -> Status {
       v1::Start* start = r.mutable_start();
       start->set_live(true);
-      if (Status s = ParseSteps(args.Get("steps"), *start); !s.ok()) return s;
-      return ParseRanks(args.Get("ranks"), start->mutable_ranks());
+      if (Status s = ParseSteps(given.steps, *start); !s.ok()) return s;
+      return ParseRanks(given.ranks, start->mutable_ranks());
     }};
 
 constexpr Spec kStop{
@@ -221,12 +226,16 @@ matches --ranks.
 )",
     Operand::kNone,
     true,
-    kStopOptions,
-    [](v1::Request& r, const std::string&, const ParsedArgs& args) -> Status {
+    [](CommandLine& line, Given& given) {
+      DeclareRanks(line, given);
+      line.AddFlag("--wait", "answer once the captured steps are on disk",
+                   &given.wait);
+    },
+    [](v1::Request& r, const std::string&, const Given& given) -> Status {
       v1::Stop* stop = r.mutable_stop();
       stop->set_live(true);
-      stop->set_wait(args.Has("wait"));
-      return ParseRanks(args.Get("ranks"), stop->mutable_ranks());
+      stop->set_wait(given.wait);
+      return ParseRanks(given.ranks, stop->mutable_ranks());
     }};
 
 constexpr Spec kConfigure{
@@ -254,8 +263,8 @@ stderr (docs/msprobe-api.md lists every key).
 )",
     Operand::kFile,
     true,
-    {},
-    [](v1::Request& r, const std::string& file, const ParsedArgs&) -> Status {
+    DeclareNothing,
+    [](v1::Request& r, const std::string& file, const Given&) -> Status {
       std::vector<std::string> warnings;
       auto config = config::LoadConfigFile(file, &warnings);
       if (!config.ok()) return config.status();
@@ -277,8 +286,8 @@ disk.
 )",
     Operand::kNone,
     true,
-    {},
-    [](v1::Request& r, const std::string&, const ParsedArgs&) -> Status {
+    DeclareNothing,
+    [](v1::Request& r, const std::string&, const Given&) -> Status {
       r.mutable_flush();
       return Status::Ok();
     }};
@@ -296,8 +305,8 @@ several users refuses the others (exit status 1).
 )",
     Operand::kNone,
     false,
-    {},
-    [](v1::Request& r, const std::string&, const ParsedArgs&) -> Status {
+    DeclareNothing,
+    [](v1::Request& r, const std::string&, const Given&) -> Status {
       r.mutable_shutdown();
       return Status::Ok();
     }};

@@ -21,73 +21,66 @@ constexpr char kUsage[] =
 Turns a MindSpore graph-mode raw dump (msprobe's cell dump) into msprobe's
 dump tree DST/step{N}/rank{R}/ with dump.json, stack.json and construct.json.
 Files under SRC are only read. DST defaults to SRC.
-
-Options:
-  --task tensor      SRC holds TensorDump files:
-                       SRC/step{N}/rank{R}/dump_tensor_data/*.npy
-                     they are linked (or copied) into
-                     DST/step{N}/rank{R}/dump_tensor_data/ under msprobe's
-                     data_name, and their statistics computed
-  --task statistics  SRC holds a kernel-by-kernel statistics dump:
-                       SRC/rank_{R}/.../{N}/statistic.csv
-  --rank R           import only rank R (the job's RANK_ID) and write it as
-                     rank{R}; without it every rank is imported, and a lone
-                     rank 0 is written as "rank" (one card, no RANK_ID)
-  --wait N           first wait until nothing under SRC has changed for N
-                     seconds (for a dump still being written)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 when the import fails, 2 for a bad command line.
 )";
 
-constexpr OptionSpec kOptions[] = {
-    {"task", true},
-    {"rank", true},
-    {"wait", true},
-};
-
-int UsageError(const std::string& message) {
-  std::fprintf(stderr,
-               "tprobe import: %s\n"
-               "Run 'tprobe import --help' for usage.\n",
-               message.c_str());
-  return kExitUsage;
-}
+constexpr char kFooter[] =
+    "Exit status: 0 on success, 1 when the import fails, 2 for a bad command "
+    "line.\n";
 
 int RunImport(std::span<const std::string_view> args) {
-  Result<ParsedArgs> parsed = ParseArgs(args, kOptions);
-  if (!parsed.ok()) return UsageError(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-
   import::ImportOptions options;
-  const std::optional<std::string> task = parsed->Get("task");
-  if (!task) return UsageError("--task tensor|statistics is required");
-  if (*task == "tensor") {
-    options.task = import::Task::kTensor;
-  } else if (*task == "statistics") {
-    options.task = import::Task::kStatistics;
-  } else {
-    return UsageError("--task must be tensor or statistics, not '" + *task +
-                      "'");
+  bool task_given = false;
+  CommandLine line(kUsage, kFooter);
+  line.AddValue(
+      "--task", "TASK",
+      "tensor: SRC holds TensorDump files:\n"
+      "  SRC/step{N}/rank{R}/dump_tensor_data/*.npy\n"
+      "they are linked (or copied) into\n"
+      "DST/step{N}/rank{R}/dump_tensor_data/ under msprobe's\n"
+      "data_name, and their statistics computed.\n"
+      "statistics: SRC holds a kernel-by-kernel statistics\n"
+      "dump: SRC/rank_{R}/.../{N}/statistic.csv",
+      [&](const std::string& task) {
+        task_given = true;
+        if (task == "tensor") {
+          options.task = import::Task::kTensor;
+        } else if (task == "statistics") {
+          options.task = import::Task::kStatistics;
+        } else {
+          return Status::Error("--task must be tensor or statistics, not '" +
+                               task + "'");
+        }
+        return Status::Ok();
+      });
+  line.AddValue("--rank", "R",
+                "import only rank R (the job's RANK_ID) and write it as\n"
+                "rank{R}; without it every rank is imported, and a lone\n"
+                "rank 0 is written as \"rank\" (one card, no RANK_ID)",
+                [&](const std::string& rank) {
+                  Result<int64_t> r = ParseCount(
+                      rank, "--rank", std::numeric_limits<int>::max());
+                  if (!r.ok()) return r.status();
+                  options.rank = static_cast<int>(*r);
+                  return Status::Ok();
+                });
+  line.AddValue("--wait", "N",
+                "first wait until nothing under SRC has changed for N\n"
+                "seconds (for a dump still being written)",
+                [&](const std::string& wait) {
+                  Result<int64_t> seconds =
+                      ParseCount(wait, "--wait", 24 * 3600);
+                  if (!seconds.ok()) return seconds.status();
+                  options.wait = std::chrono::seconds(*seconds);
+                  return Status::Ok();
+                });
+  if (auto exit = ParseCommandLine("import", line, args)) return *exit;
+  if (!task_given) {
+    return UsageError("import", "--task tensor|statistics is required");
   }
-  if (std::optional<std::string> rank = parsed->Get("rank")) {
-    Result<int64_t> r =
-        ParseCount(*rank, "--rank", std::numeric_limits<int>::max());
-    if (!r.ok()) return UsageError(r.status().message());
-    options.rank = static_cast<int>(*r);
-  }
-  if (std::optional<std::string> wait = parsed->Get("wait")) {
-    Result<int64_t> seconds = ParseCount(*wait, "--wait", 24 * 3600);
-    if (!seconds.ok()) return UsageError(seconds.status().message());
-    options.wait = std::chrono::seconds(*seconds);
-  }
-  const std::vector<std::string>& paths = parsed->positionals;
-  if (paths.empty()) return UsageError("SRC is missing");
+  const std::vector<std::string>& paths = line.operands();
+  if (paths.empty()) return UsageError("import", "SRC is missing");
   if (paths.size() > 2) {
-    return UsageError("too many arguments: '" + paths[2] + "'");
+    return UsageError("import", "too many arguments: '" + paths[2] + "'");
   }
   options.source = paths[0];
   options.destination = paths.size() == 2 ? paths[1] : paths[0];

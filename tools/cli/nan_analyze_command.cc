@@ -22,40 +22,29 @@ finite and whose output was not. Communication calls (Distributed.*) are
 followed across ranks: a rank that got its first NaN out of an all_reduce
 received it, and the origin is on the rank where it first appeared. Prints
 the call, its rank and its module path (construct.json).
+)";
 
-Options:
-  --threads N  worker threads (default: one per core)
-  -h, --help   show this help
-
-Exit status: 0 when no rank holds an inf or NaN, 4 when one does, 2 for a
+constexpr char kFooter[] =
+    R"(Exit status: 0 when no rank holds an inf or NaN, 4 when one does, 2 for a
 bad command line or a DIR that holds no dump.
 )";
 
-int UsageError(const std::string& message) {
-  std::fprintf(
-      stderr,
-      "tprobe nan-analyze: %s\nRun 'tprobe nan-analyze --help' for usage.\n",
-      message.c_str());
-  return kExitUsage;
-}
-
 int RunNanAnalyze(std::span<const std::string_view> args) {
-  static constexpr OptionSpec kSpecs[] = {{"threads", true}};
-  Result<ParsedArgs> parsed = ParseArgs(args, kSpecs);
-  if (!parsed.ok()) return UsageError(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (parsed->positionals.size() != 1) return UsageError("expected one DIR");
+  CommandLine line(kUsage, kFooter);
   size_t threads = 0;
-  if (auto value = parsed->Get("threads")) {
-    Result<int64_t> n = ParseCount(*value, "--threads", 1024);
-    if (!n.ok()) return UsageError(n.status().message());
-    threads = static_cast<size_t>(*n);
+  line.AddValue("--threads", "N", "worker threads (default: one per core)",
+                [&threads](const std::string& value) {
+                  Result<int64_t> n = ParseCount(value, "--threads", 1024);
+                  if (!n.ok()) return n.status();
+                  threads = static_cast<size_t>(*n);
+                  return Status::Ok();
+                });
+  if (auto exit = ParseCommandLine("nan-analyze", line, args)) return *exit;
+  if (line.operands().size() != 1) {
+    return UsageError("nan-analyze", "expected one DIR");
   }
   Result<compare::NanReport> report =
-      compare::AnalyzeNan(parsed->positionals[0], threads);
+      compare::AnalyzeNan(line.operands()[0], threads);
   if (!report.ok()) {
     std::fprintf(stderr, "tprobe nan-analyze: %s\n",
                  report.status().message().c_str());

@@ -26,32 +26,20 @@ that rank registers again.
 What survives: everything tprobed had applied to the step up to a few
 milliseconds before it died, and the tensor files it had written. What does
 not: records that were still in the shared-memory rings.
+)";
 
-Options:
-  -h, --help  show this help
-
-Exit status: 0 when every journal was recovered (or there was none), 1 when
+constexpr char kFooter[] =
+    R"(Exit status: 0 when every journal was recovered (or there was none), 1 when
 one could not be, 2 for a bad command line.
 )";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr,
-               "tprobe recover: %s\nRun 'tprobe recover --help' for usage.\n",
-               message.c_str());
-  return kExitUsage;
-}
-
 int RunRecover(std::span<const std::string_view> args) {
-  Result<ParsedArgs> parsed = ParseArgs(args, {});
-  if (!parsed.ok()) return UsageError(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
+  CommandLine line(kUsage, kFooter);
+  if (auto exit = ParseCommandLine("recover", line, args)) return *exit;
+  if (line.operands().size() != 1) {
+    return UsageError("recover", "expected one DIR (a dump_path)");
   }
-  if (parsed->positionals.size() != 1) {
-    return UsageError("expected one DIR (a dump_path)");
-  }
-  const std::string& root = parsed->positionals[0];
+  const std::string& root = line.operands()[0];
   std::error_code ec;
   if (!std::filesystem::is_directory(root, ec)) {
     std::fprintf(stderr, "tprobe recover: %s is not a directory\n",

@@ -45,29 +45,12 @@ With --json, prints one JSON object instead:
    "dropped": {"ring_full", "too_large", "no_daemon"},
    "outage": {"first_step", "last_step", "records_lost"} or null,
    "last_error": TEXT or null}, ...]}
-
-Options:
-  --json         print JSON (above) instead of the table
-  --socket PATH  tprobed's control socket (default: $TPROBE_SOCKET, else
-                 $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else
-                 /tmp/tprobe-<uid>/tprobed.sock)
-  --timeout SECONDS
-                 how long to wait for tprobed (default 60)
-  -h, --help     show this help
-
-Exit status: 0 on success, 1 when tprobed cannot be reached, refuses the
-connection or does not answer within --timeout, 2 for a bad command line.
 )";
 
-constexpr OptionSpec kOptions[] = {
-    {"socket", true}, {"timeout", true}, {"json", false}};
-
-int UsageError(const std::string& message) {
-  std::fprintf(stderr,
-               "tprobe status: %s\nRun 'tprobe status --help' for usage.\n",
-               message.c_str());
-  return kExitUsage;
-}
+constexpr char kFooter[] =
+    R"(Exit status: 0 on success, 1 when tprobed cannot be reached, refuses the
+connection or does not answer within --timeout, 2 for a bad command line.
+)";
 
 using Row = std::array<std::string, 14>;
 
@@ -130,24 +113,23 @@ dump::Json StatusJson(const v1::StatusReply& status,
 }
 
 int RunStatus(std::span<const std::string_view> args) {
-  Result<ParsedArgs> parsed = ParseArgs(args, kOptions);
-  if (!parsed.ok()) return UsageError(parsed.status().message());
-  if (parsed->Has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
+  CommandLine line(kUsage, kFooter);
+  bool json = false;
+  line.AddFlag("--json", "print JSON (above) instead of the table", &json);
+  DaemonOptions daemon;
+  AddDaemonOptions(line, daemon, "how long to wait for tprobed (default 60)");
+  if (auto exit = ParseCommandLine("status", line, args)) return *exit;
+  if (!line.operands().empty()) {
+    return UsageError("status",
+                      "unexpected argument '" + line.operands()[0] + "'");
   }
-  if (!parsed->positionals.empty()) {
-    return UsageError("unexpected argument '" + parsed->positionals[0] + "'");
-  }
-  auto timeout = CliTimeout(parsed->Get("timeout"));
-  if (!timeout.ok()) return UsageError(timeout.status().message());
-  const std::string socket = CliSocketPath(parsed->Get("socket").value_or(""));
+  const std::string socket = CliSocketPath(daemon.socket);
   v1::Request request;
   request.mutable_status();
-  const auto response = CallDaemon("status", socket, request, *timeout);
+  const auto response = CallDaemon("status", socket, request, daemon.timeout);
   if (!response.ok()) return kExitFailure;
   const v1::StatusReply& status = response->status();
-  if (parsed->Has("json")) {
+  if (json) {
     std::printf("%s\n", StatusJson(status, socket).dump(1).c_str());
     return kExitOk;
   }

@@ -526,7 +526,7 @@ TEST_F(DaemonProcessTest, BadFlagsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(
       testing::RunCommand(std::string(TPROBED_PATH) + " --frobnicate", &output),
       2);
-  EXPECT_NE(output.find("unknown flag '--frobnicate'"), std::string::npos);
+  EXPECT_NE(output.find("unknown option '--frobnicate'"), std::string::npos);
   EXPECT_EQ(testing::RunCommand(std::string(TPROBED_PATH) + " --help", &output),
             0);
   EXPECT_NE(output.find("--idle-exit SECONDS"), std::string::npos);

@@ -41,16 +41,20 @@ TEST(FlagsTest, RelativeSocketIsAnchoredAtTheWorkingDirectory) {
 
 TEST(FlagsTest, ErrorsNameTheFlagAndWhatIsAccepted) {
   EXPECT_EQ(Parse({"--verbose"}).status().message(),
-            "unknown flag '--verbose'");
+            "unknown option '--verbose'");
+  EXPECT_EQ(Parse({"msprobe"}).status().message(),
+            "unexpected argument 'msprobe'");
   EXPECT_EQ(Parse({"--log-level", "loud"}).status().message(),
             "bad --log-level 'loud': use trace, debug, info, warn or error");
   EXPECT_EQ(Parse({"--idle-exit", "5s"}).status().message(),
             "bad --idle-exit '5s': use a whole number of seconds from 0 to "
             "86400");
   EXPECT_EQ(Parse({"--socket"}).status().message(),
-            "flag --socket needs a value");
+            "--socket needs a value");
+  EXPECT_EQ(Parse({"--socket", "a", "--socket", "b"}).status().message(),
+            "--socket given twice");
   EXPECT_EQ(Parse({"--foreground=yes"}).status().message(),
-            "flag --foreground takes no value");
+            "--foreground takes no value");
 }
 
 TEST(FlagsTest, HelpExplainsEveryFlag) {
@@ -85,7 +89,7 @@ TEST(FlagsTest, ConnectionLimitsAndGroupAreParsedAndChecked) {
   EXPECT_EQ(Parse({"--request-timeout", "0"}).status().message(),
             "bad --request-timeout '0': use a whole number of seconds from 1 "
             "to 3600");
-  EXPECT_EQ(Parse({"--group="}).status().message(),
+  EXPECT_EQ(Parse({"--group", ""}).status().message(),
             "--group needs a group name");
 }
 
