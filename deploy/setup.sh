@@ -21,7 +21,8 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config clang-format ccache
   libboost-dev libprotobuf-dev protobuf-compiler libspdlog-dev libfmt-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-torch
   python3-venv
   # msprobe 8.3.3's imports on /usr/bin/python3, the live reference of the

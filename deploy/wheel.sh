@@ -16,12 +16,13 @@
 # wheel on this x86_64 machine: `zig c++` (PyPI's ziglang, clang with
 # libc++) for the target <arch>-linux-gnu.2.28, so no binary needs a glibc
 # symbol newer than 2.28, and libc++ is linked statically with its symbols
-# hidden: the wheels need neither libstdc++ nor libgcc_s. protobuf-lite
-# (Debian's source of the installed protoc's release, built once per arch
-# with the same toolchain), spdlog and fmt are linked in with their symbols
-# hidden (TPROBE_SELF_CONTAINED, CMakeLists.txt). The host's /usr/include is
-# kept out of the compile (its glibc headers are newer than the target's):
-# only the boost, google, spdlog and fmt headers are seen, through a folder
+# hidden: the wheels need neither libstdc++ nor libgcc_s. protobuf-lite and
+# yaml-cpp (Debian's sources of the installed protoc's and
+# libyaml-cpp-dev's releases, built once per arch with the same toolchain),
+# spdlog and fmt are linked in with their symbols hidden
+# (TPROBE_SELF_CONTAINED, CMakeLists.txt). The host's /usr/include is kept
+# out of the compile (its glibc headers are newer than the target's): only
+# the boost, google, spdlog, fmt and CLI headers are seen, through a folder
 # of links, and nlohmann's come from PyPI's nlohmann-json (Debian's 3.11.2
 # does not build with libc++ >= 19). The aarch64 tprobe._C is compiled
 # against the same interpreter's headers and renamed to aarch64's suffix.
@@ -31,14 +32,14 @@
 # it is tagged with the manylinux tag `auditwheel show` agrees with.
 #
 # Needs what deploy/setup.sh installs (cmake, ninja, protoc, the boost,
-# spdlog and fmt headers), Debian's source packages (a deb-src entry is
-# added to apt when there is none) and PyPI: the tool venv (ziglang,
-# auditwheel, wheel, nlohmann-json) and one build venv per interpreter
-# (scikit-build-core, pybind11), all pinned below, under
+# spdlog, fmt, CLI11 and yaml-cpp packages), Debian's source packages (a
+# deb-src entry is added to apt when there is none) and PyPI: the tool venv
+# (ziglang, auditwheel, wheel, nlohmann-json) and one build venv per
+# interpreter (scikit-build-core, pybind11), all pinned below, under
 # $TPROBE_WHEEL_CACHE (default build/wheel-cache). The first build of an
-# arch pays for zig's libc++ and for protobuf-lite (about 1 and 1-3 min);
-# the project is compiled once per arch, and each further interpreter only
-# rebuilds tprobe._C. Timings: docs/development.md.
+# arch pays for zig's libc++, protobuf-lite and yaml-cpp (about 1, 1-3 and
+# 1 min); the project is compiled once per arch, and each further
+# interpreter only rebuilds tprobe._C. Timings: docs/development.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -129,7 +130,7 @@ toolchain() {
   site=$("$cache/tools/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   zig=$site/ziglang/zig
   mkdir -p "$tc/headers"
-  for dir in boost google spdlog fmt; do
+  for dir in boost google spdlog fmt CLI; do
     ln -sfn "/usr/include/$dir" "$tc/headers/$dir"
   done
   ln -sfn "$site/nlohmann_json/include/nlohmann" "$tc/headers/nlohmann"
@@ -165,10 +166,34 @@ set(CMAKE_MODULE_LINKER_FLAGS_INIT -s)
 EOF
 }
 
+# Debian's source of package $1 (release $2) into $cache/src, downloaded
+# once: a deb-src entry is added to apt when there is none.
+debian_source() {
+  local package=$1 version=$2 src=$cache/src
+  mkdir -p "$src"
+  if ls "$src/${package}_$version".orig.tar.* >/dev/null 2>&1; then
+    return
+  fi
+  if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list \
+      /etc/apt/sources.list.d/; then
+    log "adding Debian's source packages to apt ($deb_src)" >&2
+    printf '%s\n' "Types: deb-src" "URIs: http://deb.debian.org/debian" \
+      "Suites: $(. /etc/os-release && echo "$VERSION_CODENAME")" \
+      "Components: main" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" |
+      $sudo tee "$deb_src" >/dev/null
+    $sudo apt-get update -qq >&2
+  fi
+  if ! (cd "$src" && apt-get source --download-only -qq "$package") >&2; then
+    echo "deploy/wheel.sh: 'apt-get source $package' failed (see above)" >&2
+    exit 1
+  fi
+}
+
 # libprotobuf-lite.a of the installed protoc's release for arch $1, built
 # with the toolchain once.
 protobuf_lite() {
-  local arch=$1 version src lib
+  local arch=$1 version src=$cache/src lib
   version=$(protoc --version | awk '{print $2}')
   lib=$cache/protobuf-$version-$arch/libprotobuf-lite.a
   if [[ -f $lib ]]; then
@@ -176,24 +201,7 @@ protobuf_lite() {
     return
   fi
   log "building protobuf-lite $version for $arch (once; cached in $cache)" >&2
-  src=$cache/src
-  mkdir -p "$src"
-  if ! ls "$src"/protobuf_"$version".orig.tar.* >/dev/null 2>&1; then
-    if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list \
-        /etc/apt/sources.list.d/; then
-      log "adding Debian's source packages to apt ($deb_src)" >&2
-      printf '%s\n' "Types: deb-src" "URIs: http://deb.debian.org/debian" \
-        "Suites: $(. /etc/os-release && echo "$VERSION_CODENAME")" \
-        "Components: main" \
-        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" |
-        $sudo tee "$deb_src" >/dev/null
-      $sudo apt-get update -qq >&2
-    fi
-    if ! (cd "$src" && apt-get source --download-only -qq protobuf) >&2; then
-      echo "deploy/wheel.sh: 'apt-get source protobuf' failed (see above)" >&2
-      exit 1
-    fi
-  fi
+  debian_source protobuf "$version"
   rm -rf "$src/protobuf-$version" "$src/build-$arch"
   tar -xf "$src"/protobuf_"$version".orig.tar.* -C "$src"
   /usr/bin/cmake -S "$src/protobuf-$version" -B "$src/build-$arch" -G Ninja \
@@ -207,6 +215,32 @@ protobuf_lite() {
   cp "$src/build-$arch/libprotobuf-lite.a" "$lib"
   rm -rf "$src/protobuf-$version" "$src/build-$arch"
   echo "$lib"
+}
+
+# A static yaml-cpp of the installed libyaml-cpp-dev's release for arch $1,
+# built with the toolchain once and installed into a prefix of its own;
+# prints the folder of its CMake package (yaml-cpp_DIR).
+yaml_cpp() {
+  local arch=$1 version upstream src=$cache/src prefix
+  version=$(dpkg-query -W -f='${Version}' libyaml-cpp-dev | sed 's/-[^-]*$//')
+  upstream=${version%%+*}
+  prefix=$cache/yaml-cpp-$upstream-$arch
+  if [[ ! -f $prefix/lib/libyaml-cpp.a ]]; then
+    log "building yaml-cpp $upstream for $arch (once; cached in $cache)" >&2
+    debian_source yaml-cpp "$version"
+    rm -rf "$src/yaml-cpp-yaml-cpp-$upstream" "$src/build-$arch" "$prefix"
+    tar -xf "$src/yaml-cpp_$version".orig.tar.* -C "$src"
+    /usr/bin/cmake -S "$src/yaml-cpp-yaml-cpp-$upstream" -B "$src/build-$arch" \
+      -G Ninja -DCMAKE_TOOLCHAIN_FILE="$cache/toolchain/$arch.cmake" \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+      -DCMAKE_CXX_FLAGS="-fvisibility=hidden -fvisibility-inlines-hidden" \
+      -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
+      -DYAML_CPP_BUILD_TESTS=OFF -DYAML_CPP_BUILD_TOOLS=OFF \
+      -DYAML_CPP_BUILD_CONTRIB=OFF -DYAML_BUILD_SHARED_LIBS=OFF >&2
+    ninja -C "$src/build-$arch" install >&2
+    rm -rf "$src/yaml-cpp-yaml-cpp-$upstream" "$src/build-$arch"
+  fi
+  find "$prefix" -name yaml-cpp-config.cmake -printf '%h\n'
 }
 
 # Fails unless every ELF under $1 exports only tprobe:: or PyInit__C and
@@ -242,6 +276,7 @@ tools=$cache/tools/bin
 for arch in "${arch_list[@]}"; do
   toolchain "$arch"
   protobuf=$(protobuf_lite "$arch")
+  yaml_cpp_dir=$(yaml_cpp "$arch")
   for name in "${pythons[@]}"; do
     py=$(resolve_python "$name")
     tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
@@ -262,6 +297,7 @@ for arch in "${arch_list[@]}"; do
       -C cmake.define.TPROBE_PROTOBUF_LITE="$protobuf" \
       -C cmake.define.Protobuf_LIBRARY="$protobuf" \
       -C cmake.define.Protobuf_LITE_LIBRARY="$protobuf" \
+      -C cmake.define.yaml-cpp_DIR="$yaml_cpp_dir" \
       -C cmake.define.pybind11_DIR="$("$venv/bin/python" -m pybind11 --cmakedir)"
     wheel=$(ls "$tmp"/tprobe-*.whl)
     unpacked=$tmp/unpacked
