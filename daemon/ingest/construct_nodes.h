@@ -1,12 +1,12 @@
 #ifndef TPROBE_DAEMON_INGEST_CONSTRUCT_NODES_H_
 #define TPROBE_DAEMON_INGEST_CONSTRUCT_NODES_H_
 
-// construct.json's nodes as a producer's Call records build them (drain.h,
+// construct.json's nodes as a rank's Call records build them (drain.h,
 // CallBegin / CallEnd): per ring, the module calls still open, whose
 // innermost one of a step is the parent of the next node, and the module
 // nodes held back until the next API node or CallEnd of their ring.
 //
-// Thread safety: none; part of ProducerState, guarded by the producer's
+// Thread safety: none; part of ProducerState, guarded by the rank's
 // mutex.
 
 #include <cstddef>

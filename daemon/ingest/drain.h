@@ -1,7 +1,7 @@
 #ifndef TPROBE_DAEMON_INGEST_DRAIN_H_
 #define TPROBE_DAEMON_INGEST_DRAIN_H_
 
-// Draining a producer: reading the records it committed to its rings,
+// Draining a rank: reading the records it committed to its rings,
 // decoding them (record::Decode) and applying them to its state.
 //
 // Per ring (the stream of one producing thread):
@@ -14,7 +14,7 @@
 //            refers to, which were sent before it on its ring (not
 //            necessarily right before: a module's input tensors wait while
 //            its children's entries go by), adds it to the tree of (entry
-//            step, producer rank)
+//            step, rank)
 //            with its stack, and stores its tensors as .npy files
 //            (tensor_store.h) in tasks tensor and overflow_check. An Entry
 //            uses each tensor once: the tensors it refers to are forgotten,
@@ -63,7 +63,7 @@
 //   ProducerStats
 //            completes a tensor whose Tensor record carried
 //            kTensorStatsByProducer (its statistics computed by the
-//            producer, written by the producer's statistics thread on that
+//            rank, written by the rank's statistics thread on that
 //            thread's ring). One that arrives before its Tensor record stays
 //            in its ring, which is read on once the tensor has been read. An
 //            Entry that refers to a tensor still waiting for them is held,
@@ -78,12 +78,12 @@
 // step is not complete, and logged at a decreasing rate.
 //
 // Read-ahead is bounded: an Entry or Call record that would open a tree
-// while the producer already holds ProducerLimits::max_open_steps open
+// while the rank already holds ProducerLimits::max_open_steps open
 // trees, or open trees holding max_open_bytes, is left in its ring, and so
 // is everything after it in seq order, until a Step closes a tree. The rings
 // then fill and the client's full-ring policy applies (counted by the rank). A
 // command's drain reads the records of the steps it is about (DrainTo's
-// `through_step`) whatever the bound; the final drain of a producer
+// `through_step`) whatever the bound; the final drain of a rank
 // (DrainCommitted) reads everything.
 //
 // Nothing read from shared memory is trusted (ProducerLimits): a tensor
@@ -92,10 +92,10 @@
 // interned once, and the ring headers' counters must only grow.
 //
 // A corrupt record (a ring or decode error, a malformed Entry body), or a
-// bus error on the producer's segment (Segment::faulted), is
-// logged once, naming the producer; the producer is then
+// bus error on the rank's segment (Segment::faulted), is
+// logged once, naming the rank; the rank is then
 // marked broken, its trees are marked stream_corrupt (incomplete) and its
-// rings are no longer read. Other producers are not affected.
+// rings are no longer read. Other ranks are not affected.
 
 #include <cstddef>
 #include <cstdint>
@@ -110,7 +110,7 @@ namespace tprobe::daemon {
 // Consumes up to `max_records` records (0: no limit) until the rings are
 // empty, then charges new ring drops to the assembler. Returns the number of
 // records consumed.
-// REQUIRES: `state` is `producer`'s state, locked by the caller.
+// REQUIRES: `state` is `rank`'s state, locked by the caller.
 size_t DrainSome(const Producer& producer, ProducerState& state,
                  size_t max_records, spdlog::logger& log);
 
@@ -133,7 +133,7 @@ size_t DrainTo(const Producer& producer, ProducerState& state,
                std::optional<uint32_t> through_step,
                bool targets_final = false);
 
-// Each ring's head now: what the producer has committed and published.
+// Each ring's head now: what the rank has committed and published.
 std::vector<uint64_t> CommittedHeads(const Producer& producer);
 
 // Frees the boundary record that has run (state.boundary) in its ring, so
@@ -142,7 +142,7 @@ void ReleaseBoundary(ProducerState& state);
 
 // Puts the module nodes still held back for steps up to `up_to_step` (all,
 // by default) into their trees. Called before a step's trees are finished
-// and when the producer is finalised, when no further record can release
+// and when the rank is finalised, when no further record can release
 // them. Nodes of later steps (the drain may already have read the next
 // step's first records) stay held for their own API node or CallEnd.
 // REQUIRES: as DrainSome.
@@ -150,7 +150,7 @@ void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
                       spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
 
 // Applies the held entries of steps up to `through_step` (drainer.h,
-// ReleaseHeldEntries), before that step is settled or the producer
+// ReleaseHeldEntries), before that step is settled or the rank
 // finalised.
 // REQUIRES: as DrainSome.
 void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
@@ -168,7 +168,7 @@ void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
                            spdlog::logger& log);
 
 // Closes the module calls of steps up to `up_to_step` (all, by default)
-// still open on the producer's rings: they are forgotten, and each such
+// still open on the rank's rings: they are forgotten, and each such
 // step's tree counts them as unclosed (Assembler::NoteUnclosedCalls), so it
 // is not complete. Called with ReleaseHeldNodes, when no CallEnd can come.
 // REQUIRES: as DrainSome.

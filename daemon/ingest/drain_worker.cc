@@ -37,13 +37,13 @@ void DrainWorker::Run(std::stop_token stop, unsigned index) {
       version = v;
     }
     if (producers.empty()) {
-      // Nothing to poll: no need to wake until a producer registers.
+      // Nothing to poll: no need to wake until a rank registers.
       if (!registry_.WaitForProducers(stop)) break;
       idle_sleep = std::chrono::microseconds{0};
       continue;
     }
-    // Each worker starts its round at another producer, so that the
-    // workers spread over the producers instead of queueing on one.
+    // Each worker starts its round at another rank, so that the
+    // workers spread over the ranks instead of queueing on one.
     size_t work = 0;
     const size_t n = producers.size();
     const size_t first = (index + round++) % n;

@@ -2,16 +2,16 @@
 #define TPROBE_DAEMON_INGEST_DRAIN_WORKER_H_
 
 // The drain workers: a pool of threads, sized to the cores, that run the
-// producers' pipelines (rank_pipeline.h). A worker claims a producer by
+// ranks' pipelines (rank_pipeline.h). A worker claims a rank by
 // taking its state (Producer::TryLock), runs one pass, and moves on, so the
-// passes of one producer never overlap and its commands and records keep
-// their order, while different producers are served in parallel. A busy or
-// slow producer is skipped by the other workers, never waited for.
+// passes of one rank never overlap and its commands and records keep
+// their order, while different ranks are served in parallel. A busy or
+// slow rank is skipped by the other workers, never waited for.
 //
 // Idle cost: while work flows a worker polls without pausing. When a round
-// over every producer finds nothing it sleeps, first min_idle_sleep,
+// over every rank finds nothing it sleeps, first min_idle_sleep,
 // doubling with every further empty round up to max_idle_sleep; a queued
-// command (Registry::Wake) ends the sleep at once. With no producer
+// command (Registry::Wake) ends the sleep at once. With no rank
 // registered at all it blocks until one registers (or Stop()).
 //
 // Nothing is rewritten on a timer: a step's files are written when the step
@@ -33,7 +33,7 @@ namespace tprobe::daemon {
 struct DrainWorkerOptions {
   std::chrono::microseconds min_idle_sleep{50};
   std::chrono::microseconds max_idle_sleep{2000};
-  // Records taken from one producer in one pass before moving on.
+  // Records taken from one rank in one pass before moving on.
   size_t batch = 4096;
   // Worker threads; 0: one per core.
   unsigned threads = 0;

@@ -1,4 +1,4 @@
-// The drain's dispatch of a producer's records to the parts of its state,
+// The drain's dispatch of a rank's records to the parts of its state,
 // its Entry records, and its skipped and corrupt records (drainer.h).
 
 #include "daemon/ingest/drainer.h"
@@ -14,7 +14,7 @@ namespace {
 using Outcome = TensorAssembler::Outcome;
 
 // More drops than this between two checks (milliseconds apart) is not a
-// count a producer wrote.
+// count a rank wrote.
 constexpr uint64_t kMaxDropJump = uint64_t{1} << 40;
 
 }  // namespace
@@ -327,7 +327,7 @@ void Drainer::CheckCounters() {
       now.dropped[r] = h->dropped[r].load(std::memory_order_relaxed);
     }
     SeenCounters& seen = state_.rings[i].seen;
-    // Counters only grow, and the producer cannot have written more than
+    // Counters only grow, and the rank cannot have written more than
     // fits in front of what the daemon consumed: bytes_written equals head,
     // and every record takes at least 8 bytes. A single check never sees
     // more than kMaxDropJump new drops.

@@ -1,7 +1,7 @@
 #ifndef TPROBE_DAEMON_INGEST_DRAINER_H_
 #define TPROBE_DAEMON_INGEST_DRAINER_H_
 
-// The drain's dispatcher for one pass over one producer's rings (drain.h
+// The drain's dispatcher for one pass over one rank's rings (drain.h
 // says what a pass does). It reads the rings in seq order and hands each
 // record to the part of ProducerState that owns what it changes:
 //   InternTables    (intern_tables.h)    Intern records
@@ -15,7 +15,7 @@
 // on read-ahead are in drain.cc; the records' dispatch, the entries and the
 // skipped and corrupt records in drainer.cc.
 //
-// Thread safety: none; the caller holds the producer's state.
+// Thread safety: none; the caller holds the rank's state.
 
 #include <spdlog/spdlog.h>
 

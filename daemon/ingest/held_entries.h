@@ -1,12 +1,12 @@
 #ifndef TPROBE_DAEMON_INGEST_HELD_ENTRIES_H_
 #define TPROBE_DAEMON_INGEST_HELD_ENTRIES_H_
 
-// The Entry records a producer's drain holds back, in call order, behind
+// The Entry records a rank's drain holds back, in call order, behind
 // the first that refers to a tensor still waiting for its producer
 // statistics (drain.h, ProducerStats), copied out of the ring and bounded
 // by ProducerLimits.
 //
-// Thread safety: none; part of ProducerState, guarded by the producer's
+// Thread safety: none; part of ProducerState, guarded by the rank's
 // mutex.
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// A producer's intern tables (intern_tables.h).
+// A rank's intern tables (intern_tables.h).
 
 #include "daemon/ingest/intern_tables.h"
 

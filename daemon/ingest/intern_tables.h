@@ -1,10 +1,10 @@
 #ifndef TPROBE_DAEMON_INGEST_INTERN_TABLES_H_
 #define TPROBE_DAEMON_INGEST_INTERN_TABLES_H_
 
-// A producer's intern tables: the names and stacks its Intern records
+// A rank's intern tables: the names and stacks its Intern records
 // defined, by id, bounded by ProducerLimits (drain.h).
 //
-// Thread safety: none; part of ProducerState, guarded by the producer's
+// Thread safety: none; part of ProducerState, guarded by the rank's
 // mutex.
 
 #include <cstddef>

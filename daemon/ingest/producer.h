@@ -9,16 +9,16 @@
 // Nothing here lives in shared memory. The segment holds only the rings; the
 // mutex below is ordinary process memory.
 //
-// Control requests reach the state through the producer's command queue
+// Control requests reach the state through the rank's command queue
 // (Enqueue), never directly: the worker that holds the state runs them in
-// order, each after draining what the producer had committed when the
+// order, each after draining what the rank had committed when the
 // request arrived (rank_pipeline.h). So the control thread never waits on
 // the data, and one rank's backlog never delays another rank.
 //
 // Thread safety: the identity accessors are immutable and may be called from
 // any thread, as may Enqueue, Counters, Published and ProcessGone. The state
 // is reached only through a Locked handle: a worker takes it with TryLock()
-// (that is its claim on the producer), shutdown with Lock().
+// (that is its claim on the rank), shutdown with Lock().
 
 #include <sys/types.h>
 
@@ -60,7 +60,7 @@ struct PeerCredentials {
 // error of writing that step.
 inline constexpr std::string_view kWriteErrorPrefix = "cannot write the dump: ";
 
-// What the control thread reports about a producer (Status) without
+// What the control thread reports about a rank (Status) without
 // touching its state; the worker publishes it after each pass.
 struct PublishedStatus {
   uint32_t step = 0;
@@ -117,12 +117,12 @@ class Producer {
   // The assembler options it registered with (its dump_path as registered).
   const AssemblerOptions& options() const { return options_; }
 
-  // True once the producer's process has exited (or cannot be watched and
+  // True once the rank's process has exited (or cannot be watched and
   // no longer exists). A process that merely closed its socket is alive.
   bool ProcessGone() const;
 
   // Queues a command after the ones before it, noting each ring's head.
-  // On a closed queue (the producer was finalised) the command has nothing
+  // On a closed queue (the rank was finalised) the command has nothing
   // to do: its done callback is called at once with Ok.
   void Enqueue(Command command);
   // Closes the queue: later commands complete at once. Returns the commands

@@ -1,12 +1,12 @@
 #ifndef TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
 #define TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
 
-// Everything the daemon keeps about one producer in its own memory: each
+// Everything the daemon keeps about one rank in its own memory: each
 // ring's place, the parts of the drain that own their state (the intern
 // tables, the tensors, construct.json's nodes, the held entries), the open
-// dump trees and the producer's loss counts.
+// dump trees and the rank's loss counts.
 //
-// Thread safety: none; the producer's mutex guards it (Producer::Lock).
+// Thread safety: none; the rank's mutex guards it (Producer::Lock).
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +37,7 @@ struct Boundary {
   v1::Request request;
 };
 
-// The producer's daemon-side state, guarded by the producer's mutex.
+// The rank's daemon-side state, guarded by the rank's mutex.
 struct ProducerState {
   // One RingState (and one ring of each part) per reader.
   ProducerState(AssemblerOptions options, config::Config registered,
@@ -79,7 +79,7 @@ struct ProducerState {
   // The next boundary to run (drain.h): nothing more is read until then.
   std::optional<Boundary> boundary;
   // The control connection hung up; once the process is gone its rings are
-  // read to the end, and without a Goodbye there the producer died.
+  // read to the end, and without a Goodbye there the rank died.
   bool hung_up = false;
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;

@@ -2,7 +2,7 @@
 #define TPROBE_DAEMON_INGEST_PRODUCER_STATS_H_
 
 // What a ProducerStats record (record::ProducerStatsRecord: statistics, an
-// xor checksum or a CRC-32 the producer computed) gives the tensor that
+// xor checksum or a CRC-32 the rank computed) gives the tensor that
 // waits for it, checked against the tensor's dtype and the summary_mode.
 
 #include "common/config/config.h"

@@ -1,9 +1,9 @@
 #ifndef TPROBE_DAEMON_INGEST_RANK_PIPELINE_H_
 #define TPROBE_DAEMON_INGEST_RANK_PIPELINE_H_
 
-// One rank's drain pipeline: what a worker does with a producer it holds.
-// A pass runs the producer's queued control commands in arrival order, each
-// right after draining what the producer had committed when the command
+// One rank's drain pipeline: what a worker does with a rank it holds.
+// A pass runs the rank's queued control commands in arrival order, each
+// right after draining what the rank had committed when the command
 // arrived, then drains up to a batch of records. So a command sees exactly
 // the records sent before it, and the control thread never drains.
 //
@@ -21,16 +21,16 @@
 //            and overflow_nums, and the overflow count starts again.
 //   Goodbye  drains everything, writes every tree and finalises: the client
 //            exited cleanly.
-//   HangUp   the connection closed without Goodbye. The producer is dead
+//   HangUp   the connection closed without Goodbye. The rank is dead
 //            only when its process is gone too (Producer::ProcessGone):
 //            every later pass checks, and then drains what it committed,
 //            marks its open trees producer_died, writes and finalises them.
 //
-// Finalising removes the producer from the registry and unlinks its
+// Finalising removes the rank from the registry and unlinks its
 // segment.
 //
-// Thread safety: the caller holds the producer's state (Producer::Locked),
-// which orders the passes of one producer.
+// Thread safety: the caller holds the rank's state (Producer::Locked),
+// which orders the passes of one rank.
 
 #include <cstddef>
 
@@ -41,13 +41,13 @@
 namespace tprobe::daemon {
 
 // Runs one pass: the queued commands, then up to `batch` records (0: no
-// limit), then the death check of a hung-up producer; publishes the status.
+// limit), then the death check of a hung-up rank; publishes the status.
 // Returns the work done (records and commands), 0 when there was none.
 size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
                    spdlog::logger& log, size_t batch);
 
 // Daemon shutdown: runs every queued command, drains everything the
-// producer committed and finalises it (not as dead: it is the daemon that
+// rank committed and finalises it (not as dead: it is the daemon that
 // stops).
 void FinishPipeline(Producer& producer, ProducerState& state,
                     Registry& registry, spdlog::logger& log);

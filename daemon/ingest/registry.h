@@ -1,7 +1,7 @@
 #ifndef TPROBE_DAEMON_INGEST_REGISTRY_H_
 #define TPROBE_DAEMON_INGEST_REGISTRY_H_
 
-// The registered producers, shared by the control thread (which adds them
+// The registered ranks, shared by the control thread (which adds them
 // and queues their commands) and the drain workers (which poll them and
 // remove the finalised ones).
 //
@@ -25,16 +25,16 @@ class Registry {
   uint64_t NextClientId();
 
   void Add(std::shared_ptr<Producer> producer);
-  // Forgets the producer; callers holding it keep it alive.
+  // Forgets the rank; callers holding it keep it alive.
   void Remove(uint64_t client_id);
 
-  // The producers now, in registration order.
+  // The ranks now, in registration order.
   std::vector<std::shared_ptr<Producer>> Snapshot() const;
   // Changes whenever the set changes, so a poller can keep its snapshot.
   uint64_t version() const;
 
-  // Blocks while there is no producer, until one is added or `stop` is
-  // requested. Returns true when there is a producer.
+  // Blocks while there is no rank, until one is added or `stop` is
+  // requested. Returns true when there is a rank.
   bool WaitForProducers(std::stop_token stop) const;
 
   // Wakes the workers sleeping in Sleep(): a command was queued.

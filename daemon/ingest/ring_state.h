@@ -1,13 +1,13 @@
 #ifndef TPROBE_DAEMON_INGEST_RING_STATE_H_
 #define TPROBE_DAEMON_INGEST_RING_STATE_H_
 
-// What the drain (drain.h) remembers about one ring of a producer between
+// What the drain (drain.h) remembers about one ring of a rank between
 // records, besides what its tensors (tensor_assembler.h) and calls
 // (construct_nodes.h) left: the reader's place, the records read and
 // settled, and the ring header's counters seen last.
 //
 // Thread safety: none; it is part of ProducerState, guarded by the
-// producer's mutex.
+// rank's mutex.
 
 #include <cstddef>
 #include <cstdint>

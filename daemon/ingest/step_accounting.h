@@ -22,7 +22,7 @@
 // other than entries and calls carry no step, so the daemon cannot split
 // them).
 //
-// Thread safety: the caller holds the producer's state.
+// Thread safety: the caller holds the rank's state.
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-// A producer's tensors from their records to their Entry
+// A rank's tensors from their records to their Entry
 // (tensor_assembler.h).
 
 #include "daemon/ingest/tensor_assembler.h"

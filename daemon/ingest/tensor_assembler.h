@@ -1,15 +1,15 @@
 #ifndef TPROBE_DAEMON_INGEST_TENSOR_ASSEMBLER_H_
 #define TPROBE_DAEMON_INGEST_TENSOR_ASSEMBLER_H_
 
-// A producer's tensors between their Tensor record and the Entry that
+// A rank's tensors between their Tensor record and the Entry that
 // refers to them (drain.h, Tensor and ProducerStats): per ring, the tensor
 // being assembled from its chunks and the closed tensors waiting for their
-// Entry; and the tensors waiting for the statistics and bytes the producer
+// Entry; and the tensors waiting for the statistics and bytes the rank
 // sends later (ProducerStats, ProducerBytes), which may come on another
 // ring. Bounded by ProducerLimits; a bound exceeded, or a record that does
 // not fit what waits, is an error, which the drain reports as corruption.
 //
-// Thread safety: none; part of ProducerState, guarded by the producer's
+// Thread safety: none; part of ProducerState, guarded by the rank's
 // mutex.
 
 #include <cstddef>
@@ -50,7 +50,7 @@ struct WaitingTensor {
   bool bytes_lost = false;  // its bytes came in part: it stays incomplete
 };
 
-// What closing a tensor takes from the producer's config and limits.
+// What closing a tensor takes from the rank's config and limits.
 struct TensorRules {
   const ProducerLimits& limits;
   config::SummaryMode summary_mode;
@@ -73,7 +73,7 @@ class TensorAssembler {
   explicit TensorAssembler(size_t rings) : rings_(rings) {}
 
   // A Tensor record of ring `ring`, the `record`th of the ring. One whose
-  // statistics the producer sends waits for them; any other is assembled
+  // statistics the rank sends waits for them; any other is assembled
   // from the chunks that follow (beyond max_tensor_bytes it is never
   // buffered and stays incomplete; one without bytes closes at once).
   Result<Outcome> OnTensor(uint32_t ring, record::TensorView& v,
