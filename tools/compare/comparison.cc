@@ -35,33 +35,16 @@ void Summarize(PairResult& p) {
   }
 }
 
-}  // namespace
-
-const Row& PairResult::RowOf(const RowResult& r) const {
-  return r.pair.target ? target->rows[*r.pair.target]
-                       : baseline->rows[*r.pair.baseline];
-}
-
-const Dump& PairResult::DumpOf(const RowResult& r) const {
-  return r.pair.target ? *target : *baseline;
-}
-
-Result<CompareResult> RunCompare(const std::string& target,
-                                 const std::string& baseline,
-                                 const CompareOptions& options,
-                                 tools::Reporter& reporter) {
-  Result<std::vector<DumpPair>> pairs = FindPairs(target, baseline);
-  if (!pairs.ok()) return pairs.status();
-  CompareResult result;
-  result.pairs.resize(pairs->size());
-
-  // Load every dump.json, two per pair, in parallel.
-  reporter.StartPhase("reading dump.json files", pairs->size() * 2);
+// Loads every dump.json, two per pair, in parallel.
+Status LoadDumps(const std::vector<DumpPair>& pairs,
+                 const CompareOptions& options, tools::Reporter& reporter,
+                 CompareResult& result) {
+  reporter.StartPhase("reading dump.json files", pairs.size() * 2);
   std::mutex mu;
   Status failed = Status::Ok();
-  tools::ParallelFor(pairs->size() * 2, options.threads, [&](size_t i) {
+  tools::ParallelFor(pairs.size() * 2, options.threads, [&](size_t i) {
     PairResult& p = result.pairs[i / 2];
-    const DumpPair& pair = (*pairs)[i / 2];
+    const DumpPair& pair = pairs[i / 2];
     const std::optional<std::string>& path =
         i % 2 == 0 ? pair.target : pair.baseline;
     if (path) {
@@ -76,17 +59,16 @@ Result<CompareResult> RunCompare(const std::string& target,
     reporter.Advance();
   });
   reporter.FinishPhase();
-  if (!failed.ok()) return failed;
+  return failed;
+}
 
-  // Match, then compare the rows of every pair as one pool of tasks.
-  struct Task {
-    size_t pair, begin, end;
-  };
-  std::vector<Task> tasks;
-  // Each pair's msprobe mapping: a layer mapping makes one per pair.
-  std::vector<MsprobeMapping> msprobe(pairs->size(), options.msprobe_mapping);
-  for (size_t i = 0; i < pairs->size(); ++i) {
-    PairResult& p = result.pairs[i];
+// Each pair's msprobe mapping: a layer mapping makes one per pair.
+Result<std::vector<MsprobeMapping>> MsprobeMappings(
+    const CompareOptions& options, const CompareResult& result) {
+  std::vector<MsprobeMapping> msprobe(result.pairs.size(),
+                                      options.msprobe_mapping);
+  for (size_t i = 0; i < result.pairs.size(); ++i) {
+    const PairResult& p = result.pairs[i];
     if (!p.target || !p.baseline) continue;
     // --api-mapping FILE: the items of APIs both dumps call.
     if (options.msprobe_mapping.has_api_items()) {
@@ -98,9 +80,21 @@ Result<CompareResult> RunCompare(const std::string& target,
     if (!made.ok()) return made.status();
     msprobe[i] = std::move(*made);
   }
-  for (size_t i = 0; i < pairs->size(); ++i) {
+  return msprobe;
+}
+
+// A run of one pair's rows that one thread compares.
+struct Task {
+  size_t pair, begin, end;
+};
+
+// Matches the rows of every pair; returns the tasks that compare them.
+std::vector<Task> MatchPairs(const CompareOptions& options,
+                             const std::vector<MsprobeMapping>& msprobe,
+                             CompareResult& result) {
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < result.pairs.size(); ++i) {
     PairResult& p = result.pairs[i];
-    p.pair = (*pairs)[i];
     p.mode = CommonMode(p);
     const MatchOptions match{
         options.fuzzy, options.mapping.empty() ? nullptr : &options.mapping,
@@ -115,33 +109,31 @@ Result<CompareResult> RunCompare(const std::string& target,
     }
     result.rows += matched.size();
   }
-  reporter.StartPhase("comparing rows", result.rows);
-  tools::ParallelFor(tasks.size(), options.threads,
-                     [&](size_t t) {
-                       const Task& task = tasks[t];
-                       PairResult& p = result.pairs[task.pair];
-                       for (size_t r = task.begin; r < task.end; ++r) {
-                         p.rows[r] = CompareRow(
-                             p.rows[r].pair, p.target ? &*p.target : nullptr,
-                             p.baseline ? &*p.baseline : nullptr, p.mode);
-                         if (!p.note.empty()) {
-                           p.rows[r].message += p.note;
-                           p.rows[r].note += p.note;
-                         }
-                       }
-                       reporter.Advance(task.end - task.begin);
-                     }  // namespace tprobe::compare
-  );
-  tools::ParallelFor(result.pairs.size(), options.threads, [&](size_t i) {
-    PairResult& p = result.pairs[i];
-    ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
-                         p.baseline ? &*p.baseline : nullptr, p.mode,
-                         options.strict_verdicts, msprobe[i].ignores_dtypes());
-  });
-  reporter.FinishPhase();
+  return tasks;
+}
 
-  // The first divergence: the earliest step, then the rank whose first
-  // divergent row comes earliest in its execution order.
+// Compares the rows of every pair as one pool of tasks.
+void CompareRows(const std::vector<Task>& tasks, const CompareOptions& options,
+                 tools::Reporter& reporter, CompareResult& result) {
+  tools::ParallelFor(tasks.size(), options.threads, [&](size_t t) {
+    const Task& task = tasks[t];
+    PairResult& p = result.pairs[task.pair];
+    for (size_t r = task.begin; r < task.end; ++r) {
+      p.rows[r] = CompareRow(p.rows[r].pair, p.target ? &*p.target : nullptr,
+                             p.baseline ? &*p.baseline : nullptr, p.mode);
+      if (!p.note.empty()) {
+        p.rows[r].message += p.note;
+        p.rows[r].note += p.note;
+      }
+    }
+    reporter.Advance(task.end - task.begin);
+  });
+}
+
+// Counts each pair's verdicts, and finds the first divergence: the
+// earliest step, then the rank whose first divergent row comes earliest
+// in its execution order.
+void FindFirstDivergence(CompareResult& result) {
   double best = 2;
   for (size_t i = 0; i < result.pairs.size(); ++i) {
     PairResult& p = result.pairs[i];
@@ -161,6 +153,48 @@ Result<CompareResult> RunCompare(const std::string& target,
       best = at;
     }
   }
+}
+
+}  // namespace
+
+const Row& PairResult::RowOf(const RowResult& r) const {
+  return r.pair.target ? target->rows[*r.pair.target]
+                       : baseline->rows[*r.pair.baseline];
+}
+
+const Dump& PairResult::DumpOf(const RowResult& r) const {
+  return r.pair.target ? *target : *baseline;
+}
+
+Result<CompareResult> RunCompare(const std::string& target,
+                                 const std::string& baseline,
+                                 const CompareOptions& options,
+                                 tools::Reporter& reporter) {
+  Result<std::vector<DumpPair>> pairs = FindPairs(target, baseline);
+  if (!pairs.ok()) return pairs.status();
+  CompareResult result;
+  result.pairs.resize(pairs->size());
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    result.pairs[i].pair = (*pairs)[i];
+  }
+  if (Status s = LoadDumps(*pairs, options, reporter, result); !s.ok()) {
+    return s;
+  }
+  Result<std::vector<MsprobeMapping>> msprobe =
+      MsprobeMappings(options, result);
+  if (!msprobe.ok()) return msprobe.status();
+  const std::vector<Task> tasks = MatchPairs(options, *msprobe, result);
+  reporter.StartPhase("comparing rows", result.rows);
+  CompareRows(tasks, options, reporter, result);
+  tools::ParallelFor(result.pairs.size(), options.threads, [&](size_t i) {
+    PairResult& p = result.pairs[i];
+    ApplyMsprobeVerdicts(p.rows, p.target ? &*p.target : nullptr,
+                         p.baseline ? &*p.baseline : nullptr, p.mode,
+                         options.strict_verdicts,
+                         (*msprobe)[i].ignores_dtypes());
+  });
+  reporter.FinishPhase();
+  FindFirstDivergence(result);
   return result;
 }
 

@@ -16,7 +16,8 @@
 namespace tprobe::compare {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The score of a row where nothing was measured (row_compare.h).
+constexpr double kUnmeasured = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kChunk = 1 << 14;  // elements converted at a time
 
 void SetError(RowResult& r, const std::string& message) {
@@ -94,7 +95,7 @@ void ByValue(RowResult& r, const Row& t, const Row& b) {
   r.verdict = Verdict::kWarning;
   r.result = "Warning";
   r.message += "The values differ. ";
-  r.score = kNaN;
+  r.score = kUnmeasured;
 }
 
 }  // namespace
@@ -126,7 +127,7 @@ RowResult CompareRow(const RowPair& pair, const Dump* target,
     r.message = pair.target
                     ? "No bench data matched. In the target only. "
                     : "In the baseline only: the target has no such row. ";
-    r.score = kNaN;
+    r.score = kUnmeasured;
     return r;
   }
   const Row& t = target->rows[*pair.target];
