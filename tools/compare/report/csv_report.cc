@@ -128,6 +128,74 @@ std::string ShapeCell(const Row& row) {
   return ShapeText(row.shape);
 }
 
+// The eight cells every mode's row opens with.
+void PrefixCells(CsvText& csv, const Row* t, const Row* b) {
+  csv.Cell(t ? t->name : "N/A");
+  csv.Cell(b ? b->name : "N/A");
+  csv.Cell(t ? t->dtype : "N/A");
+  csv.Cell(b ? b->dtype : "N/A");
+  csv.Cell(t ? ShapeCell(*t) : "N/A");
+  csv.Cell(b ? ShapeCell(*b) : "N/A");
+  csv.Cell(t ? Bool(t->requires_grad) : "N/A");
+  csv.Cell(b ? Bool(b->requires_grad) : "N/A");
+}
+
+// Tensor mode's six metric cells.
+void TensorMetricCells(CsvText& csv, const RowResult& r, const Row* t,
+                       const Row* b) {
+  if (const auto& m = r.tensor) {
+    csv.Cell(m->cosine_unsupported ? "unsupported" : FormatMetric(m->cosine));
+    csv.Cell(PyRepr(m->euclidean));  // msprobe does not round it
+    for (double v : {m->max_abs, m->max_relative, m->one_thousandth,
+                     m->five_thousandths}) {
+      csv.Cell(FormatMetric(v));
+    }
+  } else if (t && b && !t->is_tensor && !b->is_tensor) {
+    for (int i = 0; i < 6; ++i) csv.Cell("unsupported");
+  } else {
+    for (int i = 0; i < 6; ++i) csv.Cell("N/A");
+  }
+}
+
+// The cells after the prefix, in `mode`'s columns; `stack_cell` is
+// NPU_Stack_Info's, where the CSV has that column.
+void ModeCells(CsvText& csv, Mode mode, const RowResult& r, const Row* t,
+               const Row* b, const std::optional<std::string>& stack_cell) {
+  const std::string consistent =
+      t ? (t->requires_grad == (b ? b->requires_grad : std::nullopt) ? "True"
+                                                                     : "False")
+        : "N/A";
+  switch (mode) {
+    case Mode::kTensor:
+      TensorMetricCells(csv, r, t, b);
+      StatsCells(csv, t, b);
+      break;
+    case Mode::kStatistics: {
+      const std::array<StatDiffCells, 4> d = StatDiffs(t, b);
+      for (const StatDiffCells& c : d) csv.Cell(c.diff);
+      for (const StatDiffCells& c : d) csv.Cell(c.relative);
+      StatsCells(csv, t, b);
+      break;
+    }
+    case Mode::kMd5:
+    case Mode::kXor:
+      csv.Cell(t ? ChecksumCell(*t) : "N/A");
+      csv.Cell(b ? ChecksumCell(*b) : "N/A");
+      break;
+  }
+  csv.Cell(consistent);
+  csv.Cell(r.result);
+  csv.Cell(r.message);
+  if (stack_cell) csv.Cell(*stack_cell);
+  if (mode == Mode::kTensor) {
+    auto file = [](const Row* row) {
+      return row && !row->data_name.empty() ? row->data_name
+                                            : std::string("-1");
+    };
+    csv.Cell("['" + file(t) + "', '" + file(b) + "']");
+  }
+}
+
 }  // namespace
 
 Status WriteCsv(const PairResult& pair, const std::string& dir) {
@@ -141,74 +209,15 @@ Status WriteCsv(const PairResult& pair, const std::string& dir) {
     const Row* t = r.pair.target ? &pair.target->rows[*r.pair.target] : nullptr;
     const Row* b =
         r.pair.baseline ? &pair.baseline->rows[*r.pair.baseline] : nullptr;
-    std::string stack_cell = "N/A";
+    std::optional<std::string> stack_cell;
+    if (stack) stack_cell = "N/A";
     if (stack && t && t->entry != last_entry) {
       const auto it = pair.target->stacks.find(pair.target->entries[t->entry]);
       if (it != pair.target->stacks.end()) stack_cell = it->second;
     }
     if (t) last_entry = t->entry;
-    csv.Cell(t ? t->name : "N/A");
-    csv.Cell(b ? b->name : "N/A");
-    csv.Cell(t ? t->dtype : "N/A");
-    csv.Cell(b ? b->dtype : "N/A");
-    csv.Cell(t ? ShapeCell(*t) : "N/A");
-    csv.Cell(b ? ShapeCell(*b) : "N/A");
-    csv.Cell(t ? Bool(t->requires_grad) : "N/A");
-    csv.Cell(b ? Bool(b->requires_grad) : "N/A");
-    const std::string consistent =
-        t ? (t->requires_grad == (b ? b->requires_grad : std::nullopt)
-                 ? "True"
-                 : "False")
-          : "N/A";
-    switch (pair.mode) {
-      case Mode::kTensor: {
-        const auto& m = r.tensor;
-        if (m) {
-          csv.Cell(m->cosine_unsupported ? "unsupported"
-                                         : FormatMetric(m->cosine));
-          csv.Cell(PyRepr(m->euclidean));  // msprobe does not round it
-          for (double v : {m->max_abs, m->max_relative, m->one_thousandth,
-                           m->five_thousandths}) {
-            csv.Cell(FormatMetric(v));
-          }
-        } else if (t && b && !t->is_tensor && !b->is_tensor) {
-          for (int i = 0; i < 6; ++i) csv.Cell("unsupported");
-        } else {
-          for (int i = 0; i < 6; ++i) csv.Cell("N/A");
-        }
-        StatsCells(csv, t, b);
-        csv.Cell(consistent);
-        csv.Cell(r.result);
-        csv.Cell(r.message);
-        if (stack) csv.Cell(stack_cell);
-        auto file = [](const Row* row) {
-          return row && !row->data_name.empty() ? row->data_name
-                                                : std::string("-1");
-        };
-        csv.Cell("['" + file(t) + "', '" + file(b) + "']");
-        break;
-      }
-      case Mode::kStatistics: {
-        const std::array<StatDiffCells, 4> d = StatDiffs(t, b);
-        for (const StatDiffCells& c : d) csv.Cell(c.diff);
-        for (const StatDiffCells& c : d) csv.Cell(c.relative);
-        StatsCells(csv, t, b);
-        csv.Cell(consistent);
-        csv.Cell(r.result);
-        csv.Cell(r.message);
-        if (stack) csv.Cell(stack_cell);
-        break;
-      }
-      case Mode::kMd5:
-      case Mode::kXor:
-        csv.Cell(t ? ChecksumCell(*t) : "N/A");
-        csv.Cell(b ? ChecksumCell(*b) : "N/A");
-        csv.Cell(consistent);
-        csv.Cell(r.result);
-        csv.Cell(r.message);
-        if (stack) csv.Cell(stack_cell);
-        break;
-    }
+    PrefixCells(csv, t, b);
+    ModeCells(csv, pair.mode, r, t, b, stack_cell);
     csv.EndRow();
   }
   const std::string path = dir + "/" + CsvFileName(pair.pair);
