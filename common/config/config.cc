@@ -11,6 +11,7 @@
 #include <span>
 #include <utility>
 
+#include "common/config/config_keys.h"
 #include "common/config/msprobe_keys.h"
 
 namespace tprobe::config {
@@ -23,45 +24,52 @@ using Warnings = std::vector<std::string>;
 
 constexpr std::string_view kPrefix = "config: ";
 
-// The name config.json gives each value of the config's enums: the one
-// table that parsing and writing a config both read. The first row is what
-// a value outside the enum is written as.
-template <typename E>
-struct Named {
-  E value;
-  std::string_view name;
+// Every key of TPROBE_CONFIG_KEYS outside the "tprobe" section is one that
+// msprobe's config.json has, and msprobe_keys.h lists it as acted on or
+// checked in each section the row names.
+constexpr SectionRule kMsprobeRows[] = {
+#define TPROBE_MSPROBE_ROW_(sections, key, use, why) \
+  {sections, {#key, KeyUse::use, why}},
+    TPROBE_MSPROBE_KEYS(TPROBE_MSPROBE_ROW_)
+#undef TPROBE_MSPROBE_ROW_
 };
-constexpr Named<Task> kTaskNames[] = {{Task::kStatistics, "statistics"},
-                                      {Task::kTensor, "tensor"},
-                                      {Task::kOverflowCheck, "overflow_check"},
-                                      {Task::kStructure, "structure"}};
-constexpr Named<Level> kLevelNames[] = {{Level::kL1, "L1"},
-                                        {Level::kL0, "L0"},
-                                        {Level::kMix, "mix"},
-                                        {Level::kDebug, "debug"}};
-constexpr Named<RiskLevel> kRiskLevelNames[] = {{RiskLevel::kFocus, "FOCUS"},
-                                                {RiskLevel::kCore, "CORE"},
-                                                {RiskLevel::kAll, "ALL"}};
-constexpr Named<SummaryMode> kSummaryModeNames[] = {
-    {SummaryMode::kStatistics, "statistics"},
-    {SummaryMode::kMd5, "md5"},
-    {SummaryMode::kXor, "xor"}};
-constexpr Named<FullRingPolicy> kPolicyNames[] = {
-    {FullRingPolicy::kBlock, "block"}, {FullRingPolicy::kDrop, "drop"}};
-
-template <typename E, size_t N>
-std::string_view NameOf(const Named<E> (&table)[N], E value) {
-  for (const auto& row : table) {
-    if (row.value == value) return row.name;
+constexpr bool ListedByMsprobe(uint32_t sections, std::string_view key) {
+  if (sections == kTprobeSection) return true;
+  for (uint32_t bit = 1; bit <= kTopLevel; bit <<= 1) {
+    if ((sections & bit) == 0) continue;
+    bool listed = false;
+    for (const SectionRule& row : kMsprobeRows) {
+      listed |=
+          (row.sections & bit) != 0 && row.rule.key == key &&
+          (row.rule.use == KeyUse::kActed || row.rule.use == KeyUse::kChecked);
+    }
+    if (!listed) return false;
   }
-  return table[0].name;
+  return true;
 }
+#define TPROBE_ASSERT_LISTED_(sections, key, ...) \
+  static_assert(ListedByMsprobe(sections, #key),  \
+                #key " is missing from TPROBE_MSPROBE_KEYS");
+TPROBE_CONFIG_KEYS(TPROBE_ASSERT_LISTED_, TPROBE_ASSERT_LISTED_)
+#undef TPROBE_ASSERT_LISTED_
+
+// The "tprobe" section's rules: its rows of TPROBE_CONFIG_KEYS, all acted
+// on.
+constexpr SectionRule kConfigRows[] = {
+#define TPROBE_CONFIG_ROW_(sections, key, ...) \
+  {sections, {#key, KeyUse::kActed, ""}},
+    TPROBE_CONFIG_KEYS(TPROBE_CONFIG_ROW_, TPROBE_CONFIG_ROW_)
+#undef TPROBE_CONFIG_ROW_
+};
+constexpr auto kTprobeRules =
+    RulesOf<kTprobeSection, CountRules<kTprobeSection>(kConfigRows)>(
+        kConfigRows);
 
 // The value `v` names; nullopt when `v` is no string or names none.
-template <typename E, size_t N>
-std::optional<E> ValueNamed(const Named<E> (&table)[N], const Json& v) {
+template <typename E>
+std::optional<E> ValueNamed(const Json& v) {
   if (!v.is_string()) return std::nullopt;
-  for (const auto& row : table) {
+  for (const auto& row : EnumNames<E>::kNames) {
     if (v.get_ref<const std::string&>() == row.name) return row.value;
   }
   return std::nullopt;
@@ -98,7 +106,7 @@ std::string Allowed(KeyRules rules) {
 // Checks every key of `object` against `rules`: an unknown key is an error
 // that suggests the nearest known one, a refused key an error that says
 // what is not supported, and an ignored key (not null) a warning. `prefix`
-// is "" at the top level and "section." in a task section.
+// is "" at the top level and "section." in a section.
 Status CheckKeys(const Json& object, const std::string& prefix, KeyRules rules,
                  Warnings* warnings) {
   for (const auto& [key, value] : object.items()) {
@@ -139,6 +147,18 @@ const Json* Find(const Json& object, std::string_view key) {
   return &*it;
 }
 
+// The value of a KEY row of type `Type`, or nullptr when there is none to
+// read. msprobe 26.x reads a null risk_level as "ALL", so only there null
+// is a value.
+template <typename Type>
+const Json* ValueOf(const Json& object, std::string_view key, Type) {
+  return Find(object, key);
+}
+const Json* ValueOf(const Json& object, std::string_view key, RiskName) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
 // A JSON integer (never a bool or float) as int64_t; unsigned values beyond
 // int64_t saturate, which every range check here rejects.
 int64_t SaturatedInt(const Json& value) {
@@ -150,38 +170,196 @@ int64_t SaturatedInt(const Json& value) {
   return value.get<int64_t>();
 }
 
-// Parses one range boundary: decimal digits only. Values above kStepRankMax
-// come back as kStepRankMax + 1, so overlong strings cannot overflow.
-std::optional<int64_t> ParseBoundary(std::string_view text) {
+// Parses one range boundary: decimal digits only. Values above `max` come
+// back as max + 1, so overlong strings cannot overflow.
+std::optional<int64_t> ParseBoundary(std::string_view text, int64_t max) {
   if (text.empty()) return std::nullopt;
   int64_t value = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
-    value = std::min(value * 10 + (c - '0'), kStepRankMax + 1);
+    value = std::min(value * 10 + (c - '0'), max + 1);
   }
   return value;
 }
 
+// One string element of a rank or step list, "3" or "3-5", as the range
+// [first, last] within [0, max].
+Result<std::pair<int64_t, int64_t>> ParseRangeText(const std::string& text,
+                                                   const std::string& obj,
+                                                   int64_t max) {
+  const std::string now =
+      " Now string parameter for " + obj + " is \"" + text + "\".";
+  const std::string formats = "The string parameter for " + obj +
+                              " only supports formats like \"3\" or \"3-5\"." +
+                              now;
+  // msprobe 26.x: "3" is one value, "3-5" a range.
+  size_t hyphen = text.find('-');
+  if (hyphen != std::string::npos &&
+      text.find('-', hyphen + 1) != std::string::npos) {
+    return Invalid(formats);
+  }
+  std::optional<int64_t> left, right;
+  if (hyphen == std::string::npos) {
+    left = right = ParseBoundary(text, max);
+    if (!left) return Invalid(formats);
+  } else {
+    left = ParseBoundary(text.substr(0, hyphen), max);
+    right = ParseBoundary(text.substr(hyphen + 1), max);
+  }
+  if (!left || !right) {
+    return Invalid("The hyphen(-) must start and end with decimal numbers." +
+                   now);
+  }
+  if (*left > max || *right > max) {
+    return Invalid("The boundaries must fall within the range of [0, " +
+                   std::to_string(max) + "]." + now);
+  }
+  if (*left > *right) {
+    return Invalid("For " + obj + ", the left boundary (" +
+                   std::to_string(*left) +
+                   ") cannot be greater than the right boundary (" +
+                   std::to_string(*right) + ").");
+  }
+  return std::pair{*left, *right};
+}
+
+// The handling of each value type of TPROBE_CONFIG_KEYS: ParseValue reads
+// a JSON value into the member (or returns the error that names the key),
+// WriteValue writes the member as ToJson does, and DescribeValue says what
+// the value may be, for docs/configuration.md.
+
+// What msprobe says of a task or level that tprobe does not run; nullptr for
+// the other enums.
+const char* Unsupported(Task, std::string_view name) {
+  return UnsupportedTaskReason(name);
+}
+const char* Unsupported(Level, std::string_view name) {
+  return UnsupportedLevelReason(name);
+}
+template <typename E>
+const char* Unsupported(E, std::string_view) {
+  return nullptr;
+}
+
+template <typename E>
+Status ParseValue(EnumName, const Json& v, const KeySpec& spec, E* out) {
+  if (auto value = ValueNamed<E>(v)) {
+    *out = *value;
+    return Status::Ok();
+  }
+  std::string message = spec.Name() + " is invalid, it should be one of " +
+                        std::string(EnumNames<E>::kChoices);
+  if (const char* why = v.is_string()
+                            ? Unsupported(E{}, v.get_ref<const std::string&>())
+                            : nullptr) {
+    message += " (" + std::string(why) + ")";
+  }
+  return Invalid(message);
+}
+template <typename E>
+Json WriteValue(EnumName, E value) {
+  return NameOf(value);
+}
+template <typename E>
+std::string DescribeValue(EnumName, const KeySpec&, E) {
+  return "one of " + std::string(EnumNames<E>::kChoices);
+}
+
+// msprobe 26.x reads a missing risk_level as "FOCUS", and null or "" as
+// "ALL".
+Status ParseValue(RiskName, const Json& v, const KeySpec& spec,
+                  RiskLevel* out) {
+  if (v.is_null() || v == "") {
+    *out = RiskLevel::kAll;
+    return Status::Ok();
+  }
+  return ParseValue(EnumName{}, v, spec, out);
+}
+Json WriteValue(RiskName, RiskLevel value) { return NameOf(value); }
+std::string DescribeValue(RiskName, const KeySpec& spec, RiskLevel value) {
+  return DescribeValue(EnumName{}, spec, value) + ", null or \"\" (ALL)";
+}
+
+// msprobe's messages for summary_mode.
+Status ParseValue(SummaryName, const Json& v, const KeySpec&,
+                  SummaryMode* out) {
+  const std::string choices(EnumNames<SummaryMode>::kChoices);
+  if (auto mode = ValueNamed<SummaryMode>(v)) {
+    *out = *mode;
+  } else if (v.is_array()) {
+    return Invalid(
+        "summary_mode is invalid: a list of statistics is MindSpore static "
+        "graph's; tprobe takes one of " +
+        choices);
+  } else {
+    return Invalid("summary_mode is invalid, summary_mode is not in " +
+                   choices + ".");
+  }
+  return Status::Ok();
+}
+Json WriteValue(SummaryName, SummaryMode value) { return NameOf(value); }
+std::string DescribeValue(SummaryName, const KeySpec& spec, SummaryMode value) {
+  return DescribeValue(EnumName{}, spec, value);
+}
+
+Status ParseValue(DumpPath, const Json& v, const KeySpec& spec,
+                  std::string* out) {
+  if (!v.is_string()) {
+    return Invalid(spec.Name() + " is invalid, it should be a string");
+  }
+  if (v.get_ref<const std::string&>().empty()) {
+    return Invalid(spec.Name() + " is invalid, it should not be empty");
+  }
+  *out = v.get<std::string>();
+  return Status::Ok();
+}
+Json WriteValue(DumpPath, const std::string& value) { return value; }
+std::string DescribeValue(DumpPath, const KeySpec&, const std::string&) {
+  return "a path, not empty";
+}
+
+Status ParseValue(SocketPath, const Json& v, const KeySpec& spec,
+                  std::string* out) {
+  if (!v.is_string()) {
+    return Invalid(spec.Name() + " is invalid, it should be a string");
+  }
+  const std::string& socket = v.get_ref<const std::string&>();
+  if (socket.size() > static_cast<size_t>(spec.hi)) {
+    return Invalid(spec.Name() +
+                   " is invalid, a Unix socket path holds at most " +
+                   std::to_string(spec.hi) + " bytes, currently it has " +
+                   std::to_string(socket.size()));
+  }
+  *out = socket;
+  return Status::Ok();
+}
+Json WriteValue(SocketPath, const std::string& value) { return value; }
+std::string DescribeValue(SocketPath, const KeySpec& spec, const std::string&) {
+  return "a Unix socket path of at most " + std::to_string(spec.hi) +
+         " bytes; empty: the default";
+}
+
 // msprobe's get_real_step_or_rank: a list of ints and "a-b" strings, expanded,
 // deduplicated and sorted. Ranges are merged before expansion, so the work is
-// bounded by kStepRankMax whatever the input holds.
-Status ParseStepsOrRanks(const Json& value, std::string_view name,
-                         std::vector<int64_t>* out) {
-  const std::string obj(name);
+// bounded by spec.hi whatever the input holds.
+Status ParseValue(Ranges, const Json& value, const KeySpec& spec,
+                  std::vector<int64_t>* out) {
+  const std::string obj = spec.Name();
+  const int64_t max = spec.hi;
   if (!value.is_array()) {
     return Invalid(obj + " is invalid, it should be a list");
   }
-  if (value.size() > static_cast<size_t>(kStepRankMax)) {
+  if (value.size() > static_cast<size_t>(max)) {
     return Invalid(obj + " is invalid, its length cannot exceed " +
-                   std::to_string(kStepRankMax));
+                   std::to_string(max));
   }
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const Json& element : value) {
     if (element.is_number_integer()) {
       int64_t v = SaturatedInt(element);
-      if (v < 0 || v > kStepRankMax) {
+      if (v < 0 || v > max) {
         return Invalid("Each element of " + obj + " must be between 0 and " +
-                       std::to_string(kStepRankMax) + ", currently it is " +
+                       std::to_string(max) + ", currently it is " +
                        element.dump() + ".");
       }
       ranges.emplace_back(v, v);
@@ -191,42 +369,10 @@ Status ParseStepsOrRanks(const Json& value, std::string_view name,
       return Invalid(obj + " element " + element.dump() +
                      " must be an integer or string.");
     }
-    const std::string& text = element.get_ref<const std::string&>();
-    const std::string now =
-        " Now string parameter for " + obj + " is \"" + text + "\".";
-    // msprobe 26.x: "3" is one value, "3-5" a range.
-    size_t hyphen = text.find('-');
-    if (hyphen != std::string::npos &&
-        text.find('-', hyphen + 1) != std::string::npos) {
-      return Invalid("The string parameter for " + obj +
-                     " only supports formats like \"3\" or \"3-5\"." + now);
-    }
-    std::optional<int64_t> left, right;
-    if (hyphen == std::string::npos) {
-      left = right = ParseBoundary(text);
-      if (!left) {
-        return Invalid("The string parameter for " + obj +
-                       " only supports formats like \"3\" or \"3-5\"." + now);
-      }
-    } else {
-      left = ParseBoundary(text.substr(0, hyphen));
-      right = ParseBoundary(text.substr(hyphen + 1));
-    }
-    if (!left || !right) {
-      return Invalid("The hyphen(-) must start and end with decimal numbers." +
-                     now);
-    }
-    if (*left > kStepRankMax || *right > kStepRankMax) {
-      return Invalid("The boundaries must fall within the range of [0, " +
-                     std::to_string(kStepRankMax) + "]." + now);
-    }
-    if (*left > *right) {
-      return Invalid("For " + obj + ", the left boundary (" +
-                     std::to_string(*left) +
-                     ") cannot be greater than the right boundary (" +
-                     std::to_string(*right) + ").");
-    }
-    ranges.emplace_back(*left, *right);
+    auto range =
+        ParseRangeText(element.get_ref<const std::string&>(), obj, max);
+    if (!range.ok()) return range.status();
+    ranges.push_back(*range);
   }
   std::sort(ranges.begin(), ranges.end());
   out->clear();
@@ -236,11 +382,34 @@ Status ParseStepsOrRanks(const Json& value, std::string_view name,
   }
   return Status::Ok();
 }
+// Sorted values with each run of consecutive ones written as "a-b", so that
+// even every step in [0, kStepRankMax] stays one short string.
+Json WriteValue(Ranges, const std::vector<int64_t>& values) {
+  Json out = Json::array();
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (j == i) {
+      out.push_back(values[i]);
+    } else {
+      out.push_back(std::to_string(values[i]) + "-" +
+                    std::to_string(values[j]));
+    }
+    i = j + 1;
+  }
+  return out;
+}
+std::string DescribeValue(Ranges, const KeySpec& spec,
+                          const std::vector<int64_t>&) {
+  return "a list of integers and \"a-b\" ranges in [" +
+         std::to_string(spec.lo) + ", " + std::to_string(spec.hi) +
+         "]; empty: all";
+}
 
-Status ParseStringList(const Json& value, std::string_view name,
-                       std::vector<std::string>* out) {
+Status ParseValue(Names, const Json& value, const KeySpec& spec,
+                  std::vector<std::string>* out) {
   const std::string message =
-      std::string(name) + " is invalid, it should be a list[str]";
+      spec.Name() + " is invalid, it should be a list[str]";
   if (!value.is_array()) return Invalid(message);
   out->clear();
   for (const Json& element : value) {
@@ -249,8 +418,31 @@ Status ParseStringList(const Json& value, std::string_view name,
   }
   return Status::Ok();
 }
+Json WriteValue(Names, const std::vector<std::string>& value) { return value; }
+std::string DescribeValue(Names, const KeySpec&,
+                          const std::vector<std::string>&) {
+  return "a list of strings";
+}
 
-Status ParseDataMode(const Json& value, DataMode* out) {
+Status ParseValue(Scope, const Json& value, const KeySpec& spec,
+                  std::vector<std::string>* out) {
+  Status status = ParseValue(Names{}, value, spec, out);
+  if (!status.ok()) return status;
+  if (!out->empty() && out->size() != 2) {
+    return Invalid(spec.Name() +
+                   " is invalid, it should be empty or hold exactly 2 names "
+                   "[start, end], currently it holds " +
+                   std::to_string(out->size()));
+  }
+  return Status::Ok();
+}
+Json WriteValue(Scope, const std::vector<std::string>& value) { return value; }
+std::string DescribeValue(Scope, const KeySpec&,
+                          const std::vector<std::string>&) {
+  return "[] or [start, end]";
+}
+
+Status ParseValue(Modes, const Json& value, const KeySpec&, DataMode* out) {
   static constexpr std::string_view kModes[] = {"all", "input", "output",
                                                 "forward", "backward"};
   if (!value.is_array()) {
@@ -289,188 +481,176 @@ Status ParseDataMode(const Json& value, DataMode* out) {
   *out = DataMode{forward, backward, input, output};
   return Status::Ok();
 }
-
-Status ParseTaskSection(const Json& section, std::string_view name,
-                        Config* config, Warnings* warnings) {
-  if (!section.is_object()) {
-    return Invalid(std::string(name) + " is invalid, it should be an object");
+Json WriteValue(Modes, const DataMode& mode) {
+  Json out = Json::array();
+  if (!(mode.forward && mode.backward)) {
+    if (mode.forward) out.push_back("forward");
+    if (mode.backward) out.push_back("backward");
   }
-  const std::string prefix = std::string(name) + ".";
-  const KeyRules rules = SectionKeys(name);
-  Status status = CheckKeys(section, prefix, rules, warnings);
-  if (!status.ok()) return status;
-
-  if (const Json* v = Find(section, "scope")) {
-    status = ParseStringList(*v, "scope", &config->scope);
-    if (!status.ok()) return status;
-    if (!config->scope.empty() && config->scope.size() != 2) {
-      return Invalid(
-          "scope is invalid, it should be empty or hold exactly 2 names "
-          "[start, end], currently it holds " +
-          std::to_string(config->scope.size()));
-    }
+  if (!(mode.input && mode.output)) {
+    if (mode.input) out.push_back("input");
+    if (mode.output) out.push_back("output");
   }
-  if (const Json* v = Find(section, "list")) {
-    status = ParseStringList(*v, "list", &config->list);
-    if (!status.ok()) return status;
-  }
-  if (const Json* v = Find(section, "data_mode")) {
-    status = ParseDataMode(*v, &config->data_mode);
-    if (!status.ok()) return status;
-  }
-  // The statistics and tensor tasks read summary_mode (in the other
-  // sections CheckKeys warned that it has no effect).
-  const Json* summary_mode = Find(section, "summary_mode");
-  if (summary_mode != nullptr &&
-      (config->task == Task::kStatistics || config->task == Task::kTensor)) {
-    if (auto mode = ValueNamed(kSummaryModeNames, *summary_mode)) {
-      config->summary_mode = *mode;
-    } else if (summary_mode->is_array()) {
-      return Invalid(
-          "summary_mode is invalid: a list of statistics is MindSpore static "
-          "graph's; tprobe takes one of ['statistics', 'md5', 'xor']");
-    } else {
-      return Invalid(
-          "summary_mode is invalid, summary_mode is not in ['statistics', "
-          "'md5', 'xor'].");
-    }
-  }
-  if (const Json* v = Find(section, "tensor_list")) {
-    std::vector<std::string> tensor_list;
-    status = ParseStringList(*v, "tensor_list", &tensor_list);
-    if (!status.ok()) return status;
-    if (!tensor_list.empty()) {
-      return Invalid(
-          "tensor_list is not supported by tprobe yet; leave it empty (use "
-          "the tensor task to save tensors)");
-    }
-  }
-  if (const Json* v = Find(section, "file_format")) {
-    if (*v != "npy" && *v != "bin") {
-      return Invalid("file_format is invalid, it should be one of [npy, bin]");
-    }
-    if (*v == "bin") WarnChecked(rules, prefix, "file_format", warnings);
-  }
-  if (const Json* v = Find(section, "overflow_nums")) {
-    if (!v->is_number_integer()) {
-      return Invalid("overflow_nums is invalid, it should be an integer");
-    }
-    int64_t n = SaturatedInt(*v);
-    if (n != -1 && n <= 0) {
-      return Invalid("overflow_nums should be -1 or positive integer");
-    }
-    config->overflow_nums = n;
-  }
-  if (const Json* v = Find(section, "check_mode")) {
-    if (*v != "all" && *v != "aicore" && *v != "atomic") {
-      return Invalid(
-          "check_mode is invalid, it should be one of [all, aicore, atomic]");
-    }
-    if (*v != "all") WarnChecked(rules, prefix, "check_mode", warnings);
-  }
-  return Status::Ok();
+  if (out.empty()) out.push_back("all");
+  return out;
+}
+std::string DescribeValue(Modes, const KeySpec&, const DataMode&) {
+  return "a list of all, forward, backward, input, output";
 }
 
-// An integer in [lo, hi], or an error naming tprobe.`key` and the range.
-Status ParseBoundedInt(const Json& section, std::string_view key, int64_t lo,
-                       int64_t hi, int64_t* out) {
-  const Json* v = Find(section, key);
-  if (v == nullptr) return Status::Ok();
-  std::string message = "tprobe." + std::string(key) +
-                        " is invalid, it should be an integer between " +
-                        std::to_string(lo) + " and " + std::to_string(hi);
-  if (!v->is_number_integer()) return Invalid(message);
-  int64_t n = SaturatedInt(*v);
-  if (n < lo || n > hi) {
-    return Invalid(message + ", currently it is " + v->dump());
+Status ParseValue(OverflowCount, const Json& v, const KeySpec& spec,
+                  int64_t* out) {
+  if (!v.is_number_integer()) {
+    return Invalid(spec.Name() + " is invalid, it should be an integer");
+  }
+  int64_t n = SaturatedInt(v);
+  if (n != -1 && n <= 0) {
+    return Invalid(spec.Name() + " should be -1 or positive integer");
   }
   *out = n;
   return Status::Ok();
 }
+Json WriteValue(OverflowCount, int64_t value) { return value; }
+std::string DescribeValue(OverflowCount, const KeySpec&, int64_t) {
+  return "-1 (no limit) or a positive integer";
+}
 
-Status ParseTprobeSection(const Json& section, Config* config) {
-  if (!section.is_object()) {
-    return Invalid("tprobe is invalid, it should be an object");
+// An integer in [spec.lo, spec.hi], or an error naming the key and the range.
+template <typename T>
+Status ParseValue(Integer, const Json& v, const KeySpec& spec, T* out) {
+  std::string message =
+      spec.Name() + " is invalid, it should be an integer between " +
+      std::to_string(spec.lo) + " and " + std::to_string(spec.hi);
+  if (!v.is_number_integer()) return Invalid(message);
+  int64_t n = SaturatedInt(v);
+  if (n < spec.lo || n > spec.hi) {
+    return Invalid(message + ", currently it is " + v.dump());
   }
-  static constexpr KeyRule kTprobeKeys[] = {
-      {"socket", KeyUse::kActed, ""},
-      {"ring_bytes", KeyUse::kActed, ""},
-      {"ring_count", KeyUse::kActed, ""},
-      {"policy", KeyUse::kActed, ""},
-      {"block_timeout_ms", KeyUse::kActed, ""},
-      {"exit_timeout_ms", KeyUse::kActed, ""},
-      {"statistics_on", KeyUse::kActed, ""}};
-  Warnings none;
-  Status status = CheckKeys(section, "tprobe.", kTprobeKeys, &none);
-  if (!status.ok()) return status;
+  *out = static_cast<T>(n);
+  return Status::Ok();
+}
+template <typename T>
+Json WriteValue(Integer, T value) {
+  return value;
+}
+template <typename T>
+std::string DescribeValue(Integer, const KeySpec& spec, T) {
+  return "an integer in [" + std::to_string(spec.lo) + ", " +
+         std::to_string(spec.hi) + "]";
+}
 
-  if (const Json* v = Find(section, "socket")) {
-    if (!v->is_string()) {
-      return Invalid("tprobe.socket is invalid, it should be a string");
-    }
-    std::string socket = v->get<std::string>();
-    if (socket.size() > kMaxSocketPathBytes) {
-      return Invalid(
-          "tprobe.socket is invalid, a Unix socket path holds at "
-          "most " +
-          std::to_string(kMaxSocketPathBytes) + " bytes, currently it has " +
-          std::to_string(socket.size()));
-    }
-    config->socket = std::move(socket);
-  }
-  int64_t n = static_cast<int64_t>(config->ring_bytes);
-  status =
-      ParseBoundedInt(section, "ring_bytes", kMinRingBytes, kMaxRingBytes, &n);
+template <typename T>
+Status ParseValue(PowerOfTwo, const Json& v, const KeySpec& spec, T* out) {
+  T n = 0;
+  Status status = ParseValue(Integer{}, v, spec, &n);
   if (!status.ok()) return status;
   if ((n & (n - 1)) != 0) {
-    return Invalid(
-        "tprobe.ring_bytes is invalid, it should be a power of two, currently "
-        "it is " +
-        std::to_string(n));
+    return Invalid(spec.Name() +
+                   " is invalid, it should be a power of two, currently it "
+                   "is " +
+                   std::to_string(n));
   }
-  config->ring_bytes = static_cast<uint64_t>(n);
-
-  n = config->ring_count;
-  status = ParseBoundedInt(section, "ring_count", 1, kMaxRingCount, &n);
-  if (!status.ok()) return status;
-  config->ring_count = static_cast<uint32_t>(n);
-
-  if (const Json* v = Find(section, "policy")) {
-    if (auto policy = ValueNamed(kPolicyNames, *v)) {
-      config->policy = *policy;
-    } else {
-      return Invalid(
-          "tprobe.policy is invalid, it should be one of [drop, "
-          "block]");
-    }
-  }
-
-  n = config->block_timeout_ms;
-  status = ParseBoundedInt(section, "block_timeout_ms", 0,
-                           std::numeric_limits<uint32_t>::max(), &n);
-  if (!status.ok()) return status;
-  config->block_timeout_ms = static_cast<uint32_t>(n);
-
-  n = config->exit_timeout_ms;
-  status =
-      ParseBoundedInt(section, "exit_timeout_ms", 0, kMaxExitTimeoutMs, &n);
-  if (!status.ok()) return status;
-  config->exit_timeout_ms = static_cast<uint32_t>(n);
-
-  if (const Json* v = Find(section, "statistics_on")) {
-    if (*v == "auto") {
-      config->statistics_on = StatisticsOn::kAuto;
-    } else if (*v == "framework") {
-      config->statistics_on = StatisticsOn::kFramework;
-    } else if (*v == "daemon") {
-      config->statistics_on = StatisticsOn::kDaemon;
-    } else {
-      return Invalid(
-          "tprobe.statistics_on is invalid, it should be one of [auto, "
-          "framework, daemon]");
-    }
-  }
+  *out = n;
   return Status::Ok();
+}
+template <typename T>
+Json WriteValue(PowerOfTwo, T value) {
+  return value;
+}
+template <typename T>
+std::string DescribeValue(PowerOfTwo, const KeySpec& spec, T) {
+  return "a power of two in [" + std::to_string(spec.lo) + ", " +
+         std::to_string(spec.hi) + "]";
+}
+
+// The checks of CHECK rows: an error, or whether the value asks for
+// something tprobe does not do (then the key's warning follows).
+Result<bool> Boolean(const Json& v, std::string_view key) {
+  if (!v.is_boolean()) {
+    return Invalid(std::string(key) + " is invalid, it should be a boolean");
+  }
+  return false;
+}
+Result<bool> BooleanWarnTrue(const Json& v, std::string_view key) {
+  Result<bool> checked = Boolean(v, key);
+  if (!checked.ok()) return checked;
+  return v == true;
+}
+Result<bool> BooleanWarnFalse(const Json& v, std::string_view key) {
+  Result<bool> checked = Boolean(v, key);
+  if (!checked.ok()) return checked;
+  return v == false;
+}
+// msprobe's top-level precision.
+Result<bool> Precision(const Json& v, std::string_view) {
+  if (v != "low" && v != "high") {
+    return Invalid("precision is invalid, it should be one of ['low', 'high']");
+  }
+  return v == "high";
+}
+Result<bool> EmptyTensorList(const Json& v, std::string_view key) {
+  std::vector<std::string> tensor_list;
+  Status status = ParseValue(Names{}, v, KeySpec{key, 0, 0, 0}, &tensor_list);
+  if (!status.ok()) return status;
+  if (!tensor_list.empty()) {
+    return Invalid(
+        "tensor_list is not supported by tprobe yet; leave it empty (use "
+        "the tensor task to save tensors)");
+  }
+  return false;
+}
+Result<bool> FileFormat(const Json& v, std::string_view) {
+  if (v != "npy" && v != "bin") {
+    return Invalid("file_format is invalid, it should be one of [npy, bin]");
+  }
+  return v == "bin";
+}
+Result<bool> CheckMode(const Json& v, std::string_view) {
+  if (v != "all" && v != "aicore" && v != "atomic") {
+    return Invalid(
+        "check_mode is invalid, it should be one of [all, aicore, atomic]");
+  }
+  return v != "all";
+}
+
+// Reads the rows of TPROBE_CONFIG_KEYS that hold in `section` (one bit of
+// Sections) from `object`, in table order, into `config`. `rules` and
+// `prefix` are the section's, for the warnings of checked keys.
+Status ParseKeys(const Json& object, uint32_t section, KeyRules rules,
+                 const std::string& prefix, Config* config,
+                 Warnings* warnings) {
+#define TPROBE_PARSE_KEY_(sections, key, member, Type, lo, hi, live)          \
+  if (((sections)&section) != 0) {                                            \
+    if (const Json* v = ValueOf(object, #key, Type{})) {                      \
+      Status status = ParseValue(Type{}, *v, KeySpec{#key, sections, lo, hi}, \
+                                 &config->member);                            \
+      if (!status.ok()) return status;                                        \
+    }                                                                         \
+  }
+#define TPROBE_PARSE_CHECK_(sections, key, Check)            \
+  if (((sections)&section) != 0) {                           \
+    if (const Json* v = Find(object, #key)) {                \
+      Result<bool> warn = Check(*v, #key);                   \
+      if (!warn.ok()) return warn.status();                  \
+      if (*warn) WarnChecked(rules, prefix, #key, warnings); \
+    }                                                        \
+  }
+  TPROBE_CONFIG_KEYS(TPROBE_PARSE_KEY_, TPROBE_PARSE_CHECK_)
+#undef TPROBE_PARSE_CHECK_
+#undef TPROBE_PARSE_KEY_
+  return Status::Ok();
+}
+
+// A section of config.json, named `name`: the task section or "tprobe".
+Status ParseSection(const Json& object, std::string_view name, uint32_t section,
+                    KeyRules rules, Config* config, Warnings* warnings) {
+  if (!object.is_object()) {
+    return Invalid(std::string(name) + " is invalid, it should be an object");
+  }
+  const std::string prefix = std::string(name) + ".";
+  Status status = CheckKeys(object, prefix, rules, warnings);
+  if (!status.ok()) return status;
+  return ParseKeys(object, section, rules, prefix, config, warnings);
 }
 
 // Level debug (PrecisionDebugger.save() into debug.json) is written for
@@ -491,6 +671,8 @@ Status CheckDebugLevel(const Config& config) {
   return Status::Ok();
 }
 
+// The top level, then the section of the task it names (the other tasks'
+// sections are not read, as msprobe does not read them), then "tprobe".
 Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
   if (!root.is_object()) {
     return Invalid("the top level must be a JSON object, not " +
@@ -499,109 +681,17 @@ Status ParseRoot(const Json& root, Config* config, Warnings* warnings) {
   const KeyRules rules = TopLevelKeys();
   Status status = CheckKeys(root, "", rules, warnings);
   if (!status.ok()) return status;
-
-  if (const Json* v = Find(root, "task")) {
-    if (auto task = ValueNamed(kTaskNames, *v)) {
-      config->task = *task;
-    } else {
-      std::string message =
-          "task is invalid, it should be one of [statistics, tensor, "
-          "overflow_check, structure]";
-      if (const char* why =
-              v->is_string()
-                  ? UnsupportedTaskReason(v->get_ref<const std::string&>())
-                  : nullptr) {
-        message += " (" + std::string(why) + ")";
-      }
-      return Invalid(message);
-    }
-  }
-  if (const Json* v = Find(root, "dump_path")) {
-    if (!v->is_string()) {
-      return Invalid("dump_path is invalid, it should be a string");
-    }
-    if (v->get_ref<const std::string&>().empty()) {
-      return Invalid("dump_path is invalid, it should not be empty");
-    }
-    config->dump_path = v->get<std::string>();
-  }
-  if (const Json* v = Find(root, "rank")) {
-    status = ParseStepsOrRanks(*v, "rank", &config->ranks);
-    if (!status.ok()) return status;
-  }
-  if (const Json* v = Find(root, "step")) {
-    status = ParseStepsOrRanks(*v, "step", &config->steps);
-    if (!status.ok()) return status;
-  }
-  if (const Json* v = Find(root, "level")) {
-    if (auto level = ValueNamed(kLevelNames, *v)) {
-      config->level = *level;
-    } else {
-      std::string message =
-          "level is invalid, it should be one of [L0, L1, mix, debug]";
-      if (const char* why =
-              v->is_string()
-                  ? UnsupportedLevelReason(v->get_ref<const std::string&>())
-                  : nullptr) {
-        message += " (" + std::string(why) + ")";
-      }
-      return Invalid(message);
-    }
-  }
-  // msprobe's dynamic control: the adapter re-reads config.json while it
-  // is there (tprobe/_common/dump_enable.py); here it is only checked.
-  if (const Json* v = Find(root, "dump_enable")) {
-    if (!v->is_boolean()) {
-      return Invalid("dump_enable is invalid, it should be a boolean");
-    }
-  }
-  if (const Json* v = Find(root, "enable_dataloader")) {
-    if (!v->is_boolean()) {
-      return Invalid("enable_dataloader is invalid, it should be a boolean");
-    }
-    if (*v == true) WarnChecked(rules, "", "enable_dataloader", warnings);
-  }
-  // tprobe is always asynchronous: the daemon does what async_dump moves
-  // off the training thread, so either value means the same.
-  if (const Json* v = Find(root, "async_dump")) {
-    if (!v->is_boolean()) {
-      return Invalid("async_dump is invalid, it should be a boolean");
-    }
-  }
-  if (const Json* v = Find(root, "extra_info")) {
-    if (!v->is_boolean()) {
-      return Invalid("extra_info is invalid, it should be a boolean");
-    }
-    if (*v == false) WarnChecked(rules, "", "extra_info", warnings);
-  }
-  // msprobe 26.x reads a missing risk_level as "FOCUS", and null or "" as
-  // "ALL".
-  // (Find would read null as missing.)
-  if (auto v = root.find("risk_level"); v != root.end()) {
-    if (v->is_null() || *v == "") {
-      config->risk_level = RiskLevel::kAll;
-    } else if (auto risk_level = ValueNamed(kRiskLevelNames, *v)) {
-      config->risk_level = *risk_level;
-    } else {
-      return Invalid(
-          "risk_level is invalid, it should be one of ['CORE', 'FOCUS', "
-          "'ALL']");
-    }
-  }
-  if (const Json* v = Find(root, "precision")) {
-    if (*v != "low" && *v != "high") {
-      return Invalid(
-          "precision is invalid, it should be one of ['low', 'high']");
-    }
-    if (*v == "high") WarnChecked(rules, "", "precision", warnings);
-  }
+  status = ParseKeys(root, kTopLevel, rules, "", config, warnings);
+  if (!status.ok()) return status;
   const std::string_view task_name = TaskName(config->task);
   if (const Json* v = Find(root, task_name)) {
-    status = ParseTaskSection(*v, task_name, config, warnings);
+    status = ParseSection(*v, task_name, SectionOf(config->task),
+                          SectionKeys(task_name), config, warnings);
     if (!status.ok()) return status;
   }
   if (const Json* v = Find(root, "tprobe")) {
-    status = ParseTprobeSection(*v, config);
+    status = ParseSection(*v, "tprobe", kTprobeSection, kTprobeRules, config,
+                          warnings);
     if (!status.ok()) return status;
   }
   return CheckDebugLevel(*config);
@@ -628,59 +718,27 @@ Result<Config> Parse(std::string_view json_text, Warnings* warnings) {
   }
 }
 
-std::string_view SummaryModeName(SummaryMode mode) {
-  return NameOf(kSummaryModeNames, mode);
+// A value as a message quotes it: a string as it is, anything else as JSON.
+std::string Text(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-std::string_view PolicyName(FullRingPolicy policy) {
-  return NameOf(kPolicyNames, policy);
-}
-
-// Sorted values with each run of consecutive ones written as "a-b", so that
-// even every step in [0, kStepRankMax] stays one short string.
-nlohmann::ordered_json RangesJson(const std::vector<int64_t>& values) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < values.size();) {
-    size_t j = i;
-    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
-    if (j == i) {
-      out.push_back(values[i]);
-    } else {
-      out.push_back(std::to_string(values[i]) + "-" +
-                    std::to_string(values[j]));
-    }
-    i = j + 1;
+// Where a key appears, for the key table.
+std::string Where(uint32_t sections) {
+  if (sections == kTopLevel) return "top level";
+  if (sections == kTprobeSection) return "`tprobe`";
+  if (sections == kTaskSections) return "every task section";
+  std::string out;
+  for (const auto& row : EnumNames<Task>::kNames) {
+    if ((sections & SectionOf(row.value)) == 0) continue;
+    out += (out.empty() ? "`" : ", `") + std::string(row.name) + "`";
   }
-  return out;
-}
-
-Json DataModeJson(const DataMode& mode) {
-  Json out = Json::array();
-  if (!(mode.forward && mode.backward)) {
-    if (mode.forward) out.push_back("forward");
-    if (mode.backward) out.push_back("backward");
-  }
-  if (!(mode.input && mode.output)) {
-    if (mode.input) out.push_back("input");
-    if (mode.output) out.push_back("output");
-  }
-  if (out.empty()) out.push_back("all");
   return out;
 }
 
 }  // namespace
 
-std::string_view StatisticsOnName(StatisticsOn on) {
-  switch (on) {
-    case StatisticsOn::kFramework:
-      return "framework";
-    case StatisticsOn::kDaemon:
-      return "daemon";
-    case StatisticsOn::kAuto:
-      break;
-  }
-  return "auto";
-}
+std::string_view StatisticsOnName(StatisticsOn on) { return NameOf(on); }
 
 Result<Config> ParseConfig(std::string_view json_text,
                            std::vector<std::string>* warnings) {
@@ -724,37 +782,58 @@ Result<Config> LoadConfigFile(const std::string& path,
 }
 
 std::string ToJson(const Config& config) {
-  using Ordered = nlohmann::ordered_json;
-  Ordered root;
-  root["task"] = TaskName(config.task);
-  root["dump_path"] = config.dump_path;
-  root["rank"] = RangesJson(config.ranks);
-  root["step"] = RangesJson(config.steps);
-  root["level"] = LevelName(config.level);
-  root["risk_level"] = RiskLevelName(config.risk_level);
-
-  Ordered section;
-  section["scope"] = config.scope;
-  section["list"] = config.list;
-  section["data_mode"] = DataModeJson(config.data_mode);
-  if (config.task == Task::kStatistics || config.task == Task::kTensor) {
-    section["summary_mode"] = SummaryModeName(config.summary_mode);
-  } else if (config.task == Task::kOverflowCheck) {
-    section["overflow_nums"] = config.overflow_nums;
+  Json root, section, tprobe;
+  const uint32_t task = SectionOf(config.task);
+#define TPROBE_WRITE_KEY_(sections, key, member, Type, lo, hi, live) \
+  if ((sections) == kTopLevel) {                                     \
+    root[#key] = WriteValue(Type{}, config.member);                  \
+  } else if ((sections) == kTprobeSection) {                         \
+    tprobe[#key] = WriteValue(Type{}, config.member);                \
+  } else if (((sections)&task) != 0) {                               \
+    section[#key] = WriteValue(Type{}, config.member);               \
   }
+#define TPROBE_WRITE_CHECK_(sections, key, Check)
+  TPROBE_CONFIG_KEYS(TPROBE_WRITE_KEY_, TPROBE_WRITE_CHECK_)
+#undef TPROBE_WRITE_CHECK_
+#undef TPROBE_WRITE_KEY_
   root[std::string(TaskName(config.task))] = std::move(section);
-
-  Ordered& tprobe = root["tprobe"];
-  tprobe["socket"] = config.socket;
-  tprobe["ring_bytes"] = config.ring_bytes;
-  tprobe["ring_count"] = config.ring_count;
-  tprobe["policy"] = PolicyName(config.policy);
-  tprobe["block_timeout_ms"] = config.block_timeout_ms;
-  tprobe["exit_timeout_ms"] = config.exit_timeout_ms;
-  tprobe["statistics_on"] = StatisticsOnName(config.statistics_on);
+  root["tprobe"] = std::move(tprobe);
   // Strings in a valid Config are UTF-8; replacing bad bytes keeps dump()
   // from throwing for one that is not.
   return root.dump(1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::optional<KeyChange> FixedKeyChange(const Config& running,
+                                        const Config& next) {
+#define TPROBE_FIXED_KEY_(sections, key, member, Type, lo, hi, live) \
+  if (Live::live == Live::kFixed && running.member != next.member) { \
+    return KeyChange{KeySpec{#key, sections, lo, hi}.Name(),         \
+                     Text(WriteValue(Type{}, running.member)),       \
+                     Text(WriteValue(Type{}, next.member))};         \
+  }
+#define TPROBE_FIXED_CHECK_(sections, key, Check)
+  TPROBE_CONFIG_KEYS(TPROBE_FIXED_KEY_, TPROBE_FIXED_CHECK_)
+#undef TPROBE_FIXED_CHECK_
+#undef TPROBE_FIXED_KEY_
+  return std::nullopt;
+}
+
+std::string KeyTableMarkdown() {
+  const Config defaults;
+  std::string out =
+      "| Key | Where | Value | Default | Live |\n"
+      "|---|---|---|---|---|\n";
+#define TPROBE_DOC_KEY_(sections, key, member, Type, lo, hi, live)      \
+  out += "| `" #key "` | " + Where(sections) + " | " +                  \
+         DescribeValue(Type{}, KeySpec{#key, sections, lo, hi},         \
+                       defaults.member) +                               \
+         " | `" + WriteValue(Type{}, defaults.member).dump() + "` | " + \
+         (Live::live == Live::kLive ? "yes" : "no") + " |\n";
+#define TPROBE_DOC_CHECK_(sections, key, Check)
+  TPROBE_CONFIG_KEYS(TPROBE_DOC_KEY_, TPROBE_DOC_CHECK_)
+#undef TPROBE_DOC_CHECK_
+#undef TPROBE_DOC_KEY_
+  return out;
 }
 
 bool StepSelected(const Config& config, int64_t step) {
@@ -777,12 +856,12 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input) {
          (input ? mode.input : mode.output);
 }
 
-std::string_view TaskName(Task task) { return NameOf(kTaskNames, task); }
+std::string_view TaskName(Task task) { return NameOf(task); }
 
-std::string_view LevelName(Level level) { return NameOf(kLevelNames, level); }
+std::string_view LevelName(Level level) { return NameOf(level); }
 
 std::string_view RiskLevelName(RiskLevel risk_level) {
-  return NameOf(kRiskLevelNames, risk_level);
+  return NameOf(risk_level);
 }
 
 }  // namespace tprobe::config

@@ -9,6 +9,9 @@
 // the daemon checks with FromProto without parsing JSON again. Both sides
 // therefore agree on one Config value.
 //
+// Every key is declared once, in config_keys.h's TPROBE_CONFIG_KEYS, which
+// the parser, ToJson and the proto mapping all expand.
+//
 // Parsing is strict where msprobe is lax: an unknown key anywhere that is
 // parsed is an error naming the key and the allowed keys, and a value of the
 // wrong type is an error naming the key. Where msprobe has a message for a

@@ -1,36 +1,16 @@
 #include "common/config/config_proto.h"
 
-#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "common/config/config_keys.h"
 
 namespace tprobe::config {
 namespace {
 
 Status Bad(const std::string& key, const std::string& why) {
   return Status::Error("config: " + key + " is invalid, " + why);
-}
-
-// Sorted, without duplicates, each in [0, kStepRankMax], as ParseConfig
-// expands them.
-Status CheckStepsOrRanks(const google::protobuf::RepeatedField<int64_t>& in,
-                         const std::string& key, std::vector<int64_t>* out) {
-  if (in.size() > kStepRankMax + 1) {
-    return Bad(key, "it holds more than " + std::to_string(kStepRankMax + 1) +
-                        " values");
-  }
-  for (int i = 0; i < in.size(); ++i) {
-    if (in[i] < 0 || in[i] > kStepRankMax) {
-      return Bad(key, "each value must be between 0 and " +
-                          std::to_string(kStepRankMax) + ", one is " +
-                          std::to_string(in[i]));
-    }
-    if (i > 0 && in[i] <= in[i - 1]) {
-      return Bad(key, "its values must be sorted and distinct");
-    }
-  }
-  out->assign(in.begin(), in.end());
-  return Status::Ok();
 }
 
 // Each of the config's enums beside control.proto's, value for value: the
@@ -40,179 +20,293 @@ struct Pair {
   Core core;
   Proto proto;
 };
-constexpr Pair<Task, v1::Config::Task> kTasks[] = {
-    {Task::kStatistics, v1::Config::STATISTICS},
-    {Task::kTensor, v1::Config::TENSOR},
-    {Task::kOverflowCheck, v1::Config::OVERFLOW_CHECK},
-    {Task::kStructure, v1::Config::STRUCTURE}};
-constexpr Pair<Level, v1::Config::Level> kLevels[] = {
-    {Level::kL0, v1::Config::L0},
-    {Level::kL1, v1::Config::L1},
-    {Level::kMix, v1::Config::MIX},
-    {Level::kDebug, v1::Config::DEBUG}};
-constexpr Pair<RiskLevel, v1::Config::RiskLevel> kRiskLevels[] = {
-    {RiskLevel::kFocus, v1::Config::FOCUS},
-    {RiskLevel::kCore, v1::Config::CORE},
-    {RiskLevel::kAll, v1::Config::ALL}};
-constexpr Pair<SummaryMode, v1::Config::SummaryMode> kSummaryModes[] = {
-    {SummaryMode::kStatistics, v1::Config::SUMMARY_STATISTICS},
-    {SummaryMode::kMd5, v1::Config::MD5},
-    {SummaryMode::kXor, v1::Config::XOR}};
-constexpr Pair<FullRingPolicy, v1::Config::Policy> kPolicies[] = {
-    {FullRingPolicy::kBlock, v1::Config::BLOCK},
-    {FullRingPolicy::kDrop, v1::Config::DROP}};
+template <typename E>
+struct ProtoEnum;
+template <>
+struct ProtoEnum<Task> {
+  static constexpr Pair<Task, v1::Config::Task> kPairs[] = {
+      {Task::kStatistics, v1::Config::STATISTICS},
+      {Task::kTensor, v1::Config::TENSOR},
+      {Task::kOverflowCheck, v1::Config::OVERFLOW_CHECK},
+      {Task::kStructure, v1::Config::STRUCTURE}};
+};
+template <>
+struct ProtoEnum<Level> {
+  static constexpr Pair<Level, v1::Config::Level> kPairs[] = {
+      {Level::kL0, v1::Config::L0},
+      {Level::kL1, v1::Config::L1},
+      {Level::kMix, v1::Config::MIX},
+      {Level::kDebug, v1::Config::DEBUG}};
+};
+template <>
+struct ProtoEnum<RiskLevel> {
+  static constexpr Pair<RiskLevel, v1::Config::RiskLevel> kPairs[] = {
+      {RiskLevel::kFocus, v1::Config::FOCUS},
+      {RiskLevel::kCore, v1::Config::CORE},
+      {RiskLevel::kAll, v1::Config::ALL}};
+};
+template <>
+struct ProtoEnum<SummaryMode> {
+  static constexpr Pair<SummaryMode, v1::Config::SummaryMode> kPairs[] = {
+      {SummaryMode::kStatistics, v1::Config::SUMMARY_STATISTICS},
+      {SummaryMode::kMd5, v1::Config::MD5},
+      {SummaryMode::kXor, v1::Config::XOR}};
+};
+template <>
+struct ProtoEnum<FullRingPolicy> {
+  static constexpr Pair<FullRingPolicy, v1::Config::Policy> kPairs[] = {
+      {FullRingPolicy::kBlock, v1::Config::BLOCK},
+      {FullRingPolicy::kDrop, v1::Config::DROP}};
+};
+template <>
+struct ProtoEnum<StatisticsOn> {
+  static constexpr Pair<StatisticsOn, v1::Config::StatisticsOn> kPairs[] = {
+      {StatisticsOn::kAuto, v1::Config::STATISTICS_ON_AUTO},
+      {StatisticsOn::kFramework, v1::Config::STATISTICS_ON_FRAMEWORK},
+      {StatisticsOn::kDaemon, v1::Config::STATISTICS_ON_DAEMON}};
+};
 
-// The proto value of `core` (every core value has one).
-template <typename Core, typename Proto, size_t N>
-Proto ToProtoValue(const Pair<Core, Proto> (&table)[N], Core core) {
-  for (const auto& pair : table) {
-    if (pair.core == core) return pair.proto;
+// The accessors of control.proto's Config field `member` for each KEY row
+// of TPROBE_CONFIG_KEYS: Set for a scalar, Mutable for a repeated field or
+// a message (templates, so that only the one a type uses is instantiated).
+#define TPROBE_PROTO_FIELD_(sections, key, member, Type, lo, hi, live) \
+  struct member##_field {                                              \
+    template <typename M, typename V>                                  \
+    static void Set(M& m, const V& value) {                            \
+      m.set_##member(value);                                           \
+    }                                                                  \
+    template <typename M>                                              \
+    static auto* Mutable(M& m) {                                       \
+      return m.mutable_##member();                                     \
+    }                                                                  \
+  };
+#define TPROBE_PROTO_SKIP_CHECK_(sections, key, Check)
+TPROBE_CONFIG_KEYS(TPROBE_PROTO_FIELD_, TPROBE_PROTO_SKIP_CHECK_)
+#undef TPROBE_PROTO_FIELD_
+
+// The handling of each value type of TPROBE_CONFIG_KEYS: Put writes the
+// member into its field, Take reads a field back into the member and checks
+// what ParseConfig guarantees (or returns the error that names the key).
+
+template <typename F, typename E>
+void Put(EnumName, E value, v1::Config& m) {
+  for (const auto& pair : ProtoEnum<E>::kPairs) {
+    if (pair.core == value) return F::Set(m, pair.proto);
   }
-  return table[0].proto;
+  F::Set(m, ProtoEnum<E>::kPairs[0].proto);
+}
+template <typename E, typename Proto>
+Status Take(EnumName, Proto proto, const KeySpec& spec, E* out) {
+  for (const auto& pair : ProtoEnum<E>::kPairs) {
+    if (pair.proto == proto) {
+      *out = pair.core;
+      return Status::Ok();
+    }
+  }
+  return Bad(spec.Name(),
+             "it should be one of " + std::string(EnumNames<E>::kChoices));
+}
+template <typename F, typename E>
+void Put(RiskName, E value, v1::Config& m) {
+  Put<F>(EnumName{}, value, m);
+}
+template <typename E, typename Proto>
+Status Take(RiskName, Proto proto, const KeySpec& spec, E* out) {
+  return Take(EnumName{}, proto, spec, out);
+}
+template <typename F, typename E>
+void Put(SummaryName, E value, v1::Config& m) {
+  Put<F>(EnumName{}, value, m);
+}
+template <typename E, typename Proto>
+Status Take(SummaryName, Proto proto, const KeySpec& spec, E* out) {
+  return Take(EnumName{}, proto, spec, out);
 }
 
-// The core value of `proto`; nullopt for a value outside the table.
-template <typename Core, typename Proto, size_t N>
-std::optional<Core> FromProtoValue(const Pair<Core, Proto> (&table)[N],
-                                   Proto proto) {
-  for (const auto& pair : table) {
-    if (pair.proto == proto) return pair.core;
+template <typename F>
+void Put(DumpPath, const std::string& value, v1::Config& m) {
+  F::Set(m, value);
+}
+Status Take(DumpPath, const std::string& in, const KeySpec& spec,
+            std::string* out) {
+  if (in.empty()) return Bad(spec.Name(), "it should not be empty");
+  *out = in;
+  return Status::Ok();
+}
+
+template <typename F>
+void Put(SocketPath, const std::string& value, v1::Config& m) {
+  F::Set(m, value);
+}
+Status Take(SocketPath, const std::string& in, const KeySpec& spec,
+            std::string* out) {
+  if (in.size() > static_cast<size_t>(spec.hi)) {
+    return Bad(spec.Name(), "a Unix socket path holds at most " +
+                                std::to_string(spec.hi) + " bytes");
   }
-  return std::nullopt;
+  *out = in;
+  return Status::Ok();
+}
+
+template <typename F>
+void Put(Ranges, const std::vector<int64_t>& values, v1::Config& m) {
+  F::Mutable(m)->Add(values.begin(), values.end());
+}
+// Sorted, without duplicates, each in [spec.lo, spec.hi], as ParseConfig
+// expands them.
+Status Take(Ranges, const google::protobuf::RepeatedField<int64_t>& in,
+            const KeySpec& spec, std::vector<int64_t>* out) {
+  if (in.size() > spec.hi + 1) {
+    return Bad(spec.Name(),
+               "it holds more than " + std::to_string(spec.hi + 1) + " values");
+  }
+  for (int i = 0; i < in.size(); ++i) {
+    if (in[i] < spec.lo || in[i] > spec.hi) {
+      return Bad(spec.Name(), "each value must be between " +
+                                  std::to_string(spec.lo) + " and " +
+                                  std::to_string(spec.hi) + ", one is " +
+                                  std::to_string(in[i]));
+    }
+    if (i > 0 && in[i] <= in[i - 1]) {
+      return Bad(spec.Name(), "its values must be sorted and distinct");
+    }
+  }
+  out->assign(in.begin(), in.end());
+  return Status::Ok();
+}
+
+template <typename F>
+void Put(Names, const std::vector<std::string>& values, v1::Config& m) {
+  for (const std::string& s : values) *F::Mutable(m)->Add() = s;
+}
+Status Take(Names, const google::protobuf::RepeatedPtrField<std::string>& in,
+            const KeySpec&, std::vector<std::string>* out) {
+  out->assign(in.begin(), in.end());
+  return Status::Ok();
+}
+
+template <typename F>
+void Put(Scope, const std::vector<std::string>& values, v1::Config& m) {
+  Put<F>(Names{}, values, m);
+}
+Status Take(Scope, const google::protobuf::RepeatedPtrField<std::string>& in,
+            const KeySpec& spec, std::vector<std::string>* out) {
+  if (in.size() != 0 && in.size() != 2) {
+    return Bad(spec.Name(), "it should be empty or hold exactly 2 names");
+  }
+  return Take(Names{}, in, spec, out);
+}
+
+template <typename F>
+void Put(Modes, const DataMode& mode, v1::Config& m) {
+  v1::Config::DataMode* out = F::Mutable(m);
+  out->set_forward(mode.forward);
+  out->set_backward(mode.backward);
+  out->set_input(mode.input);
+  out->set_output(mode.output);
+}
+Status Take(Modes, const v1::Config::DataMode& in, const KeySpec& spec,
+            DataMode* out) {
+  *out = DataMode{in.forward(), in.backward(), in.input(), in.output()};
+  if (!(in.forward() || in.backward()) || !(in.input() || in.output())) {
+    return Bad(spec.Name(), "it lets no direction or no side through");
+  }
+  return Status::Ok();
+}
+
+template <typename F>
+void Put(OverflowCount, int64_t value, v1::Config& m) {
+  F::Set(m, value);
+}
+Status Take(OverflowCount, int64_t in, const KeySpec& spec, int64_t* out) {
+  if (in != -1 && in <= 0) {
+    return Bad(spec.Name(), "it should be -1 or a positive integer");
+  }
+  *out = in;
+  return Status::Ok();
+}
+
+template <typename F, typename T>
+void Put(Integer, T value, v1::Config& m) {
+  F::Set(m, value);
+}
+template <typename T>
+Status Take(Integer, T in, const KeySpec& spec, T* out) {
+  const int64_t n = static_cast<int64_t>(in);
+  if (n < spec.lo || n > spec.hi) {
+    return Bad(spec.Name(),
+               spec.lo == 0
+                   ? "it should be at most " + std::to_string(spec.hi)
+                   : "it should be between " + std::to_string(spec.lo) +
+                         " and " + std::to_string(spec.hi));
+  }
+  *out = in;
+  return Status::Ok();
+}
+
+template <typename F, typename T>
+void Put(PowerOfTwo, T value, v1::Config& m) {
+  F::Set(m, value);
+}
+template <typename T>
+Status Take(PowerOfTwo, T in, const KeySpec& spec, T* out) {
+  const int64_t n = static_cast<int64_t>(in);
+  if (n < spec.lo || n > spec.hi || (in & (in - 1)) != 0) {
+    return Bad(spec.Name(), "it should be a power of two between " +
+                                std::to_string(spec.lo) + " and " +
+                                std::to_string(spec.hi));
+  }
+  *out = in;
+  return Status::Ok();
+}
+
+// "the statistics and tensor tasks set it": what a key of the sections
+// `sections` is refused with in a config of another task.
+std::string OnlyTasks(uint32_t sections) {
+  std::vector<std::string_view> names;
+  for (const auto& row : EnumNames<Task>::kNames) {
+    if ((sections & SectionOf(row.value)) != 0) names.push_back(row.name);
+  }
+  std::string out = "only the ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out + (names.size() == 1 ? " task sets it" : " tasks set it");
 }
 
 }  // namespace
 
 v1::Config ToProto(const Config& config) {
   v1::Config m;
-  m.set_task(ToProtoValue(kTasks, config.task));
-  m.set_dump_path(config.dump_path);
-  m.mutable_ranks()->Add(config.ranks.begin(), config.ranks.end());
-  m.mutable_steps()->Add(config.steps.begin(), config.steps.end());
-  m.set_level(ToProtoValue(kLevels, config.level));
-  for (const std::string& s : config.scope) m.add_scope(s);
-  for (const std::string& s : config.list) m.add_list(s);
-  m.set_risk_level(ToProtoValue(kRiskLevels, config.risk_level));
-  v1::Config::DataMode* mode = m.mutable_data_mode();
-  mode->set_forward(config.data_mode.forward);
-  mode->set_backward(config.data_mode.backward);
-  mode->set_input(config.data_mode.input);
-  mode->set_output(config.data_mode.output);
-  m.set_summary_mode(ToProtoValue(kSummaryModes, config.summary_mode));
-  m.set_overflow_nums(config.overflow_nums);
-  m.set_socket(config.socket);
-  m.set_ring_bytes(config.ring_bytes);
-  m.set_ring_count(config.ring_count);
-  m.set_policy(ToProtoValue(kPolicies, config.policy));
-  m.set_block_timeout_ms(config.block_timeout_ms);
-  m.set_exit_timeout_ms(config.exit_timeout_ms);
-  m.set_statistics_on(static_cast<v1::Config::StatisticsOn>(
-      static_cast<int>(config.statistics_on)));
+#define TPROBE_PROTO_PUT_(sections, key, member, Type, lo, hi, live) \
+  Put<member##_field>(Type{}, config.member, m);
+  TPROBE_CONFIG_KEYS(TPROBE_PROTO_PUT_, TPROBE_PROTO_SKIP_CHECK_)
+#undef TPROBE_PROTO_PUT_
   return m;
 }
 
+// Every row in table order; a key of task sections other than the config's
+// task must hold its default.
 Result<Config> FromProto(const v1::Config& m) {
   Config c;
-  if (auto task = FromProtoValue(kTasks, m.task())) {
-    c.task = *task;
-  } else {
-    return Bad("task",
-               "it should be one of [statistics, tensor, "
-               "overflow_check, structure]");
+  const Config defaults;
+#define TPROBE_PROTO_TAKE_(sections, key, member, Type, lo, hi, live)         \
+  {                                                                           \
+    const KeySpec spec{#key, sections, lo, hi};                               \
+    if (Status s = Take(Type{}, m.member(), spec, &c.member); !s.ok()) {      \
+      return s;                                                               \
+    }                                                                         \
+    if (((sections)&kTaskSections) != 0 &&                                    \
+        ((sections)&SectionOf(c.task)) == 0 && c.member != defaults.member) { \
+      return Bad(spec.Name(), OnlyTasks(sections));                           \
+    }                                                                         \
   }
-  if (m.dump_path().empty()) return Bad("dump_path", "it should not be empty");
-  c.dump_path = m.dump_path();
-  if (Status s = CheckStepsOrRanks(m.ranks(), "rank", &c.ranks); !s.ok()) {
-    return s;
-  }
-  if (Status s = CheckStepsOrRanks(m.steps(), "step", &c.steps); !s.ok()) {
-    return s;
-  }
-  if (auto level = FromProtoValue(kLevels, m.level())) {
-    c.level = *level;
-  } else {
-    return Bad("level", "it should be one of [L0, L1, mix, debug]");
-  }
-  if (auto risk_level = FromProtoValue(kRiskLevels, m.risk_level())) {
-    c.risk_level = *risk_level;
-  } else {
-    return Bad("risk_level", "it should be one of ['CORE', 'FOCUS', 'ALL']");
-  }
-  if (m.scope_size() != 0 && m.scope_size() != 2) {
-    return Bad("scope", "it should be empty or hold exactly 2 names");
-  }
-  c.scope.assign(m.scope().begin(), m.scope().end());
-  c.list.assign(m.list().begin(), m.list().end());
-  const v1::Config::DataMode& mode = m.data_mode();
-  c.data_mode =
-      DataMode{mode.forward(), mode.backward(), mode.input(), mode.output()};
-  if (!(mode.forward() || mode.backward()) ||
-      !(mode.input() || mode.output())) {
-    return Bad("data_mode", "it lets no direction or no side through");
-  }
-  const auto summary_mode = FromProtoValue(kSummaryModes, m.summary_mode());
-  if (!summary_mode) {
-    return Bad("summary_mode",
-               "it should be one of ['statistics', 'md5', 'xor']");
-  }
-  if (*summary_mode != SummaryMode::kStatistics &&
-      c.task != Task::kStatistics && c.task != Task::kTensor) {
-    return Bad("summary_mode", "only the statistics and tensor tasks set it");
-  }
-  c.summary_mode = *summary_mode;
-  if (m.overflow_nums() != -1 && m.overflow_nums() <= 0) {
-    return Bad("overflow_nums", "it should be -1 or a positive integer");
-  }
-  if (c.task != Task::kOverflowCheck && m.overflow_nums() != 1) {
-    return Bad("overflow_nums", "only the overflow_check task sets it");
-  }
-  c.overflow_nums = m.overflow_nums();
-  if (m.socket().size() > kMaxSocketPathBytes) {
-    return Bad("tprobe.socket", "a Unix socket path holds at most " +
-                                    std::to_string(kMaxSocketPathBytes) +
-                                    " bytes");
-  }
-  c.socket = m.socket();
-  const uint64_t bytes = m.ring_bytes();
-  if (bytes < kMinRingBytes || bytes > kMaxRingBytes ||
-      (bytes & (bytes - 1)) != 0) {
-    return Bad("tprobe.ring_bytes", "it should be a power of two between " +
-                                        std::to_string(kMinRingBytes) +
-                                        " and " +
-                                        std::to_string(kMaxRingBytes));
-  }
-  c.ring_bytes = bytes;
-  if (m.ring_count() < 1 || m.ring_count() > kMaxRingCount) {
-    return Bad("tprobe.ring_count",
-               "it should be between 1 and " + std::to_string(kMaxRingCount));
-  }
-  c.ring_count = m.ring_count();
-  if (auto policy = FromProtoValue(kPolicies, m.policy())) {
-    c.policy = *policy;
-  } else {
-    return Bad("tprobe.policy", "it should be one of [drop, block]");
-  }
-  c.block_timeout_ms = m.block_timeout_ms();
-  if (m.exit_timeout_ms() > kMaxExitTimeoutMs) {
-    return Bad("tprobe.exit_timeout_ms",
-               "it should be at most " + std::to_string(kMaxExitTimeoutMs));
-  }
-  c.exit_timeout_ms = m.exit_timeout_ms();
-  switch (m.statistics_on()) {
-    case v1::Config::STATISTICS_ON_AUTO:
-      c.statistics_on = StatisticsOn::kAuto;
-      break;
-    case v1::Config::STATISTICS_ON_FRAMEWORK:
-      c.statistics_on = StatisticsOn::kFramework;
-      break;
-    case v1::Config::STATISTICS_ON_DAEMON:
-      c.statistics_on = StatisticsOn::kDaemon;
-      break;
-    default:
-      return Bad("tprobe.statistics_on",
-                 "it should be one of [auto, framework, daemon]");
-  }
+  TPROBE_CONFIG_KEYS(TPROBE_PROTO_TAKE_, TPROBE_PROTO_SKIP_CHECK_)
+#undef TPROBE_PROTO_TAKE_
   return c;
 }
+
+#undef TPROBE_PROTO_SKIP_CHECK_
 
 }  // namespace tprobe::config

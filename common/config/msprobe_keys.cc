@@ -7,121 +7,14 @@
 namespace tprobe::config {
 namespace {
 
-constexpr std::string_view kAtb =
-    "msprobe's ATB dump (its config has a top-level 'device' key) is not "
-    "supported by tprobe; use a PyTorch or MindSpore config.json";
+// The rows of TPROBE_MSPROBE_KEYS, and each section's rules taken from them.
+#define TPROBE_MSPROBE_RULE_(sections, key, use, why) \
+  {sections, {#key, KeyUse::use, why}},
+constexpr SectionRule kRows[] = {TPROBE_MSPROBE_KEYS(TPROBE_MSPROBE_RULE_)};
+#undef TPROBE_MSPROBE_RULE_
 
-constexpr std::string_view kSlice =
-    "tprobe dumps whole tensors, not slices of them";
-constexpr std::string_view kRequestId =
-    "it selects an inference request; tprobe dumps every call";
-constexpr std::string_view kDiffCheck =
-    "it is diff_check's; tprobe does not run diff_check";
-
-constexpr KeyRule kTopLevel[] = {
-    {"task", KeyUse::kActed, ""},
-    {"dump_path", KeyUse::kActed, ""},
-    {"rank", KeyUse::kActed, ""},
-    {"step", KeyUse::kActed, ""},
-    {"level", KeyUse::kActed, ""},
-    {"risk_level", KeyUse::kActed, ""},
-    {"dump_enable", KeyUse::kActed, ""},
-    {"statistics", KeyUse::kActed, ""},
-    {"tensor", KeyUse::kActed, ""},
-    {"overflow_check", KeyUse::kActed, ""},
-    {"structure", KeyUse::kActed, ""},
-    {"tprobe", KeyUse::kActed, ""},
-    {"async_dump", KeyUse::kChecked, ""},
-    {"extra_info", KeyUse::kChecked,
-     "tprobe always writes stack.json and construct.json"},
-    {"precision", KeyUse::kChecked,
-     "tprobe computes each statistic one way whatever precision says "
-     "(docs/format.md)"},
-    {"enable_dataloader", KeyUse::kChecked,
-     "call start(), stop() and step() in the training loop (msprobe "
-     "deprecates the key too)"},
-    {"custom_op_namespaces", KeyUse::kIgnored,
-     "tprobe does not hook torch.ops namespaces (NPU custom operators)"},
-    {"acl_config", KeyUse::kIgnored,
-     "it configures msprobe's Ascend ACL dump, which tprobe does not run"},
-    {"seed", KeyUse::kIgnored,
-     "tprobe does not seed from config.json; call "
-     "tprobe.torch.seed_all(seed=..., mode=...)"},
-    {"is_deterministic", KeyUse::kIgnored,
-     "tprobe does not set deterministic algorithms from config.json; call "
-     "tprobe.torch.seed_all(seed=..., mode=True)"},
-    {"load", KeyUse::kRefused,
-     "replacing module inputs with previously dumped tensors (msprobe's "
-     "'load' section) is not supported by tprobe; remove the section"},
-    {"device", KeyUse::kRefused, kAtb},
-    {"exec_range", KeyUse::kRefused, kAtb},
-    {"ids", KeyUse::kRefused, kAtb},
-    {"op_name", KeyUse::kRefused, kAtb},
-    {"save_child", KeyUse::kRefused, kAtb},
-    {"filter_level", KeyUse::kRefused, kAtb},
-    {"acc_check", KeyUse::kSection, ""},
-    {"diff_check", KeyUse::kSection, ""},
-    {"nan_check", KeyUse::kSection, ""},
-    {"exception_dump", KeyUse::kSection, ""},
-    {"run_ut", KeyUse::kSection, ""},
-    {"grad_probe", KeyUse::kSection, ""},
-    {"free_benchmark", KeyUse::kSection, ""},
-};
-
-// Each task section starts with the keys msprobe's BaseConfig reads in
-// every section (spelled out in each table, as a constexpr table cannot be
-// joined from two).
-constexpr KeyRule kStatistics[] = {
-    {"scope", KeyUse::kActed, ""},
-    {"list", KeyUse::kActed, ""},
-    {"data_mode", KeyUse::kActed, ""},
-    {"slice", KeyUse::kIgnored, kSlice},
-    {"request_id", KeyUse::kIgnored, kRequestId},
-    {"diff_nums", KeyUse::kIgnored, kDiffCheck},
-    {"summary_mode", KeyUse::kActed, ""},
-    {"tensor_list", KeyUse::kActed, ""},
-    {"device", KeyUse::kIgnored,
-     "it is MindSpore static graph's; tprobe computes statistics where "
-     "tprobe.statistics_on says"},
-    {"precision", KeyUse::kIgnored,
-     "it is MindSpore static graph's device statistics precision; tprobe "
-     "computes each statistic one way"},
-};
-constexpr KeyRule kTensor[] = {
-    {"scope", KeyUse::kActed, ""},
-    {"list", KeyUse::kActed, ""},
-    {"data_mode", KeyUse::kActed, ""},
-    {"slice", KeyUse::kIgnored, kSlice},
-    {"request_id", KeyUse::kIgnored, kRequestId},
-    {"diff_nums", KeyUse::kIgnored, kDiffCheck},
-    {"summary_mode", KeyUse::kActed, ""},
-    {"file_format", KeyUse::kChecked,
-     "tprobe writes .npy files ('bin' is MindSpore static graph's)"},
-    {"bench_path", KeyUse::kIgnored, kDiffCheck},
-};
-constexpr KeyRule kOverflowCheck[] = {
-    {"scope", KeyUse::kActed, ""},
-    {"list", KeyUse::kActed, ""},
-    {"data_mode", KeyUse::kActed, ""},
-    {"slice", KeyUse::kIgnored, kSlice},
-    {"request_id", KeyUse::kIgnored, kRequestId},
-    {"diff_nums", KeyUse::kIgnored, kDiffCheck},
-    {"overflow_nums", KeyUse::kActed, ""},
-    {"check_mode", KeyUse::kChecked,
-     "it is MindSpore static graph's (before 2.3); tprobe checks every "
-     "dumped call's outputs"},
-    {"summary_mode", KeyUse::kIgnored,
-     "the overflow_check task writes statistics"},
-};
-constexpr KeyRule kStructure[] = {
-    {"scope", KeyUse::kActed, ""},
-    {"list", KeyUse::kActed, ""},
-    {"data_mode", KeyUse::kActed, ""},
-    {"slice", KeyUse::kIgnored, kSlice},
-    {"request_id", KeyUse::kIgnored, kRequestId},
-    {"diff_nums", KeyUse::kIgnored, kDiffCheck},
-    {"summary_mode", KeyUse::kIgnored, "the structure task dumps no data"},
-};
+template <uint32_t section>
+constexpr auto kRules = RulesOf<section, CountRules<section>(kRows)>(kRows);
 
 // Optimal string alignment distance (Levenshtein plus swaps of neighbours),
 // capped: anything above kMax comes back as kMax + 1.
@@ -149,13 +42,13 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-KeyRules TopLevelKeys() { return kTopLevel; }
+KeyRules TopLevelKeys() { return kRules<kTopLevel>; }
 
 KeyRules SectionKeys(std::string_view task_name) {
-  if (task_name == "statistics") return kStatistics;
-  if (task_name == "tensor") return kTensor;
-  if (task_name == "overflow_check") return kOverflowCheck;
-  if (task_name == "structure") return kStructure;
+  if (task_name == "statistics") return kRules<kStatisticsSection>;
+  if (task_name == "tensor") return kRules<kTensorSection>;
+  if (task_name == "overflow_check") return kRules<kOverflowCheckSection>;
+  if (task_name == "structure") return kRules<kStructureSection>;
   return {};
 }
 

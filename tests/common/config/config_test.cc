@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "common/config/config_keys.h"
 
 namespace tprobe::config {
 
@@ -919,6 +922,63 @@ TEST_P(GoldenConfigTest, Parses) {
 
 INSTANTIATE_TEST_SUITE_P(Msprobe, GoldenConfigTest,
                          ::testing::Values("L0", "L1", "mix"));
+
+// docs/configuration.md's key table is KeyTableMarkdown's, from
+// TPROBE_CONFIG_KEYS: a key added to the table fails here until the
+// document has its row (paste the expected table over the old one).
+TEST(ConfigKeysTest, TheDocumentsKeyTableIsTheSchemas) {
+  std::ifstream file(TPROBE_SOURCE_DIR "/docs/configuration.md");
+  ASSERT_TRUE(file.is_open());
+  std::string line, table;
+  bool in_table = false;
+  while (std::getline(file, line)) {
+    if (line.starts_with("| Key | Where |")) in_table = true;
+    if (in_table && !line.starts_with("|")) break;
+    if (in_table) table += line + "\n";
+  }
+  EXPECT_EQ(table, KeyTableMarkdown());
+}
+
+// A running training keeps its "tprobe" section: the first such key that
+// differs is named with both values, as config.json writes them.
+TEST(ConfigKeysTest, FixedKeyChangeNamesTheFirstFixedKeyThatDiffers) {
+  const Config running;
+  Config next = running;
+  next.task = Task::kTensor;
+  next.steps = {1, 2};
+  next.dump_path = "/elsewhere";
+  EXPECT_FALSE(FixedKeyChange(running, next).has_value());
+
+  next.ring_bytes = 65536;
+  next.policy = FullRingPolicy::kDrop;
+  auto change = FixedKeyChange(running, next);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->key, "tprobe.ring_bytes");
+  EXPECT_EQ(change->was, "8388608");
+  EXPECT_EQ(change->now, "65536");
+
+  next.ring_bytes = running.ring_bytes;
+  change = FixedKeyChange(running, next);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->key, "tprobe.policy");
+  EXPECT_EQ(change->was, "block");
+  EXPECT_EQ(change->now, "drop");
+
+  next = running;
+  next.socket = "/run/other.sock";
+  change = FixedKeyChange(running, next);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->key, "tprobe.socket");
+  EXPECT_EQ(change->was, "");
+  EXPECT_EQ(change->now, "/run/other.sock");
+
+  next = running;
+  next.statistics_on = StatisticsOn::kDaemon;
+  change = FixedKeyChange(running, next);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->key, "tprobe.statistics_on");
+  EXPECT_EQ(change->now, "daemon");
+}
 
 }  // namespace
 }  // namespace tprobe::config
