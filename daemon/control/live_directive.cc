@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/config/config.h"
+#include "common/config/config_keys.h"
 #include "common/shm/directive.h"
 #include "daemon/process/dump_path_check.h"
 
@@ -55,45 +56,6 @@ void Store(Producer& producer, const shm::Directive& directive) {
       .store(shm::EncodeDirective(directive), std::memory_order_release);
 }
 
-// The first key of `next` that differs from `running` and cannot change
-// live, or an empty string.
-std::string FixedKeyChanged(const config::Config& running,
-                            const config::Config& next, std::string* was,
-                            std::string* now) {
-  auto differs = [&](const auto& a, const auto& b) {
-    if (a == b) return false;
-    *was = fmt::format("{}", a);
-    *now = fmt::format("{}", b);
-    return true;
-  };
-  if (differs(running.socket, next.socket)) {
-    return "tprobe.socket";
-  }
-  if (differs(running.ring_bytes, next.ring_bytes)) {
-    return "tprobe.ring_bytes";
-  }
-  if (differs(running.ring_count, next.ring_count)) {
-    return "tprobe.ring_count";
-  }
-  if (running.policy != next.policy) {
-    *was = running.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
-    *now = next.policy == config::FullRingPolicy::kDrop ? "drop" : "block";
-    return "tprobe.policy";
-  }
-  if (differs(running.block_timeout_ms, next.block_timeout_ms)) {
-    return "tprobe.block_timeout_ms";
-  }
-  if (differs(running.exit_timeout_ms, next.exit_timeout_ms)) {
-    return "tprobe.exit_timeout_ms";
-  }
-  if (running.statistics_on != next.statistics_on) {
-    *was = config::StatisticsOnName(running.statistics_on);
-    *now = config::StatisticsOnName(next.statistics_on);
-    return "tprobe.statistics_on";
-  }
-  return "";
-}
-
 }  // namespace
 
 Status ApplyLiveConfigure(
@@ -108,13 +70,12 @@ Status ApplyLiveConfigure(
   for (const auto& p : producers) {
     const std::string rank =
         p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank());
-    std::string was, now;
-    const std::string key = FixedKeyChanged(p->config(), config, &was, &now);
-    if (!key.empty()) {
+    if (auto change = config::FixedKeyChange(p->config(), config)) {
       return Status::InvalidArgument(
-          "config: " + key + " cannot change while the training runs (rank " +
-          rank + " registered with '" + was + "', the new config says '" + now +
-          "'): set it back to '" + was +
+          "config: " + change->key +
+          " cannot change while the training runs (rank " + rank +
+          " registered with '" + change->was + "', the new config says '" +
+          change->now + "'): set it back to '" + change->was +
           "'; a live config may change task, level, step, rank, scope, "
           "list, data_mode, summary_mode, overflow_nums and dump_path");
     }
