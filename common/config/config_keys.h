@@ -27,7 +27,10 @@
 // Rows are read in order: the top level first, then the task section, then
 // the "tprobe" section; the first bad value is the error. Adding a key is a
 // row here, a field in control.proto's Config for a KEY, and, for a new
-// value type, its handling in config.cc and config_proto.cc.
+// value type, its handling in config.cc and config_proto.cc. A key of
+// msprobe's file is also a row of TPROBE_MSPROBE_KEYS (msprobe_keys.h), the
+// list of what msprobe reads; config.cc fails to compile when one is
+// missing there.
 //
 // Thread safety: constant data.
 
