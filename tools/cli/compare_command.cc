@@ -93,25 +93,20 @@ std::vector<std::string_view> ApiMappingLast(
   return words;
 }
 
-int RunCompare(std::span<const std::string_view> args) {
-  CommandLine line(kUsage, kFooter);
+// The command line's options, as given.
+struct Flags {
   std::optional<std::string> output, threads, mapping, cell_mapping,
       api_mapping, data_mapping, layer_mapping;
   bool fuzzy = false, strict_verdicts = false;
-  line.AddValue("-o,--output", "DIR",
-                "where the reports go (default: ./compare_result, made\n"
-                "when missing): compare_result*.csv (one per rank and\n"
-                "step, msprobe's columns) and report.html",
-                &output);
-  line.AddFlag("--fuzzy",
-               "ignore call indices: the n-th call of an API matches the\n"
-               "n-th (shapes must still be equal)",
-               &fuzzy);
+};
+
+// --mapping and msprobe's four mapping options.
+void DeclareMappingOptions(CommandLine& line, Flags& flags) {
   line.AddValue("--mapping", "FILE",
                 "YAML or JSON map \"target name: baseline name\" (an entry\n"
                 "name maps all its rows; a backward call by its\n"
                 "renumbered name)",
-                &mapping);
+                &flags.mapping);
   line.AddValue("--cell-mapping", "FILE",
                 "msprobe 26.2's -cm, for a MindSpore TARGET against a\n"
                 "PyTorch BASELINE, as the next three (one of the four, as\n"
@@ -121,7 +116,7 @@ int RunCompare(std::span<const std::string_view> args) {
                 "fc1.Linear\", msprobe's cell_mapping.yaml) maps the cell\n"
                 "path: a whole path, else each key found in it, in file\n"
                 "order.",
-                &cell_mapping);
+                &flags.cell_mapping);
   line.AddValue("--api-mapping", "[FILE]",
                 "msprobe's -am: Mint.x is Torch.x, MintFunctional.x\n"
                 "Functional.x, and msprobe's built-in table maps about\n"
@@ -135,7 +130,7 @@ int RunCompare(std::span<const std::string_view> args) {
                 "items: for an API both dumps call, a row at a listed\n"
                 "place pairs with the PyTorch API's row at the paired\n"
                 "place, the API's other rows with nothing.",
-                &api_mapping)
+                &flags.api_mapping)
       ->expected(0, 1);
   line.AddValue("--data-mapping", "FILE",
                 "msprobe's -dm: FILE maps whole row names\n"
@@ -144,7 +139,7 @@ int RunCompare(std::span<const std::string_view> args) {
                 "(not --fuzzy) whatever their dtypes. Across\n"
                 "frameworks, dtypes of one family pair (Float32 and\n"
                 "torch.float32, Int64 and torch.int64, ...).",
-                &data_mapping);
+                &flags.data_mapping);
   line.AddValue("--layer-mapping", "FILE",
                 "msprobe's -lm: each dump pair gets a data mapping\n"
                 "made from both trees' layers (construct.json; with\n"
@@ -155,7 +150,21 @@ int RunCompare(std::span<const std::string_view> args) {
                 "\"ClassName:\" then indented \"child path: new name\"\n"
                 "lines; \"Cell\" is the top layer). A TARGET without\n"
                 "stack.json and construct.json is compared plainly",
-                &layer_mapping);
+                &flags.layer_mapping);
+}
+
+// The options, in the order --help lists them.
+void DeclareOptions(CommandLine& line, Flags& flags) {
+  line.AddValue("-o,--output", "DIR",
+                "where the reports go (default: ./compare_result, made\n"
+                "when missing): compare_result*.csv (one per rank and\n"
+                "step, msprobe's columns) and report.html",
+                &flags.output);
+  line.AddFlag("--fuzzy",
+               "ignore call indices: the n-th call of an API matches the\n"
+               "n-th (shapes must still be equal)",
+               &flags.fuzzy);
+  DeclareMappingOptions(line, flags);
   line.AddFlag("--strict-verdicts",
                "also apply tprobe's own per-row rules where they are\n"
                "worse: a warning when any statistic differs by more\n"
@@ -166,9 +175,90 @@ int RunCompare(std::span<const std::string_view> args) {
                "or Not\"). For a call whose output moved with its inputs\n"
                "(msprobe's checks pass it): two steps of one training,\n"
                "a change planted in a weight",
-               &strict_verdicts);
+               &flags.strict_verdicts);
   line.AddValue("--threads", "N", "worker threads (default: one per core)",
-                &threads);
+                &flags.threads);
+}
+
+// The mapping files of `flags`, read into `options`; an error is a usage
+// error's message.
+Status LoadMappings(const Flags& flags, compare::CompareOptions& options) {
+  if (flags.mapping) {
+    Result<compare::NameMapping> map =
+        compare::NameMapping::Load(*flags.mapping);
+    if (!map.ok()) return map.status();
+    options.mapping = std::move(*map);
+  }
+  const int msprobe_mappings =
+      flags.cell_mapping.has_value() + flags.api_mapping.has_value() +
+      flags.data_mapping.has_value() + flags.layer_mapping.has_value();
+  if (msprobe_mappings > 1) {
+    return Status::InvalidArgument(
+        "--cell-mapping, --api-mapping, --data-mapping and --layer-mapping "
+        "exclude each other");
+  }
+  if (const auto& file = flags.layer_mapping) {
+    Result<compare::LayerMapping> map = compare::LayerMapping::Load(*file);
+    if (!map.ok()) return map.status();
+    options.layer_mapping = std::move(*map);
+  }
+  using Kind = compare::MsprobeMapping::Kind;
+  if (const auto& file = flags.api_mapping) {
+    options.msprobe_mapping = compare::MsprobeMapping::Api();
+    if (!file->empty()) {
+      Result<std::vector<compare::ApiArgMapping>> items =
+          compare::LoadApiArgMappings(*file);
+      if (!items.ok()) return items.status();
+      options.msprobe_mapping = compare::MsprobeMapping::Api(std::move(*items));
+    }
+  }
+  for (const auto& [file, kind] :
+       {std::pair{&flags.cell_mapping, Kind::kCell},
+        std::pair{&flags.data_mapping, Kind::kData}}) {
+    if (*file) {
+      Result<compare::MsprobeMapping> map =
+          compare::MsprobeMapping::Load(kind, **file);
+      if (!map.ok()) return map.status();
+      options.msprobe_mapping = std::move(*map);
+    }
+  }
+  return Status::Ok();
+}
+
+// Writes the CSV files and report.html under `out`, and the summary to
+// stdout; returns the exit status.
+int WriteReports(const compare::CompareResult& result,
+                 const std::string& target, const std::string& baseline,
+                 const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) {
+    std::fprintf(stderr, "tprobe compare: cannot make %s: %s\n", out.c_str(),
+                 ec.message().c_str());
+    return kExitFailure;
+  }
+  for (const compare::PairResult& pair : result.pairs) {
+    Status written = compare::WriteCsv(pair, out);
+    if (!written.ok()) {
+      std::fprintf(stderr, "tprobe compare: %s\n", written.message().c_str());
+      return kExitFailure;
+    }
+  }
+  Status html = compare::WriteHtmlReport(result, target, baseline, out);
+  if (!html.ok()) {
+    std::fprintf(stderr, "tprobe compare: %s\n", html.message().c_str());
+    return kExitFailure;
+  }
+  std::fputs(compare::TerminalSummary(result, out).c_str(), stdout);
+  return result.passed() ? kExitOk : kExitFound;
+}
+
+// `tprobe compare`: parses the command line, compares the two trees and
+// writes the reports.
+int CompareAndReport(std::span<const std::string_view> args) {
+  CommandLine line(kUsage, kFooter);
+  Flags flags;
+  DeclareOptions(line, flags);
   if (auto exit = ParseCommandLine("compare", line, ApiMappingLast(args))) {
     return *exit;
   }
@@ -179,90 +269,35 @@ int RunCompare(std::span<const std::string_view> args) {
     return usage_error("expected TARGET and BASELINE");
   }
   compare::CompareOptions options;
-  options.fuzzy = fuzzy;
-  options.strict_verdicts = strict_verdicts;
-  if (threads) {
-    Result<int64_t> n = ParseCount(*threads, "--threads", 1024);
+  options.fuzzy = flags.fuzzy;
+  options.strict_verdicts = flags.strict_verdicts;
+  if (flags.threads) {
+    Result<int64_t> n = ParseCount(*flags.threads, "--threads", 1024);
     if (!n.ok()) return usage_error(n.status().message());
     options.threads = static_cast<size_t>(*n);
   }
-  if (mapping) {
-    Result<compare::NameMapping> map = compare::NameMapping::Load(*mapping);
-    if (!map.ok()) return usage_error(map.status().message());
-    options.mapping = std::move(*map);
+  if (Status loaded = LoadMappings(flags, options); !loaded.ok()) {
+    return usage_error(loaded.message());
   }
-  const int msprobe_mappings =
-      cell_mapping.has_value() + api_mapping.has_value() +
-      data_mapping.has_value() + layer_mapping.has_value();
-  if (msprobe_mappings > 1) {
-    return usage_error(
-        "--cell-mapping, --api-mapping, --data-mapping and --layer-mapping "
-        "exclude each other");
-  }
-  if (const auto& file = layer_mapping) {
-    Result<compare::LayerMapping> map = compare::LayerMapping::Load(*file);
-    if (!map.ok()) return usage_error(map.status().message());
-    options.layer_mapping = std::move(*map);
-  }
-  using Kind = compare::MsprobeMapping::Kind;
-  if (const auto& file = api_mapping) {
-    options.msprobe_mapping = compare::MsprobeMapping::Api();
-    if (!file->empty()) {
-      Result<std::vector<compare::ApiArgMapping>> items =
-          compare::LoadApiArgMappings(*file);
-      if (!items.ok()) return usage_error(items.status().message());
-      options.msprobe_mapping = compare::MsprobeMapping::Api(std::move(*items));
-    }
-  }
-  for (const auto& [file, kind] : {std::pair{&cell_mapping, Kind::kCell},
-                                   std::pair{&data_mapping, Kind::kData}}) {
-    if (*file) {
-      Result<compare::MsprobeMapping> map =
-          compare::MsprobeMapping::Load(kind, **file);
-      if (!map.ok()) return usage_error(map.status().message());
-      options.msprobe_mapping = std::move(*map);
-    }
-  }
-  const std::string out = output.value_or("compare_result");
   const std::string& target = line.operands()[0];
   const std::string& baseline = line.operands()[1];
-
   tools::Reporter reporter(stderr, ::isatty(STDERR_FILENO) == 1,
                            "tprobe compare: ");
   Result<compare::CompareResult> result =
-      compare::RunCompare(target, baseline, options, reporter);
+      compare::CompareTrees(target, baseline, options, reporter);
   if (!result.ok()) {
     std::fprintf(stderr, "tprobe compare: %s\n",
                  result.status().message().c_str());
     return ExitStatusOf(result.status());
   }
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) {
-    std::fprintf(stderr, "tprobe compare: cannot make %s: %s\n", out.c_str(),
-                 ec.message().c_str());
-    return kExitFailure;
-  }
-  for (const compare::PairResult& pair : result->pairs) {
-    Status written = compare::WriteCsv(pair, out);
-    if (!written.ok()) {
-      std::fprintf(stderr, "tprobe compare: %s\n", written.message().c_str());
-      return kExitFailure;
-    }
-  }
-  Status html = compare::WriteHtmlReport(*result, target, baseline, out);
-  if (!html.ok()) {
-    std::fprintf(stderr, "tprobe compare: %s\n", html.message().c_str());
-    return kExitFailure;
-  }
-  std::fputs(compare::TerminalSummary(*result, out).c_str(), stdout);
-  return result->passed() ? kExitOk : kExitFound;
+  return WriteReports(*result, target, baseline,
+                      flags.output.value_or("compare_result"));
 }
 
 const Command kCompareCommand{
     "compare",
     "compare two dump trees; name the first call that diverged",
-    RunCompare,
+    CompareAndReport,
 };
 const CommandRegistration kRegistration(kCompareCommand);
 

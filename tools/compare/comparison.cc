@@ -166,10 +166,10 @@ const Dump& PairResult::DumpOf(const RowResult& r) const {
   return r.pair.target ? *target : *baseline;
 }
 
-Result<CompareResult> RunCompare(const std::string& target,
-                                 const std::string& baseline,
-                                 const CompareOptions& options,
-                                 tools::Reporter& reporter) {
+Result<CompareResult> CompareTrees(const std::string& target,
+                                   const std::string& baseline,
+                                   const CompareOptions& options,
+                                   tools::Reporter& reporter) {
   Result<std::vector<DumpPair>> pairs = FindPairs(target, baseline);
   if (!pairs.ok()) return pairs.status();
   CompareResult result;

@@ -8,7 +8,7 @@
 // in parallel across pairs, comparing across rows of every pair, on a
 // small pool of threads.
 //
-// Thread safety: RunCompare may be called concurrently; the Reporter is
+// Thread safety: CompareTrees may be called concurrently; the Reporter is
 // thread-safe.
 
 #include <array>
@@ -68,10 +68,10 @@ struct CompareResult {
 // Compares `target` with `baseline` (two dump.json files, step folders or
 // dump roots). Returns InvalidArgument for inputs that cannot be paired or
 // a dump.json that cannot be read; progress goes to `reporter`.
-Result<CompareResult> RunCompare(const std::string& target,
-                                 const std::string& baseline,
-                                 const CompareOptions& options,
-                                 tools::Reporter& reporter);
+Result<CompareResult> CompareTrees(const std::string& target,
+                                   const std::string& baseline,
+                                   const CompareOptions& options,
+                                   tools::Reporter& reporter);
 
 }  // namespace tprobe::compare
 

@@ -66,7 +66,7 @@ class Trees : public ::testing::Test {
     tools::Reporter quiet(nullptr, false);
     CompareOptions options;
     options.strict_verdicts = strict;
-    return RunCompare(a.string(), b.string(), options, quiet);
+    return CompareTrees(a.string(), b.string(), options, quiet);
   }
 
   fs::path dir_;
