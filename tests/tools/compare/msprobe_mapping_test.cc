@@ -140,7 +140,8 @@ TEST(ApiArgMappingsTest, ReadsFlowAndBlockListsInFileOrder) {
   EXPECT_EQ(items[0].Places("output"), (Places{{"0", "0"}}));
   EXPECT_TRUE(items[0].Places("parameters").empty());
   EXPECT_EQ(items[1].ms_api, "Mint.mul");
-  EXPECT_EQ(items[1].line, 10);
+  // Where its map starts: the line after the '-' alone.
+  EXPECT_EQ(items[1].line, 11);
   EXPECT_EQ(items[1].Places("parameters_grad"), (Places{{"weight", "weight"}}));
   // The same as JSON; numbers as Python's str() writes them.
   const std::vector<ApiArgMapping> json = Items(
@@ -173,9 +174,10 @@ TEST(ApiArgMappingsTest, BadFilesNameTheLine) {
   EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
                   "  ms_args: 0\n"),
             "api.yaml:3: ms_args must be a list of places ([0, 1])");
+  // yaml-cpp's words, at the line and column where it gave up.
   EXPECT_EQ(error("- ms_api: Mint.sub\n  pt_api: Torch.sub\n"
                   "  ms_args: [0, 1\n"),
-            "api.yaml:3: a list must end with ']'");
+            "api.yaml:4:1: end of sequence flow not found");
   EXPECT_EQ(error("- ms_api: [Mint.sub]\n"),
             "api.yaml:1: ms_api must be an API name (\"Mint.add\")");
   EXPECT_NE(error("[{\"ms_api\": 1,}]").find("api.yaml"), std::string::npos);
@@ -423,7 +425,7 @@ TEST(LayerMappingTest, BadFilesNameTheLine) {
            {"Dense:\n  fc1 fc2\n", "lm.yaml:2: "},
            {"  fc1: fc2\n", "lm.yaml:1: "},
            {"# c\nDense: Linear\n", "lm.yaml:2: "},
-           {"Dense:\n\tfc1: fc2\n", "lm.yaml:2: "}}) {
+           {"Dense:\n\tfc1: fc2\n", "lm.yaml:2:5: "}}) {
     Result<LayerMapping> m = LayerMapping::Parse(yaml, "lm.yaml");
     ASSERT_FALSE(m.ok()) << yaml;
     EXPECT_EQ(m.status().message().rfind(line, 0), 0u) << m.status().message();

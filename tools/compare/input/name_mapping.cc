@@ -1,48 +1,40 @@
-// Name maps from YAML or JSON files (name_mapping.h).
+// Name maps from YAML or JSON files (name_mapping.h), read as mapping files
+// (mapping_file.h).
 
 #include "tools/compare/input/name_mapping.h"
 
-#include <sstream>
-#include <string_view>
 #include <utility>
 
-#include "tools/compare/input/mapping_text.h"
-#include "tools/compare/input/python_json.h"
+#include "tools/compare/input/mapping_file.h"
 
 namespace tprobe::compare {
 Result<NameMapping> NameMapping::Load(const std::string& path) {
-  Result<std::string> text = ReadMappingFile(path);
-  if (!text.ok()) return text.status();
-  return Parse(text.value(), path);
+  Result<MappingFile> file = LoadMappingFile(path);
+  if (!file.ok()) return file.status();
+  return FromFile(*file);
 }
 
 Result<NameMapping> NameMapping::Parse(const std::string& text,
                                        const std::string& what) {
+  Result<MappingFile> file = ParseMappingFile(text, what);
+  if (!file.ok()) return file.status();
+  return FromFile(*file);
+}
+
+Result<NameMapping> NameMapping::FromFile(const MappingFile& file) {
   NameMapping mapping;
-  const std::string_view body = Trim(text);
-  if (body.starts_with("{")) {
-    Result<Json> json = ParsePythonJson(body, what);
-    if (!json.ok()) return json.status();
-    for (const auto& [key, value] : json->items()) {
-      if (!value.is_string()) {
-        return Status::InvalidArgument(what + ": the value of '" + key +
-                                       "' is not a string");
-      }
-      mapping.Set(key, value.get<std::string>());
-    }
-    return mapping;
+  if (file.value.is_null()) return mapping;
+  if (!file.value.is_object()) {
+    return Status::InvalidArgument(file.Where("") +
+                                   ": expected 'target name: baseline name' "
+                                   "lines");
   }
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string_view l = Trim(WithoutComment(line));
-    if (IsBlankLine(l)) continue;
-    const auto [key, value] = SplitKeyValue(l);
-    if (key.empty() || value.empty()) {
-      return Status::InvalidArgument(what + ":" + std::to_string(number) +
+  for (const auto& [key, value] : file.value.items()) {
+    if (key.empty() || !value.is_string() || value.get<std::string>().empty()) {
+      return Status::InvalidArgument(file.Where("/" + PointerToken(key)) +
                                      ": expected 'target name: baseline name'");
     }
-    mapping.Set(std::string(key), std::string(value));
+    mapping.Set(key, value.get<std::string>());
   }
   return mapping;
 }

@@ -4,7 +4,8 @@
 // `--mapping FILE`: names in the target that stand for other names in the
 // baseline (a cross-framework pair, a renamed module). The file is a JSON
 // object or a YAML map of one level, "target name: baseline name" per line
-// ('#' comments, optional quotes). A key may be a whole row name or an
+// ('#' comments, optional quotes), read as yaml.safe_load reads it
+// (mapping_file.h). A key may be a whole row name or an
 // entry name (every row of the entry then maps) or any dotted prefix.
 //
 // Thread safety: immutable once loaded; Map may be called concurrently.
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tools/compare/input/mapping_file.h"
 
 namespace tprobe::compare {
 
@@ -22,12 +24,14 @@ class NameMapping {
  public:
   NameMapping() = default;
 
-  // Reads `path`; an InvalidArgument error names the file and the line or
-  // JSON error for a file that is neither.
+  // Reads `path`; an InvalidArgument error names the file and the line of
+  // a YAML error or of a value that is no name.
   static Result<NameMapping> Load(const std::string& path);
   // From text (tests); `what` names it in errors.
   static Result<NameMapping> Parse(const std::string& text,
                                    const std::string& what);
+  // From a mapping file already read.
+  static Result<NameMapping> FromFile(const MappingFile& file);
   // From "key, value" pairs made in code (a layer mapping's data mapping).
   static NameMapping Of(
       std::vector<std::pair<std::string, std::string>> entries);

@@ -7,11 +7,10 @@
 #include <cctype>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
-#include "tools/compare/input/mapping_text.h"
+#include "tools/compare/input/mapping_file.h"
 #include "tools/compare/msprobe/stack_scope.h"
 
 namespace tprobe::compare {
@@ -171,59 +170,45 @@ Result<std::vector<LayerItem>> LayerItems(const Dump& dump) {
 }
 
 Result<LayerMapping> LayerMapping::Load(const std::string& path) {
-  Result<std::string> text = ReadMappingFile(path);
-  if (!text.ok()) return text.status();
-  return Parse(text.value(), path);
+  Result<MappingFile> file = LoadMappingFile(path);
+  if (!file.ok()) return file.status();
+  return FromFile(*file);
 }
 
 Result<LayerMapping> LayerMapping::Parse(const std::string& text,
                                          const std::string& what) {
+  Result<MappingFile> file = ParseMappingFile(text, what);
+  if (!file.ok()) return file.status();
+  return FromFile(*file);
+}
+
+Result<LayerMapping> LayerMapping::FromFile(const MappingFile& file) {
   // class -> "child path: new name" in file order.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>>
       classes;
-  std::string current;
-  bool in_class = false;
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string_view l = WithoutComment(line);
-    const std::string_view body = Trim(l);
-    if (IsBlankLine(body)) continue;
-    auto error = [&](const std::string& why) {
-      return Status::InvalidArgument(what + ":" + std::to_string(number) +
-                                     ": " + why);
-    };
-    if (l.find('\t') < l.find_first_not_of(" \t")) {
-      return error("indent with spaces, not tabs");
+  if (!file.value.is_null() && !file.value.is_object()) {
+    return Status::InvalidArgument(
+        file.Where("") +
+        ": expected 'ClassName:' followed by indented 'child path: new name' "
+        "lines");
+  }
+  for (const auto& [type_name, children] : file.value.items()) {
+    const std::string at = "/" + PointerToken(type_name);
+    auto& entries = classes[type_name];
+    if (children.is_null()) continue;
+    if (!children.is_object()) {
+      return Status::InvalidArgument(
+          file.Where(at) + ": expected 'child path: new name' lines under '" +
+          type_name + "'");
     }
-    const bool indented = l.front() == ' ';
-    // Named views, not a structured binding: a lambda below captures key,
-    // which clang 14 (the fuzz build) refuses for a binding.
-    const KeyValue pair = SplitKeyValue(body);
-    const std::string_view key = pair.key;
-    const std::string_view value = pair.value;
-    if (!indented) {
-      if (key.empty() || (!value.empty() && value != "{}")) {
-        return error(
-            "expected 'ClassName:' followed by indented "
-            "'child path: new name' lines");
+    for (const auto& [key, value] : children.items()) {
+      if (key.empty() || !value.is_string() ||
+          value.get<std::string>().empty()) {
+        return Status::InvalidArgument(
+            file.Where(at + "/" + PointerToken(key)) +
+            ": expected 'child path: new name' under '" + type_name + "'");
       }
-      current = std::string(key);
-      classes[current];
-      in_class = true;
-      continue;
-    }
-    if (!in_class) return error("an indented line before any 'ClassName:'");
-    if (key.empty() || value.empty()) {
-      return error("expected 'child path: new name' under '" + current + "'");
-    }
-    auto& entries = classes[current];
-    auto same = std::find_if(entries.begin(), entries.end(),
-                             [&](const auto& e) { return e.first == key; });
-    if (same != entries.end()) {
-      same->second = std::string(value);  // YAML: the last value wins
-    } else {
-      entries.emplace_back(std::string(key), std::string(value));
+      entries.emplace_back(key, value.get<std::string>());
     }
   }
   // The class "Cell" stands for the top layer (msprobe's older spelling).
@@ -250,25 +235,16 @@ Result<LayerMapping> LayerMapping::Parse(const std::string& text,
   return mapping;
 }
 
-Result<MsprobeMapping> LayerMapping::DataMapping(const Dump& target,
-                                                 const Dump& baseline) const {
-  if (!HasLayers(target)) return MsprobeMapping();
-  Result<std::vector<LayerItem>> ours = LayerItems(target);
-  if (!ours.ok()) return ours.status();
-  std::vector<LayerItem> theirs;
-  if (HasLayers(baseline)) {
-    Result<std::vector<LayerItem>> items = LayerItems(baseline);
-    if (!items.ok()) return items.status();
-    theirs = std::move(*items);
-  }
-  const std::unique_ptr<Node> our_tree = Tree(*ours);
+std::vector<std::string> LayerMapping::Twins(
+    const std::vector<LayerItem>& ours,
+    const std::vector<LayerItem>& theirs) const {
+  const std::unique_ptr<Node> our_tree = Tree(ours);
   const std::unique_ptr<Node> their_tree = Tree(theirs);
   static const std::vector<Rule> kNoRules;
 
-  // The baseline entry of each target entry (step 3).
-  std::vector<std::string> twin(ours->size(), std::string(kNotAvailable));
-  for (size_t i = 0; i < ours->size(); ++i) {
-    const LayerItem& item = (*ours)[i];
+  std::vector<std::string> twin(ours.size(), std::string(kNotAvailable));
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const LayerItem& item = ours[i];
     const std::vector<std::string> scope = Split(item.full_scope);
     const Node* node = our_tree.get();
     std::string new_scope(kTopLayer);
@@ -300,7 +276,7 @@ Result<MsprobeMapping> LayerMapping::DataMapping(const Dump& target,
     if (auto of_state = node->items.find(item.state);
         of_state != node->items.end()) {
       for (size_t k = 0; k < of_state->second.size(); ++k) {
-        if ((*ours)[of_state->second[k]].name == item.name) index = k;
+        if (ours[of_state->second[k]].name == item.name) index = k;
       }
     }
     const std::vector<std::string> path = Split(new_scope);
@@ -316,6 +292,21 @@ Result<MsprobeMapping> LayerMapping::DataMapping(const Dump& target,
     const size_t k = index ? *index : candidates.size() - 1;
     if (k < candidates.size()) twin[i] = theirs[candidates[k]].name;
   }
+  return twin;
+}
+
+Result<MsprobeMapping> LayerMapping::DataMapping(const Dump& target,
+                                                 const Dump& baseline) const {
+  if (!HasLayers(target)) return MsprobeMapping();
+  Result<std::vector<LayerItem>> ours = LayerItems(target);
+  if (!ours.ok()) return ours.status();
+  std::vector<LayerItem> theirs;
+  if (HasLayers(baseline)) {
+    Result<std::vector<LayerItem>> items = LayerItems(baseline);
+    if (!items.ok()) return items.status();
+    theirs = std::move(*items);
+  }
+  const std::vector<std::string> twin = Twins(*ours, theirs);
 
   // Row by row (step 4): the same suffix in the twin entry.
   std::set<std::string, std::less<>> baseline_rows;

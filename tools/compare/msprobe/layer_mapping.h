@@ -31,7 +31,8 @@
 //      suffix (".input.0"), or "N/A".
 //
 // The file is YAML of two levels, "ClassName:" then indented "child path:
-// new name" lines. A target dump without both stack.json and construct.json
+// new name" lines, read as msprobe's yaml.safe_load reads it
+// (mapping_file.h). A target dump without both stack.json and construct.json
 // gives no mapping (a plain compare), as in msprobe. Not reproduced: the
 // renumbering of ParallelTransformer layers (MindFormers' pipeline-parallel
 // global layer numbers).
@@ -45,6 +46,7 @@
 
 #include "common/status.h"
 #include "tools/compare/input/dump_rows.h"
+#include "tools/compare/input/mapping_file.h"
 #include "tools/compare/msprobe/msprobe_mapping.h"
 
 namespace tprobe::compare {
@@ -65,11 +67,14 @@ class LayerMapping {
  public:
   LayerMapping() = default;
 
-  // Reads `path`; an InvalidArgument error names the file and the line.
+  // Reads `path`; an InvalidArgument error names the file and the line of
+  // a YAML error or of a value not of this form.
   static Result<LayerMapping> Load(const std::string& path);
   // From text (tests); `what` names it in errors.
   static Result<LayerMapping> Parse(const std::string& text,
                                     const std::string& what);
+  // From a mapping file already read (mapping_file.h).
+  static Result<LayerMapping> FromFile(const MappingFile& file);
 
   // The data mapping of `target`'s rows to `baseline`'s; an empty mapping
   // (Kind::kNone) when the target has no stack.json or construct.json.
@@ -84,6 +89,11 @@ class LayerMapping {
   };
 
  private:
+  // The baseline entry of each of `ours` (step 3): the name of one of
+  // `theirs`, or kNotAvailable.
+  std::vector<std::string> Twins(const std::vector<LayerItem>& ours,
+                                 const std::vector<LayerItem>& theirs) const;
+
   // class name -> first part of the child path -> rules, longest first.
   std::map<std::string, std::map<std::string, std::vector<Rule>>> rules_;
 };

@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "tools/compare/input/dump_rows.h"
-#include "tools/compare/input/mapping_text.h"
+#include "tools/compare/input/mapping_file.h"
 #include "tools/compare/input/python_json.h"
 #include "tools/compare/msprobe/ms_to_pt_api.h"
 
@@ -163,42 +162,43 @@ Result<ApiArgMapping> Finish(RawItem raw, const std::string& what) {
   return item;
 }
 
-// A place as Python's str() writes the YAML or JSON value.
-std::string JsonPlace(const Json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+// A place as Python's str() writes the YAML or JSON value; nullopt for one
+// that is no place (null, a list, a map).
+std::optional<std::string> Place(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return v.dump();
+  return std::nullopt;
 }
 
-Result<std::vector<ApiArgMapping>> ParseJsonItems(std::string_view body,
-                                                  const std::string& what) {
-  Result<Json> json = ParsePythonJson(body, what);
-  if (!json.ok()) return json.status();
-  std::vector<ApiArgMapping> items;
-  int n = 0;
-  for (const Json& entry : *json) {
-    ++n;
-    const std::string where = what + ": item " + std::to_string(n);
-    if (!entry.is_object()) {
-      return Status::InvalidArgument(where + " is not an object");
-    }
-    RawItem raw;
-    raw.line = 1;
-    for (const auto& [key, value] : entry.items()) {
-      std::optional<std::vector<std::string>> list;
-      std::string scalar;
-      if (value.is_array()) {
-        list.emplace();
-        for (const Json& v : value) list->push_back(JsonPlace(v));
-      } else {
-        scalar = JsonPlace(value);
-      }
-      Status set = SetKey(raw, key, std::move(scalar), std::move(list), where);
-      if (!set.ok()) return set;
-    }
-    Result<ApiArgMapping> item = Finish(std::move(raw), what);
-    if (!item.ok()) return item.status();
-    items.push_back(std::move(*item));
+// The item at `pointer` of `file` (a map of "key: value").
+Result<ApiArgMapping> ItemOf(const MappingFile& file, const Json& entry,
+                             const std::string& pointer) {
+  if (!entry.is_object()) {
+    return Status::InvalidArgument(file.Where(pointer) +
+                                   ": expected an item of 'key: value' lines");
   }
-  return items;
+  RawItem raw;
+  raw.line = file.Line(pointer);
+  for (const auto& [key, value] : entry.items()) {
+    const std::string at = file.Where(pointer + "/" + PointerToken(key));
+    std::optional<std::vector<std::string>> list;
+    std::string scalar;
+    if (value.is_array()) {
+      list.emplace();
+      for (const Json& v : value) {
+        std::optional<std::string> place = Place(v);
+        if (!place || place->empty()) {
+          return Status::InvalidArgument(at + ": an empty place in " + key);
+        }
+        list->push_back(std::move(*place));
+      }
+    } else {
+      scalar = Place(value).value_or("");
+    }
+    Status set = SetKey(raw, key, std::move(scalar), std::move(list), at);
+    if (!set.ok()) return set;
+  }
+  return Finish(std::move(raw), file.what);
 }
 }  // namespace
 
@@ -213,99 +213,21 @@ const std::vector<std::pair<std::string, std::string>>& ApiArgMapping::Places(
 
 Result<std::vector<ApiArgMapping>> ParseApiArgMappings(
     const std::string& text, const std::string& what) {
-  const std::string_view body = Trim(text);
-  if (body.starts_with("[")) return ParseJsonItems(body, what);
-  std::vector<RawItem> raw;
-  int item_indent = -1;
-  // The key of a block list being read ("ms_args:" then "- 0" lines).
-  std::optional<std::string> open_list;
-  std::vector<std::string> open_values;
-  auto close_list = [&](const std::string& where) -> Status {
-    if (!open_list) return Status::Ok();
-    Status set =
-        SetKey(raw.back(), *open_list, "", std::move(open_values), where);
-    open_list.reset();
-    open_values.clear();
-    return set;
-  };
-  // Reads "key: value" of the current item.
-  auto key_value = [&](std::string_view l, const std::string& where) -> Status {
-    const size_t colon = l.find(':');
-    if (colon == std::string_view::npos) {
-      return Status::InvalidArgument(where + ": expected 'key: value'");
-    }
-    const std::string key(Unquote(Trim(l.substr(0, colon))));
-    const std::string_view value = Trim(l.substr(colon + 1));
-    if (value.empty()) {
-      open_list = key;
-      return Status::Ok();
-    }
-    if (value.starts_with("[")) {
-      if (!value.ends_with("]")) {
-        return Status::InvalidArgument(where + ": a list must end with ']'");
-      }
-      std::vector<std::string> list;
-      std::string_view rest = Trim(value.substr(1, value.size() - 2));
-      while (!rest.empty()) {
-        const size_t comma = rest.find(',');
-        const std::string_view v = Unquote(Trim(rest.substr(0, comma)));
-        if (v.empty()) {
-          return Status::InvalidArgument(where + ": an empty place in " + key);
-        }
-        list.emplace_back(v);
-        if (comma == std::string_view::npos) break;
-        rest = Trim(rest.substr(comma + 1));
-      }
-      return SetKey(raw.back(), key, "", std::move(list), where);
-    }
-    return SetKey(raw.back(), key, std::string(Unquote(value)), std::nullopt,
-                  where);
-  };
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string where = what + ":" + std::to_string(number);
-    std::string_view l = WithoutComment(line);
-    const size_t first = l.find_first_not_of(' ');
-    if (first == std::string_view::npos) continue;
-    const int indent = static_cast<int>(first);
-    l = Trim(l);
-    if (IsBlankLine(l)) continue;
-    if (l == "-" || l.starts_with("- ")) {
-      const std::string_view rest = Trim(l.substr(1));
-      if (open_list && indent > item_indent) {
-        if (rest.empty()) {
-          return Status::InvalidArgument(where + ": an empty place in " +
-                                         *open_list);
-        }
-        open_values.emplace_back(Unquote(rest));
-        continue;
-      }
-      if (Status closed = close_list(where); !closed.ok()) return closed;
-      item_indent = indent;
-      raw.push_back({});
-      raw.back().line = number;
-      if (rest.empty()) continue;
-      if (Status s = key_value(rest, where); !s.ok()) return s;
-      continue;
-    }
-    if (raw.empty() || indent <= item_indent) {
-      return Status::InvalidArgument(
-          where + ": expected a list of '- ms_api: ...' items");
-    }
-    if (Status closed = close_list(where); !closed.ok()) return closed;
-    if (Status s = key_value(l, where); !s.ok()) return s;
-  }
-  if (!raw.empty()) {
-    if (Status closed =
-            close_list(what + ":" + std::to_string(raw.back().line));
-        !closed.ok()) {
-      return closed;
-    }
-  }
+  Result<MappingFile> file = ParseMappingFile(text, what);
+  if (!file.ok()) return file.status();
+  return ApiArgMappingsOf(*file);
+}
+
+Result<std::vector<ApiArgMapping>> ApiArgMappingsOf(const MappingFile& file) {
   std::vector<ApiArgMapping> items;
-  for (RawItem& r : raw) {
-    Result<ApiArgMapping> item = Finish(std::move(r), what);
+  if (file.value.is_null()) return items;
+  if (!file.value.is_array()) {
+    return Status::InvalidArgument(
+        file.Where("") + ": expected a list of '- ms_api: ...' items");
+  }
+  for (size_t i = 0; i < file.value.size(); ++i) {
+    Result<ApiArgMapping> item =
+        ItemOf(file, file.value[i], "/" + std::to_string(i));
     if (!item.ok()) return item.status();
     items.push_back(std::move(*item));
   }
@@ -313,9 +235,9 @@ Result<std::vector<ApiArgMapping>> ParseApiArgMappings(
 }
 
 Result<std::vector<ApiArgMapping>> LoadApiArgMappings(const std::string& path) {
-  Result<std::string> text = ReadMappingFile(path);
-  if (!text.ok()) return text.status();
-  return ParseApiArgMappings(text.value(), path);
+  Result<MappingFile> file = LoadMappingFile(path);
+  if (!file.ok()) return file.status();
+  return ApiArgMappingsOf(*file);
 }
 
 namespace {

@@ -73,17 +73,20 @@ struct ApiArgMapping {
 //     pt_output: [0]
 //
 // with optional ms_parameters/pt_parameters and ms_parameters_grad/
-// pt_parameters_grad, '#' comments and quotes; or the same as a JSON list.
-// Items are kept in file order (a later item of the same API wins, as in
-// msprobe).
+// pt_parameters_grad, '#' comments and quotes; or the same as a JSON list;
+// read as msprobe's yaml.safe_load reads it (mapping_file.h). Items are
+// kept in file order (a later item of the same API wins, as in msprobe).
 //
-// Returns an InvalidArgument error naming the file and line for a line
-// that is not of this form, an item without ms_api or pt_api, an unknown
+// Returns an InvalidArgument error naming the file and line for YAML that
+// does not parse, a value not of this form, an item without ms_api or
+// pt_api, an unknown
 // key, or ms_X and pt_X lists of different lengths (msprobe skips such an
 // item with a warning, or fails on it later).
 Result<std::vector<ApiArgMapping>> ParseApiArgMappings(const std::string& text,
                                                        const std::string& what);
 Result<std::vector<ApiArgMapping>> LoadApiArgMappings(const std::string& path);
+// The same from a mapping file already read.
+Result<std::vector<ApiArgMapping>> ApiArgMappingsOf(const MappingFile& file);
 
 class MsprobeMapping {
  public:
