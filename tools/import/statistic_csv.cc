@@ -1,3 +1,5 @@
+// Reading MindSpore's statistic.csv into rows (statistic_csv.h).
+
 #include "tools/import/statistic_csv.h"
 
 #include <algorithm>
@@ -142,90 +144,123 @@ std::vector<int64_t> ParseShape(std::string_view text) {
   return shape;
 }
 
-Result<StatisticFile> ReadStatisticCsv(const std::string& path) {
-  Result<std::vector<CsvRow>> rows = ReadCsvFile(path);
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return Status::Error(path + ": empty file, no header");
+namespace {
 
-  // Column positions, by header name (the first of repeated names).
-  const std::vector<std::string>& header = rows->front().fields;
-  std::map<std::string, size_t, std::less<>> column;
-  for (size_t i = 0; i < header.size(); ++i) column.emplace(header[i], i);
+// Where the columns are, by header name (the first of repeated names).
+struct Columns {
+  size_t count = 0;  // the header's fields
+  std::map<std::string, size_t, std::less<>> by_name;
+  std::array<std::optional<size_t>, kStatisticCount> statistic;
+};
+
+// The columns of `header`; an error names each required one it lacks.
+Result<Columns> ColumnsOf(const std::string& path,
+                          const std::vector<std::string>& header) {
+  Columns columns;
+  columns.count = header.size();
+  for (size_t i = 0; i < header.size(); ++i) {
+    columns.by_name.emplace(header[i], i);
+  }
   std::vector<std::string_view> missing;
   for (std::string_view name : kRequired) {
-    if (!column.contains(name)) missing.push_back(name);
+    if (!columns.by_name.contains(name)) missing.push_back(name);
   }
   if (!missing.empty()) {
     return Status::Error(MissingColumnsMessage(path, missing));
   }
+  for (size_t k = 0; k < kStatisticCount; ++k) {
+    auto it = columns.by_name.find(kStatisticColumns[k]);
+    if (it != columns.by_name.end()) columns.statistic[k] = it->second;
+  }
+  return columns;
+}
 
+// A Timestamp: an integer exactly, else any number; `where` starts the
+// error.
+Result<long double> ParseTimestamp(std::string_view timestamp,
+                                   const std::string& where) {
+  uint64_t integral = 0;
+  auto [end, ec] = std::from_chars(
+      timestamp.data(), timestamp.data() + timestamp.size(), integral);
+  if (ec == std::errc() && end == timestamp.data() + timestamp.size() &&
+      !timestamp.empty()) {
+    return static_cast<long double>(integral);
+  }
+  if (std::optional<double> v = ParseFloat(timestamp); v && !std::isnan(*v)) {
+    return static_cast<long double>(*v);
+  }
+  return Status::Error(where + "Timestamp \"" + std::string(timestamp) +
+                       "\" is not a number");
+}
+
+// One data row; nullopt for a row of slot 0, which msprobe drops.
+Result<std::optional<StatisticRow>> ParseRow(const std::string& path,
+                                             const CsvRow& row,
+                                             const Columns& columns) {
+  const std::string where = path + ":" + std::to_string(row.line) + ": ";
+  // MindSpore ends data rows with ',': extra empty fields are ignored.
+  for (size_t i = columns.count; i < row.fields.size(); ++i) {
+    if (!row.fields[i].empty()) {
+      return Status::Error(where + std::to_string(row.fields.size()) +
+                           " fields, but the header has " +
+                           std::to_string(columns.count));
+    }
+  }
+  auto cell = [&row](size_t i) {
+    return i < row.fields.size() ? std::string_view(row.fields[i]) : "";
+  };
+  auto field = [&](std::string_view name) {
+    return cell(columns.by_name.find(name)->second);
+  };
+  const std::optional<double> slot = ParseFloat(field("Slot"));
+  if (slot && *slot == 0) return std::optional<StatisticRow>();
+  const std::string_view op_name = field("Op Name");
+  std::optional<std::string> name = CellTensorNameOfOp(op_name);
+  if (!name) {
+    return Status::Error(where + "Op Name \"" + std::string(op_name) +
+                         "\" does not contain dump_tensor_data_ followed " +
+                         "by a cell name");
+  }
+  Result<TensorSlot> slot_name = ParseSlotName(*name);
+  if (!slot_name.ok()) {
+    return Status::Error(where + "Op Name \"" + std::string(op_name) +
+                         "\": " + slot_name.status().message());
+  }
+  StatisticRow out;
+  out.line = row.line;
+  out.slot = std::move(slot_name).value();
+  Result<long double> timestamp =
+      ParseTimestamp(Trim(field("Timestamp")), where);
+  if (!timestamp.ok()) return timestamp.status();
+  out.timestamp = *timestamp;
+  out.dtype = MindSporeDTypeName(field("Data Type"));
+  out.shape = ParseShape(field("Shape"));
+  for (size_t k = 0; k < kStatisticCount; ++k) {
+    if (columns.statistic[k]) {
+      out.statistics[k] = ConvertStatisticValue(cell(*columns.statistic[k]));
+    }
+  }
+  return std::optional<StatisticRow>(std::move(out));
+}
+
+}  // namespace
+
+Result<StatisticFile> ReadStatisticCsv(const std::string& path) {
+  Result<std::vector<CsvRow>> rows = ReadCsvFile(path);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Status::Error(path + ": empty file, no header");
+  Result<Columns> columns = ColumnsOf(path, rows->front().fields);
+  if (!columns.ok()) return columns.status();
   StatisticFile file;
   file.path = path;
-  std::array<size_t, kStatisticCount> stat_column{};
   for (size_t k = 0; k < kStatisticCount; ++k) {
-    auto it = column.find(kStatisticColumns[k]);
-    file.has_column[k] = it != column.end();
-    if (file.has_column[k]) stat_column[k] = it->second;
+    file.has_column[k] = columns->statistic[k].has_value();
   }
-
   for (size_t r = 1; r < rows->size(); ++r) {
-    const CsvRow& row = (*rows)[r];
-    const std::string where = path + ":" + std::to_string(row.line) + ": ";
-    // MindSpore ends data rows with ',': extra empty fields are ignored.
-    for (size_t i = header.size(); i < row.fields.size(); ++i) {
-      if (!row.fields[i].empty()) {
-        return Status::Error(where + std::to_string(row.fields.size()) +
-                             " fields, but the header has " +
-                             std::to_string(header.size()));
-      }
-    }
-    auto field = [&row, &column](std::string_view name) -> std::string_view {
-      const size_t i = column.find(name)->second;
-      return i < row.fields.size() ? std::string_view(row.fields[i]) : "";
-    };
-
-    const std::optional<double> slot = ParseFloat(field("Slot"));
-    if (slot && *slot == 0) continue;
-
-    const std::string_view op_name = field("Op Name");
-    std::optional<std::string> name = CellTensorNameOfOp(op_name);
-    if (!name) {
-      return Status::Error(where + "Op Name \"" + std::string(op_name) +
-                           "\" does not contain dump_tensor_data_ followed " +
-                           "by a cell name");
-    }
-    Result<TensorSlot> slot_name = ParseSlotName(*name);
-    if (!slot_name.ok()) {
-      return Status::Error(where + "Op Name \"" + std::string(op_name) +
-                           "\": " + slot_name.status().message());
-    }
-
-    StatisticRow out;
-    out.line = row.line;
-    out.slot = std::move(slot_name).value();
-    const std::string_view timestamp = Trim(field("Timestamp"));
-    uint64_t integral = 0;
-    auto [end, ec] = std::from_chars(
-        timestamp.data(), timestamp.data() + timestamp.size(), integral);
-    if (ec == std::errc() && end == timestamp.data() + timestamp.size() &&
-        !timestamp.empty()) {
-      out.timestamp = static_cast<long double>(integral);
-    } else if (std::optional<double> v = ParseFloat(timestamp);
-               v && !std::isnan(*v)) {
-      out.timestamp = *v;
-    } else {
-      return Status::Error(where + "Timestamp \"" + std::string(timestamp) +
-                           "\" is not a number");
-    }
-    out.dtype = MindSporeDTypeName(field("Data Type"));
-    out.shape = ParseShape(field("Shape"));
-    for (size_t k = 0; k < kStatisticCount; ++k) {
-      if (!file.has_column[k]) continue;
-      const size_t i = stat_column[k];
-      out.statistics[k] = ConvertStatisticValue(
-          i < row.fields.size() ? std::string_view(row.fields[i]) : "");
-    }
-    file.rows.push_back(std::move(out));
+    Result<std::optional<StatisticRow>> row =
+        ParseRow(path, (*rows)[r], *columns);
+    if (!row.ok()) return row.status();
+    if (*row) file.rows.push_back(std::move(**row));
   }
   return file;
 }
