@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 #include "daemon/process/logger.h"
 #include "tprobe/v1/control.pb.h"
 

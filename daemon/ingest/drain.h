@@ -102,7 +102,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 #include "daemon/process/logger.h"
 
 namespace tprobe::daemon {

@@ -26,7 +26,7 @@
 
 #include "common/dump/tree.h"
 #include "common/record/codec.h"
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 
 namespace tprobe::daemon {
 

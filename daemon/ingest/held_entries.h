@@ -17,7 +17,7 @@
 
 #include "common/record/codec.h"
 #include "common/status.h"
-#include "daemon/ingest/producer_limits.h"
+#include "daemon/ingest/rank_limits.h"
 
 namespace tprobe::daemon {
 

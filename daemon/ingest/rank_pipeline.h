@@ -34,7 +34,7 @@
 
 #include <cstddef>
 
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 #include "daemon/ingest/registry.h"
 #include "daemon/process/logger.h"
 

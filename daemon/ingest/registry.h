@@ -15,7 +15,7 @@
 #include <stop_token>
 #include <vector>
 
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 
 namespace tprobe::daemon {
 

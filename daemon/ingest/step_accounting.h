@@ -26,7 +26,7 @@
 
 #include <cstdint>
 
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 
 namespace tprobe::daemon {
 

@@ -22,7 +22,7 @@
 #include "common/dump/framework.h"
 #include "common/record/codec.h"
 #include "common/status.h"
-#include "daemon/ingest/producer_limits.h"
+#include "daemon/ingest/rank_limits.h"
 #include "daemon/output/entry_renderer.h"
 
 namespace tprobe::daemon {

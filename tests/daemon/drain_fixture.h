@@ -14,7 +14,7 @@
 #include "common/dump/json_writer.h"
 #include "daemon/ingest/drain.h"
 #include "daemon/process/logger.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 
 namespace tprobe::testing {

@@ -38,7 +38,7 @@
 #include "common/shm/ring.h"
 #include "common/shm/segment.h"
 #include "daemon/ingest/drain.h"
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 #include "daemon/ingest/step_accounting.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"

@@ -26,7 +26,7 @@
 #include "common/control/response.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/daemon_test.h"
 #include "tests/support/sanitizers.h"

@@ -8,7 +8,7 @@
 
 #include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 
 namespace tprobe::daemon {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 
 namespace tprobe::daemon {

@@ -7,7 +7,7 @@
 #include "daemon/ingest/drain.h"
 #include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/expected_accounting.h"
 

@@ -1,5 +1,5 @@
-#ifndef TPROBE_DAEMON_INGEST_PRODUCER_LIMITS_H_
-#define TPROBE_DAEMON_INGEST_PRODUCER_LIMITS_H_
+#ifndef TPROBE_DAEMON_INGEST_RANK_LIMITS_H_
+#define TPROBE_DAEMON_INGEST_RANK_LIMITS_H_
 
 // What one rank may make the daemon hold: set from tprobed's flags
 // (main.cc) and checked by the drain (drain.h).
@@ -40,4 +40,4 @@ struct ProducerLimits {
 
 }  // namespace tprobe::daemon
 
-#endif  // TPROBE_DAEMON_INGEST_PRODUCER_LIMITS_H_
+#endif  // TPROBE_DAEMON_INGEST_RANK_LIMITS_H_

@@ -1,5 +1,5 @@
-#ifndef TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
-#define TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
+#ifndef TPROBE_DAEMON_INGEST_RANK_STATE_H_
+#define TPROBE_DAEMON_INGEST_RANK_STATE_H_
 
 // Everything the daemon keeps about one rank in its own memory: each
 // ring's place, the parts of the drain that own their state (the intern
@@ -91,4 +91,4 @@ struct ProducerState {
 
 }  // namespace tprobe::daemon
 
-#endif  // TPROBE_DAEMON_INGEST_PRODUCER_STATE_H_
+#endif  // TPROBE_DAEMON_INGEST_RANK_STATE_H_

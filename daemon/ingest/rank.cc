@@ -1,4 +1,4 @@
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 
 #include <poll.h>
 #include <signal.h>

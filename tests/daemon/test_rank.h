@@ -1,5 +1,5 @@
-#ifndef TPROBE_TESTS_DAEMON_TEST_PRODUCER_H_
-#define TPROBE_TESTS_DAEMON_TEST_PRODUCER_H_
+#ifndef TPROBE_TESTS_DAEMON_TEST_RANK_H_
+#define TPROBE_TESTS_DAEMON_TEST_RANK_H_
 
 // Builds a daemon-side Producer in the test process, without a socket: the
 // segment is real shared memory, named after this process and a fresh id,
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "common/shm/segment.h"
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 #include "tests/daemon/raw_client.h"
 #include "tests/daemon/ring_records.h"
 #include "tprobe/v1/control.pb.h"
@@ -51,4 +51,4 @@ class TestProducer {
 
 }  // namespace tprobe::testing
 
-#endif  // TPROBE_TESTS_DAEMON_TEST_PRODUCER_H_
+#endif  // TPROBE_TESTS_DAEMON_TEST_RANK_H_

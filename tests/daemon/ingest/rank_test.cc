@@ -1,4 +1,4 @@
-#include "daemon/ingest/producer.h"
+#include "daemon/ingest/rank.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "daemon/process/shm_space.h"
-#include "tests/daemon/test_producer.h"
+#include "tests/daemon/test_rank.h"
 #include "tests/support/daemon_process.h"
 
 namespace tprobe::daemon {

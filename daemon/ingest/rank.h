@@ -1,5 +1,5 @@
-#ifndef TPROBE_DAEMON_INGEST_PRODUCER_H_
-#define TPROBE_DAEMON_INGEST_PRODUCER_H_
+#ifndef TPROBE_DAEMON_INGEST_RANK_H_
+#define TPROBE_DAEMON_INGEST_RANK_H_
 
 // One registered client process (a trainer rank): the shared-memory segment
 // the daemon created for it, one RingReader per ring, and everything the
@@ -41,8 +41,8 @@
 #include "common/shm/segment.h"
 #include "common/status.h"
 #include "daemon/ingest/command.h"
-#include "daemon/ingest/producer_limits.h"
-#include "daemon/ingest/producer_state.h"
+#include "daemon/ingest/rank_limits.h"
+#include "daemon/ingest/rank_state.h"
 #include "daemon/output/assembler.h"
 #include "tprobe/v1/control.pb.h"
 
@@ -219,4 +219,4 @@ class Producer {
 
 }  // namespace tprobe::daemon
 
-#endif  // TPROBE_DAEMON_INGEST_PRODUCER_H_
+#endif  // TPROBE_DAEMON_INGEST_RANK_H_
