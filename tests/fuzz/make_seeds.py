@@ -436,6 +436,31 @@ STACK_JSONS = [
         "Tensor.__mul__.0.forward": "x", "Other.x.0.forward": []})),
 ]
 
+# tprobe compare's mapping files (tools/compare/input/mapping_file.h): the
+# four forms msprobe ships, JSON, and what yaml.safe_load resolves besides.
+MAPPINGS = [
+    ("name", "fc1.Dense: fc1.Linear\n'Cell.b': \"Module.b\"  # quoted\n"),
+    ("name-json", json.dumps({"Cell.fc.Dense.forward.0.input.0":
+                              "Module.fc.Linear.forward.0.input.0"})),
+    ("api", "# msprobe's api_mapping.yaml\n"
+            "- ms_api: Mint.sub\n  pt_api: 'Torch.sub'\n"
+            "  ms_args: [0, 1]\n  pt_args:\n    - 1\n    - \"0\"\n"
+            "-\n  pt_api: Torch.mul\n  ms_api: Mint.mul\n"
+            "  ms_parameters_grad: [weight]\n"
+            "  pt_parameters_grad: [weight]\n"),
+    ("api-json", json.dumps([{"ms_api": "Mint.add", "pt_api": "Torch.add",
+                              "ms_args": [0, 1], "pt_args": [1, 0]}])),
+    ("layer", "Cell:\n  body: trunk(Block)\nBlock:\n  dense: wrong\n"
+              "  dense.MatMul: proj.linear\n  'dense': proj\nEmpty: {}\n"),
+    ("anchors", "base: &b {x: 1, y: [a, b]}\nmerged:\n  <<: *b\n  y: 2\n"
+                "list: [*b, *b]\n"),
+    ("scalars", "a: yes\nb: 0x1F\nc: 1_000\nd: .inf\ne: ~\nf: 1:30\n"
+                "g: 0o7\nh: 1e3\ni: '010'\n1: one\ntrue: t\nnull: n\n"),
+    ("multiline", "folded: >\n  one\n  two\nliteral: |\n  a\n  b\n"
+                  "plain: a\n  b\n"),
+    ("bad", "- ms_api: [Mint.sub\n"),
+]
+
 
 def main():
     write("config", CONFIGS)
@@ -448,6 +473,7 @@ def main():
     write("record", RECORDS)
     write("control", CONTROLS)
     write("stack_json", STACK_JSONS)
+    write("mapping", MAPPINGS)
 
 
 if __name__ == "__main__":

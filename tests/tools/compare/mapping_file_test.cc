@@ -119,6 +119,15 @@ TEST(MappingFileTest, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error("x: !!python/object:os.system ls\n").rfind("m.yaml:1:", 0),
             0u);
   EXPECT_EQ(error("? [a, b]\n: c\n").rfind("m.yaml:1:", 0), 0u);
+  EXPECT_EQ(error("a: b\n\xff\n"), "m.yaml:2:1: not UTF-8 text");
+  EXPECT_EQ(error("a: \x01\n"), "m.yaml:1:4: a character YAML does not allow");
+  // Text yaml-cpp cannot read after a first document (its LoadAll loops).
+  EXPECT_EQ(error(", me\n  two\n"), "m.yaml: no YAML value could be read");
+  // An alias inside the value it names.
+  EXPECT_NE(error("a: &a\n  b: *a\n").find("alias names its own value"),
+            std::string::npos);
+  EXPECT_NE(error("a: &a\n  <<: *a\n").find("merge keys nest too deep"),
+            std::string::npos);
   // A billion laughs stops at a bound.
   std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b'; c <= 'j'; ++c) {

@@ -44,6 +44,14 @@ bool IsNull(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
+// `s` without the blanks, line breaks and a "---" before and after it.
+std::string Trimmed(std::string s) {
+  if (s.starts_with("---")) s.erase(0, 3);
+  s.erase(0, s.find_first_not_of(" \t\r\n"));
+  s.erase(s.find_last_not_of(" \t\r\n") + 1);
+  return s;
+}
+
 // `s` without '_' and its sign; `negative` says which sign it had.
 std::string Unsigned(std::string s, bool& negative) {
   std::erase(s, '_');
@@ -160,6 +168,15 @@ class Converter {
 
   Status Convert(const YAML::Node& node, const std::string& pointer,
                  Json& out) {
+    // An alias inside the value it names makes a cycle (safe_load builds
+    // it; json.dumps refuses it).
+    if (nesting_ >= kMaxNesting) {
+      return Status::InvalidArgument(Where(node) + ": values nest more than " +
+                                     std::to_string(kMaxNesting) +
+                                     " deep, or an alias names its own "
+                                     "value");
+    }
+    const Nested nested(nesting_);
     if (++values_ > kMaxValues) {
       return Status::InvalidArgument(Where(node) + ": more than " +
                                      std::to_string(kMaxValues) +
@@ -303,12 +320,89 @@ class Converter {
   // Merge keys that bring in maps that merge again: bounded, as a file
   // of aliases can make the walk exponential.
   static constexpr int kMaxMergeDepth = 64;
+  // Counts one level of nesting while it lives.
+  struct Nested {
+    explicit Nested(int& n) : n_(n) { ++n_; }
+    ~Nested() { --n_; }
+    int& n_;
+  };
+  static constexpr int kMaxNesting = 256;
+  int nesting_ = 0;
   // Aliases that name aliases make a short file a huge value: bounded.
   static constexpr size_t kMaxValues = size_t{1} << 20;
   MappingFile& file_;
   int depth_ = 0;
   size_t values_ = 0;
 };
+
+// The first character PyYAML's reader refuses, as "LINE:COLUMN: why":
+// text that is not UTF-8 (msprobe opens the file as UTF-8 text), or a
+// character YAML does not print (a control character other than tab and
+// the line breaks, U+FFFE, U+FFFF). Empty when there is none. yaml-cpp is
+// not handed such bytes: some make it loop.
+std::string Unreadable(const std::string& text) {
+  int line = 1, column = 1;
+  for (size_t i = 0; i < text.size(); ++column) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80       ? 1
+                    : c >> 5 == 6  ? 2
+                    : c >> 4 == 14 ? 3
+                    : c >> 3 == 30 ? 4
+                                   : 0;
+    uint32_t code = length == 1   ? c
+                    : length == 2 ? c & 0x1F
+                    : length == 3 ? c & 0x0F
+                                  : c & 0x07;
+    for (size_t k = 1; k < length; ++k) {
+      const auto next =
+          static_cast<unsigned char>(i + k < text.size() ? text[i + k] : 0);
+      if (next >> 6 != 2) length = 0;
+      code = code << 6 | (next & 0x3F);
+    }
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    const std::string at = std::to_string(line) + ":" + std::to_string(column);
+    if (length == 0 || code < least[length] || code > 0x10FFFF ||
+        (code >= 0xD800 && code <= 0xDFFF)) {
+      return at + ": not UTF-8 text";
+    }
+    const bool printable = code == 0x09 || code == 0x0A || code == 0x0D ||
+                           (code >= 0x20 && code <= 0x7E) || code == 0x85 ||
+                           (code >= 0xA0 && code <= 0xFFFD) || code >= 0x10000;
+    if (!printable) return at + ": a character YAML does not allow";
+    if (code == '\n') line += 1, column = 0;
+    i += length;
+  }
+  return "";
+}
+
+// What the lines of `text` hold beyond comments and blanks: whether some
+// line is content, and whether a document start ("---" at the start of a
+// line) follows content, which makes several documents.
+struct Outline {
+  bool content = false;
+  bool several_documents = false;
+};
+Outline OutlineOf(const std::string& text) {
+  Outline outline;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.ends_with('\r')) line.pop_back();
+    const bool marker = (line.starts_with("---") || line.starts_with("...")) &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    if (marker && line.starts_with("---") && outline.content) {
+      outline.several_documents = true;
+    }
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#' || line[0] == '%') {
+      continue;
+    }
+    std::string rest = marker ? line.substr(3) : line;
+    rest.erase(0, rest.find_first_not_of(" \t"));
+    if (!rest.empty() && rest[0] != '#') outline.content = true;
+  }
+  return outline;
+}
 
 }  // namespace
 
@@ -342,21 +436,29 @@ Result<MappingFile> ParseMappingFile(const std::string& text,
                                      const std::string& what) {
   MappingFile file;
   file.what = what;
-  std::vector<YAML::Node> documents;
+  if (std::string why = Unreadable(text); !why.empty()) {
+    return Status::InvalidArgument(what + ":" + why);
+  }
+  // yaml-cpp's LoadAll can loop on text after a first document that it
+  // cannot read (", a"), so only the first is loaded, and a second one is
+  // found by its "---".
+  const Outline outline = OutlineOf(text);
+  if (outline.several_documents) {
+    return Status::InvalidArgument(what +
+                                   ": holds several YAML documents, not one");
+  }
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(text);
+    document = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(
         what + ":" + std::to_string(e.mark.line + 1) + ":" +
         std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
-  if (documents.size() > 1) {
-    return Status::InvalidArgument(what +
-                                   ": holds several YAML documents, not one");
+  if (document.IsNull() && outline.content && !IsNull(Trimmed(text))) {
+    return Status::InvalidArgument(what + ": no YAML value could be read");
   }
-  if (documents.empty()) return file;
-  if (Status s = Converter(file).Convert(documents[0], "", file.value);
-      !s.ok()) {
+  if (Status s = Converter(file).Convert(document, "", file.value); !s.ok()) {
     return s;
   }
   return file;

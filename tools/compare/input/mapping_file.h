@@ -39,9 +39,10 @@ struct MappingFile {
 };
 
 // Parses `text`; `what` names it in errors. An error (InvalidArgument)
-// names the line and column of a YAML syntax error, a document of several
-// YAML documents, a map key that is no scalar, or a tag safe_load does not
-// take.
+// names the line and column of a YAML syntax error, text that is not
+// UTF-8 or holds a character YAML does not allow, several YAML documents,
+// a map key that is no scalar, a tag safe_load does not take, an alias
+// inside the value it names, or a value too large or too deep.
 Result<MappingFile> ParseMappingFile(const std::string& text,
                                      const std::string& what);
 
