@@ -28,6 +28,9 @@ packages=(
   # msprobe 8.3.3's imports on /usr/bin/python3, the live reference of the
   # 8.3.3 golden test (einops, which Debian lacks, is in .venv/msprobe833)
   python3-pandas python3-matplotlib python3-tqdm python3-openpyxl
+  # yaml.safe_load, which tprobe compare's mapping files are read as
+  # (tests/tools/compare/mapping_file_test.cc runs it)
+  python3-yaml
   clang libclang-rt-14-dev  # libFuzzer (tests/fuzz)
 )
 # Only the test suite needs these: headless Chromium opens `tprobe compare`'s

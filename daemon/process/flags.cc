@@ -100,9 +100,10 @@ every open step and exit 0. Exit status 1: it could not start (for example,
 another tprobed already answers on the socket); 2: bad flags.
 )";
 
-// tprobed's command line: every flag, its help, and what it sets in
-// `flags` (--socket: `socket`, resolved by ParseFlags).
-void Declare(CommandLine& line, Flags& flags, std::string& socket) {
+// tprobed's command line, in two parts: every flag, its help, and what it
+// sets in `flags`. First how tprobed runs (--socket: `socket`, resolved by
+// ParseFlags) ...
+void DeclareProcess(CommandLine& line, Flags& flags, std::string& socket) {
   line.AddValue("--socket", "PATH",
                 "the control socket to listen on. Default: $TPROBE_SOCKET,\n"
                 "else $XDG_RUNTIME_DIR/tprobe/tprobed.sock, else\n"
@@ -157,6 +158,10 @@ void Declare(CommandLine& line, Flags& flags, std::string& socket) {
                   flags.group = value;
                   return Status::Ok();
                 });
+}
+
+// ... then what it serves and holds.
+void DeclareLimits(CommandLine& line, Flags& flags) {
   AddNumber(line, "--max-connections", "N",
             "serve at most N control connections at once (default\n"
             "256, lowered to fit the open-file limit); the excess\n"
@@ -223,7 +228,8 @@ Result<Flags> ParseFlags(int argc, const char* const* argv) {
   Flags flags;
   std::string socket;
   CommandLine line(kUsage, kFooter);
-  Declare(line, flags, socket);
+  DeclareProcess(line, flags, socket);
+  DeclareLimits(line, flags);
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   Result<bool> help = line.Parse(args);
   if (!help.ok()) return help.status();
@@ -249,7 +255,8 @@ std::string Usage() {
   Flags flags;
   std::string socket;
   CommandLine line(kUsage, kFooter);
-  Declare(line, flags, socket);
+  DeclareProcess(line, flags, socket);
+  DeclareLimits(line, flags);
   return line.Help();
 }
 

@@ -27,10 +27,9 @@ constexpr char kFooter[] =
     "Exit status: 0 on success, 1 when the import fails, 2 for a bad command "
     "line.\n";
 
-int RunImport(std::span<const std::string_view> args) {
-  import::ImportOptions options;
-  bool task_given = false;
-  CommandLine line(kUsage, kFooter);
+// The options, into `options` (`task_given`: whether --task was).
+void Declare(CommandLine& line, import::ImportOptions& options,
+             bool& task_given) {
   line.AddValue(
       "--task", "TASK",
       "tensor: SRC holds TensorDump files:\n"
@@ -40,7 +39,7 @@ int RunImport(std::span<const std::string_view> args) {
       "data_name, and their statistics computed.\n"
       "statistics: SRC holds a kernel-by-kernel statistics\n"
       "dump: SRC/rank_{R}/.../{N}/statistic.csv",
-      [&](const std::string& task) {
+      [&options = options, &task_given = task_given](const std::string& task) {
         task_given = true;
         if (task == "tensor") {
           options.task = import::Task::kTensor;
@@ -56,7 +55,7 @@ int RunImport(std::span<const std::string_view> args) {
                 "import only rank R (the job's RANK_ID) and write it as\n"
                 "rank{R}; without it every rank is imported, and a lone\n"
                 "rank 0 is written as \"rank\" (one card, no RANK_ID)",
-                [&](const std::string& rank) {
+                [&options = options](const std::string& rank) {
                   Result<int64_t> r = ParseCount(
                       rank, "--rank", std::numeric_limits<int>::max());
                   if (!r.ok()) return r.status();
@@ -66,13 +65,20 @@ int RunImport(std::span<const std::string_view> args) {
   line.AddValue("--wait", "N",
                 "first wait until nothing under SRC has changed for N\n"
                 "seconds (for a dump still being written)",
-                [&](const std::string& wait) {
+                [&options = options](const std::string& wait) {
                   Result<int64_t> seconds =
                       ParseCount(wait, "--wait", 24 * 3600);
                   if (!seconds.ok()) return seconds.status();
                   options.wait = std::chrono::seconds(*seconds);
                   return Status::Ok();
                 });
+}
+
+int RunImport(std::span<const std::string_view> args) {
+  import::ImportOptions options;
+  bool task_given = false;
+  CommandLine line(kUsage, kFooter);
+  Declare(line, options, task_given);
   if (auto exit = ParseCommandLine("import", line, args)) return *exit;
   if (!task_given) {
     return UsageError("import", "--task tensor|statistics is required");
