@@ -20,18 +20,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long Close() spends at least sending requests still queued; how long
-// the background thread waits for the socket to take a request before it
-// reads replies and comes back to it; and how long the rest of a reply may
-// take once its first byte came. A daemon that reads requests slowly (its
-// control thread starved on a loaded machine) is not lost: only a hang-up or
-// a reset ends the connection.
-constexpr auto kCloseWriteBound = std::chrono::milliseconds(200);
+// How long the background thread waits for the socket to take a request
+// before it reads replies and comes back to it, and how long the rest of a
+// reply may take once its first byte came. A daemon that reads requests
+// slowly (its control thread starved on a loaded machine) is not lost: only
+// a hang-up or a reset ends the connection.
 constexpr auto kWriteSlice = std::chrono::milliseconds(20);
 constexpr auto kReadBound = std::chrono::seconds(5);
-// Requests that may wait for a daemon that reads none: a step sends three
-// (Start, Stop, Step; a few hundred bytes in all), so about 10,000 steps and
-// a few MiB.
+// Requests that may wait for a daemon that reads none. Each has a caller
+// that waits for its reply with a deadline, so a handful at most wait in
+// practice; the bound only keeps a hung daemon from growing the queue.
 constexpr size_t kMaxUnsent = 32768;
 
 int ConnectUnix(const std::string& path) {
@@ -142,12 +140,10 @@ void ControlChannel::Disconnect(bool daemon_lost) {
     fd_ = -1;
     rest_.clear();
     waiters.swap(inflight_);
-    inflight_steps_.clear();
     for (Outgoing& out : unsent_) waiters.push_back(std::move(out.reply));
     unsent_.clear();
   }
   for (auto& waiter : waiters) {
-    if (!waiter) continue;
     waiter->set_value(
         control::ResponseOf(Status::Unavailable("the daemon went away")));
   }
@@ -182,15 +178,8 @@ void ControlChannel::UpdateConfig(const v1::Config& config) {
   *registration_.mutable_config() = config;
 }
 
-void ControlChannel::Send(v1::Request request) {
-  request.set_version(control::kProtocolVersion);
-  (void)Submit({std::move(request), nullptr});
-}
-
 void ControlChannel::AwaitReply(const Outgoing& out) {
   inflight_.push_back(out.reply);
-  inflight_steps_.push_back(
-      out.request.has_step() ? int64_t{out.request.step().step()} : -1);
 }
 
 bool ControlChannel::WriteQueued(std::deque<Outgoing>& batch,
@@ -268,31 +257,31 @@ bool ControlChannel::Call(v1::Request request, int timeout_ms,
   return control::IsOk(*reply);
 }
 
-void ControlChannel::Close() { Close(Clock::now() + kCloseWriteBound); }
-
-void ControlChannel::Close(Clock::time_point deadline) {
+void ControlChannel::Close() {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    close_deadline_ = std::max(deadline, Clock::now() + kCloseWriteBound);
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
   Disconnect();
+  // Requests the thread had not written yet fail as the ones in flight.
+  for (Outgoing& out : outgoing_) {
+    out.reply->set_value(
+        control::ResponseOf(Status::Unavailable("the channel closed")));
+  }
+  outgoing_.clear();
   // A forked child's counts are its parent's.
   if (!InForkedChild()) notice_.Close(core_->dropped_no_daemon());
 }
 
 void ControlChannel::Run() {
-  auto backoff = std::chrono::milliseconds(100);
-  auto next_attempt = Clock::now();
   for (;;) {
     // Whether records are being lost without a daemon: said on stderr.
     notice_.Poll(Clock::now(), core_->connected(),
                  [this] { return core_->dropped_no_daemon(); });
     std::deque<Outgoing> batch;
-    bool stopping = false;
     // Held from taking the batch until it is written: no caller's write
     // overtakes it.
     std::unique_lock<std::mutex> io;
@@ -300,33 +289,13 @@ void ControlChannel::Run() {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(20),
                    [&] { return stopping_ || !outgoing_.empty(); });
-      stopping = stopping_;
+      if (stopping_) return;
       io = std::unique_lock(io_mu_);
       batch.swap(outgoing_);
     }
-    if (stopping) {
-      // Requests queued before Close (a Goodbye whose reply was not waited
-      // for) still go out, within Close's bound: the daemon runs them after
-      // the socket closes.
-      if (fd_ >= 0) (void)WriteQueued(batch, close_deadline_);
-      return;
-    }
     if (fd_ < 0) {
       io.unlock();
-      for (auto& out : batch) {
-        if (out.reply) {
-          out.reply->set_value(
-              control::ResponseOf(Status::Unavailable("no daemon connected")));
-        }
-      }
-      if (InForkedChild() || Clock::now() < next_attempt) continue;
-      std::string error;
-      if (ConnectAndRegister(&error)) {
-        backoff = std::chrono::milliseconds(100);
-      } else {
-        next_attempt = Clock::now() + backoff;
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
-      }
+      Reconnect(batch);
       continue;
     }
     // What the socket does not take within the slice waits for the next
@@ -336,46 +305,40 @@ void ControlChannel::Run() {
                          unsent_.size() <= kMaxUnsent;
     io.unlock();
     if (!written) Disconnect(/*daemon_lost=*/true);
-    // Replies (or a hang-up) waiting on the socket.
-    while (fd_ >= 0 && Readable(fd_)) {
-      v1::Response reply;
-      if (!ReadFrame(fd_, &reply, Clock::now() + kReadBound)) {
-        Disconnect(/*daemon_lost=*/true);
-        break;
-      }
-      bool awaited = false;
-      std::shared_ptr<std::promise<v1::Response>> waiter;
-      int64_t step = -1;
-      {
-        std::lock_guard lock(io_mu_);
-        if (!inflight_.empty()) {
-          awaited = true;
-          waiter = std::move(inflight_.front());
-          inflight_.pop_front();
-          if (!inflight_steps_.empty()) {
-            step = inflight_steps_.front();
-            inflight_steps_.pop_front();
-          }
-        }
-      }
-      if (awaited) {
-        if (waiter) {
-          waiter->set_value(reply);
-        } else if (!control::IsOk(reply) && !reported_error_) {
-          // A request no one waits for failed (a Step whose files could not
-          // be written): the trainer's user hears of it once.
-          reported_error_ = true;
-          std::fprintf(stderr,
-                       "[tprobe] tprobed: %s (reported once; training goes "
-                       "on, tprobed retries the write; 'tprobe status' shows "
-                       "the state)\n",
-                       reply.error().c_str());
-        }
-        if (step >= 0 && control::IsOk(reply)) {
-          last_step_acknowledged_.store(step, std::memory_order_release);
-        }
-      }
+    ReadReplies();
+  }
+}
+
+void ControlChannel::Reconnect(std::deque<Outgoing>& batch) {
+  for (auto& out : batch) {
+    out.reply->set_value(
+        control::ResponseOf(Status::Unavailable("no daemon connected")));
+  }
+  if (InForkedChild() || Clock::now() < next_attempt_) return;
+  std::string error;
+  if (ConnectAndRegister(&error)) {
+    backoff_ = std::chrono::milliseconds(100);
+  } else {
+    next_attempt_ = Clock::now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(2000));
+  }
+}
+
+void ControlChannel::ReadReplies() {
+  while (fd_ >= 0 && Readable(fd_)) {
+    v1::Response reply;
+    if (!ReadFrame(fd_, &reply, Clock::now() + kReadBound)) {
+      Disconnect(/*daemon_lost=*/true);
+      return;
     }
+    std::shared_ptr<std::promise<v1::Response>> waiter;
+    {
+      std::lock_guard lock(io_mu_);
+      if (inflight_.empty()) continue;  // a reply to nothing asked: ignored
+      waiter = std::move(inflight_.front());
+      inflight_.pop_front();
+    }
+    waiter->set_value(reply);
   }
 }
 

@@ -1,15 +1,15 @@
 #ifndef TPROBE_CLIENT_CONTROL_CHANNEL_H_
 #define TPROBE_CLIENT_CONTROL_CHANNEL_H_
 
-// The client's side of the control socket: registration, the lifecycle
-// messages (start/stop/step), and reconnection with backoff. A request is
-// written by the caller when the socket takes it at once, so a Step or a
-// Goodbye is in the kernel (and reaches the daemon even if the process is
-// killed next) when Send returns; otherwise it waits in a queue that a
-// background thread writes. That thread also reads the replies and
-// reconnects, so callers never block on the daemon except in Call(), which
-// has a deadline. While no daemon is attached and records are lost, it says
-// so on stderr (outage_notice.h); Close says the total lost.
+// The client's side of the control socket: registration, the requests that
+// are answered (Configure, FetchConfig, Flush, Status), and reconnection
+// with backoff. Step boundaries never travel here: Start, Step and Goodbye
+// go into the boundary ring (Core::WriteBoundary). A request is written by
+// the caller when the socket takes it at once; otherwise it waits in a
+// queue that a background thread writes. That thread also reads the
+// replies and reconnects, so callers never block on the daemon except in
+// Call(), which has a deadline. While no daemon is attached and records are
+// lost, it says so on stderr (outage_notice.h); Close says the total lost.
 //
 // Thread safety: all public methods may be called from any thread.
 
@@ -51,33 +51,21 @@ class ControlChannel {
   // session took up replaces the one it started with).
   void UpdateConfig(const v1::Config& config);
 
-  // Queues a request; it is lost when no daemon is connected.
-  void Send(v1::Request request);
-
   // Sends and waits for the reply until timeout_ms. Returns false when no
   // daemon is connected or it does not answer in time.
   bool Call(v1::Request request, int timeout_ms, v1::Response* reply);
 
-  // Sends the requests still queued (until `deadline`, and at least for a
-  // short bound), stops the background thread and closes the socket; says
-  // on stderr how many records the process lost without a daemon, if any.
-  // Replies not yet received are abandoned; the daemon still runs the
-  // requests.
-  void Close(std::chrono::steady_clock::time_point deadline);
+  // Stops the background thread and closes the socket, failing the calls
+  // still waiting; says on stderr how many records the process lost without
+  // a daemon, if any.
   void Close();
 
   const std::string& socket_path() const { return socket_path_; }
 
-  // The last step a daemon answered it had written (-1: none yet): a Step
-  // is answered once the step's files are written.
-  int64_t last_step_acknowledged() const {
-    return last_step_acknowledged_.load(std::memory_order_acquire);
-  }
-
  private:
   struct Outgoing {
     v1::Request request;
-    std::shared_ptr<std::promise<v1::Response>> reply;  // null: no one waits
+    std::shared_ptr<std::promise<v1::Response>> reply;
   };
 
   bool ConnectAndRegister(std::string* error);
@@ -96,6 +84,12 @@ class ControlChannel {
   // daemon hung up or stopped answering (not a Close).
   void Disconnect(bool daemon_lost = false);
   void Run();
+  // Without a connection: fails `batch` and tries to connect again when the
+  // backoff allows.
+  void Reconnect(std::deque<Outgoing>& batch);
+  // Hands the replies waiting on the socket to their callers; disconnects
+  // on a hang-up or a broken reply.
+  void ReadReplies();
 
   Core* core_;
   const std::string socket_path_;
@@ -106,7 +100,6 @@ class ControlChannel {
   std::condition_variable cv_;
   std::deque<Outgoing> outgoing_;
   bool stopping_ = false;
-  std::chrono::steady_clock::time_point close_deadline_;  // set with stopping_
 
   // Guards the writes to fd_ and the replies awaited; taken after mu_. Only
   // the background thread (or Open, before it runs) changes fd_.
@@ -119,12 +112,11 @@ class ControlChannel {
   std::deque<Outgoing> unsent_;
 
   // Owned by the background thread once it runs.
-  bool refused_ = false;         // the last ConnectAndRegister was refused
-  bool reported_error_ = false;  // a failed request was shown on stderr
+  bool refused_ = false;  // the last ConnectAndRegister was refused
+  std::chrono::milliseconds backoff_{100};
+  std::chrono::steady_clock::time_point next_attempt_;
   // The replies awaited, in request order; guarded by io_mu_.
   std::deque<std::shared_ptr<std::promise<v1::Response>>> inflight_;
-  std::deque<int64_t> inflight_steps_;  // a Step's step, -1 for the others
-  std::atomic<int64_t> last_step_acknowledged_{-1};
   // Polled by the background thread; closed once it stopped.
   OutageNotice notice_;
   std::thread thread_;

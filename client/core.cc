@@ -64,12 +64,16 @@ Core::~Core() { Detach(); }
 void Core::Attach(std::unique_ptr<shm::Segment> segment) {
   auto conn = std::make_unique<Connection>(std::move(segment));
   conn->generation = g_next_generation.fetch_add(1);
+  std::lock_guard boundary(boundary_mu_);
   std::lock_guard lock(retired_mu_);
   if (TotalsLocked().produced() != produced_at_boundary_) {
     held_connection_ = std::move(conn);
     held_.store(true, std::memory_order_release);
     return;
   }
+  // The step in progress is wholly this daemon's: its Start goes first, and
+  // no record of the connection can be before it (no hook sees it yet).
+  if (!start_.empty()) (void)Append(conn.get(), start_, std::nullopt);
   connection_.store(conn.get(), std::memory_order_release);
   connections_.push_back(std::move(conn));
 }
@@ -85,6 +89,8 @@ void Core::Detach(bool daemon_lost) {
 }
 
 void Core::StepBoundary(uint64_t produced) {
+  std::lock_guard boundary(boundary_mu_);
+  start_.clear();
   std::lock_guard lock(retired_mu_);
   produced_at_boundary_ = produced;
   for (const auto& conn : connections_) {
@@ -357,25 +363,48 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
 Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
                                         uint32_t wait_ms,
                                         std::optional<uint32_t> step) {
+  return Write(request, wait_ms, step, /*start=*/false);
+}
+
+Core::BoundaryWrite Core::WriteStart(std::string_view request,
+                                     uint32_t wait_ms) {
+  return Write(request, wait_ms, std::nullopt, /*start=*/true);
+}
+
+Core::BoundaryWrite Core::Write(std::string_view request, uint32_t wait_ms,
+                                std::optional<uint32_t> step, bool start) {
   std::lock_guard lock(boundary_mu_);
+  if (request.empty() || request.size() > record::kMaxBoundaryBytes) {
+    return BoundaryWrite::kNoRoom;
+  }
+  // Kept before the check: a daemon that attaches after it gets it.
+  if (start) start_ = request;
   Connection* c = connection_.load(std::memory_order_acquire);
   if (c == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
     return BoundaryWrite::kNoDaemon;
   }
-  if (request.empty() || request.size() > record::kMaxBoundaryBytes) {
-    return BoundaryWrite::kNoRoom;
-  }
+  if (PutWaiting(c, request, step, wait_ms)) return BoundaryWrite::kWritten;
+  if (queued_.size() >= kMaxQueuedBoundaries) return BoundaryWrite::kNoRoom;
+  queued_.push_back(QueuedBoundary{std::string(request), step});
+  return BoundaryWrite::kQueued;
+}
+
+shm::RingWriter& Core::BoundaryRing(Connection* c) {
   const uint32_t last = c->data_rings;
   if (!c->boundary) {
     c->boundary.emplace(c->segment->ring_header(last),
                         c->segment->ring_data(last), &c->committed[last].head);
   }
-  // A daemon that went away left its queue to the outage.
   if (queued_for_ != c) {
     queued_.clear();
     queued_for_ = c;
   }
-  shm::RingWriter& w = *c->boundary;
+  return *c->boundary;
+}
+
+bool Core::PutWaiting(Connection* c, std::string_view request,
+                      std::optional<uint32_t> step, uint32_t wait_ms) {
+  shm::RingWriter& w = BoundaryRing(c);
   // A daemon that did not move since a wait timed out (it is stopped) costs
   // one wait, not one per step, as a data ring's (ThreadRing::stuck_tail).
   const bool stuck = w.header()->tail.load(std::memory_order_acquire) ==
@@ -402,10 +431,7 @@ Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
   } else if (!stuck) {
     c->boundary_stuck_tail = UINT64_MAX;
   }
-  if (written) return BoundaryWrite::kWritten;
-  if (queued_.size() >= kMaxQueuedBoundaries) return BoundaryWrite::kNoRoom;
-  queued_.push_back(QueuedBoundary{std::string(request), step});
-  return BoundaryWrite::kQueued;
+  return written;
 }
 
 bool Core::WriteQueued(Connection* c) {
@@ -418,25 +444,22 @@ bool Core::WriteQueued(Connection* c) {
 
 bool Core::Put(Connection* c, std::string_view request,
                std::optional<uint32_t> step) {
-  shm::RingWriter& w = *c->boundary;
+  // Every data record committed so far goes before the boundary.
+  PublishAll();
+  return Append(c, request, step);
+}
+
+bool Core::Append(Connection* c, std::string_view request,
+                  std::optional<uint32_t> step) {
+  shm::RingWriter& w = BoundaryRing(c);
   std::byte* p = w.Reserve(static_cast<uint16_t>(record::RecordType::kBoundary),
                            static_cast<uint32_t>(request.size()));
   if (p == nullptr) return false;
-  // Every data record committed so far goes before the boundary.
-  PublishAll();
   std::memcpy(p, request.data(), request.size());
   w.Commit();
   w.Publish();
   if (step) acks_.push_back(PendingAck{c, w.committed_head(), *step});
   return true;
-}
-
-std::vector<std::string> Core::TakeQueuedBoundaries() {
-  std::lock_guard lock(boundary_mu_);
-  std::vector<std::string> out;
-  for (QueuedBoundary& q : queued_) out.push_back(std::move(q.request));
-  queued_.clear();
-  return out;
 }
 
 int64_t Core::BoundaryAcknowledged() {

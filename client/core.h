@@ -100,13 +100,15 @@ class TPROBE_INTERNAL Core {
   // Called by the control channel. A segment attached while the current
   // step has already produced records (a daemon came back mid-step) is held
   // until StepBoundary, so that no step is written in part by a daemon that
-  // missed its beginning; until then records count as no_daemon. Detach
+  // missed its beginning; until then records count as no_daemon. A segment
+  // attached at once gets the step's Start first (WriteStart). Detach
   // with `daemon_lost` when the daemon went away (not when the client
   // closes).
   void Attach(std::unique_ptr<shm::Segment> segment);
   void Detach(bool daemon_lost = false);
-  // A step ended: `produced` is RecordTotals::produced() at its end. A held
-  // segment becomes the one records go to.
+  // A step ended (or the rank says goodbye): `produced` is RecordTotals::
+  // produced() at its end. A held segment becomes the one records go to, and
+  // the step's Start is forgotten (WriteStart).
   void StepBoundary(uint64_t produced);
   // Whether records go to a daemon now.
   bool attached() const {
@@ -149,33 +151,40 @@ class TPROBE_INTERNAL Core {
 
   // A step boundary or the goodbye (a serialized v1::Request: Start, Step
   // or Goodbye) into the boundary ring of the daemon attached now, in order
-  // after every record committed before the call. A Step's `step` is kept
-  // until the daemon has read the record (BoundaryAcknowledged). It waits
-  // up to `wait_ms` (policy block's block_timeout_ms) while the daemon has
-  // not read kMaxStepsAhead of the Steps written before it, so that a rank
-  // runs at most about that many steps ahead of a slower daemon, then
-  // writes it anyway. When the ring is full it waits up to `wait_ms` for
-  // room, then queues the boundary in process memory (kQueued): queued
-  // boundaries go into the ring first, in order, as soon as there is room,
-  // so a full ring never swallows one and never reorders them. Past
-  // kMaxQueuedBoundaries queued (a daemon stopped for that many steps) a
-  // boundary is refused (kNoRoom).
+  // after every record committed before the call: the one road a boundary
+  // takes to the daemon. A Step's `step` is kept until the daemon has read
+  // the record (BoundaryAcknowledged). It waits up to `wait_ms` (policy
+  // block's block_timeout_ms) while the daemon has not read kMaxStepsAhead
+  // of the Steps written before it, so that a rank runs at most about that
+  // many steps ahead of a slower daemon, then writes it anyway. When the
+  // ring is full it waits up to `wait_ms` for room, then leaves the boundary
+  // in the ring's backlog (kQueued), process memory that goes into the ring
+  // first, in order, as soon as there is room: a full ring never swallows
+  // a boundary and never reorders them. Past kMaxQueuedBoundaries in the
+  // backlog (a daemon stopped for that many steps) a boundary is refused
+  // (kNoRoom). Without a daemon (kNoDaemon) a boundary is not sent at all:
+  // its step belongs to the outage, which the ledger of the next Step
+  // reports (step_ledger.h).
   static constexpr size_t kMaxStepsAhead = 256;
   static constexpr size_t kMaxQueuedBoundaries = size_t{1} << 20;
   enum class BoundaryWrite { kWritten, kQueued, kNoRoom, kNoDaemon };
   BoundaryWrite WriteBoundary(std::string_view request, uint32_t wait_ms,
                               std::optional<uint32_t> step = std::nullopt);
+  // A Start, as WriteBoundary, kept as the Start of the step in progress
+  // until StepBoundary: a daemon attached later in the step, before the
+  // step produced a record (Attach does not hold it), gets it first in its
+  // boundary ring, so that the step it wholly receives has its tree, and a
+  // Start made while no daemon was reachable is never lost nor sent to a
+  // daemon that missed the step's records.
+  BoundaryWrite WriteStart(std::string_view request, uint32_t wait_ms);
   // The last step whose Step record the daemon read, having written the
   // step (it releases a boundary once it ran it); -1 when none.
   int64_t BoundaryAcknowledged();
-  // Writes the queued boundaries as room comes and waits until the attached
-  // daemon has read every boundary (the goodbye last: it then wrote the
-  // rank's trees), the daemon went away, or `deadline`. Returns whether it
-  // read them.
+  // Writes the backlog as room comes and waits until the attached daemon
+  // has read every boundary (the goodbye last: it then wrote the rank's
+  // trees), the daemon went away, or `deadline`. Returns whether it read
+  // them.
   bool WaitBoundariesRead(std::chrono::steady_clock::time_point deadline);
-  // The boundaries still queued (oldest first), no longer queued: at exit,
-  // what the ring had no room for goes on the socket.
-  std::vector<std::string> TakeQueuedBoundaries();
 
   // The order of entries and calls across rings, which the daemon merges
   // by it: strictly increasing on each thread, and above every seq the
@@ -273,7 +282,7 @@ class TPROBE_INTERNAL Core {
   static void PublishConnection(const Connection& conn);
 
   // Process memory only, never on the hot path; guards connections_,
-  // held_connection_ and produced_at_boundary_.
+  // held_connection_ and produced_at_boundary_. Taken after boundary_mu_.
   mutable std::mutex retired_mu_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::unique_ptr<Connection> held_connection_;
@@ -281,7 +290,8 @@ class TPROBE_INTERNAL Core {
   uint64_t produced_at_boundary_ = 0;
 
   // Serialises the boundary writers (the threads that end steps and say
-  // goodbye) and guards Connection::boundary and acks_.
+  // goodbye, and Attach) and guards Connection::boundary, acks_, the
+  // backlog and start_.
   std::mutex boundary_mu_;
   // Step records written and not yet known read: their connection, the
   // boundary ring's head after them, and their step.
@@ -294,20 +304,40 @@ class TPROBE_INTERNAL Core {
   int64_t acknowledged_ = -1;
   // Forgets the acks_ the daemon has read. REQUIRES: boundary_mu_ held.
   void PopAcknowledged();
-  // Boundaries the ring of `queued_for_` had no room for, oldest first.
+  // The boundary ring's backlog: boundaries the ring of `queued_for_` had
+  // no room for, oldest first.
   struct QueuedBoundary {
     std::string request;
     std::optional<uint32_t> step;
   };
   std::deque<QueuedBoundary> queued_;
   const Connection* queued_for_ = nullptr;
-  // Writes the queued boundaries into c's ring while it has room; true when
-  // none is left. REQUIRES: boundary_mu_ held.
-  bool WriteQueued(Connection* c);
-  // Writes one boundary into c's ring; false when it has no room.
+  // The Start of the step in progress (WriteStart); empty when none.
+  std::string start_;
+  // WriteBoundary, keeping the request as start_ when `start`.
+  BoundaryWrite Write(std::string_view request, uint32_t wait_ms,
+                      std::optional<uint32_t> step, bool start);
+  // c's boundary ring writer, made on first use; a backlog left for another
+  // connection is dropped (a daemon that went away left it to the outage).
   // REQUIRES: boundary_mu_ held.
+  shm::RingWriter& BoundaryRing(Connection* c);
+  // Writes the backlog, then `request`, into c's ring, waiting up to
+  // `wait_ms` while the daemon has not read kMaxStepsAhead Steps (a Step)
+  // or the ring has no room. False when it still has no room.
+  // REQUIRES: boundary_mu_ held.
+  bool PutWaiting(Connection* c, std::string_view request,
+                  std::optional<uint32_t> step, uint32_t wait_ms);
+  // Writes the backlog into c's ring while it has room; true when none is
+  // left. REQUIRES: boundary_mu_ held.
+  bool WriteQueued(Connection* c);
+  // Publishes every data record committed so far, then Append. REQUIRES:
+  // boundary_mu_ held, retired_mu_ not held.
   bool Put(Connection* c, std::string_view request,
            std::optional<uint32_t> step);
+  // Writes one boundary into c's ring; false when it has no room.
+  // REQUIRES: boundary_mu_ held.
+  bool Append(Connection* c, std::string_view request,
+              std::optional<uint32_t> step);
 };
 
 // True in a child forked from a process that uses tprobe: such a child never

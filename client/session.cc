@@ -91,7 +91,8 @@ Session::~Session() {
     // The step in progress, if it produced records since the last Step.
     std::lock_guard lock(mu_);
     const uint32_t step = step_.load(std::memory_order_relaxed);
-    v1::StepLedger ledger = ledger_.Close(step, core_.Totals(), std::nullopt);
+    const RecordTotals totals = core_.Totals();
+    v1::StepLedger ledger = ledger_.Close(step, totals, std::nullopt);
     if (ledger.produced() > 0) {
       bye.mutable_goodbye()->set_step(step);
       *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
@@ -102,43 +103,44 @@ Session::~Session() {
       bye.mutable_goodbye()->set_step(step);
       bye.mutable_goodbye()->set_why_empty(why);
     }
+    // The rank's end is a boundary too: a daemon that came back mid-step
+    // (its segment held) takes the goodbye.
+    core_.StepBoundary(totals.produced());
   }
   // The goodbye in the boundary ring is what makes this a clean exit,
   // whatever the daemon's backlog: the daemon finishes the rings from the
   // memory file it holds. The rank then waits at most exit_timeout_ms for
   // the daemon's confirmation (it read the goodbye, so the trees are
-  // written); correctness does not depend on it.
+  // written); correctness does not depend on it. Without a daemon there is
+  // no one to say goodbye to.
   const int exit_timeout_ms = static_cast<int>(config().exit_timeout_ms);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(exit_timeout_ms);
-  if (SendBoundary(bye, std::nullopt)) {
-    if (!core_.WaitBoundariesRead(deadline)) {
-      // What the ring still had no room for goes on the socket, after
-      // everything in the ring (the daemon runs a socket request once it
-      // has drained the rings up to where they were when it arrived).
-      for (const std::string& queued : core_.TakeQueuedBoundaries()) {
-        v1::Request request;
-        if (request.ParseFromString(queued)) channel_->Send(request);
-      }
-    }
-  } else {
-    // No daemon, or a queue full of boundaries: the socket's Goodbye,
-    // answered once the daemon drained the rings up to it.
-    v1::Response reply;
-    channel_->Call(std::move(bye), exit_timeout_ms, &reply);
+  if (SendBoundary(bye, Boundary::kGoodbye)) {
+    (void)core_.WaitBoundariesRead(deadline);
   }
-  channel_->Close(deadline);
+  channel_->Close();
 }
 
-bool Session::SendBoundary(const v1::Request& request,
-                           std::optional<uint32_t> step) {
+bool Session::SendBoundary(const v1::Request& request, Boundary boundary) {
   v1::Request in_band = request;
   in_band.set_version(control::kProtocolVersion);
+  const std::string bytes = in_band.SerializeAsString();
   const uint32_t wait_ms = config().policy == config::FullRingPolicy::kBlock
                                ? config().block_timeout_ms
                                : 0;
-  const Core::BoundaryWrite written =
-      core_.WriteBoundary(in_band.SerializeAsString(), wait_ms, step);
+  Core::BoundaryWrite written;
+  switch (boundary) {
+    case Boundary::kStart:
+      written = core_.WriteStart(bytes, wait_ms);
+      break;
+    case Boundary::kStep:
+      written = core_.WriteBoundary(bytes, wait_ms, request.step().step());
+      break;
+    case Boundary::kGoodbye:
+      written = core_.WriteBoundary(bytes, wait_ms);
+      break;
+  }
   return written == Core::BoundaryWrite::kWritten ||
          written == Core::BoundaryWrite::kQueued;
 }
@@ -186,8 +188,9 @@ void Session::UpdateCollecting() {
 }
 
 bool Session::DaemonEndedDump() {
-  // The daemon answers a Step at once and drains it later: a Flush waits
-  // until this rank's records so far are read, so the status is current.
+  // The daemon reads a Step from the ring when it gets to it: a Flush waits
+  // until this rank's records and boundaries so far are read, so the status
+  // is current.
   core_.PublishAll();
   v1::Request flush;
   flush.mutable_flush();
@@ -240,13 +243,11 @@ void Session::Start() {
   if (collecting()) {
     v1::Request req;
     req.mutable_start()->set_step(step);
-    // Without a daemon the step belongs to the outage (its records count
-    // as no_daemon): its Start must not reach a daemon that comes back
-    // later over the socket, or that daemon opens a tree for a step it
-    // gets none of the records of.
-    if (!SendBoundary(req, std::nullopt) && core_.attached()) {
-      channel_->Send(std::move(req));
-    }
+    // Without a daemon the Start waits in the core for one that attaches
+    // before the step's first record (Core::WriteStart); a daemon that
+    // comes back later in the step gets none of it, and the step belongs
+    // to the outage.
+    (void)SendBoundary(req, Boundary::kStart);
   }
 }
 
@@ -262,8 +263,7 @@ void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const RecordTotals totals = core_.Totals();
-  const int64_t acknowledged = std::max(channel_->last_step_acknowledged(),
-                                        core_.BoundaryAcknowledged());
+  const int64_t acknowledged = core_.BoundaryAcknowledged();
   while (!unacknowledged_.empty() &&
          static_cast<int64_t>(unacknowledged_.front()) <= acknowledged) {
     unacknowledged_.pop_front();
@@ -287,7 +287,7 @@ void Session::Step(uint64_t unclosed_calls) {
     req.mutable_step()->set_why_empty(why_empty);
     *req.mutable_step()->mutable_ledger() = std::move(ledger);
     if (outage) *req.mutable_step()->mutable_outage() = std::move(*outage);
-    if (!SendBoundary(req, step)) channel_->Send(std::move(req));
+    (void)SendBoundary(req, Boundary::kStep);
     unacknowledged_.push_back(step);
     if (unacknowledged_.size() > 64) unacknowledged_.pop_front();
   }
@@ -305,7 +305,7 @@ void Session::Step(uint64_t unclosed_calls) {
 }
 
 bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {
-  // Sent after this step's Step request, so the daemon switches this rank's
+  // Sent after this step's Step record, so the daemon switches this rank's
   // pipeline behind the step's records.
   v1::Request req;
   req.mutable_fetch_config()->set_step(step);

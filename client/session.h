@@ -239,12 +239,14 @@ class TPROBE_INTERNAL Session {
   Session(config::Config config, std::string dump_path, int rank,
           int connect_timeout_ms, bool risk_level_applies);
   Live& live() const { return *live_.load(std::memory_order_acquire); }
-  // Writes a rank's Start, Step (`step` set) or Goodbye into the boundary
-  // ring (Core::WriteBoundary), waiting for room as the full-ring policy
-  // says, or queues it until there is room. False when it is neither: no
-  // daemon, or the queue is full; the caller then sends it on the socket,
-  // where the daemon runs it after the boundaries before it.
-  bool SendBoundary(const v1::Request& request, std::optional<uint32_t> step);
+  // Writes a rank's Start, Step or Goodbye into the boundary ring
+  // (Core::WriteStart, Core::WriteBoundary), waiting for room as the
+  // full-ring policy says, or leaves it in the ring's backlog until there
+  // is room: the one road a boundary takes. False when it is neither: no
+  // daemon (the step belongs to the outage, which the next Step's ledger
+  // reports), or a backlog of a million boundaries.
+  enum class Boundary { kStart, kStep, kGoodbye };
+  bool SendBoundary(const v1::Request& request, Boundary boundary);
   // Fetches the config the daemon offers (at config_generation
   // `generation`) and makes it the config from `step` on. Returns false when
   // the daemon did not answer (the session asks again at the next step
@@ -289,7 +291,7 @@ class TPROBE_INTERNAL Session {
   StepLedger ledger_;
   EmptyStep empty_;  // why a collected step wrote no entry
   std::unique_ptr<ControlChannel> channel_;
-  // Steps whose Step request went out and was not yet answered, oldest
+  // Steps whose Step record the daemon has not read yet, oldest
   // first (guarded by mu_): an outage may have begun with the first.
   std::deque<uint32_t> unacknowledged_;
 

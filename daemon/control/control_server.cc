@@ -207,7 +207,7 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   asio::co_spawn(io_, Write(session), asio::detached);
   RequestDeadline deadline(session->socket, policy_.request_timeout);
   // Every request is read and queued, whatever happens to the replies: a
-  // client that stopped reading and left still has its Goodbye honoured
+  // client that stopped reading and left still has its requests honoured
   // (its replies are dropped unwritten, which makes room).
   for (;;) {
     boost::system::error_code ec;
@@ -252,7 +252,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
     }
     auto slot = std::make_shared<std::optional<v1::Response>>();
     session->replies.push_back(slot);
-    // Workers answer Flush and Goodbye: the slot is filled on this thread.
+    // Workers answer Flush and a waiting Stop: the slot is filled on this
+    // thread.
     auto reply = [this, session, slot](v1::Response response) {
       asio::post(io_, [session, slot, response = std::move(response)] {
         *slot = std::move(response);

@@ -26,6 +26,14 @@ v1::Response Refused(const std::string& message) {
   return control::ResponseOf(Status::InvalidArgument(message));
 }
 
+// A rank's Start, Step or Goodbye on the socket: they travel only in its
+// boundary ring, in order with its records, so the socket never races them.
+v1::Response InTheRing() {
+  return Refused(
+      "a rank's Start, Step and Goodbye travel in its boundary ring, not on "
+      "the socket (tprobe start sends a live Start)");
+}
+
 // Keeps the first error of several.
 void Keep(Status& first, Status s) {
   if (first.ok() && !s.ok()) first = std::move(s);
@@ -46,7 +54,7 @@ ControlService::ControlService(Registry& registry, Logger log,
 std::vector<std::shared_ptr<Producer>> ControlService::Targets(
     const Connection& conn) const {
   if (conn.producer) {
-    if (conn.goodbye) return {};
+    if (conn.hung_up) return {};
     return {conn.producer};
   }
   return Visible(conn);
@@ -109,18 +117,13 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
     case v1::Request::kRegister:
       return reply(Register(conn, request.register_()));
     case v1::Request::kStart:
-      if (request.start().live()) {
-        // From the CLI: a capture directive, read by the ranks themselves.
-        return reply(control::ResponseOf(
-            ApplyLiveStart(Targets(conn), request.start(), *log_)));
-      }
-      if (!conn.producer) {
-        return reply(Refused(
-            "Start without Register: only a rank's own connection opens its "
-            "steps (tprobe start sends a live Start)"));
-      }
-      command = RankCommand(request);
-      return Queue(conn, std::move(command), /*wait=*/false, std::move(reply));
+      if (!request.start().live()) return reply(InTheRing());
+      // From the CLI: a capture directive, read by the ranks themselves.
+      return reply(control::ResponseOf(
+          ApplyLiveStart(Targets(conn), request.start(), *log_)));
+    case v1::Request::kStep:
+    case v1::Request::kGoodbye:
+      return reply(InTheRing());
     case v1::Request::kStop: {
       // `tprobe stop` (no registration) pauses the ranks it names (live)
       // and has the open steps written; it is answered at once (control
@@ -136,31 +139,10 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
                    /*wait=*/conn.producer == nullptr && request.stop().wait(),
                    std::move(reply));
     }
-    case v1::Request::kStep:
-      // The step's counts are the rank's own: no other connection may
-      // close its steps.
-      if (!conn.producer) {
-        return reply(Refused(
-            "Step without Register: only a rank's own connection closes its "
-            "steps"));
-      }
-      command = RankCommand(request);
-      // Answered once the step is written: the rank never waits for the
-      // reply, and an answered step is one a daemon death cannot lose
-      // (client/step_ledger.h, where an outage begins).
-      return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
     case v1::Request::kFlush:
       command.kind = Command::Kind::kFlush;
       return Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
-    case v1::Request::kGoodbye:
-      if (!conn.producer) return reply(Refused("Goodbye without Register"));
-      if (conn.goodbye) return reply(Ok());
-      command = RankCommand(request);
-      Queue(conn, std::move(command), /*wait=*/true, std::move(reply));
-      conn.goodbye = true;
-      return;
     case v1::Request::kConfigure: {
-      if (conn.goodbye) return reply(Refused("Configure after Goodbye"));
       auto config = config::FromProto(request.configure().config());
       if (!config.ok()) {
         return reply(control::ResponseOf(
@@ -233,7 +215,7 @@ v1::Response ControlService::Register(Connection& conn,
 
 v1::Response ControlService::FetchConfig(const Connection& conn,
                                          const v1::FetchConfig& fetch) {
-  if (!conn.producer || conn.goodbye) {
+  if (!conn.producer) {
     return Refused("FetchConfig needs a registered rank");
   }
   std::shared_ptr<const Producer::Offer> offered = conn.producer->Offered();
@@ -317,11 +299,11 @@ v1::Response ControlService::Report(const Connection& conn) const {
 }
 
 void ControlService::HangUp(Connection& conn) {
-  if (!conn.producer || conn.goodbye) return;
+  if (!conn.producer || conn.hung_up) return;
   Command command;
   command.kind = Command::Kind::kHangUp;
   conn.producer->Enqueue(std::move(command));
-  conn.goodbye = true;
+  conn.hung_up = true;
   registry_.Wake();
 }
 

@@ -9,14 +9,10 @@
 //   Register  creates the client's Producer and segment; the reply carries
 //             the segment (control_server.h).
 //             The rank's journals left by a killed daemon are recovered.
-//   Start, Stop, Step
-//             queued; the reply (at once) means "queued in order". A Stop
-//             from the CLI also has the open steps written; with wait set,
-//             it is answered once they are.
+//   Stop      queued; the reply (at once) means "queued in order". From the
+//             CLI it also has the open steps written; with wait set, it is
+//             answered once they are.
 //   Flush     queued; the reply comes once the files are written.
-//   Goodbye   queued; the reply comes once the producer is drained, written
-//             and finalised. A client that stops waiting loses nothing: the
-//             data is in shared memory and the command is queued.
 //   Status    one RankStatus per producer, from what the workers published.
 //   Configure (the CLI) checked once (config::FromProto) and offered to
 //             every registered rank (live_directive.h); answered at once.
@@ -26,15 +22,17 @@
 //             rank's pipeline switches to it behind the records before.
 //   Shutdown  replies, then the daemon drains and writes everything, removes
 //             every segment and exits 0.
-// Authority: Start, Step and Goodbye come only from the rank's own
-// registered connection. On a connection that did not register (the CLI),
+// A rank's Start, Step and Goodbye never come here: they travel in its
+// boundary ring, in order with its records (common/shm/README.md), and the
+// socket refuses them. On a connection that did not register (the CLI),
 // Stop, Flush, Configure, a live Start and Status reach the ranks of the
 // peer's uid; for root and the daemon's own uid (the operator), every rank.
 // Only the operator may Shutdown. A live Start or Stop becomes a capture
 // directive (live_directive.h).
 //
 // Thread safety: Handle, HangUp and Register run on the control (Asio)
-// thread; the reply callbacks of Flush and Goodbye run on a worker thread.
+// thread; the reply callbacks of Flush and a waiting Stop run on a worker
+// thread.
 // FinishAll runs once the workers have stopped.
 
 #include <sys/types.h>
@@ -53,7 +51,7 @@ namespace tprobe::daemon {
 struct Connection {
   PeerCredentials peer;
   std::shared_ptr<Producer> producer;  // set by Register
-  bool goodbye = false;                // Goodbye (or hang-up) was queued
+  bool hung_up = false;                // HangUp was queued
   bool stop_daemon = false;            // Shutdown was asked
 };
 
@@ -73,8 +71,9 @@ class ControlService {
   // should now stop (Shutdown).
   bool AfterReply(const Connection& conn) const { return conn.stop_daemon; }
 
-  // The connection hung up. A producer that did not say Goodbye gets a
-  // HangUp command (finalised as dead once its process is gone).
+  // The connection hung up. Its producer gets a HangUp command: once its
+  // process is gone its rings are read to the end, and it is finalised as
+  // dead unless a Goodbye is there.
   void HangUp(Connection& conn);
 
   // Daemon shutdown: runs what is queued, drains, writes and removes every

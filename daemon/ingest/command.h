@@ -1,8 +1,10 @@
 #ifndef TPROBE_DAEMON_INGEST_COMMAND_H_
 #define TPROBE_DAEMON_INGEST_COMMAND_H_
 
-// A control request for one producer, as the control thread queues it
-// (Producer::Enqueue) and its pipeline runs it (rank_pipeline.h).
+// What a producer's pipeline runs (rank_pipeline.h): a control request the
+// control thread queued (Producer::Enqueue: Stop, Flush, Configure, HangUp)
+// or a boundary the drain read from the rank's boundary ring (RankCommand:
+// Start, Step, Goodbye).
 
 #include <cstdint>
 #include <functional>
@@ -17,7 +19,9 @@
 
 namespace tprobe::daemon {
 
-// A control request for one producer, run by its pipeline in arrival order.
+// A command for one producer, run by its pipeline in order: a queued one
+// after the records committed before it arrived, a boundary where the drain
+// reads it.
 struct Command {
   enum class Kind {
     kStart,
@@ -43,15 +47,16 @@ struct Command {
   // it reports.
   std::optional<v1::StepLedger> ledger;
   std::optional<v1::Outage> outage;
-  // Each ring's head when the request arrived: what it must drain first.
+  // A queued command: each ring's head when it arrived, what it must drain
+  // first.
   std::vector<uint64_t> targets;
   // Called once the command has run (from a worker thread), with the first
   // write error; null when nobody waits.
   std::function<void(Status)> done;
 };
 
-// The command of a rank's Start, Step or Goodbye request, from its socket or
-// its boundary ring. REQUIRES: `request` has one of those bodies.
+// The command of a rank's Start, Step or Goodbye, read from its boundary
+// ring. REQUIRES: `request` has one of those bodies.
 Command RankCommand(const v1::Request& request);
 
 }  // namespace tprobe::daemon

@@ -20,15 +20,13 @@ void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
             s.message());
 }
 
-// How a producer ends: it said goodbye (on the socket), its process is gone
-// (a goodbye in its ring still makes that a clean exit), or the daemon
-// stops.
+// How a producer ends: its Goodbye was read from its boundary ring, its
+// process is gone (a goodbye in its ring still makes that a clean exit), or
+// the daemon stops.
 enum class End { kGoodbye, kGone, kShutdown };
 
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
-                spdlog::logger& log, End end,
-                const v1::StepLedger* ledger = nullptr,
-                uint32_t ledger_step = 0, const std::string& why_empty = "");
+                spdlog::logger& log, End end);
 Status Apply(Producer& p, ProducerState& state, Registry& registry,
              spdlog::logger& log, const Command& c);
 
@@ -65,31 +63,21 @@ size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
 }
 
 // Drains everything committed, running the boundaries on the way, writes
-// every tree, and forgets the producer. `ledger`: the rank's count of
-// `ledger_step` (a Goodbye on the socket); without it the step in progress
-// is settled from the daemon's count. `why_empty`: why the rank wrote no
-// entry in `ledger_step` (a Goodbye on the socket). A Goodbye in the boundary
-// ring makes it a clean exit, whatever `end` says: the rank's process may be
-// gone, but it said goodbye first.
+// every tree, and forgets the producer. A Goodbye in the boundary ring makes
+// it a clean exit, whatever `end` says (the rank's process may be gone, but
+// it said goodbye first): its ledger settles the step in progress, and its
+// why_empty is that step's. Without one the step in progress is settled
+// from the daemon's count.
 Status Finalise(Producer& p, ProducerState& state, Registry& registry,
-                spdlog::logger& log, End end, const v1::StepLedger* ledger,
-                uint32_t ledger_step, const std::string& why_empty) {
+                spdlog::logger& log, End end) {
   if (state.closed) return Status::Ok();
   const std::vector<uint64_t> heads = CommittedHeads(p);
   DrainAndRun(p, state, registry, log, 0, &heads, UINT32_MAX,
               /*targets_final=*/true, /*stop_at_goodbye=*/true);
   std::optional<Command> goodbye;
-  std::string why = why_empty;
-  uint32_t why_step = ledger_step;
   if (state.boundary && state.boundary->request.has_goodbye()) {
     goodbye = RankCommand(state.boundary->request);
     end = End::kGoodbye;
-    why = goodbye->why_empty;
-    why_step = goodbye->step;
-    if (goodbye->ledger) {
-      ledger = &*goodbye->ledger;
-      ledger_step = goodbye->step;
-    }
     state.dropped_no_daemon =
         std::max(state.dropped_no_daemon, goodbye->dropped_no_daemon);
   }
@@ -107,13 +95,13 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
   ReleaseHeldEntries(p, state, log, UINT32_MAX);
   ReleaseHeldNodes(p, state, log);
   CloseOpenCalls(state);
-  if (ledger) {
-    SettleStep(state, ledger_step, *ledger);
+  if (goodbye && goodbye->ledger) {
+    SettleStep(state, goodbye->step, *goodbye->ledger);
   } else {
     SettleOpenStep(state);
   }
   ReleaseSettledTensors(p, state, log);
-  state.assembler.NoteWhyEmpty(why_step, why);
+  if (goodbye) state.assembler.NoteWhyEmpty(goodbye->step, goodbye->why_empty);
   if (died) state.assembler.MarkProducerDied();
   Status s = state.assembler.Finish(UINT32_MAX);
   LogWriteError(p, state, log, s);
@@ -175,10 +163,8 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
       s = state.assembler.WriteDirty();
       break;
     case Command::Kind::kGoodbye:
-      state.dropped_no_daemon =
-          std::max(state.dropped_no_daemon, c.dropped_no_daemon);
-      return Finalise(p, state, registry, log, End::kGoodbye,
-                      c.ledger ? &*c.ledger : nullptr, c.step, c.why_empty);
+      // Read from the boundary ring, where Finalise finds it.
+      return Finalise(p, state, registry, log, End::kGoodbye);
     case Command::Kind::kConfigure: {
       // The client records step c.step on under the new config; what was
       // drained before it was made under the old one.

@@ -26,16 +26,7 @@ class CoreTest : public ::testing::Test {
   static constexpr uint32_t kRings = 4;
   static constexpr uint32_t kDataRings = kRings - 1;
 
-  CoreTest() : core_(config::FullRingPolicy::kDrop, 0) {
-    daemon_side_ =
-        std::move(shm::Segment::Create("tprobe.core_test", kRings, 1 << 16,
-                                       1 << 16, ::getpid(), 0))
-            .value();
-    core_.Attach(std::move(shm::Segment::Open(
-                               ::fcntl(daemon_side_->fd(), F_DUPFD_CLOEXEC, 0),
-                               daemon_side_->name()))
-                     .value());
-  }
+  CoreTest() : core_(config::FullRingPolicy::kDrop, 0) { AttachAgain(); }
 
   // The call records ring `i` shows the daemon now, read and freed.
   std::vector<record::CallView> Read(uint32_t i) {
@@ -68,6 +59,34 @@ class CoreTest : public ::testing::Test {
       ASSERT_TRUE(core_.WriteCall(true, 0, id, record::CallKind::kApi,
                                   record::Direction::kForward));
     }
+  }
+
+  // The boundaries the daemon reads now, read and freed.
+  std::vector<std::string> Boundaries() {
+    shm::RingReader reader(daemon_side_->ring_header(kDataRings),
+                           daemon_side_->ring_data(kDataRings));
+    std::vector<std::string> seen;
+    for (;;) {
+      auto rec = reader.Peek();
+      if (!rec.ok() || !rec.value()) break;
+      seen.emplace_back(
+          reinterpret_cast<const char*>(rec.value()->payload.data()),
+          rec.value()->payload.size());
+      reader.Release();
+    }
+    return seen;
+  }
+
+  // A daemon of a new segment attaches (one that came back).
+  void AttachAgain() {
+    daemon_side_ =
+        std::move(shm::Segment::Create("tprobe.core_test", kRings, 1 << 16,
+                                       1 << 16, ::getpid(), 0))
+            .value();
+    core_.Attach(std::move(shm::Segment::Open(
+                               ::fcntl(daemon_side_->fd(), F_DUPFD_CLOEXEC, 0),
+                               daemon_side_->name()))
+                     .value());
   }
 
   std::unique_ptr<shm::Segment> daemon_side_;
@@ -190,9 +209,9 @@ TEST_F(CoreTest, StepsAheadOfTheDaemonWaitButAreNeverDropped) {
   EXPECT_EQ(core_.BoundaryAcknowledged(), -1);
 }
 
-// A full boundary ring queues a boundary instead of dropping it: the queue
-// goes in first, in order, once the daemon frees room; what is still queued
-// at exit can be taken for the socket. A detached core has no daemon.
+// A full boundary ring keeps a boundary in its backlog instead of dropping
+// it: the backlog goes in first, in order, once the daemon frees room. A
+// detached core has no daemon.
 TEST_F(CoreTest, AFullBoundaryRingQueuesInOrderInsteadOfDropping) {
   const std::string big(16 << 10, 'x');
   int written = 0;
@@ -203,35 +222,44 @@ TEST_F(CoreTest, AFullBoundaryRingQueuesInOrderInsteadOfDropping) {
   EXPECT_GT(written, 0);  // the last call queued its boundary
   EXPECT_EQ(core_.WriteBoundary("second", 0), Core::BoundaryWrite::kQueued);
 
-  // The daemon reads everything: the queue follows, in order.
-  shm::RingReader reader(daemon_side_->ring_header(kDataRings),
-                         daemon_side_->ring_data(kDataRings));
-  auto drain = [&] {
-    std::vector<std::string> seen;
-    for (;;) {
-      auto rec = reader.Peek();
-      if (!rec.ok() || !rec.value()) break;
-      seen.emplace_back(
-          reinterpret_cast<const char*>(rec.value()->payload.data()),
-          rec.value()->payload.size());
-      reader.Release();
-    }
-    return seen;
-  };
-  EXPECT_EQ(drain().size(), static_cast<size_t>(written));
+  // The daemon reads everything: the backlog follows, in order.
+  EXPECT_EQ(Boundaries().size(), static_cast<size_t>(written));
   EXPECT_FALSE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
-  EXPECT_EQ(drain(), (std::vector<std::string>{big, "second"}));
+  EXPECT_EQ(Boundaries(), (std::vector<std::string>{big, "second"}));
   EXPECT_TRUE(core_.WaitBoundariesRead(std::chrono::steady_clock::now()));
-  EXPECT_TRUE(core_.TakeQueuedBoundaries().empty());
 
-  // Queued when the ring is full, taken back whole.
-  while (core_.WriteBoundary(big, 0) == Core::BoundaryWrite::kWritten) {
-  }
-  EXPECT_EQ(core_.WriteBoundary("bye", 0), Core::BoundaryWrite::kQueued);
-  EXPECT_EQ(core_.TakeQueuedBoundaries(),
-            (std::vector<std::string>{big, "bye"}));
   core_.Detach();
   EXPECT_EQ(core_.WriteBoundary("bye", 0), Core::BoundaryWrite::kNoDaemon);
+}
+
+// A Start made without a daemon is not lost: a daemon that attaches before
+// the step's first record gets it first in its boundary ring. One that
+// attaches after a record (held until the step ends) never sees it, nor
+// does one attached after the step ended.
+TEST_F(CoreTest, AStartWithoutADaemonGoesFirstToOneAttachedBeforeARecord) {
+  core_.Detach(/*daemon_lost=*/true);
+  EXPECT_EQ(core_.WriteStart("start 1", 0), Core::BoundaryWrite::kNoDaemon);
+  AttachAgain();
+  ASSERT_TRUE(core_.attached());
+  WriteCalls(1);
+  EXPECT_EQ(core_.WriteBoundary("step 1", 0, 1u),
+            Core::BoundaryWrite::kWritten);
+  EXPECT_EQ(Boundaries(), (std::vector<std::string>{"start 1", "step 1"}));
+  core_.StepBoundary(core_.Totals().produced());
+
+  // Step 2 starts without a daemon and records: the next daemon is held.
+  core_.Detach(/*daemon_lost=*/true);
+  EXPECT_EQ(core_.WriteStart("start 2", 0), Core::BoundaryWrite::kNoDaemon);
+  EXPECT_FALSE(core_.WriteCall(true, 2, 1, record::CallKind::kApi,
+                               record::Direction::kForward));
+  AttachAgain();
+  EXPECT_FALSE(core_.attached());
+  EXPECT_TRUE(core_.connected());
+  core_.StepBoundary(core_.Totals().produced());
+  ASSERT_TRUE(core_.attached());
+  EXPECT_EQ(core_.WriteBoundary("step 2", 0, 2u),
+            Core::BoundaryWrite::kWritten);
+  EXPECT_EQ(Boundaries(), (std::vector<std::string>{"step 2"}));
 }
 
 }  // namespace

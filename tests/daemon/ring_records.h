@@ -14,10 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/control/socket_path.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
 #include "common/record/writer.h"
 #include "common/shm/ring.h"
+#include "tprobe/v1/control.pb.h"
 
 namespace tprobe::testing {
 
@@ -33,6 +35,16 @@ class RecordWriter {
     if (p == nullptr) return false;
     if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
     return Commit();
+  }
+
+  // A rank's Start, Step or Goodbye as a Boundary record, the one road a
+  // rank's boundaries take (common/shm/README.md). Into the segment's last
+  // ring, where the client writes them; with one ring (MakeRegister's
+  // default) it follows the records written there.
+  bool Boundary(v1::Request request) {
+    request.set_version(control::kProtocolVersion);
+    const std::string bytes = request.SerializeAsString();
+    return Raw(record::RecordType::kBoundary, std::as_bytes(std::span(bytes)));
   }
 
   bool Intern(uint32_t id, record::InternKind kind, std::string_view text) {

@@ -109,14 +109,15 @@ class DumpTasksTest : public testing::RawRankTest {
     reg.set_ring_bytes(uint64_t{1} << 20);
     return Register(reg);
   }
-  // Closes the step and waits until its files are written: Flush is
-  // answered once every command queued before it has run.
-  bool Step(RawClient& client, uint32_t step) {
+  // Closes the step (its Step after the records `w` wrote) and waits until
+  // its files are written: Flush is answered once the boundaries written
+  // before it have run.
+  bool Step(RawClient& client, RecordWriter& w, uint32_t step) {
     v1::Response resp;
     v1::Request flush;
     flush.mutable_flush();
-    return client.Call(StepRequest(step), &resp) && control::IsOk(resp) &&
-           client.Call(flush, &resp) && control::IsOk(resp);
+    return w.Boundary(StepRequest(step)) && client.Call(flush, &resp) &&
+           control::IsOk(resp);
   }
 
   std::mt19937 rng_{12345};
@@ -227,7 +228,7 @@ TEST_F(DumpTasksTest, TensorTaskFilesLoadWithNumpyAndReproduceTheStatistics) {
   ASSERT_TRUE(SendTensor(w, 1, DType::kFloat32, {4, 8}, relu_in));
   ASSERT_TRUE(SendTensor(w, 2, DType::kFloat32, {4, 8}, relu_in));
   ASSERT_TRUE(w.Entry(seq++, 0, 1, 0, relu));
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
 
   const Json doc = Load("dump.json");
   EXPECT_EQ(doc["dump_data_dir"], "./dump/step0/rank0/dump_tensor_data");
@@ -331,7 +332,7 @@ TEST_F(DumpTasksTest, Md5ValuesEqualPythonZlibCrc32OfTheSameBytes) {
   }
   ASSERT_TRUE(
       w.Entry(1, 0, 1, 0, MakeEntry({{"output", testing::ListOf(outputs)}})));
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
 
   std::string script =
       "import sys, zlib\nfor p in sys.argv[1:]:\n"
@@ -397,14 +398,14 @@ TEST_F(DumpTasksTest, OverflowCheckKeepsOnlyOverflowingCallsUpToOverflowNums) {
     ASSERT_TRUE(w.Call(false, seq++, 0, id, record::CallKind::kApi));
   }
   ASSERT_TRUE(w.Call(false, seq++, 0, 99, record::CallKind::kModule));
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
   // A later step: the dump has ended.
   ASSERT_TRUE(w.Call(true, seq++, 1, 4, record::CallKind::kApi));
   ASSERT_TRUE(w.Float32Tensor(1, {2}, {inf, 1}));
   ASSERT_TRUE(
       w.Entry(seq++, 1, 4, 100, MakeEntry({{"input_args", List({Ref(1)})}})));
   ASSERT_TRUE(w.Call(false, seq++, 1, 4, record::CallKind::kApi));
-  ASSERT_TRUE(Step(rank->client, 1));
+  ASSERT_TRUE(Step(rank->client, w, 1));
   EXPECT_FALSE(std::filesystem::exists(StepDir(1)));
 
   EXPECT_EQ(EntryNames(), (std::vector<std::string>{"Functional.exp.0.forward",
@@ -454,7 +455,7 @@ TEST_F(DumpTasksTest, OverflowNumsMinusOneKeepsEveryOverflow) {
     ASSERT_TRUE(w.Float32Tensor(1, {1}, {i % 2 == 1 ? inf : 1.0f}));
     ASSERT_TRUE(w.Entry(i, 0, i, 0, MakeEntry({{"output", List({Ref(1)})}})));
   }
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
   EXPECT_EQ(EntryNames(), (std::vector<std::string>{"Torch.exp.1.forward",
                                                     "Torch.exp.3.forward",
                                                     "Torch.exp.5.forward"}));
@@ -475,7 +476,7 @@ TEST_F(DumpTasksTest, ACorruptStreamLeavesTheStepIncomplete) {
   ASSERT_TRUE(
       w.Raw(record::RecordType::kTensor, std::as_bytes(std::span(&bad, 1))));
   ASSERT_TRUE(w.Entry(2, 0, 1, 0, MakeEntry({{"output", List({})}})));
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
   EXPECT_EQ(EntryNames(), std::vector<std::string>{"Tensor.add.0.forward"});
   const Json acc = Load("tprobe.json");
   EXPECT_EQ(acc["stream_corrupt"], true);
@@ -492,7 +493,7 @@ TEST_F(DumpTasksTest, SkippedRecordsLeaveTheStepIncomplete) {
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward"));
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
   ASSERT_TRUE(w.Entry(2, 0, 7, 0, MakeEntry({{"output", List({})}})));
-  ASSERT_TRUE(Step(rank->client, 0));
+  ASSERT_TRUE(Step(rank->client, w, 0));
   const Json acc = Load("tprobe.json");
   EXPECT_EQ(acc["records_skipped"], 1);
   EXPECT_EQ(acc["complete"], false);

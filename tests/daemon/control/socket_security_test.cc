@@ -768,8 +768,7 @@ TEST_F(SocketSecurityTest, ANameWithSlashesAndDotsStaysInsideItsRankFolder) {
       testing::MakeEntry({{"input_args", testing::List({})},
                           {"output", testing::List({testing::Ref(1)})}})));
   v1::Response reply;
-  ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
-  ASSERT_TRUE(control::IsOk(reply)) << reply.error();
+  ASSERT_TRUE(w.Boundary(testing::StepRequest(0)));
   v1::Request flush;  // waits for the step's files
   flush.mutable_flush();
   ASSERT_TRUE(client.Call(flush, &reply));

@@ -68,9 +68,13 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
 
   // Fill the disk, then end the step.
   RunCommand("dd if=/dev/zero of=" + disk_ + "/filler bs=64k", nullptr);
+  ASSERT_TRUE(w.Boundary(testing::StepRequest(0)));
+  // A Flush is answered once the steps closed before it are written: here,
+  // with the failure.
+  v1::Request flush;
+  flush.mutable_flush();
   v1::Response reply;
-  // A Step is answered once the step is written: here, with the failure.
-  ASSERT_TRUE(client.Call(testing::StepRequest(0), &reply));
+  ASSERT_TRUE(client.Call(flush, &reply));
   EXPECT_FALSE(control::IsOk(reply));
   EXPECT_NE(reply.error().find("No space left on device"), std::string::npos)
       << reply.error();
@@ -85,8 +89,6 @@ TEST_F(WriteFailureTest, AFullDiskIsReportedAndTheStepWrittenWhenSpaceReturns) {
 
   // Space returns: the kept step is written by the next flush.
   std::filesystem::remove(disk_ + "/filler");
-  v1::Request flush;
-  flush.mutable_flush();
   ASSERT_TRUE(client.Call(flush, &reply));
   EXPECT_TRUE(control::IsOk(reply)) << reply.error();
   const auto accounting =

@@ -140,8 +140,9 @@ std::string AccountingOf(bool producer_died, int daemon_counted = 0) {
   return expected.Text();
 }
 
-// Flush is answered once every command queued before it has run: after it,
-// the files of the steps closed before are on disk.
+// Flush is answered once every command queued and every boundary written
+// before it has run: after it, the files of the steps closed before are on
+// disk.
 void Sync(RawClient& client) {
   v1::Request req;
   req.mutable_flush();
@@ -168,9 +169,8 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   auto& [client, segment] = *rank;
   ASSERT_TRUE(WriteModuleCall(*segment));
 
-  v1::Response resp;
-  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
+  testing::RecordWriter w = rank->Writer();
+  ASSERT_TRUE(w.Boundary(StepRequest(0)));
   Sync(client);
   EXPECT_EQ(ReadFile(DumpFile("dump.json")), kExpectedDump);
   EXPECT_EQ(ReadFile(DumpFile("construct.json")), kExpectedConstruct);
@@ -178,8 +178,7 @@ TEST_F(DaemonProcessTest, StepAndGoodbyeWriteTheExactStepFiles) {
   EXPECT_EQ(ReadFile(DumpFile("tprobe.json")), AccountingOf(false));
 
   const std::string name = segment->name();
-  ASSERT_TRUE(client.Call(GoodbyeRequest(), &resp));
-  EXPECT_TRUE(control::IsOk(resp)) << resp.error();
+  ASSERT_TRUE(w.Boundary(GoodbyeRequest()));
   client.Close();
   EXPECT_TRUE(WaitFor([&] { return !MapsSegment(daemon_->pid(), name); },
                       std::chrono::seconds(5)))
@@ -286,8 +285,9 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   }
   t0.join();
   t1.join();
-  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
+  // Every record read before the Step, which follows ring 1's alone.
+  Sync(client);
+  ASSERT_TRUE(rank->Writer(1).Boundary(StepRequest(0)));
   Sync(client);
 
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
@@ -299,9 +299,11 @@ TEST_F(DaemonProcessTest, EveryEntryOfSeveralRingsIsWrittenWhileRequestsRun) {
   EXPECT_EQ(daemon_->Terminate(), 0);
 }
 
-// A Step sent on a connection that never registered would close every
-// rank's step with the sender's counts: refused, and no rank changes.
-TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
+// A rank's Start and Step travel only in its boundary ring: on the socket
+// they are refused, from a connection that never registered (which would
+// close every rank's step with its own counts) and from the rank's own
+// alike, and no rank changes.
+TEST_F(DaemonProcessTest, StartAndStepOnTheSocketAreRefused) {
   ASSERT_TRUE(StartDaemon());
   auto registered = Register();
   ASSERT_NE(registered, nullptr);
@@ -311,24 +313,25 @@ TEST_F(DaemonProcessTest, AForgedStepFromAnUnregisteredConnectionIsRefused) {
   ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({})}})));
 
   RawClient forger(Socket());
-  v1::Response resp;
-  v1::Request forged = StepRequest(0);
-  forged.mutable_step()->mutable_ledger()->set_produced(424242);
-  ASSERT_TRUE(forger.Call(forged, &resp));
-  EXPECT_FALSE(control::IsOk(resp));
-  EXPECT_NE(resp.error().find("Step without Register"), std::string::npos)
-      << resp.error();
-  v1::Request start;
-  start.mutable_start()->set_step(1);
-  ASSERT_TRUE(forger.Call(start, &resp));
-  EXPECT_FALSE(control::IsOk(resp));
-  EXPECT_NE(resp.error().find("Start without Register"), std::string::npos)
-      << resp.error();
+  for (RawClient* client : {&forger, &rank}) {
+    v1::Response resp;
+    v1::Request forged = StepRequest(0);
+    forged.mutable_step()->mutable_ledger()->set_produced(424242);
+    ASSERT_TRUE(client->Call(forged, &resp));
+    EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT) << resp.error();
+    EXPECT_NE(resp.error().find("boundary ring"), std::string::npos)
+        << resp.error();
+    v1::Request start;
+    start.mutable_start()->set_step(1);
+    ASSERT_TRUE(client->Call(start, &resp));
+    EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT) << resp.error();
+    ASSERT_TRUE(client->Call(GoodbyeRequest(), &resp));
+    EXPECT_EQ(resp.code(), v1::CODE_INVALID_ARGUMENT) << resp.error();
+  }
   EXPECT_FALSE(std::filesystem::exists(DumpFile("tprobe.json")));
 
-  // The rank's own Step closes the step with its own counts.
-  ASSERT_TRUE(rank.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
+  // The rank's own Step, in its ring, closes the step with its own counts.
+  ASSERT_TRUE(w.Boundary(StepRequest(0)));
   Sync(rank);
   const dump::Json acc = dump::Json::parse(ReadFile(DumpFile("tprobe.json")));
   EXPECT_EQ(acc["entries"], 1);
@@ -360,8 +363,7 @@ TEST_F(DaemonProcessTest, StopKeepsTheStepOpenForLaterEntries) {
   // API backward hooks still fire after stop(); step() then writes them.
   ASSERT_TRUE(w.Intern(2, record::InternKind::kName, "Tensor.mul.0.backward"));
   ASSERT_TRUE(w.Entry(2, 0, 2, 0, MakeEntry({{"input", List({})}})));
-  ASSERT_TRUE(client.Call(StepRequest(0), &resp));
-  ASSERT_TRUE(control::IsOk(resp)) << resp.error();
+  ASSERT_TRUE(w.Boundary(StepRequest(0)));
   Sync(client);
   const dump::Json doc = dump::Json::parse(ReadFile(DumpFile("dump.json")));
   std::vector<std::string> names;
