@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "client/call_plan.h"
 #include "client/core.h"
-#include "client/session.h"
 #include "common/dtype.h"
 #include "common/internal_api.h"
 #include "common/record/writer.h"

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/call_plan.h"
 #include "client/control_channel.h"
 #include "client/core.h"
 #include "client/empty_step.h"
@@ -61,33 +62,6 @@ struct SessionOptions {
   bool autostart_daemon = false;
   std::string daemon_path;
   int connect_timeout_ms = 5000;
-};
-
-// What the session decided for one call.
-struct CallPlan {
-  std::string name;      // the full entry name
-  uint32_t index = 0;    // N in the name (a backward call's is its forward's)
-  uint32_t step = 0;     // the step the call belongs to
-  uint32_t name_id = 0;  // the interned name; 0 when nothing is sent
-  record::CallKind kind = record::CallKind::kModule;
-  bool forward = true;
-  bool construct = false;  // a CallBegin was written; EndCall closes it
-  // Passed scope and list when it began (a backward module call: when it
-  // ended, see CheckEnd).
-  bool dumped = false;
-  // data_mode keeps the call's inputs, and it passed scope and list when it
-  // began.
-  bool input = false;
-  // data_mode keeps the call's outputs and they may be dumped: for a forward
-  // call this is settled by CheckEnd (scope and list are checked again when
-  // the call ends, as msprobe does).
-  bool output = false;
-  // Whether the adapter should hand over the call's data: an entry may be
-  // written, with the data that input and output say.
-  bool entry() const { return name_id != 0 && (input || output); }
-  // Whether the call's stack goes into stack.json: a forward call that
-  // passed scope and list when it began, whatever data_mode keeps.
-  bool stack() const { return forward && dumped && name_id != 0; }
 };
 
 class TPROBE_INTERNAL Session {
