@@ -186,6 +186,50 @@ struct ControlServer::Session {
   bool reading = true;
 };
 
+asio::awaitable<bool> ControlServer::ReadRequest(Session& session,
+                                                 RequestDeadline& deadline,
+                                                 std::string* body) {
+  const auto token = [](boost::system::error_code& ec) {
+    return asio::redirect_error(asio::use_awaitable, ec);
+  };
+  boost::system::error_code ec;
+  // At most max_pending_replies unwritten: the rest waits in the socket.
+  while (session.replies.size() >= policy_.max_pending_replies) {
+    session.room.emplace(session.socket.get_executor());
+    session.room->expires_at(std::chrono::steady_clock::time_point::max());
+    co_await session.room->async_wait(token(ec));
+  }
+  std::array<unsigned char, control::kFrameHeaderBytes> header;
+  // A registered trainer may stay quiet for as long as it trains.
+  if (!session.conn.producer) deadline.Arm();
+  co_await asio::async_read(session.socket, asio::buffer(header), token(ec));
+  if (ec) co_return false;  // hang-up
+  const uint32_t size = control::FrameBodySize(header.data());
+  if (size > policy_.max_request_bytes) {
+    log_->warn(
+        "closed the connection of pid {}: a frame of {} bytes exceeds the "
+        "limit of {}",
+        session.conn.peer.pid, size, policy_.max_request_bytes);
+    co_return false;
+  }
+  // Read as the bytes arrive: the length alone allocates nothing.
+  deadline.Arm();
+  while (!ec && body->size() < size) {
+    const size_t have = body->size();
+    const size_t chunk = std::min<size_t>(size - have, 64 << 10);
+    body->resize(have + chunk);
+    co_await asio::async_read(
+        session.socket, asio::buffer(body->data() + have, chunk), token(ec));
+  }
+  deadline.Disarm();
+  if (ec && deadline.expired()) {
+    log_->warn(
+        "closed the connection of pid {}: no complete request within {} s",
+        session.conn.peer.pid, policy_.request_timeout.count());
+  }
+  co_return !ec;
+}
+
 asio::awaitable<void> ControlServer::Serve(Socket socket) {
   auto session = std::make_shared<Session>(std::move(socket));
   const auto token = [](boost::system::error_code& ec) {
@@ -210,46 +254,8 @@ asio::awaitable<void> ControlServer::Serve(Socket socket) {
   // client that stopped reading and left still has its requests honoured
   // (its replies are dropped unwritten, which makes room).
   for (;;) {
-    boost::system::error_code ec;
-    // At most max_pending_replies unwritten: the rest waits in the socket.
-    while (session->replies.size() >= policy_.max_pending_replies) {
-      session->room.emplace(session->socket.get_executor());
-      session->room->expires_at(std::chrono::steady_clock::time_point::max());
-      co_await session->room->async_wait(token(ec));
-    }
-    std::array<unsigned char, control::kFrameHeaderBytes> header;
-    // A registered trainer may stay quiet for as long as it trains.
-    if (!session->conn.producer) deadline.Arm();
-    co_await asio::async_read(session->socket, asio::buffer(header), token(ec));
-    if (ec) break;  // hang-up
-    const uint32_t size = control::FrameBodySize(header.data());
-    if (size > policy_.max_request_bytes) {
-      log_->warn(
-          "closed the connection of pid {}: a frame of {} bytes exceeds the "
-          "limit of {}",
-          session->conn.peer.pid, size, policy_.max_request_bytes);
-      break;
-    }
-    // Read as the bytes arrive: the length alone allocates nothing.
-    deadline.Arm();
     std::string body;
-    while (!ec && body.size() < size) {
-      const size_t have = body.size();
-      const size_t chunk = std::min<size_t>(size - have, 64 << 10);
-      body.resize(have + chunk);
-      co_await asio::async_read(
-          session->socket, asio::buffer(body.data() + have, chunk), token(ec));
-    }
-    deadline.Disarm();
-    if (ec) {
-      if (deadline.expired()) {
-        log_->warn(
-            "closed the connection of pid {}: no complete request "
-            "within {} s",
-            session->conn.peer.pid, policy_.request_timeout.count());
-      }
-      break;
-    }
+    if (!co_await ReadRequest(*session, deadline, &body)) break;
     auto slot = std::make_shared<std::optional<v1::Response>>();
     session->replies.push_back(slot);
     // Workers answer Flush and a waiting Stop: the slot is filled on this

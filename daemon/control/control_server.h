@@ -42,6 +42,8 @@
 
 namespace tprobe::daemon {
 
+class RequestDeadline;  // request_deadline.h
+
 class ControlServer {
  public:
   // `idle_exit` > 0: stop once no client has been connected for that long.
@@ -74,6 +76,13 @@ class ControlServer {
   boost::asio::awaitable<void> Accept();
   struct Session;
   boost::asio::awaitable<void> Serve(Socket socket);
+  // Reads one request's frame into *body, within the connection policy's
+  // bounds (pending replies, frame size, request_timeout). False when the
+  // connection ends: a hang-up, a frame over the cap or a request that did
+  // not come whole in time (both logged).
+  boost::asio::awaitable<bool> ReadRequest(Session& session,
+                                           RequestDeadline& deadline,
+                                           std::string* body);
   boost::asio::awaitable<void> Write(std::shared_ptr<Session> session);
   // Writes one encoded reply, passing `passed_fd` with it when it is not
   // -1. Returns false when the client is gone.
