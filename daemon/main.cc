@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   Registry registry;
-  ProducerLimits limits;
+  RankLimits limits;
   limits.max_tensor_bytes = flags->max_tensor_bytes;
   limits.max_open_steps = flags->max_open_steps;
   limits.max_open_bytes = flags->max_open_bytes;

@@ -48,10 +48,10 @@ bool IsOperator(const PeerCredentials& peer) {
 }  // namespace
 
 ControlService::ControlService(Registry& registry, Logger log,
-                               ProducerLimits limits)
+                               RankLimits limits)
     : registry_(registry), log_(std::move(log)), limits_(limits) {}
 
-std::vector<std::shared_ptr<Producer>> ControlService::Targets(
+std::vector<std::shared_ptr<Rank>> ControlService::Targets(
     const Connection& conn) const {
   if (conn.producer) {
     if (conn.hung_up) return {};
@@ -60,11 +60,11 @@ std::vector<std::shared_ptr<Producer>> ControlService::Targets(
   return Visible(conn);
 }
 
-std::vector<std::shared_ptr<Producer>> ControlService::Visible(
+std::vector<std::shared_ptr<Rank>> ControlService::Visible(
     const Connection& conn) const {
-  std::vector<std::shared_ptr<Producer>> producers = registry_.Snapshot();
+  std::vector<std::shared_ptr<Rank>> producers = registry_.Snapshot();
   if (IsOperator(conn.peer)) return producers;
-  std::erase_if(producers, [&](const std::shared_ptr<Producer>& p) {
+  std::erase_if(producers, [&](const std::shared_ptr<Rank>& p) {
     return p->uid() != conn.peer.uid;
   });
   return producers;
@@ -151,7 +151,7 @@ void ControlService::Handle(Connection& conn, const v1::Request& request,
       // From a rank: its own config.json changed (msprobe's dump_enable),
       // for it alone. From the CLI: every rank it may reach.
       return reply(control::ResponseOf(ApplyLiveConfigure(
-          conn.producer ? std::vector<std::shared_ptr<Producer>>{conn.producer}
+          conn.producer ? std::vector<std::shared_ptr<Rank>>{conn.producer}
                         : Targets(conn),
           *config, *log_)));
     }
@@ -186,13 +186,13 @@ v1::Response ControlService::Register(Connection& conn,
                    std::to_string(conn.producer->client_id()));
   }
   const uint64_t id = registry_.NextClientId();
-  auto created = Producer::Create(id, conn.peer, reg, limits_);
+  auto created = Rank::Create(id, conn.peer, reg, limits_);
   if (!created.ok()) {
     log_->warn("refused registration of pid {} (rank {}): {}", reg.pid(),
                reg.rank(), created.status().message());
     return control::ResponseOf(created.status());
   }
-  std::shared_ptr<Producer> producer = std::move(created).value();
+  std::shared_ptr<Rank> producer = std::move(created).value();
   {
     FsIdentity as_rank(producer->uid(), producer->gid(), producer->groups());
     if (as_rank.ok()) RecoverJournals(*producer);
@@ -218,7 +218,7 @@ v1::Response ControlService::FetchConfig(const Connection& conn,
   if (!conn.producer) {
     return Refused("FetchConfig needs a registered rank");
   }
-  std::shared_ptr<const Producer::Offer> offered = conn.producer->Offered();
+  std::shared_ptr<const Rank::Offer> offered = conn.producer->Offered();
   if (!offered) {
     return control::ResponseOf(
         Status::NothingToDo("no config was offered to this rank"));
@@ -238,7 +238,7 @@ v1::Response ControlService::FetchConfig(const Connection& conn,
   return r;
 }
 
-void ControlService::RecoverJournals(const Producer& producer) const {
+void ControlService::RecoverJournals(const Rank& producer) const {
   const AssemblerOptions& mine = producer.options();
   for (const auto& p : registry_.Snapshot()) {
     // A registered producer of the same directories is still writing them.
@@ -267,7 +267,7 @@ v1::Response ControlService::Report(const Connection& conn) const {
   v1::StatusReply* status = r.mutable_status();
   status->set_daemon_pid(::getpid());
   for (const auto& p : Visible(conn)) {
-    const Producer::RingCounters c = p->Counters();
+    const Rank::RingCounters c = p->Counters();
     v1::RankStatus* rank = status->add_ranks();
     rank->set_client_id(p->client_id());
     rank->set_pid(p->pid());

@@ -6,7 +6,7 @@
 // it never drains a ring or writes a file. Requests that concern the data
 // are queued into the producer's pipeline (rank_pipeline.h says what each
 // does there), behind the records sent before them:
-//   Register  creates the client's Producer and segment; the reply carries
+//   Register  creates the client's Rank and segment; the reply carries
 //             the segment (control_server.h).
 //             The rank's journals left by a killed daemon are recovered.
 //   Stop      queued; the reply (at once) means "queued in order". From the
@@ -50,9 +50,9 @@ namespace tprobe::daemon {
 // What the daemon knows about one control connection.
 struct Connection {
   PeerCredentials peer;
-  std::shared_ptr<Producer> producer;  // set by Register
-  bool hung_up = false;                // HangUp was queued
-  bool stop_daemon = false;            // Shutdown was asked
+  std::shared_ptr<Rank> producer;  // set by Register
+  bool hung_up = false;            // HangUp was queued
+  bool stop_daemon = false;        // Shutdown was asked
 };
 
 class ControlService {
@@ -61,7 +61,7 @@ class ControlService {
   // at once or later.
   using Reply = std::function<void(v1::Response)>;
 
-  ControlService(Registry& registry, Logger log, ProducerLimits limits = {});
+  ControlService(Registry& registry, Logger log, RankLimits limits = {});
 
   // Answers one request through `reply`, exactly once. Never blocks on a
   // producer.
@@ -85,24 +85,24 @@ class ControlService {
   // producer's rank (journal.h), unless a producer of the same rank and
   // dump path is registered.
   v1::Response Register(Connection& conn, const v1::Register& reg);
-  void RecoverJournals(const Producer& producer) const;
+  void RecoverJournals(const Rank& producer) const;
   // One RankStatus per rank the connection may see (Visible).
   v1::Response Report(const Connection& conn) const;
   v1::Response FetchConfig(const Connection& conn,
                            const v1::FetchConfig& fetch);
   // The producers a request applies to: the connection's own, or those it
   // may see for a connection that did not register.
-  std::vector<std::shared_ptr<Producer>> Targets(const Connection& conn) const;
+  std::vector<std::shared_ptr<Rank>> Targets(const Connection& conn) const;
   // Every producer for the operator (root or the daemon's uid); for any
   // other peer, the producers of its uid.
-  std::vector<std::shared_ptr<Producer>> Visible(const Connection& conn) const;
+  std::vector<std::shared_ptr<Rank>> Visible(const Connection& conn) const;
   // Queues `command` for every target; `reply` gets Ok (or the first write
   // error) once all of them ran it, or at once when `wait` is false.
   void Queue(const Connection& conn, Command command, bool wait, Reply reply);
 
   Registry& registry_;
   Logger log_;
-  const ProducerLimits limits_;
+  const RankLimits limits_;
 };
 
 }  // namespace tprobe::daemon

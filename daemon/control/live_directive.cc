@@ -12,7 +12,7 @@
 namespace tprobe::daemon {
 namespace {
 
-std::string RankList(const std::vector<std::shared_ptr<Producer>>& producers) {
+std::string RankList(const std::vector<std::shared_ptr<Rank>>& producers) {
   std::string text;
   for (const auto& p : producers) {
     if (!text.empty()) text += ", ";
@@ -29,14 +29,14 @@ std::string Listed(const google::protobuf::RepeatedField<int32_t>& ranks) {
 
 // The producers `ranks` names (all when empty), or why there are none
 // (kNothingToDo).
-Result<std::vector<std::shared_ptr<Producer>>> Match(
-    const std::vector<std::shared_ptr<Producer>>& producers,
+Result<std::vector<std::shared_ptr<Rank>>> Match(
+    const std::vector<std::shared_ptr<Rank>>& producers,
     const google::protobuf::RepeatedField<int32_t>& ranks, const char* verb) {
   if (producers.empty()) {
     return Status::NothingToDo(
         std::string("no rank is registered: nothing to ") + verb);
   }
-  std::vector<std::shared_ptr<Producer>> matched;
+  std::vector<std::shared_ptr<Rank>> matched;
   for (const auto& p : producers) {
     if (ranks.empty() ||
         std::find(ranks.begin(), ranks.end(), p->rank()) != ranks.end()) {
@@ -51,22 +51,21 @@ Result<std::vector<std::shared_ptr<Producer>>> Match(
   return matched;
 }
 
-void Store(Producer& producer, const shm::Directive& directive) {
+void Store(Rank& producer, const shm::Directive& directive) {
   std::atomic_ref<uint64_t>(producer.segment().header()->directive)
       .store(shm::EncodeDirective(directive), std::memory_order_release);
 }
 
 }  // namespace
 
-Status ApplyLiveConfigure(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const config::Config& config, spdlog::logger& log) {
+Status ApplyLiveConfigure(const std::vector<std::shared_ptr<Rank>>& producers,
+                          const config::Config& config, spdlog::logger& log) {
   if (producers.empty()) {
     return Status::NothingToDo("no rank is registered: nothing to configure");
   }
   // Checked for every rank before any is offered the config: a refusal
   // changes nothing.
-  std::vector<Producer::Offer> offers;
+  std::vector<Rank::Offer> offers;
   for (const auto& p : producers) {
     const std::string rank =
         p->rank() < 0 ? std::string("(none)") : std::to_string(p->rank());
@@ -99,7 +98,7 @@ Status ApplyLiveConfigure(
   return Status::Ok();
 }
 
-Status ApplyLiveStart(const std::vector<std::shared_ptr<Producer>>& producers,
+Status ApplyLiveStart(const std::vector<std::shared_ptr<Rank>>& producers,
                       const v1::Start& start, spdlog::logger& log) {
   auto found = Match(producers, start.ranks(), "start");
   if (!found.ok()) return found.status();
@@ -141,7 +140,7 @@ Status ApplyLiveStart(const std::vector<std::shared_ptr<Producer>>& producers,
   return Status::Ok();
 }
 
-Status ApplyLiveStop(const std::vector<std::shared_ptr<Producer>>& producers,
+Status ApplyLiveStop(const std::vector<std::shared_ptr<Rank>>& producers,
                      const v1::Stop& stop, spdlog::logger& log) {
   auto found = Match(producers, stop.ranks(), "stop");
   if (!found.ok()) return found.status();

@@ -13,7 +13,7 @@
 // matching rank has already passed.
 //
 // `tprobe configure FILE` goes the same way: the new config is offered to
-// every registered rank (Producer::OfferConfig bumps the segment's
+// every registered rank (Rank::OfferConfig bumps the segment's
 // config_generation and clears the directive), and each rank fetches it
 // when its next step starts, so that step is the first recorded under it.
 // A live config may change what a rank decides per call or per step: task,
@@ -41,14 +41,13 @@
 
 namespace tprobe::daemon {
 
-Status ApplyLiveStart(const std::vector<std::shared_ptr<Producer>>& producers,
+Status ApplyLiveStart(const std::vector<std::shared_ptr<Rank>>& producers,
                       const v1::Start& start, spdlog::logger& log);
 
-Status ApplyLiveConfigure(
-    const std::vector<std::shared_ptr<Producer>>& producers,
-    const config::Config& config, spdlog::logger& log);
+Status ApplyLiveConfigure(const std::vector<std::shared_ptr<Rank>>& producers,
+                          const config::Config& config, spdlog::logger& log);
 
-Status ApplyLiveStop(const std::vector<std::shared_ptr<Producer>>& producers,
+Status ApplyLiveStop(const std::vector<std::shared_ptr<Rank>>& producers,
                      const v1::Stop& stop, spdlog::logger& log);
 
 }  // namespace tprobe::daemon

@@ -2,7 +2,7 @@
 #define TPROBE_DAEMON_INGEST_COMMAND_H_
 
 // What a producer's pipeline runs (rank_pipeline.h): a control request the
-// control thread queued (Producer::Enqueue: Stop, Flush, Configure, HangUp)
+// control thread queued (Rank::Enqueue: Stop, Flush, Configure, HangUp)
 // or a boundary the drain read from the rank's boundary ring (RankCommand:
 // Start, Step, Goodbye).
 

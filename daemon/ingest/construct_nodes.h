@@ -6,7 +6,7 @@
 // innermost one of a step is the parent of the next node, and the module
 // nodes held back until the next API node or CallEnd of their ring.
 //
-// Thread safety: none; part of ProducerState, guarded by the rank's
+// Thread safety: none; part of RankState, guarded by the rank's
 // mutex.
 
 #include <cstddef>

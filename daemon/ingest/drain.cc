@@ -107,7 +107,7 @@ bool Drainer::OverBound(uint32_t step,
                         std::optional<uint32_t> through_step) const {
   if (through_step && step <= *through_step) return false;
   if (!state_.assembler.WouldOpen(step)) return false;
-  const ProducerLimits& limits = producer_.limits();
+  const RankLimits& limits = rank_.limits();
   return state_.assembler.open_trees() >= limits.max_open_steps ||
          (state_.assembler.open_trees() > 0 &&
           state_.assembler.open_bytes() >= limits.max_open_bytes);
@@ -211,42 +211,41 @@ bool Drainer::Scan(uint32_t i, Pass& pass) {
   }
 }
 
-size_t DrainSome(const Producer& producer, ProducerState& state,
-                 size_t max_records, spdlog::logger& log) {
+size_t DrainSome(const Rank& rank, RankState& state, size_t max_records,
+                 spdlog::logger& log) {
   if (state.closed) return 0;
-  Drainer drainer(producer, state, log);
+  Drainer drainer(rank, state, log);
   const size_t n = drainer.Run(max_records, nullptr);
   drainer.CheckCounters();
   return n;
 }
 
-size_t DrainTo(const Producer& producer, ProducerState& state,
+size_t DrainTo(const Rank& rank, RankState& state,
                const std::vector<uint64_t>& targets, spdlog::logger& log,
                std::optional<uint32_t> through_step, bool targets_final) {
   if (state.closed) return 0;
-  Drainer drainer(producer, state, log);
+  Drainer drainer(rank, state, log);
   const size_t n = drainer.Run(0, &targets, through_step, targets_final);
   drainer.CheckCounters();
   return n;
 }
 
-std::vector<uint64_t> CommittedHeads(const Producer& producer) {
+std::vector<uint64_t> CommittedHeads(const Rank& rank) {
   std::vector<uint64_t> heads;
-  for (uint32_t i = 0; i < producer.segment().ring_count(); ++i) {
-    heads.push_back(producer.segment().ring_header(i)->head.load(
-        std::memory_order_acquire));
+  for (uint32_t i = 0; i < rank.segment().ring_count(); ++i) {
+    heads.push_back(
+        rank.segment().ring_header(i)->head.load(std::memory_order_acquire));
   }
   return heads;
 }
 
-void DrainCommitted(const Producer& producer, ProducerState& state,
-                    spdlog::logger& log) {
+void DrainCommitted(const Rank& rank, RankState& state, spdlog::logger& log) {
   // Every step is the command's: the bound holds nothing back.
-  DrainTo(producer, state, CommittedHeads(producer), log, UINT32_MAX,
+  DrainTo(rank, state, CommittedHeads(rank), log, UINT32_MAX,
           /*targets_final=*/true);
 }
 
-void ReleaseBoundary(ProducerState& state) {
+void ReleaseBoundary(RankState& state) {
   if (!state.boundary) return;
   RingState& ring = state.rings[state.boundary->ring];
   state.boundary.reset();

@@ -56,7 +56,7 @@
 //            committed before it never came: they count unread); while it
 //            waits the records of the step it closes are read whatever the
 //            open-step bound. Once ready the drain stops and leaves it in
-//            ProducerState::boundary for the pipeline to run
+//            RankState::boundary for the pipeline to run
 //            (rank_pipeline.h); nothing more is read until ReleaseBoundary.
 //            A drain whose targets are final (a gone rank, a stopping
 //            daemon) waits for nothing beyond them.
@@ -78,7 +78,7 @@
 // step is not complete, and logged at a decreasing rate.
 //
 // Read-ahead is bounded: an Entry or Call record that would open a tree
-// while the rank already holds ProducerLimits::max_open_steps open
+// while the rank already holds RankLimits::max_open_steps open
 // trees, or open trees holding max_open_bytes, is left in its ring, and so
 // is everything after it in seq order, until a Step closes a tree. The rings
 // then fill and the client's full-ring policy applies (counted by the rank). A
@@ -86,7 +86,7 @@
 // `through_step`) whatever the bound; the final drain of a rank
 // (DrainCommitted) reads everything.
 //
-// Nothing read from shared memory is trusted (ProducerLimits): a tensor
+// Nothing read from shared memory is trusted (RankLimits): a tensor
 // larger than max_tensor_bytes is never buffered (it stays incomplete), the
 // intern tables and the tensors waiting for their Entry are bounded, ids are
 // interned once, and the ring headers' counters must only grow.
@@ -111,34 +111,33 @@ namespace tprobe::daemon {
 // empty, then charges new ring drops to the assembler. Returns the number of
 // records consumed.
 // REQUIRES: `state` is `rank`'s state, locked by the caller.
-size_t DrainSome(const Producer& producer, ProducerState& state,
-                 size_t max_records, spdlog::logger& log);
+size_t DrainSome(const Rank& rank, RankState& state, size_t max_records,
+                 spdlog::logger& log);
 
 // Consumes every record committed before the call (records committed during
 // it may be left for later), then charges new ring drops. This is the
 // "drain completely" of Stop, Step, Flush, Goodbye and hang-up.
 // REQUIRES: as DrainSome.
-void DrainCommitted(const Producer& producer, ProducerState& state,
-                    spdlog::logger& log);
+void DrainCommitted(const Rank& rank, RankState& state, spdlog::logger& log);
 
 // Consumes each ring up to its position in `targets` (the heads noted when a
-// command arrived: Producer::Enqueue) or until it is empty, then charges new
+// command arrived: Rank::Enqueue) or until it is empty, then charges new
 // ring drops. The open-step bound applies to records of steps after
 // `through_step` (none: to every record; see above). `targets_final`: no
 // record beyond the targets will come (see Boundaries above). Returns the
 // number of records consumed.
 // REQUIRES: as DrainSome.
-size_t DrainTo(const Producer& producer, ProducerState& state,
+size_t DrainTo(const Rank& rank, RankState& state,
                const std::vector<uint64_t>& targets, spdlog::logger& log,
                std::optional<uint32_t> through_step,
                bool targets_final = false);
 
 // Each ring's head now: what the rank has committed and published.
-std::vector<uint64_t> CommittedHeads(const Producer& producer);
+std::vector<uint64_t> CommittedHeads(const Rank& rank);
 
 // Frees the boundary record that has run (state.boundary) in its ring, so
 // that the rank sees it read, and lets the drain go on.
-void ReleaseBoundary(ProducerState& state);
+void ReleaseBoundary(RankState& state);
 
 // Puts the module nodes still held back for steps up to `up_to_step` (all,
 // by default) into their trees. Called before a step's trees are finished
@@ -146,15 +145,15 @@ void ReleaseBoundary(ProducerState& state);
 // them. Nodes of later steps (the drain may already have read the next
 // step's first records) stay held for their own API node or CallEnd.
 // REQUIRES: as DrainSome.
-void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
-                      spdlog::logger& log, uint32_t up_to_step = UINT32_MAX);
+void ReleaseHeldNodes(const Rank& rank, RankState& state, spdlog::logger& log,
+                      uint32_t up_to_step = UINT32_MAX);
 
 // Applies the held entries of steps up to `through_step` (drainer.h,
 // ReleaseHeldEntries), before that step is settled or the rank
 // finalised.
 // REQUIRES: as DrainSome.
-void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
-                        spdlog::logger& log, uint32_t through_step);
+void ReleaseHeldEntries(const Rank& rank, RankState& state, spdlog::logger& log,
+                        uint32_t through_step);
 
 // Forgets each ring's waiting tensors whose Tensor record came before the
 // ring's settled cut (RingState::records_settled, step_accounting.h): an
@@ -164,7 +163,7 @@ void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
 // here; that loss is counted where it happened (calls_unclosed, the rank's
 // drops), not again. Called after each step is settled and at the end.
 // REQUIRES: as DrainSome.
-void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
+void ReleaseSettledTensors(const Rank& rank, RankState& state,
                            spdlog::logger& log);
 
 // Closes the module calls of steps up to `up_to_step` (all, by default)
@@ -172,7 +171,7 @@ void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
 // step's tree counts them as unclosed (Assembler::NoteUnclosedCalls), so it
 // is not complete. Called with ReleaseHeldNodes, when no CallEnd can come.
 // REQUIRES: as DrainSome.
-void CloseOpenCalls(ProducerState& state, uint32_t up_to_step = UINT32_MAX);
+void CloseOpenCalls(RankState& state, uint32_t up_to_step = UINT32_MAX);
 
 }  // namespace tprobe::daemon
 

@@ -27,34 +27,33 @@ void DrainWorker::Stop() {
 }
 
 void DrainWorker::Run(std::stop_token stop, unsigned index) {
-  std::vector<std::shared_ptr<Producer>> producers;
+  std::vector<std::shared_ptr<Rank>> ranks;
   uint64_t version = ~uint64_t{0};
   std::chrono::microseconds idle_sleep{0};
   size_t round = 0;
   while (!stop.stop_requested()) {
     if (const uint64_t v = registry_.version(); v != version) {
-      producers = registry_.Snapshot();
+      ranks = registry_.Snapshot();
       version = v;
     }
-    if (producers.empty()) {
+    if (ranks.empty()) {
       // Nothing to poll: no need to wake until a rank registers.
-      if (!registry_.WaitForProducers(stop)) break;
+      if (!registry_.WaitForRanks(stop)) break;
       idle_sleep = std::chrono::microseconds{0};
       continue;
     }
     // Each worker starts its round at another rank, so that the
     // workers spread over the ranks instead of queueing on one.
     size_t work = 0;
-    const size_t n = producers.size();
+    const size_t n = ranks.size();
     const size_t first = (index + round++) % n;
     for (size_t k = 0; k < n; ++k) {
-      Producer& producer = *producers[(first + k) % n];
-      if (auto state = producer.TryLock()) {
+      Rank& rank = *ranks[(first + k) % n];
+      if (auto state = rank.TryLock()) {
         // Every file of the rank is made as the rank's user.
-        FsIdentity as_rank(producer.uid(), producer.gid(), producer.groups());
+        FsIdentity as_rank(rank.uid(), rank.gid(), rank.groups());
         if (as_rank.ok()) {
-          work +=
-              RunPipeline(producer, **state, registry_, *log_, options_.batch);
+          work += RunPipeline(rank, **state, registry_, *log_, options_.batch);
         }
       }
     }

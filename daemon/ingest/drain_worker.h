@@ -3,7 +3,7 @@
 
 // The drain workers: a pool of threads, sized to the cores, that run the
 // ranks' pipelines (rank_pipeline.h). A worker claims a rank by
-// taking its state (Producer::TryLock), runs one pass, and moves on, so the
+// taking its state (Rank::TryLock), runs one pass, and moves on, so the
 // passes of one rank never overlap and its commands and records keep
 // their order, while different ranks are served in parallel. A busy or
 // slow rank is skipped by the other workers, never waited for.

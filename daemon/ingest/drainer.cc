@@ -20,7 +20,7 @@ constexpr uint64_t kMaxDropJump = uint64_t{1} << 40;
 }  // namespace
 
 TensorRules Drainer::Rules() const {
-  return TensorRules{producer_.limits(), state_.config.summary_mode,
+  return TensorRules{rank_.limits(), state_.config.summary_mode,
                      state_.assembler.options().tensor_data,
                      state_.assembler.options().framework};
 }
@@ -41,7 +41,7 @@ void Drainer::ApplyLocal(uint32_t ring, record::Decoded& decoded) {
     Result<Outcome> r = tensors.OnChunk(ring, *chunk, rules);
     if (r.ok() && r.value() == Outcome::kStrayChunk) {
       log_.debug("producer {}: chunk of tensor {} without its tensor record",
-                 producer_.client_id(), chunk->chunk.ref);
+                 rank_.client_id(), chunk->chunk.ref);
     }
     Report(ring, r);
     return;
@@ -51,7 +51,7 @@ void Drainer::ApplyLocal(uint32_t ring, record::Decoded& decoded) {
   Report(ring, tensors.ClosePending(ring, rules));
   const uint64_t record = state_.rings[ring].records_read;
   if (auto* intern = std::get_if<record::InternView>(&decoded)) {
-    if (Status s = state_.interns.Add(*intern, producer_.limits()); !s.ok()) {
+    if (Status s = state_.interns.Add(*intern, rank_.limits()); !s.ok()) {
       Corrupt(0, s.message());
     }
   } else if (auto* stats = std::get_if<record::ProducerStatsView>(&decoded)) {
@@ -115,7 +115,7 @@ bool Drainer::HoldOrApply(uint32_t ring, const record::EntryView& v) {
   held.entry = v.entry;
   held.refs = std::move(refs).value();
   if (state_.held.empty() && Ready(held)) return OnEntry(ring, v);
-  if (Status s = state_.held.Hold(std::move(held), v.body, producer_.limits());
+  if (Status s = state_.held.Hold(std::move(held), v.body, rank_.limits());
       !s.ok()) {
     Corrupt(ring, s.message());
     return false;
@@ -217,14 +217,14 @@ void Drainer::CountOverflow(const std::string& name) {
   const int64_t limit = state_.config.overflow_nums;
   ++state_.overflows_dumped;
   log_.warn("producer {} (pid {}, rank {}): overflow (inf or nan) in {}",
-            producer_.client_id(), producer_.pid(), producer_.rank(), name);
+            rank_.client_id(), rank_.pid(), rank_.rank(), name);
   if (limit >= 0 && state_.overflows_dumped >= static_cast<uint64_t>(limit)) {
     state_.overflow_limit_reached = true;
     log_.warn(
         "producer {} (pid {}, rank {}): overflow_nums {} reached; the dump "
         "ends here, as msprobe's does: no later call and no later step is "
         "written",
-        producer_.client_id(), producer_.pid(), producer_.rank(), limit);
+        rank_.client_id(), rank_.pid(), rank_.rank(), limit);
   }
 }
 
@@ -258,8 +258,8 @@ void Drainer::WriteTensorFiles(uint32_t step, uint32_t ring,
       tree->accounting().last_write_error = s.message();
     }
     state_.last_error = s.message();
-    log_.error("producer {} (pid {}, rank {}): {}", producer_.client_id(),
-               producer_.pid(), producer_.rank(), s.message());
+    log_.error("producer {} (pid {}, rank {}): {}", rank_.client_id(),
+               rank_.pid(), rank_.rank(), s.message());
   }
 }
 
@@ -290,7 +290,7 @@ void Drainer::Skipped(uint32_t step, const std::string& why) {
       (n & (n - 1)) == 0 ? spdlog::level::warn : spdlog::level::debug;
   log_.log(level,
            "producer {} (pid {}, rank {}): skipped a record ({} so far): {}",
-           producer_.client_id(), producer_.pid(), producer_.rank(), n, why);
+           rank_.client_id(), rank_.pid(), rank_.rank(), n, why);
 }
 
 void Drainer::Corrupt(uint32_t ring, const std::string& what) {
@@ -301,12 +301,11 @@ void Drainer::Corrupt(uint32_t ring, const std::string& what) {
   log_.error(
       "producer {} (pid {}, rank {}): {}; its rings are no longer read, "
       "other producers are not affected",
-      producer_.client_id(), producer_.pid(), producer_.rank(),
-      state_.last_error);
+      rank_.client_id(), rank_.pid(), rank_.rank(), state_.last_error);
 }
 
 void Drainer::CheckFault() {
-  if (state_.broken || !producer_.segment().faulted()) return;
+  if (state_.broken || !rank_.segment().faulted()) return;
   Corrupt(0,
           "a bus error on reading the shared memory segment: it reads zeros "
           "now and is no longer trusted");
@@ -319,7 +318,7 @@ void Drainer::CheckCounters() {
   constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
   uint64_t added[static_cast<size_t>(shm::DropReason::kCount)] = {};
   for (uint32_t i = 0; i < state_.rings.size(); ++i) {
-    const shm::RingHeader* h = producer_.segment().ring_header(i);
+    const shm::RingHeader* h = rank_.segment().ring_header(i);
     SeenCounters now;
     now.records = h->records_written.load(std::memory_order_relaxed);
     now.bytes = h->bytes_written.load(std::memory_order_relaxed);
@@ -331,8 +330,8 @@ void Drainer::CheckCounters() {
     // fits in front of what the daemon consumed: bytes_written equals head,
     // and every record takes at least 8 bytes. A single check never sees
     // more than kMaxDropJump new drops.
-    const uint64_t written_max = state_.rings[i].reader.position() +
-                                 producer_.segment().ring_data(i).size();
+    const uint64_t written_max =
+        state_.rings[i].reader.position() + rank_.segment().ring_data(i).size();
     bool plausible = now.records >= seen.records && now.bytes >= seen.bytes &&
                      now.bytes <= written_max &&
                      now.records <= written_max / shm::kRecordAlign;
@@ -354,23 +353,23 @@ void Drainer::CheckCounters() {
       RingLosses{.ring_full = added[kFull], .too_large = added[kLarge]});
 }
 
-void ReleaseHeldNodes(const Producer& producer, ProducerState& state,
-                      spdlog::logger& log, uint32_t up_to_step) {
-  Drainer(producer, state, log).ReleaseHeldNodes(up_to_step);
+void ReleaseHeldNodes(const Rank& rank, RankState& state, spdlog::logger& log,
+                      uint32_t up_to_step) {
+  Drainer(rank, state, log).ReleaseHeldNodes(up_to_step);
 }
 
-void ReleaseHeldEntries(const Producer& producer, ProducerState& state,
-                        spdlog::logger& log, uint32_t through_step) {
-  Drainer(producer, state, log).ReleaseHeldEntries(through_step);
+void ReleaseHeldEntries(const Rank& rank, RankState& state, spdlog::logger& log,
+                        uint32_t through_step) {
+  Drainer(rank, state, log).ReleaseHeldEntries(through_step);
 }
 
-void CloseOpenCalls(ProducerState& state, uint32_t up_to_step) {
+void CloseOpenCalls(RankState& state, uint32_t up_to_step) {
   for (const auto& [step, count] : state.nodes.CloseOpen(up_to_step)) {
     state.assembler.NoteUnclosedCalls(step, count);
   }
 }
 
-void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
+void ReleaseSettledTensors(const Rank& rank, RankState& state,
                            spdlog::logger& log) {
   uint64_t released = 0;
   for (uint32_t i = 0; i < state.rings.size(); ++i) {
@@ -380,7 +379,7 @@ void ReleaseSettledTensors(const Producer& producer, ProducerState& state,
     log.debug(
         "producer {} (pid {}, rank {}): released {} tensors no entry referred "
         "to",
-        producer.client_id(), producer.pid(), producer.rank(), released);
+        rank.client_id(), rank.pid(), rank.rank(), released);
   }
 }
 

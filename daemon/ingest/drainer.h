@@ -3,7 +3,7 @@
 
 // The drain's dispatcher for one pass over one rank's rings (drain.h
 // says what a pass does). It reads the rings in seq order and hands each
-// record to the part of ProducerState that owns what it changes:
+// record to the part of RankState that owns what it changes:
 //   InternTables    (intern_tables.h)    Intern records
 //   TensorAssembler (tensor_assembler.h) Tensor, Chunk, ProducerStats and
 //                                        ProducerBytes records
@@ -32,8 +32,8 @@ namespace tprobe::daemon {
 
 class Drainer {
  public:
-  Drainer(const Producer& producer, ProducerState& state, spdlog::logger& log)
-      : producer_(producer), state_(state), log_(log) {}
+  Drainer(const Rank& rank, RankState& state, spdlog::logger& log)
+      : rank_(rank), state_(state), log_(log) {}
 
   // See DrainSome; `targets`, when set, holds one ring position per ring
   // beyond which nothing is consumed. The open-step bound applies to
@@ -128,8 +128,8 @@ class Drainer {
   // what was read from it since may be zeros.
   void CheckFault();
 
-  const Producer& producer_;
-  ProducerState& state_;
+  const Rank& rank_;
+  RankState& state_;
   spdlog::logger& log_;
 };
 

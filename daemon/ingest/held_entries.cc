@@ -38,7 +38,7 @@ Result<std::vector<uint32_t>> HeldEntries::Refs(
 }
 
 Status HeldEntries::Hold(HeldEntry held, std::span<const std::byte> body,
-                         const ProducerLimits& limits) {
+                         const RankLimits& limits) {
   if (entries_.size() >= limits.max_held_entries ||
       bytes_ + body.size() > limits.max_held_entry_bytes) {
     return Status::Error(

@@ -4,9 +4,9 @@
 // The Entry records a rank's drain holds back, in call order, behind
 // the first that refers to a tensor still waiting for its producer
 // statistics (drain.h, ProducerStats), copied out of the ring and bounded
-// by ProducerLimits.
+// by RankLimits.
 //
-// Thread safety: none; part of ProducerState, guarded by the rank's
+// Thread safety: none; part of RankState, guarded by the rank's
 // mutex.
 
 #include <cstddef>
@@ -37,7 +37,7 @@ class HeldEntries {
   // Holds `held` with a copy of `body` behind the entries held before it.
   // Returns an error, holding nothing, beyond the limits' count or bytes.
   Status Hold(HeldEntry held, std::span<const std::byte> body,
-              const ProducerLimits& limits);
+              const RankLimits& limits);
 
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }

@@ -7,7 +7,7 @@
 namespace tprobe::daemon {
 
 Status InternTables::Add(const record::InternView& v,
-                         const ProducerLimits& limits) {
+                         const RankLimits& limits) {
   const bool name = v.kind == record::InternKind::kName;
   const bool known = name ? names_.contains(v.id) : stacks_.contains(v.id);
   if ((!known && names_.size() + stacks_.size() >= limits.max_interned) ||

@@ -2,9 +2,9 @@
 #define TPROBE_DAEMON_INGEST_INTERN_TABLES_H_
 
 // A rank's intern tables: the names and stacks its Intern records
-// defined, by id, bounded by ProducerLimits (drain.h).
+// defined, by id, bounded by RankLimits (drain.h).
 //
-// Thread safety: none; part of ProducerState, guarded by the rank's
+// Thread safety: none; part of RankState, guarded by the rank's
 // mutex.
 
 #include <cstddef>
@@ -25,7 +25,7 @@ class InternTables {
   // ends the last line), under its id; a repeated id replaces the text.
   // Returns an error, storing nothing, beyond the limits' count or bytes
   // (the byte total only grows, so a stream of repeats still meets it).
-  Status Add(const record::InternView& v, const ProducerLimits& limits);
+  Status Add(const record::InternView& v, const RankLimits& limits);
 
   // The name or stack interned under `id`, or null when none was.
   const std::string* Name(uint32_t id) const;

@@ -73,9 +73,10 @@ void SetCaptureOptions(const config::Config& config,
                          config.task == config::Task::kOverflowCheck;
 }
 
-Result<std::unique_ptr<Producer>> Producer::Create(
-    uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
-    const ProducerLimits& limits) {
+Result<std::unique_ptr<Rank>> Rank::Create(uint64_t client_id,
+                                           const PeerCredentials& peer,
+                                           const v1::Register& reg,
+                                           const RankLimits& limits) {
   if (!reg.has_config()) {
     return Status::InvalidArgument("Register carries no config");
   }
@@ -129,17 +130,16 @@ Result<std::unique_ptr<Producer>> Producer::Create(
   options.dump_path = config.dump_path;
   options.write_path = std::move(write_path).value();
   options.rank = reg.rank();
-  return std::unique_ptr<Producer>(new Producer(
-      client_id, reg, std::move(config), std::move(segment).value(),
-      std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid(), peer,
-      std::move(groups)));
+  return std::unique_ptr<Rank>(
+      new Rank(client_id, reg, std::move(config), std::move(segment).value(),
+               std::move(options), limits, peer.pid > 0 ? peer.pid : reg.pid(),
+               peer, std::move(groups)));
 }
 
-Producer::Producer(uint64_t client_id, const v1::Register& reg,
-                   config::Config config, std::unique_ptr<shm::Segment> segment,
-                   AssemblerOptions options, const ProducerLimits& limits,
-                   pid_t watched_pid, const PeerCredentials& peer,
-                   std::vector<gid_t> groups)
+Rank::Rank(uint64_t client_id, const v1::Register& reg, config::Config config,
+           std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
+           const RankLimits& limits, pid_t watched_pid,
+           const PeerCredentials& peer, std::vector<gid_t> groups)
     : client_id_(client_id),
       pid_(reg.pid()),
       uid_(peer.uid),
@@ -158,11 +158,11 @@ Producer::Producer(uint64_t client_id, const v1::Register& reg,
   state_.dropped_no_daemon = reg.dropped_no_daemon();
 }
 
-Producer::~Producer() {
+Rank::~Rank() {
   if (pidfd_ >= 0) ::close(pidfd_);
 }
 
-bool Producer::ProcessGone() const {
+bool Rank::ProcessGone() const {
   if (pidfd_ >= 0) {
     // A pidfd turns readable when the process exits (a zombie counts).
     pollfd p{pidfd_, POLLIN, 0};
@@ -175,7 +175,7 @@ bool Producer::ProcessGone() const {
          shm::ProcessIsZombie(watched_pid_);
 }
 
-void Producer::Enqueue(Command command) {
+void Rank::Enqueue(Command command) {
   command.targets.clear();
   for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
     command.targets.push_back(
@@ -190,13 +190,13 @@ void Producer::Enqueue(Command command) {
   if (command.done) command.done(Status::Ok());
 }
 
-std::deque<Command> Producer::CloseQueue() {
+std::deque<Command> Rank::CloseQueue() {
   std::lock_guard lock(queue_mu_);
   queue_closed_ = true;
   return std::exchange(queue_, {});
 }
 
-std::optional<Command> Producer::TakeCommand() {
+std::optional<Command> Rank::TakeCommand() {
   std::lock_guard lock(queue_mu_);
   if (queue_.empty()) return std::nullopt;
   Command c = std::move(queue_.front());
@@ -204,12 +204,12 @@ std::optional<Command> Producer::TakeCommand() {
   return c;
 }
 
-bool Producer::HasCommands() const {
+bool Rank::HasCommands() const {
   std::lock_guard lock(queue_mu_);
   return !queue_.empty();
 }
 
-void Producer::OfferConfig(Offer offer) {
+void Rank::OfferConfig(Offer offer) {
   std::lock_guard lock(offered_mu_);
   offered_ = std::make_shared<const Offer>(std::move(offer));
   shm::SegmentHeader* header = segment_->header();
@@ -221,17 +221,17 @@ void Producer::OfferConfig(Offer offer) {
       .store(++offered_generation_, std::memory_order_release);
 }
 
-std::shared_ptr<const Producer::Offer> Producer::Offered() const {
+std::shared_ptr<const Rank::Offer> Rank::Offered() const {
   std::lock_guard lock(offered_mu_);
   return offered_;
 }
 
-PublishedStatus Producer::Published() const {
+PublishedStatus Rank::Published() const {
   std::lock_guard lock(published_mu_);
   return published_;
 }
 
-void Producer::Publish(const ProducerState& state) {
+void Rank::Publish(const RankState& state) {
   const uint32_t step = state.assembler.current_step();
   uint64_t records_read = 0;
   for (const RingState& ring : state.rings) records_read += ring.records_read;
@@ -255,7 +255,7 @@ void Producer::Publish(const ProducerState& state) {
   published_.dump_ended = state.overflow_limit_reached;
 }
 
-Producer::RingCounters Producer::Counters() const {
+Rank::RingCounters Rank::Counters() const {
   RingCounters c;
   for (uint32_t i = 0; i < segment_->ring_count(); ++i) {
     const shm::RingHeader* h = segment_->ring_header(i);
@@ -269,14 +269,14 @@ Producer::RingCounters Producer::Counters() const {
   return c;
 }
 
-Producer::Locked Producer::Lock() {
+Rank::Locked Rank::Lock() {
   waiting_.fetch_add(1, std::memory_order_acq_rel);
   std::unique_lock lock(mu_);
   waiting_.fetch_sub(1, std::memory_order_acq_rel);
   return Locked(std::move(lock), &state_);
 }
 
-std::optional<Producer::Locked> Producer::TryLock() {
+std::optional<Rank::Locked> Rank::TryLock() {
   if (waiting_.load(std::memory_order_acquire) > 0) return std::nullopt;
   std::unique_lock lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return std::nullopt;

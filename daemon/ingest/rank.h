@@ -75,7 +75,7 @@ struct PublishedStatus {
 // Sets the task, level and tensor_data of `options` from `config`.
 void SetCaptureOptions(const config::Config& config, AssemblerOptions* options);
 
-class Producer {
+class Rank {
  public:
   // Registers a client: parses its config, checks and creates its dump_path
   // (PrepareDumpPath), creates its segment (SegmentName) with the rings it
@@ -88,10 +88,11 @@ class Producer {
   // geometry, no shared memory).
   // The process is watched through a pidfd of the peer's pid (SO_PEERCRED,
   // else reg.pid) for ProcessGone().
-  static Result<std::unique_ptr<Producer>> Create(
-      uint64_t client_id, const PeerCredentials& peer, const v1::Register& reg,
-      const ProducerLimits& limits = {});
-  ~Producer();
+  static Result<std::unique_ptr<Rank>> Create(uint64_t client_id,
+                                              const PeerCredentials& peer,
+                                              const v1::Register& reg,
+                                              const RankLimits& limits = {});
+  ~Rank();
 
   uint64_t client_id() const { return client_id_; }
   int32_t pid() const { return pid_; }
@@ -108,12 +109,12 @@ class Producer {
   // The pid the daemon watches (the client's, as the daemon sees it).
   pid_t watched_pid() const { return watched_pid_; }
   // The config the client registered with. What a live `tprobe configure`
-  // may change is in ProducerState::config (and the dump's place in the
+  // may change is in RankState::config (and the dump's place in the
   // assembler's options); the "tprobe" section stays as registered.
   const config::Config& config() const { return config_; }
   const std::string& segment_name() const { return segment_->name(); }
   const shm::Segment& segment() const { return *segment_; }
-  const ProducerLimits& limits() const { return limits_; }
+  const RankLimits& limits() const { return limits_; }
   // The assembler options it registered with (its dump_path as registered).
   const AssemblerOptions& options() const { return options_; }
 
@@ -149,7 +150,7 @@ class Producer {
 
   // What Status reports; Publish is called by the worker holding the state.
   PublishedStatus Published() const;
-  void Publish(const ProducerState& state);
+  void Publish(const RankState& state);
 
   // Sums over the rings, read from their headers (any thread). Values are
   // whatever the client wrote: use them for display only.
@@ -164,15 +165,15 @@ class Producer {
   // Exclusive access to the state.
   class Locked {
    public:
-    ProducerState* operator->() const { return state_; }
-    ProducerState& operator*() const { return *state_; }
+    RankState* operator->() const { return state_; }
+    RankState& operator*() const { return *state_; }
 
    private:
-    friend class Producer;
-    Locked(std::unique_lock<std::mutex> lock, ProducerState* state)
+    friend class Rank;
+    Locked(std::unique_lock<std::mutex> lock, RankState* state)
         : lock_(std::move(lock)), state_(state) {}
     std::unique_lock<std::mutex> lock_;
-    ProducerState* state_;
+    RankState* state_;
   };
 
   // Blocks until the state is free. While it waits, TryLock() fails, so the
@@ -182,10 +183,10 @@ class Producer {
   std::optional<Locked> TryLock();
 
  private:
-  Producer(uint64_t client_id, const v1::Register& reg, config::Config config,
-           std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
-           const ProducerLimits& limits, pid_t watched_pid,
-           const PeerCredentials& peer, std::vector<gid_t> groups);
+  Rank(uint64_t client_id, const v1::Register& reg, config::Config config,
+       std::unique_ptr<shm::Segment> segment, AssemblerOptions options,
+       const RankLimits& limits, pid_t watched_pid, const PeerCredentials& peer,
+       std::vector<gid_t> groups);
 
   const uint64_t client_id_;
   const int32_t pid_;
@@ -195,7 +196,7 @@ class Producer {
   const int32_t rank_;
   const config::Config config_;
   const std::unique_ptr<shm::Segment> segment_;
-  const ProducerLimits limits_;
+  const RankLimits limits_;
   const AssemblerOptions options_;
   const pid_t watched_pid_;
   const uint64_t watched_start_time_;
@@ -214,7 +215,7 @@ class Producer {
 
   std::mutex mu_;
   std::atomic<int> waiting_{0};  // Lock() calls in progress
-  ProducerState state_;
+  RankState state_;
 };
 
 }  // namespace tprobe::daemon

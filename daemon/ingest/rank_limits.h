@@ -13,7 +13,7 @@ namespace tprobe::daemon {
 // is untrusted, so every size a client declares is capped here. Exceeding
 // one marks the rank's stream corrupt (a tensor over max_tensor_bytes is
 // only left incomplete).
-struct ProducerLimits {
+struct RankLimits {
   // A tensor's declared nbytes; larger tensors get statistics null.
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
   // Interned names and stacks of one rank: count and total text bytes.

@@ -10,7 +10,7 @@ namespace {
 
 constexpr size_t kCommandsPerPass = 64;
 
-void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
+void LogWriteError(const Rank& p, RankState& state, spdlog::logger& log,
                    const Status& s) {
   if (s.ok()) return;
   std::string error = std::string(kWriteErrorPrefix) + s.message();
@@ -25,10 +25,10 @@ void LogWriteError(const Producer& p, ProducerState& state, spdlog::logger& log,
 // the daemon stops.
 enum class End { kGoodbye, kGone, kShutdown };
 
-Status Finalise(Producer& p, ProducerState& state, Registry& registry,
+Status Finalise(Rank& p, RankState& state, Registry& registry,
                 spdlog::logger& log, End end);
-Status Apply(Producer& p, ProducerState& state, Registry& registry,
-             spdlog::logger& log, const Command& c);
+Status Apply(Rank& p, RankState& state, Registry& registry, spdlog::logger& log,
+             const Command& c);
 
 // Drains (up to `batch` records, 0: no limit; or each ring up to `targets`)
 // and runs each boundary the drain reaches, in the order the rank wrote
@@ -36,7 +36,7 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
 // left in state.boundary for the caller. Returns the records and
 // boundaries consumed; *first_error, when given, keeps the first write
 // error of the boundaries run (a command that waits reports it).
-size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
+size_t DrainAndRun(Rank& p, RankState& state, Registry& registry,
                    spdlog::logger& log, size_t batch,
                    const std::vector<uint64_t>* targets,
                    std::optional<uint32_t> through, bool targets_final,
@@ -68,7 +68,7 @@ size_t DrainAndRun(Producer& p, ProducerState& state, Registry& registry,
 // it said goodbye first): its ledger settles the step in progress, and its
 // why_empty is that step's. Without one the step in progress is settled
 // from the daemon's count.
-Status Finalise(Producer& p, ProducerState& state, Registry& registry,
+Status Finalise(Rank& p, RankState& state, Registry& registry,
                 spdlog::logger& log, End end) {
   if (state.closed) return Status::Ok();
   const std::vector<uint64_t> heads = CommittedHeads(p);
@@ -131,8 +131,8 @@ Status Finalise(Producer& p, ProducerState& state, Registry& registry,
 }
 
 // Runs a command whose records were drained.
-Status Apply(Producer& p, ProducerState& state, Registry& registry,
-             spdlog::logger& log, const Command& c) {
+Status Apply(Rank& p, RankState& state, Registry& registry, spdlog::logger& log,
+             const Command& c) {
   if (state.closed) return Status::Ok();
   Status s;
   switch (c.kind) {
@@ -197,7 +197,7 @@ Status Apply(Producer& p, ProducerState& state, Registry& registry,
 
 // A queued control command: first the records (and boundaries) the rank
 // committed before it arrived, then the command.
-Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
+Status RunCommand(Rank& p, RankState& state, Registry& registry,
                   spdlog::logger& log, const Command& c) {
   if (state.closed) return Status::Ok();
   // A command reads the records of the steps it is about past the
@@ -218,7 +218,7 @@ Status RunCommand(Producer& p, ProducerState& state, Registry& registry,
 
 }  // namespace
 
-size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
+size_t RunPipeline(Rank& producer, RankState& state, Registry& registry,
                    spdlog::logger& log, size_t batch) {
   size_t work = 0;
   // A bounded number of commands per pass, so that the status stays current
@@ -251,8 +251,8 @@ size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
   return work;
 }
 
-void FinishPipeline(Producer& producer, ProducerState& state,
-                    Registry& registry, spdlog::logger& log) {
+void FinishPipeline(Rank& producer, RankState& state, Registry& registry,
+                    spdlog::logger& log) {
   RunPipeline(producer, state, registry, log, /*batch=*/0);
   (void)Finalise(producer, state, registry, log, End::kShutdown);
   producer.Publish(state);

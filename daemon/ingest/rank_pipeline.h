@@ -22,14 +22,14 @@
 //   Goodbye  drains everything, writes every tree and finalises: the client
 //            exited cleanly.
 //   HangUp   the connection closed without Goodbye. The rank is dead
-//            only when its process is gone too (Producer::ProcessGone):
+//            only when its process is gone too (Rank::ProcessGone):
 //            every later pass checks, and then drains what it committed,
 //            marks its open trees producer_died, writes and finalises them.
 //
 // Finalising removes the rank from the registry and unlinks its
 // segment.
 //
-// Thread safety: the caller holds the rank's state (Producer::Locked),
+// Thread safety: the caller holds the rank's state (Rank::Locked),
 // which orders the passes of one rank.
 
 #include <cstddef>
@@ -43,14 +43,14 @@ namespace tprobe::daemon {
 // Runs one pass: the queued commands, then up to `batch` records (0: no
 // limit), then the death check of a hung-up rank; publishes the status.
 // Returns the work done (records and commands), 0 when there was none.
-size_t RunPipeline(Producer& producer, ProducerState& state, Registry& registry,
+size_t RunPipeline(Rank& producer, RankState& state, Registry& registry,
                    spdlog::logger& log, size_t batch);
 
 // Daemon shutdown: runs every queued command, drains everything the
 // rank committed and finalises it (not as dead: it is the daemon that
 // stops).
-void FinishPipeline(Producer& producer, ProducerState& state,
-                    Registry& registry, spdlog::logger& log);
+void FinishPipeline(Rank& producer, RankState& state, Registry& registry,
+                    spdlog::logger& log);
 
 }  // namespace tprobe::daemon
 

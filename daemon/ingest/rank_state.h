@@ -6,7 +6,7 @@
 // tables, the tensors, construct.json's nodes, the held entries), the open
 // dump trees and the rank's loss counts.
 //
-// Thread safety: none; the rank's mutex guards it (Producer::Lock).
+// Thread safety: none; the rank's mutex guards it (Rank::Lock).
 
 #include <cstddef>
 #include <cstdint>
@@ -38,10 +38,10 @@ struct Boundary {
 };
 
 // The rank's daemon-side state, guarded by the rank's mutex.
-struct ProducerState {
+struct RankState {
   // One RingState (and one ring of each part) per reader.
-  ProducerState(AssemblerOptions options, config::Config registered,
-                const std::vector<shm::RingReader>& readers)
+  RankState(AssemblerOptions options, config::Config registered,
+            const std::vector<shm::RingReader>& readers)
       : tensors(readers.size()),
         nodes(readers.size()),
         assembler(std::move(options)),

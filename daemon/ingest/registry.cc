@@ -9,10 +9,10 @@ uint64_t Registry::NextClientId() {
   return next_id_++;
 }
 
-void Registry::Add(std::shared_ptr<Producer> producer) {
+void Registry::Add(std::shared_ptr<Rank> rank) {
   {
     std::lock_guard lock(mu_);
-    producers_.push_back(std::move(producer));
+    ranks_.push_back(std::move(rank));
     ++version_;
   }
   added_.notify_all();
@@ -20,20 +20,20 @@ void Registry::Add(std::shared_ptr<Producer> producer) {
 
 void Registry::Remove(uint64_t client_id) {
   std::lock_guard lock(mu_);
-  std::erase_if(producers_, [client_id](const auto& p) {
+  std::erase_if(ranks_, [client_id](const auto& p) {
     return p->client_id() == client_id;
   });
   ++version_;
 }
 
-std::vector<std::shared_ptr<Producer>> Registry::Snapshot() const {
+std::vector<std::shared_ptr<Rank>> Registry::Snapshot() const {
   std::lock_guard lock(mu_);
-  return producers_;
+  return ranks_;
 }
 
-bool Registry::WaitForProducers(std::stop_token stop) const {
+bool Registry::WaitForRanks(std::stop_token stop) const {
   std::unique_lock lock(mu_);
-  return added_.wait(lock, stop, [this] { return !producers_.empty(); });
+  return added_.wait(lock, stop, [this] { return !ranks_.empty(); });
 }
 
 void Registry::Wake() {

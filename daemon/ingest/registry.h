@@ -24,18 +24,18 @@ class Registry {
   // A new client id, starting at 1.
   uint64_t NextClientId();
 
-  void Add(std::shared_ptr<Producer> producer);
+  void Add(std::shared_ptr<Rank> rank);
   // Forgets the rank; callers holding it keep it alive.
   void Remove(uint64_t client_id);
 
   // The ranks now, in registration order.
-  std::vector<std::shared_ptr<Producer>> Snapshot() const;
+  std::vector<std::shared_ptr<Rank>> Snapshot() const;
   // Changes whenever the set changes, so a poller can keep its snapshot.
   uint64_t version() const;
 
   // Blocks while there is no rank, until one is added or `stop` is
   // requested. Returns true when there is a rank.
-  bool WaitForProducers(std::stop_token stop) const;
+  bool WaitForRanks(std::stop_token stop) const;
 
   // Wakes the workers sleeping in Sleep(): a command was queued.
   void Wake();
@@ -48,7 +48,7 @@ class Registry {
   uint64_t next_id_ = 1;
   uint64_t version_ = 0;
   uint64_t wakes_ = 0;
-  std::vector<std::shared_ptr<Producer>> producers_;
+  std::vector<std::shared_ptr<Rank>> ranks_;
 };
 
 }  // namespace tprobe::daemon

@@ -6,7 +6,7 @@
 // (construct_nodes.h) left: the reader's place, the records read and
 // settled, and the ring header's counters seen last.
 //
-// Thread safety: none; it is part of ProducerState, guarded by the
+// Thread safety: none; it is part of RankState, guarded by the
 // rank's mutex.
 
 #include <cstddef>

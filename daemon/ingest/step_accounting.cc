@@ -11,7 +11,7 @@ constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
 constexpr auto kLarge = static_cast<size_t>(shm::DropReason::kTooLarge);
 
 // The drops the ring headers show now, over every ring.
-RingLosses RingDrops(const ProducerState& state) {
+RingLosses RingDrops(const RankState& state) {
   RingLosses drops;
   for (const RingState& ring : state.rings) {
     drops.ring_full += ring.seen.dropped[kFull];
@@ -22,7 +22,7 @@ RingLosses RingDrops(const ProducerState& state) {
 
 // Moves the settled drop totals up to what the ring headers show now, and
 // returns the increase: the drops of the steps no count will come for.
-RingLosses SettleRingDrops(ProducerState& state) {
+RingLosses SettleRingDrops(RankState& state) {
   const RingLosses now = RingDrops(state);
   RingLosses& settled = state.drops_settled;
   RingLosses due;
@@ -44,8 +44,7 @@ void Apply(dump::StepTree& tree, const dump::RecordLedger& r) {
 
 }  // namespace
 
-void SettleStep(ProducerState& state, uint32_t step,
-                const v1::StepLedger& ledger) {
+void SettleStep(RankState& state, uint32_t step, const v1::StepLedger& ledger) {
   uint64_t read = 0;
   uint64_t unread = 0;
   for (size_t i = 0; i < state.rings.size(); ++i) {
@@ -103,7 +102,7 @@ void SettleStep(ProducerState& state, uint32_t step,
   }
 }
 
-void SettleOpenStep(ProducerState& state) {
+void SettleOpenStep(RankState& state) {
   const std::vector<uint32_t> open = state.assembler.OpenSteps();
   if (open.empty()) return;
   const uint32_t step = open.back();
@@ -126,7 +125,7 @@ void SettleOpenStep(ProducerState& state) {
   Apply(*tree, r);
 }
 
-void NoteOutage(ProducerState& state, const v1::Outage& o) {
+void NoteOutage(RankState& state, const v1::Outage& o) {
   dump::Outage outage;
   outage.first_step = o.first_step();
   outage.last_step = std::max(o.first_step(), o.last_step());

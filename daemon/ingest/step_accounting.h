@@ -32,15 +32,14 @@ namespace tprobe::daemon {
 
 // Settles `step` with the rank's count. REQUIRES: the records committed
 // before the cut were drained (the command's targets).
-void SettleStep(ProducerState& state, uint32_t step,
-                const v1::StepLedger& ledger);
+void SettleStep(RankState& state, uint32_t step, const v1::StepLedger& ledger);
 
 // Settles the open steps from the daemon's count alone (above).
-void SettleOpenStep(ProducerState& state);
+void SettleOpenStep(RankState& state);
 
 // Records an outage the rank reported: status shows it, and the next tree
 // written carries it.
-void NoteOutage(ProducerState& state, const v1::Outage& outage);
+void NoteOutage(RankState& state, const v1::Outage& outage);
 
 }  // namespace tprobe::daemon
 

@@ -6,10 +6,10 @@
 // being assembled from its chunks and the closed tensors waiting for their
 // Entry; and the tensors waiting for the statistics and bytes the rank
 // sends later (ProducerStats, ProducerBytes), which may come on another
-// ring. Bounded by ProducerLimits; a bound exceeded, or a record that does
+// ring. Bounded by RankLimits; a bound exceeded, or a record that does
 // not fit what waits, is an error, which the drain reports as corruption.
 //
-// Thread safety: none; part of ProducerState, guarded by the rank's
+// Thread safety: none; part of RankState, guarded by the rank's
 // mutex.
 
 #include <cstddef>
@@ -52,7 +52,7 @@ struct WaitingTensor {
 
 // What closing a tensor takes from the rank's config and limits.
 struct TensorRules {
-  const ProducerLimits& limits;
+  const RankLimits& limits;
   config::SummaryMode summary_mode;
   bool keep_bytes;  // task tensor: the bytes stay for the .npy files
   const dump::Framework* framework;  // statistics rules, dtype names

@@ -25,7 +25,7 @@
 // theirs was finished. A corrupt stream marks every open tree and every
 // tree opened later.
 //
-// Thread safety: none. The owning Producer's mutex guards it.
+// Thread safety: none. The owning Rank's mutex guards it.
 
 #include <cstdint>
 #include <map>

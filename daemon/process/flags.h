@@ -45,10 +45,10 @@ struct Flags {
   // ones are never buffered and are written with null statistics.
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
   // --max-open-steps: open steps per rank before its drain stops reading
-  // ahead (ProducerLimits::max_open_steps).
+  // ahead (RankLimits::max_open_steps).
   size_t max_open_steps = 64;
   // --max-open-bytes: the bytes one rank's open steps may hold before its
-  // drain stops reading ahead (ProducerLimits::max_open_bytes).
+  // drain stops reading ahead (RankLimits::max_open_bytes).
   uint64_t max_open_bytes = uint64_t{1} << 30;
   // --help: print Usage() and exit 0; nothing else is done.
   bool help = false;

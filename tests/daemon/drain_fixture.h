@@ -22,7 +22,7 @@ namespace tprobe::testing {
 class DrainFixture : public ::testing::Test {
  protected:
   // Drains everything, then closes and writes every step.
-  void DrainAndWrite(TestProducer& p) {
+  void DrainAndWrite(TestRank& p) {
     auto state = p->Lock();
     daemon::DrainSome(*p, *state, 0, *log_);
     ASSERT_TRUE(state->assembler.Finish(UINT32_MAX).ok());

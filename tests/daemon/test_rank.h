@@ -1,9 +1,9 @@
 #ifndef TPROBE_TESTS_DAEMON_TEST_RANK_H_
 #define TPROBE_TESTS_DAEMON_TEST_RANK_H_
 
-// Builds a daemon-side Producer in the test process, without a socket: the
+// Builds a daemon-side Rank in the test process, without a socket: the
 // segment is real shared memory, named after this process and a fresh id,
-// and removed when the TestProducer goes away.
+// and removed when the TestRank goes away.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -25,18 +25,18 @@ inline daemon::PeerCredentials Self() {
   return daemon::PeerCredentials{::getuid(), ::getgid(), ::getpid()};
 }
 
-class TestProducer {
+class TestRank {
  public:
-  explicit TestProducer(const v1::Register& reg,
-                        const daemon::ProducerLimits& limits = {}) {
+  explicit TestRank(const v1::Register& reg,
+                    const daemon::RankLimits& limits = {}) {
     static std::atomic<uint64_t> next_id{1000};
-    auto created = daemon::Producer::Create(next_id++, Self(), reg, limits);
+    auto created = daemon::Rank::Create(next_id++, Self(), reg, limits);
     EXPECT_TRUE(created.ok()) << created.status().message();
     if (created.ok()) producer_ = std::move(created).value();
   }
 
-  daemon::Producer& operator*() const { return *producer_; }
-  daemon::Producer* operator->() const { return producer_.get(); }
+  daemon::Rank& operator*() const { return *producer_; }
+  daemon::Rank* operator->() const { return producer_.get(); }
   explicit operator bool() const { return producer_ != nullptr; }
 
   // A writer for ring `i`, as the producing thread would hold it.
@@ -46,7 +46,7 @@ class TestProducer {
   }
 
  private:
-  std::unique_ptr<daemon::Producer> producer_;
+  std::unique_ptr<daemon::Rank> producer_;
 };
 
 }  // namespace tprobe::testing

@@ -11,7 +11,7 @@
 //               contract). A 4 KiB ring on the heap.
 //   bit 4 clear records: the rest is records [u8 ring][u16 type][u16 size]
 //               [payload] written through the real RingWriter into the two
-//               rings of a real Producer (shared memory), which the daemon
+//               rings of a real Rank (shared memory), which the daemon
 //               then drains, finishes and writes as it would at Goodbye:
 //               decode, assemble, render entries (ReadEntryBody into the
 //               entry renderer), statistics, tensor files, dump.json.
@@ -197,13 +197,13 @@ void Drained(uint8_t mode, Cursor& in) {
   reg.set_ring_count(2);
   reg.set_ring_bytes(uint64_t{1} << 16);
   const daemon::PeerCredentials self{::getuid(), ::getgid(), ::getpid()};
-  auto created = daemon::Producer::Create(++client_id, self, reg, {});
+  auto created = daemon::Rank::Create(++client_id, self, reg, {});
   if (!created.ok()) {
     std::fprintf(stderr, "cannot create a producer: %s\n",
                  created.status().message().c_str());
     std::abort();
   }
-  std::unique_ptr<daemon::Producer> producer = std::move(created).value();
+  std::unique_ptr<daemon::Rank> producer = std::move(created).value();
   std::vector<shm::RingWriter> writers;
   for (uint32_t i = 0; i < 2; ++i) {
     writers.emplace_back(producer->segment().ring_header(i),

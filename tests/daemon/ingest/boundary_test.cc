@@ -22,7 +22,7 @@ using testing::List;
 using testing::MakeEntry;
 using testing::MakeRegister;
 using testing::RecordWriter;
-using testing::TestProducer;
+using testing::TestRank;
 
 class BoundaryTest : public testing::DrainFixture {
  protected:
@@ -58,7 +58,7 @@ class BoundaryTest : public testing::DrainFixture {
     return r;
   }
 
-  size_t Run(TestProducer& p) {
+  size_t Run(TestRank& p) {
     auto state = p->Lock();
     return RunPipeline(*p, *state, registry_, *log_, /*batch=*/0);
   }
@@ -70,7 +70,7 @@ class BoundaryTest : public testing::DrainFixture {
 // first tree is written with the rank's count, the second still gets its
 // folder, and the goodbye finalises the rank as a clean exit.
 TEST_F(BoundaryTest, StartStepAndGoodbyeRunInOrderWithTheData) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto data = p.Writer(0);
   auto boundaries = p.Writer(1);
@@ -100,7 +100,7 @@ TEST_F(BoundaryTest, StartStepAndGoodbyeRunInOrderWithTheData) {
 // data ring has been read up to its cut: the entry is the step's, not a
 // late record skipped after the step was written.
 TEST_F(BoundaryTest, AStepWaitsForTheDataBeforeItsCut) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto boundaries = p.Writer(0);
   auto data = p.Writer(1);
@@ -119,7 +119,7 @@ TEST_F(BoundaryTest, AStepWaitsForTheDataBeforeItsCut) {
 // Records the cut counts that never came (the ring holds nothing more) are
 // unread, and the step is not complete; the boundary does not wait forever.
 TEST_F(BoundaryTest, ACutThatIsNeverReachedCountsUnread) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto data = p.Writer(0);
   auto boundaries = p.Writer(1);
@@ -137,7 +137,7 @@ TEST_F(BoundaryTest, ACutThatIsNeverReachedCountsUnread) {
 TEST_F(BoundaryTest, AMalformedBoundaryMarksTheStreamCorrupt) {
   for (int kind = 0; kind < 3; ++kind) {
     SCOPED_TRACE(kind);
-    TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+    TestRank p(MakeRegister(ConfigJson(dir_.path())));
     ASSERT_TRUE(p);
     auto ring = p.Writer(0);
     if (kind == 0) {

@@ -23,12 +23,12 @@ using testing::MakeRegister;
 using testing::ReadFile;
 using testing::Ref;
 using testing::TempDir;
-using testing::TestProducer;
+using testing::TestRank;
 
 using DrainTest = testing::DrainFixture;
 
 TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto w0 = p.Writer(0);
   auto w1 = p.Writer(1);
@@ -49,7 +49,7 @@ TEST_F(DrainTest, EntriesOfSeveralRingsAreAppliedInSeqOrder) {
 // finishing step 0 must not release step 1's held module node early, or
 // mix-level construct.json order would depend on timing.
 TEST_F(DrainTest, FinishingAStepKeepsTheNextStepsHeldNodes) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
@@ -73,7 +73,7 @@ TEST_F(DrainTest, FinishingAStepKeepsTheNextStepsHeldNodes) {
 // A module left open in step 0 (same name as step 1's) is never a parent in
 // step 1, and when step 0 is finished it counts as unclosed.
 TEST_F(DrainTest, AModuleLeftOpenIsNoParentLaterAndIsCountedUnclosed) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.a.A.forward.0"));
@@ -110,7 +110,7 @@ TEST_F(DrainTest, AModuleLeftOpenIsNoParentLaterAndIsCountedUnclosed) {
 // module's), with a null parent even inside a module, and is the parent of
 // the calls until its CallEnd.
 TEST_F(DrainTest, AGroupNodeGoesInAtOnceAndParentsTheCallsInside) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
@@ -135,7 +135,7 @@ TEST_F(DrainTest, AGroupNodeGoesInAtOnceAndParentsTheCallsInside) {
 }
 
 TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -154,7 +154,7 @@ TEST_F(DrainTest, ChunksAssembleIntoTheTensorStatistics) {
 }
 
 TEST_F(DrainTest, ChunksThatStopEarlyLeaveTheTensorIncomplete) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -175,7 +175,7 @@ TEST_F(DrainTest, ChunksThatStopEarlyLeaveTheTensorIncomplete) {
 }
 
 TEST_F(DrainTest, AChunkAtTheWrongOffsetLeavesTheTensorIncomplete) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -192,7 +192,7 @@ TEST_F(DrainTest, AChunkAtTheWrongOffsetLeavesTheTensorIncomplete) {
 // children's entries come before the module's own entry, which still finds
 // it.
 TEST_F(DrainTest, ATensorWaitsForItsEntryWhileOtherEntriesGoBy) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.m.M.forward.0"));
@@ -216,7 +216,7 @@ TEST_F(DrainTest, ATensorWaitsForItsEntryWhileOtherEntriesGoBy) {
 // An entry uses a tensor once: a second entry naming the same ref gets null,
 // counted as an incomplete tensor of that entry.
 TEST_F(DrainTest, ARefReferredToTwiceIsNullTheSecondTime) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
@@ -248,7 +248,7 @@ TEST_F(DrainTest, ARefReferredToTwiceIsNullTheSecondTime) {
 // and all, once its step is settled; the next step's tensor, already read,
 // stays for its entry.
 TEST_F(DrainTest, AnUnreferencedTensorIsReleasedWhenItsStepIsSettled) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -280,8 +280,8 @@ TEST_F(DrainTest, AnUnreferencedTensorIsReleasedWhenItsStepIsSettled) {
 }
 
 TEST_F(DrainTest, Md5ModeAddsTheCrc32OfTheRawBytes) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
-                                         R"({"summary_mode": "md5"})")));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
+                                     R"({"summary_mode": "md5"})")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -293,7 +293,7 @@ TEST_F(DrainTest, Md5ModeAddsTheCrc32OfTheRawBytes) {
 }
 
 TEST_F(DrainTest, TensorTaskWritesNpyFilesNamedByDataName) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(
@@ -320,8 +320,8 @@ TEST_F(DrainTest, TensorTaskWritesNpyFilesNamedByDataName) {
 }
 
 TEST_F(DrainTest, OverflowCheckLogsEachOverflowAndWhenOverflowNumsIsReached) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "overflow_check", "L1",
-                                         R"({"overflow_nums": 1})")));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "overflow_check", "L1",
+                                     R"({"overflow_nums": 1})")));
   ASSERT_TRUE(p);
   std::ostringstream log_text;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_st>(log_text);
@@ -357,7 +357,7 @@ TEST_F(DrainTest, OverflowCheckLogsEachOverflowAndWhenOverflowNumsIsReached) {
 }
 
 TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -377,8 +377,8 @@ TEST_F(DrainTest, StacksAreSplitAtNulBytes) {
 
 TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
   TempDir other_dir;
-  TestProducer bad(MakeRegister(ConfigJson(dir_.path())));
-  TestProducer good(MakeRegister(ConfigJson(other_dir.path())));
+  TestRank bad(MakeRegister(ConfigJson(dir_.path())));
+  TestRank good(MakeRegister(ConfigJson(other_dir.path())));
   ASSERT_TRUE(bad && good);
   auto wb = bad.Writer(0);
   record::TensorRecord r{};
@@ -404,7 +404,7 @@ TEST_F(DrainTest, ACorruptRecordStopsOnlyThatProducer) {
 }
 
 TEST_F(DrainTest, AMalformedEntryBodyIsCorrupt) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -423,7 +423,7 @@ TEST_F(DrainTest, AMalformedEntryBodyIsCorrupt) {
 }
 
 TEST_F(DrainTest, EntriesForAFinishedStepAreSkipped) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
@@ -440,7 +440,7 @@ TEST_F(DrainTest, EntriesForAFinishedStepAreSkipped) {
 }
 
 TEST_F(DrainTest, RingDropsMarkTheStepIncomplete) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   p->segment().ring_header(0)->dropped[0].store(2);
   DrainAndWrite(p);
@@ -449,7 +449,7 @@ TEST_F(DrainTest, RingDropsMarkTheStepIncomplete) {
 }
 
 TEST_F(DrainTest, RingCountersThatGoBackMarkOnlyThatProducerCorrupt) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto state = p->Lock();
   p->segment().ring_header(0)->dropped[0].store(5);
@@ -466,7 +466,7 @@ TEST_F(DrainTest, RingCountersThatGoBackMarkOnlyThatProducerCorrupt) {
 }
 
 TEST_F(DrainTest, MoreBytesWrittenThanTheRingHoldsIsCorrupt) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   p->segment().ring_header(0)->bytes_written.store(uint64_t{1} << 60);
   auto state = p->Lock();
@@ -475,9 +475,9 @@ TEST_F(DrainTest, MoreBytesWrittenThanTheRingHoldsIsCorrupt) {
 }
 
 TEST_F(DrainTest, ATensorOverTheMaximumIsNeverBufferedAndStaysIncomplete) {
-  daemon::ProducerLimits limits;
+  daemon::RankLimits limits;
   limits.max_tensor_bytes = 4096;
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+  TestRank p(MakeRegister(ConfigJson(dir_.path())), limits);
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Tensor.add.0.forward"));
@@ -492,9 +492,9 @@ TEST_F(DrainTest, ATensorOverTheMaximumIsNeverBufferedAndStaysIncomplete) {
 }
 
 TEST_F(DrainTest, InternTablesAreBoundedPerProducer) {
-  daemon::ProducerLimits limits;
+  daemon::RankLimits limits;
   limits.max_interned = 2;
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+  TestRank p(MakeRegister(ConfigJson(dir_.path())), limits);
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   for (uint32_t id = 1; id <= 3; ++id) {
@@ -507,7 +507,7 @@ TEST_F(DrainTest, InternTablesAreBoundedPerProducer) {
 }
 
 TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/3));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/3));
   ASSERT_TRUE(p);
   for (uint32_t ring = 0; ring < 3; ++ring) {
     auto w = p.Writer(ring);
@@ -529,7 +529,7 @@ TEST_F(DrainTest, DrainCommittedConsumesEverythingAlreadyCommitted) {
 // open is still read past the byte bound, and closing a step lets the next
 // one in.
 TEST_F(DrainTest, ReadAheadStopsAtTheOpenStepAndOpenByteBounds) {
-  auto fill = [](TestProducer& p) {
+  auto fill = [](TestRank& p) {
     auto w = p.Writer(0);
     EXPECT_TRUE(w.Intern(1, record::InternKind::kName, "Torch.add.0.forward"));
     const testing::Entry e =
@@ -540,9 +540,9 @@ TEST_F(DrainTest, ReadAheadStopsAtTheOpenStepAndOpenByteBounds) {
     }
   };
   {
-    ProducerLimits limits;
+    RankLimits limits;
     limits.max_open_steps = 2;
-    TestProducer p(MakeRegister(ConfigJson(dir_.path())), limits);
+    TestRank p(MakeRegister(ConfigJson(dir_.path())), limits);
     ASSERT_TRUE(p);
     fill(p);
     auto state = p->Lock();
@@ -556,9 +556,9 @@ TEST_F(DrainTest, ReadAheadStopsAtTheOpenStepAndOpenByteBounds) {
     // Each step holds a little over 8 KiB (its tree's text and the same in
     // its journal): the second one reaches a 12 KiB bound, so the third
     // waits.
-    ProducerLimits limits;
+    RankLimits limits;
     limits.max_open_bytes = 12 << 10;
-    TestProducer p(MakeRegister(ConfigJson(dir_.path() + "/b")), limits);
+    TestRank p(MakeRegister(ConfigJson(dir_.path() + "/b")), limits);
     ASSERT_TRUE(p);
     fill(p);
     auto state = p->Lock();

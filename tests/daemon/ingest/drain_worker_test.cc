@@ -33,15 +33,15 @@ bool WaitFor(F condition, std::chrono::milliseconds timeout) {
 
 class DrainWorkerTest : public ::testing::Test {
  protected:
-  std::shared_ptr<Producer> AddProducer(uint64_t id) {
-    auto created = Producer::Create(id, testing::Self(),
-                                    MakeRegister(ConfigJson(dir_.path())));
+  std::shared_ptr<Rank> AddProducer(uint64_t id) {
+    auto created = Rank::Create(id, testing::Self(),
+                                MakeRegister(ConfigJson(dir_.path())));
     EXPECT_TRUE(created.ok()) << created.status().message();
-    std::shared_ptr<Producer> p = std::move(created).value();
+    std::shared_ptr<Rank> p = std::move(created).value();
     registry_.Add(p);
     return p;
   }
-  static testing::RecordWriter Writer(const Producer& p) {
+  static testing::RecordWriter Writer(const Rank& p) {
     return testing::RecordWriter(p.segment().ring_header(0),
                                  p.segment().ring_data(0));
   }

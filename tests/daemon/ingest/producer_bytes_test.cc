@@ -27,7 +27,7 @@ using testing::MakeRegister;
 using testing::PutBytes;
 using testing::ReadFile;
 using testing::Ref;
-using testing::TestProducer;
+using testing::TestRank;
 
 // A float32 Tensor record whose statistics and bytes the producer sends.
 bool AwaitingBytes(testing::RecordWriter& w, uint32_t ref,
@@ -48,7 +48,7 @@ TEST_F(ProducerBytesTest, BytesFromAnotherRingAreWrittenAsTheDaemonsOwn) {
   // The same tensor twice: once with its bytes behind its Tensor record,
   // once with statistics and bytes the producer sent later; both .npy
   // files hold the same bytes and both entries the same text.
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto thread = p.Writer(1);
@@ -92,7 +92,7 @@ TEST_F(ProducerBytesTest, BytesFromAnotherRingAreWrittenAsTheDaemonsOwn) {
 }
 
 TEST_F(ProducerBytesTest, BytesBeforeTheirTensorWaitInTheirRing) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
   ASSERT_TRUE(p);
   auto thread = p.Writer(0);  // read first
   auto w = p.Writer(1);
@@ -111,7 +111,7 @@ TEST_F(ProducerBytesTest, BytesBeforeTheirTensorWaitInTheirRing) {
 // tensor is incomplete, gets no file, and the entries after it still go
 // in call order.
 TEST_F(ProducerBytesTest, BytesThatStopEarlyLeaveTheTensorIncomplete) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "tensor"), 2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto thread = p.Writer(1);
@@ -159,7 +159,7 @@ TEST_F(ProducerBytesTest, AWrongProducerBytesRecordCostsThatProducerAlone) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
     testing::TempDir dir;
-    TestProducer p(MakeRegister(ConfigJson(dir.path(), "tensor"), 2));
+    TestRank p(MakeRegister(ConfigJson(dir.path(), "tensor"), 2));
     ASSERT_TRUE(p);
     auto w = p.Writer(0);
     auto thread = p.Writer(1);
@@ -171,7 +171,7 @@ TEST_F(ProducerBytesTest, AWrongProducerBytesRecordCostsThatProducerAlone) {
     ASSERT_TRUE(w.Float32Tensor(5, {1}, {1.0f}));  // its bytes came along
     ASSERT_TRUE(w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(6)})}})));
     ASSERT_TRUE(PutBytes(thread, c.ring, c.ref, c.nbytes, {}));
-    TestProducer other(MakeRegister(ConfigJson(dir.path(), "tensor")));
+    TestRank other(MakeRegister(ConfigJson(dir.path(), "tensor")));
     ASSERT_TRUE(other);
     auto ow = other.Writer(0);
     ASSERT_TRUE(ow.Intern(1, record::InternKind::kName, "B"));

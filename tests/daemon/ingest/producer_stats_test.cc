@@ -27,7 +27,7 @@ using testing::PutStats;
 using testing::Ref;
 using testing::Stats;
 using testing::TempDir;
-using testing::TestProducer;
+using testing::TestRank;
 
 constexpr auto kB = static_cast<uint8_t>(record::StatKind::kBool);
 constexpr auto kN = static_cast<uint8_t>(record::StatKind::kNull);
@@ -50,7 +50,7 @@ std::string CorruptionOf(
     const std::vector<record::ProducerStatsRecord>& records,
     spdlog::logger& log) {
   TempDir dir;
-  TestProducer p(
+  TestRank p(
       MakeRegister(ConfigJson(dir.path(), "statistics", "mix",
                               R"({"summary_mode": ")" + summary_mode + R"("})"),
                    2));
@@ -74,7 +74,7 @@ using ProducerStatsTest = testing::DrainFixture;
 TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
   // The same tensor twice: once with its bytes, once with statistics the
   // producer computed; dump.json must hold the same bytes for both.
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto stats = p.Writer(1);
@@ -101,7 +101,7 @@ TEST_F(ProducerStatsTest, ProducerStatisticsRenderAsTheDaemonsOwn) {
 TEST_F(ProducerStatsTest, XorChecksumsRenderAsTheDaemonsOwn) {
   const std::string config = ConfigJson(dir_.path(), "statistics", "mix",
                                         R"({"summary_mode": "xor"})");
-  TestProducer p(MakeRegister(config, /*ring_count=*/2));
+  TestRank p(MakeRegister(config, /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto stats = p.Writer(1);
@@ -154,9 +154,9 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
   auto crc_record = [](uint32_t ref, uint64_t value) {
     return Checksum(ref, record::StatKind::kCrc, value);
   };
-  TestProducer p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
-                                         R"({"summary_mode": "md5"})"),
-                              2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
+                                     R"({"summary_mode": "md5"})"),
+                          2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto stats = p.Writer(1);
@@ -198,7 +198,7 @@ TEST_F(ProducerStatsTest, Crc32ChecksumsRenderAsTheDaemonsOwn) {
 }
 
 TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   auto stats = p.Writer(1);
@@ -232,7 +232,7 @@ TEST_F(ProducerStatsTest, EntriesWaitForLateStatisticsInCallOrder) {
 }
 
 TEST_F(ProducerStatsTest, StatisticsBeforeTheirTensorWaitInTheirRing) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), /*ring_count=*/2));
   ASSERT_TRUE(p);
   auto stats = p.Writer(0);  // read first
   auto w = p.Writer(1);
@@ -250,7 +250,7 @@ TEST_F(ProducerStatsTest, StatisticsBeforeTheirTensorWaitInTheirRing) {
 }
 
 TEST_F(ProducerStatsTest, AStepSettledWithoutItsStatisticsIsIncomplete) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
@@ -297,10 +297,10 @@ TEST_F(ProducerStatsTest, AMalformedRecordCostsThatProducerAlone) {
     SCOPED_TRACE(c.what);
     TempDir bad_dir;
     TempDir good_dir;
-    TestProducer bad(MakeRegister(ConfigJson(bad_dir.path()), 2));
-    TestProducer good(MakeRegister(ConfigJson(good_dir.path()), 2));
+    TestRank bad(MakeRegister(ConfigJson(bad_dir.path()), 2));
+    TestRank good(MakeRegister(ConfigJson(good_dir.path()), 2));
     ASSERT_TRUE(bad && good);
-    for (TestProducer* p : {&bad, &good}) {
+    for (TestRank* p : {&bad, &good}) {
       auto w = p->Writer(0);
       ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "A"));
       ASSERT_TRUE(AwaitingTensor(w, 6, DType::kFloat32, {1}, 4));
@@ -324,7 +324,7 @@ TEST_F(ProducerStatsTest, AMalformedRecordCostsThatProducerAlone) {
   }
   // Statistics for a tensor that does not wait for them, and a record of
   // the wrong size.
-  TestProducer p(MakeRegister(ConfigJson(dir_.path()), 2));
+  TestRank p(MakeRegister(ConfigJson(dir_.path()), 2));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Float32Tensor(5, {1}, {1.0f}));

@@ -17,10 +17,10 @@ using testing::ConfigJson;
 using testing::MakeRegister;
 using testing::TempDir;
 
-TEST(ProducerTest, SegmentIsNamedAfterUidPidClientIdAndDaemonPid) {
+TEST(RankTest, SegmentIsNamedAfterUidPidClientIdAndDaemonPid) {
   TempDir dir;
-  auto p = Producer::Create(77, testing::Self(),
-                            MakeRegister(ConfigJson(dir.path()), 3));
+  auto p = Rank::Create(77, testing::Self(),
+                        MakeRegister(ConfigJson(dir.path()), 3));
   ASSERT_TRUE(p.ok()) << p.status().message();
   // The daemon here is this process (crash_cleanup.h).
   const std::string expected = "tprobe." + std::to_string(::getuid()) + "." +
@@ -32,10 +32,10 @@ TEST(ProducerTest, SegmentIsNamedAfterUidPidClientIdAndDaemonPid) {
   EXPECT_EQ((*p)->Lock()->rings.size(), 3u);
 }
 
-TEST(ProducerTest, TheSegmentIsSealedAtItsSize) {
+TEST(RankTest, TheSegmentIsSealedAtItsSize) {
   TempDir dir;
-  auto p = Producer::Create(79, testing::Self(),
-                            MakeRegister(ConfigJson(dir.path())));
+  auto p =
+      Rank::Create(79, testing::Self(), MakeRegister(ConfigJson(dir.path())));
   ASSERT_TRUE(p.ok()) << p.status().message();
   const int seals = ::fcntl((*p)->segment().fd(), F_GET_SEALS);
   EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
@@ -43,64 +43,64 @@ TEST(ProducerTest, TheSegmentIsSealedAtItsSize) {
   EXPECT_EQ(seals & F_SEAL_WRITE, 0) << "the rank writes its rings";
 }
 
-TEST(ProducerTest, ABadConfigIsRefusedNamingTheKey) {
+TEST(RankTest, ABadConfigIsRefusedNamingTheKey) {
   v1::Register reg = MakeRegister("{}");
   reg.mutable_config()->set_level(static_cast<v1::Config::Level>(7));
-  auto p = Producer::Create(1, testing::Self(), reg);
+  auto p = Rank::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "config: level is invalid, it should be one of [L0, L1, mix, "
             "debug]");
   reg.clear_config();
-  p = Producer::Create(1, testing::Self(), reg);
+  p = Rank::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(), "Register carries no config");
 }
 
-TEST(ProducerTest, ABadRingGeometryIsRefused) {
+TEST(RankTest, ABadRingGeometryIsRefused) {
   TempDir dir;
   v1::Register reg = MakeRegister(ConfigJson(dir.path()));
   reg.set_ring_bytes(100000);
-  auto p = Producer::Create(1, testing::Self(), reg);
+  auto p = Rank::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "ring_bytes 100000 must be a power of two from 65536 to "
             "1073741824");
   reg.set_ring_bytes(1 << 16);
   reg.set_ring_count(66);
-  p = Producer::Create(1, testing::Self(), reg);
+  p = Rank::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "ring_count 66 is out of range: use 1 to 65 (the data rings and "
             "the boundary ring)");
 }
 
-TEST(ProducerTest, TheFrameworkIsLookedUpOnceAndAnUnknownOneIsRefused) {
+TEST(RankTest, TheFrameworkIsLookedUpOnceAndAnUnknownOneIsRefused) {
   TempDir dir;
   v1::Register reg = MakeRegister(ConfigJson(dir.path()));
   reg.set_framework("tensorflow");
-  auto p = Producer::Create(1, testing::Self(), reg);
+  auto p = Rank::Create(1, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             "framework 'tensorflow' is not one tprobed dumps: use pytorch or "
             "mindspore");
   reg.set_framework("mindspore");
-  p = Producer::Create(2, testing::Self(), reg);
+  p = Rank::Create(2, testing::Self(), reg);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ((*p)->Lock()->assembler.options().framework, &dump::kMindSpore);
   reg.clear_framework();
-  p = Producer::Create(3, testing::Self(), reg);
+  p = Rank::Create(3, testing::Self(), reg);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ((*p)->Lock()->assembler.options().framework, &dump::kPyTorch)
       << "unset is PyTorch";
 }
 
-TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
+TEST(RankTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
   TempDir dir;
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir.path());
-  auto p = Producer::Create(78, testing::Self(),
-                            MakeRegister(ConfigJson("./dump", "tensor")));
+  auto p = Rank::Create(78, testing::Self(),
+                        MakeRegister(ConfigJson("./dump", "tensor")));
   std::filesystem::current_path(cwd);
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto state = (*p)->Lock();
@@ -109,14 +109,14 @@ TEST(ProducerTest, ARelativeDumpPathIsTakenFromTheClientsWorkingDirectory) {
       << "dump_data_dir keeps the path as configured, as msprobe does";
 }
 
-TEST(ProducerTest, RingsThatDoNotFitInMemoryAreRefusedClearly) {
+TEST(RankTest, RingsThatDoNotFitInMemoryAreRefusedClearly) {
   TempDir dir;
   v1::Register reg = MakeRegister(ConfigJson(dir.path()), 64);
   reg.set_ring_bytes(config::kMaxRingBytes);  // 63 GiB in all
   if (CheckShmSpace(65ull << 30, "a test").ok()) {
     GTEST_SKIP() << "64 GiB of memory are available here";
   }
-  auto p = Producer::Create(80, testing::Self(), reg);
+  auto p = Rank::Create(80, testing::Self(), reg);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find(
                 "the 63 rings of 1048576 KiB and the boundary ring of rank 0 "

@@ -15,7 +15,7 @@ namespace {
 using testing::ConfigJson;
 using testing::MakeRegister;
 using testing::TempDir;
-using testing::TestProducer;
+using testing::TestRank;
 
 constexpr auto kFull = static_cast<size_t>(shm::DropReason::kRingFull);
 
@@ -30,7 +30,7 @@ v1::StepLedger Ledger(uint64_t produced, uint64_t committed, uint64_t ring_full,
 }
 
 // The records of `step` as settled (all zero when it was not).
-const dump::RecordLedger& Records(ProducerState& state, uint32_t step) {
+const dump::RecordLedger& Records(RankState& state, uint32_t step) {
   static const dump::RecordLedger kNone;
   const auto& records = state.assembler.Tree(step)->accounting().records;
   return records ? *records : kNone;
@@ -44,7 +44,7 @@ class StepAccountingTest : public ::testing::Test {
 // The ring header already counts step 1's drops when step 0 is settled:
 // step 0 gets its own 3, and the step left open at the end the other 5.
 TEST_F(StepAccountingTest, DropsAreChargedToTheStepTheyHappenedIn) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto state = p->Lock();
   RingState& ring = state->rings[0];
@@ -65,7 +65,7 @@ TEST_F(StepAccountingTest, DropsAreChargedToTheStepTheyHappenedIn) {
 // A corrupt ring stops being read after 10 of step 0's 20 records: step 0
 // has 10 unread, and step 1 only its own 5, not step 0's again.
 TEST_F(StepAccountingTest, UnreadRecordsAreCountedOnce) {
-  TestProducer p(MakeRegister(ConfigJson(dir_.path())));
+  TestRank p(MakeRegister(ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto state = p->Lock();
   state->rings[0].records_read = 10;

@@ -205,7 +205,7 @@ TEST_F(AssemblerTest, ANewDumpPathTakesTheTreesOpenedAfterIt) {
 // The assembly of one producer's records: construct nesting and dedup.
 class AssemblyTest : public ::testing::Test {
  protected:
-  void Drain(testing::TestProducer& p) {
+  void Drain(testing::TestRank& p) {
     auto state = p->Lock();
     DrainSome(*p, *state, 0, *log_);
     ASSERT_FALSE(state->broken) << state->last_error;
@@ -223,8 +223,7 @@ class AssemblyTest : public ::testing::Test {
 // (section 4 of the reference: "The API key is inserted first, then the
 // pending module_node entries are merged").
 TEST_F(AssemblyTest, ConstructParentsFollowModuleNestingOnOneRing) {
-  testing::TestProducer p(
-      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  testing::TestRank p(testing::MakeRegister(testing::ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   using record::CallKind;
@@ -262,8 +261,7 @@ TEST_F(AssemblyTest, ConstructParentsFollowModuleNestingOnOneRing) {
 // (tests/data/golden/mix): a Block opens, its ln1 opens, and both go in
 // right after the first API node inside them.
 TEST_F(AssemblyTest, HeldModuleNodesFollowTheNextApiNodeInCallBeginOrder) {
-  testing::TestProducer p(
-      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  testing::TestRank p(testing::MakeRegister(testing::ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   using record::CallKind;
@@ -310,7 +308,7 @@ TEST_F(AssemblyTest, HeldModuleNodesFollowTheNextApiNodeInCallBeginOrder) {
 // Without API nodes (level L0) the nodes keep their CallBegin order: held
 // nodes go in at the ring's next Entry or CallEnd.
 TEST_F(AssemblyTest, WithoutApiNodesModuleNodesKeepTheirCallBeginOrder) {
-  testing::TestProducer p(testing::MakeRegister(
+  testing::TestRank p(testing::MakeRegister(
       testing::ConfigJson(dir_.path(), "statistics", "L0")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
@@ -346,8 +344,7 @@ TEST_F(AssemblyTest, WithoutApiNodesModuleNodesKeepTheirCallBeginOrder) {
 // Nodes still held when the step ends (a module entered just before step())
 // are not lost.
 TEST_F(AssemblyTest, HeldNodesAreSettledBeforeTheStepIsFinished) {
-  testing::TestProducer p(
-      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  testing::TestRank p(testing::MakeRegister(testing::ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "Module.a.A.forward.0"));
@@ -365,7 +362,7 @@ TEST_F(AssemblyTest, HeldNodesAreSettledBeforeTheStepIsFinished) {
 }
 
 TEST_F(AssemblyTest, LevelL1GetsNoConstructNodes) {
-  testing::TestProducer p(testing::MakeRegister(
+  testing::TestRank p(testing::MakeRegister(
       testing::ConfigJson(dir_.path(), "statistics", "L1")));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
@@ -381,8 +378,7 @@ TEST_F(AssemblyTest, LevelL1GetsNoConstructNodes) {
 }
 
 TEST_F(AssemblyTest, IdenticalReDumpIsDroppedOnceWithItsStack) {
-  testing::TestProducer p(
-      testing::MakeRegister(testing::ConfigJson(dir_.path())));
+  testing::TestRank p(testing::MakeRegister(testing::ConfigJson(dir_.path())));
   ASSERT_TRUE(p);
   auto w = p.Writer(0);
   ASSERT_TRUE(
