@@ -1,3 +1,5 @@
+// A rank's Start, Step or Goodbye as a command (command.h).
+
 #include "daemon/ingest/command.h"
 
 namespace tprobe::daemon {

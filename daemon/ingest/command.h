@@ -1,7 +1,7 @@
 #ifndef TPROBE_DAEMON_INGEST_COMMAND_H_
 #define TPROBE_DAEMON_INGEST_COMMAND_H_
 
-// What a producer's pipeline runs (rank_pipeline.h): a control request the
+// What a rank's pipeline runs (rank_pipeline.h): a control request the
 // control thread queued (Rank::Enqueue: Stop, Flush, Configure, HangUp)
 // or a boundary the drain read from the rank's boundary ring (RankCommand:
 // Start, Step, Goodbye).
@@ -19,7 +19,7 @@
 
 namespace tprobe::daemon {
 
-// A command for one producer, run by its pipeline in order: a queued one
+// A command for one rank, run by its pipeline in order: a queued one
 // after the records committed before it arrived, a boundary where the drain
 // reads it.
 struct Command {

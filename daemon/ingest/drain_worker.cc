@@ -1,3 +1,5 @@
+// The drain workers' threads and their idle backoff (drain_worker.h).
+
 #include "daemon/ingest/drain_worker.h"
 
 #include <algorithm>

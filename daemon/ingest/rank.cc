@@ -1,3 +1,6 @@
+// One registered rank: its segment, readers, command queue and state
+// (rank.h).
+
 #include "daemon/ingest/rank.h"
 
 #include <poll.h>

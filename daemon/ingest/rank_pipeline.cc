@@ -1,3 +1,6 @@
+// One pass over a rank: its commands, its drain, its boundaries
+// (rank_pipeline.h).
+
 #include "daemon/ingest/rank_pipeline.h"
 
 #include <algorithm>
@@ -20,7 +23,7 @@ void LogWriteError(const Rank& p, RankState& state, spdlog::logger& log,
             s.message());
 }
 
-// How a producer ends: its Goodbye was read from its boundary ring, its
+// How a rank ends: its Goodbye was read from its boundary ring, its
 // process is gone (a goodbye in its ring still makes that a clean exit), or
 // the daemon stops.
 enum class End { kGoodbye, kGone, kShutdown };
@@ -32,7 +35,7 @@ Status Apply(Rank& p, RankState& state, Registry& registry, spdlog::logger& log,
 
 // Drains (up to `batch` records, 0: no limit; or each ring up to `targets`)
 // and runs each boundary the drain reaches, in the order the rank wrote
-// them. A Goodbye finalises the producer, or, with `stop_at_goodbye`, is
+// them. A Goodbye finalises the rank, or, with `stop_at_goodbye`, is
 // left in state.boundary for the caller. Returns the records and
 // boundaries consumed; *first_error, when given, keeps the first write
 // error of the boundaries run (a command that waits reports it).
@@ -63,7 +66,7 @@ size_t DrainAndRun(Rank& p, RankState& state, Registry& registry,
 }
 
 // Drains everything committed, running the boundaries on the way, writes
-// every tree, and forgets the producer. A Goodbye in the boundary ring makes
+// every tree, and forgets the rank. A Goodbye in the boundary ring makes
 // it a clean exit, whatever `end` says (the rank's process may be gone, but
 // it said goodbye first): its ledger settles the step in progress, and its
 // why_empty is that step's. Without one the step in progress is settled

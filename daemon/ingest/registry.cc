@@ -1,3 +1,6 @@
+// The registered ranks, shared by the control thread and the workers
+// (registry.h).
+
 #include "daemon/ingest/registry.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Where a step's records went, from the rank's count and the daemon's
+// (step_accounting.h).
+
 #include "daemon/ingest/step_accounting.h"
 
 #include <algorithm>
