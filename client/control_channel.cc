@@ -61,7 +61,7 @@ bool ReadFrame(int fd, google::protobuf::MessageLite* msg,
 
 ControlChannel::ControlChannel(Core* core, std::string socket_path,
                                v1::Register registration,
-                               std::function<bool(std::string*)> launch)
+                               std::function<Status()> launch)
     : core_(core),
       socket_path_(std::move(socket_path)),
       registration_(std::move(registration)),
@@ -70,19 +70,14 @@ ControlChannel::ControlChannel(Core* core, std::string socket_path,
 
 ControlChannel::~ControlChannel() { Close(); }
 
-bool ControlChannel::ConnectAndRegister(std::string* error) {
-  refused_ = false;
+Status ControlChannel::ConnectAndRegister() {
   int fd = ConnectUnix(socket_path_);
-  if (fd < 0) {
-    *error = "no daemon answers on " + socket_path_;
-    return false;
-  }
+  if (fd < 0)
+    return Status::Unavailable("no daemon answers on " + socket_path_);
   // Nothing is sent to a listener that is not a trusted uid.
   if (Status s = control::CheckDaemonPeer(fd, socket_path_); !s.ok()) {
     ::close(fd);
-    *error = s.message();
-    refused_ = true;
-    return false;
+    return Status::PermissionDenied(s.message());
   }
   v1::Request req;
   req.set_version(control::kProtocolVersion);
@@ -95,40 +90,37 @@ bool ControlChannel::ConnectAndRegister(std::string* error) {
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   // The reply carries the segment's memory file.
   int segment_fd = -1;
+  Status failed;
   if (!control::WriteFrame(fd, req, deadline).ok() ||
       !control::ReadFrame(fd, &reply, deadline, control::kMaxFrameBytes,
                           &segment_fd)
            .ok()) {
+    failed = Status::Unavailable("the daemon on " + socket_path_ +
+                                 " did not answer registration");
+  } else if (!control::IsOk(reply) || !reply.has_register_()) {
+    failed = Status::PermissionDenied("the daemon refused registration: " +
+                                      reply.error());
+  } else if (segment_fd < 0) {
+    failed = Status::Unavailable("the daemon on " + socket_path_ +
+                                 " answered registration without its shared "
+                                 "memory");
+  }
+  if (!failed.ok()) {
     if (segment_fd >= 0) ::close(segment_fd);
     ::close(fd);
-    *error = "the daemon on " + socket_path_ + " did not answer registration";
-    return false;
-  }
-  if (!control::IsOk(reply) || !reply.has_register_()) {
-    if (segment_fd >= 0) ::close(segment_fd);
-    ::close(fd);
-    *error = "the daemon refused registration: " + reply.error();
-    refused_ = true;
-    return false;
-  }
-  if (segment_fd < 0) {
-    ::close(fd);
-    *error = "the daemon on " + socket_path_ +
-             " answered registration without its shared memory";
-    return false;
+    return failed;
   }
   auto segment =
       shm::Segment::Open(segment_fd, reply.register_().segment_name());
   if (!segment.ok()) {
     ::close(fd);
-    *error = segment.status().message();
-    return false;
+    return Status::Unavailable(segment.status().message());
   }
   core_->Attach(std::move(segment).value());
   std::lock_guard io(io_mu_);
   fd_ = fd;
   rest_.clear();
-  return true;
+  return Status::Ok();
 }
 
 void ControlChannel::Disconnect(bool daemon_lost) {
@@ -149,20 +141,17 @@ void ControlChannel::Disconnect(bool daemon_lost) {
   }
 }
 
-bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
+Status ControlChannel::Open(int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::string error;
+  Status connected;
   bool launched = false;
-  while (!ConnectAndRegister(&error)) {
-    if (refused_) {
-      if (refusal) *refusal = error;
-      return false;
-    }
+  while (!(connected = ConnectAndRegister()).ok()) {
+    if (connected.code() != StatusCode::kUnavailable) return connected;
     if (!launched && launch_) {
       launched = true;
-      if (!launch_(&error)) {
+      if (Status s = launch_(); !s.ok()) {
         std::fprintf(stderr, "[tprobe] %s; training goes on without dumping\n",
-                     error.c_str());
+                     s.message().c_str());
         break;
       }
     }
@@ -170,7 +159,7 @@ bool ControlChannel::Open(int timeout_ms, std::string* refusal) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   thread_ = std::thread([this] { Run(); });
-  return fd_ >= 0;
+  return connected;
 }
 
 void ControlChannel::UpdateConfig(const v1::Config& config) {
@@ -315,8 +304,7 @@ void ControlChannel::Reconnect(std::deque<Outgoing>& batch) {
         control::ResponseOf(Status::Unavailable("no daemon connected")));
   }
   if (InForkedChild() || Clock::now() < next_attempt_) return;
-  std::string error;
-  if (ConnectAndRegister(&error)) {
+  if (ConnectAndRegister().ok()) {
     backoff_ = std::chrono::milliseconds(100);
   } else {
     next_attempt_ = Clock::now() + backoff_;

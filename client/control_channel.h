@@ -27,6 +27,7 @@
 
 #include "client/core.h"
 #include "client/outage_notice.h"
+#include "common/status.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::client {
@@ -37,15 +38,16 @@ class ControlChannel {
   // segment is opened and attached to `core`. `launch`, when set, starts a
   // daemon on the socket; it is called at most once.
   ControlChannel(Core* core, std::string socket_path, v1::Register registration,
-                 std::function<bool(std::string* error)> launch);
+                 std::function<Status()> launch);
   ~ControlChannel();
 
   // Connects (launching a daemon if needed and allowed) within timeout_ms,
-  // then starts the background thread. Returns whether a daemon is attached.
-  // When a daemon answered but refused (an unusable dump_path, a listener
-  // that is not a trusted uid: common/control/peer_check.h), returns false
-  // at once with its reason in *refusal and starts no thread.
-  bool Open(int timeout_ms, std::string* refusal = nullptr);
+  // then starts the background thread. Ok when a daemon is attached;
+  // kUnavailable when none answered (the thread keeps trying). When a
+  // daemon answered but refused (an unusable dump_path, a listener that is
+  // not a trusted uid: common/control/peer_check.h), returns at once
+  // kPermissionDenied with its reason and starts no thread.
+  Status Open(int timeout_ms);
 
   // The config sent when the channel registers again (a live config the
   // session took up replaces the one it started with).
@@ -68,7 +70,10 @@ class ControlChannel {
     std::shared_ptr<std::promise<v1::Response>> reply;
   };
 
-  bool ConnectAndRegister(std::string* error);
+  // Connects, registers and attaches the segment. kUnavailable when no
+  // daemon answered as it should (tried again later), kPermissionDenied
+  // when one refused.
+  Status ConnectAndRegister();
   // Queues `out`, or writes it now when nothing is queued before it and the
   // socket takes it without waiting. False once Close began.
   bool Submit(Outgoing out);
@@ -94,7 +99,7 @@ class ControlChannel {
   Core* core_;
   const std::string socket_path_;
   v1::Register registration_;  // guarded by mu_
-  std::function<bool(std::string*)> launch_;
+  std::function<Status()> launch_;
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -112,7 +117,6 @@ class ControlChannel {
   std::deque<Outgoing> unsent_;
 
   // Owned by the background thread once it runs.
-  bool refused_ = false;  // the last ConnectAndRegister was refused
   std::chrono::milliseconds backoff_{100};
   std::chrono::steady_clock::time_point next_attempt_;
   // The replies awaited, in request order; guarded by io_mu_.

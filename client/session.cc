@@ -49,19 +49,22 @@ Result<std::unique_ptr<Session>> Session::Create(
   reg.set_ring_count(cfg.ring_count + 1);  // and the boundary ring
   reg.set_ring_bytes(cfg.ring_bytes);
   reg.set_framework(options.framework);
-  std::function<bool(std::string*)> launch;
+  std::function<Status()> launch;
   if (options.autostart_daemon) {
     const std::string binary = FindDaemonBinary(options.daemon_path);
-    launch = [binary, socket](std::string* error) {
-      return LaunchDaemon(binary, socket, error);
+    launch = [binary, socket] {
+      std::string error;
+      return LaunchDaemon(binary, socket, &error) ? Status::Ok()
+                                                  : Status::Error(error);
     };
   }
   session->channel_ = std::make_unique<ControlChannel>(
       &session->core_, socket, std::move(reg), std::move(launch));
-  std::string refusal;
-  if (!session->channel_->Open(options.connect_timeout_ms, &refusal) &&
-      !refusal.empty()) {
-    return Status::Error(refusal);
+  // Without a daemon the session goes on (the channel keeps trying); a
+  // daemon that refused is the caller's error.
+  if (Status opened = session->channel_->Open(options.connect_timeout_ms);
+      !opened.ok() && opened.code() != StatusCode::kUnavailable) {
+    return Status::Error(opened.message());
   }
   return session;
 }
