@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "client/core.h"
 #include "client/entry_builder.h"
+#include "client/recorder.h"
 #include "client/session.h"
 #include "common/config/config.h"
 #include "common/shm/ring.h"
@@ -26,20 +26,20 @@
 namespace tprobe::client {
 namespace {
 
-// A segment attached to a Core, with one thread draining its data ring
+// A segment attached to a Recorder, with one thread draining its data ring
 // (the boundary ring after it takes no hook records).
 class Rig {
  public:
   explicit Rig(uint64_t ring_bytes)
-      : core_(config::FullRingPolicy::kBlock, 1000) {
+      : recorder_(config::FullRingPolicy::kBlock, 1000) {
     auto created =
         shm::Segment::Create("tprobe.bench", 2, ring_bytes,
                              config::kBoundaryRingBytes, ::getpid(), 0);
     consumer_seg_ = std::move(created).value();
-    core_.Attach(std::move(shm::Segment::Open(
-                               ::fcntl(consumer_seg_->fd(), F_DUPFD_CLOEXEC, 0),
-                               consumer_seg_->name()))
-                     .value());
+    recorder_.Attach(std::move(shm::Segment::Open(::fcntl(consumer_seg_->fd(),
+                                                          F_DUPFD_CLOEXEC, 0),
+                                                  consumer_seg_->name()))
+                         .value());
     drainer_ = std::thread([this] {
       shm::RingReader reader(consumer_seg_->ring_header(0),
                              consumer_seg_->ring_data(0));
@@ -55,11 +55,11 @@ class Rig {
     stop_ = true;
     drainer_.join();
   }
-  Core& core() { return core_; }
+  Recorder& recorder() { return recorder_; }
 
  private:
   std::unique_ptr<shm::Segment> consumer_seg_;
-  Core core_;
+  Recorder recorder_;
   std::atomic<bool> stop_{false};
   std::thread drainer_;
 };
@@ -79,7 +79,7 @@ BENCHMARK(BM_HookEventCaptureOff);
 
 // The core's write with no daemon attached: one branch and a counter.
 void BM_HookEventNoDaemon(benchmark::State& state) {
-  Core core(config::FullRingPolicy::kDrop, 0);
+  Recorder core(config::FullRingPolicy::kDrop, 0);
   for (auto _ : state) {
     benchmark::DoNotOptimize(core.WriteCall(true, 0, 1, record::CallKind::kApi,
                                             record::Direction::kForward));
@@ -89,9 +89,10 @@ BENCHMARK(BM_HookEventNoDaemon);
 
 void BM_HookEventCaptureOnNoPayload(benchmark::State& state) {
   Rig rig(1 << 22);
-  const uint32_t id = rig.core().Intern(record::InternKind::kName, "Torch.add");
+  const uint32_t id =
+      rig.recorder().Intern(record::InternKind::kName, "Torch.add");
   for (auto _ : state) {
-    benchmark::DoNotOptimize(rig.core().WriteCall(
+    benchmark::DoNotOptimize(rig.recorder().WriteCall(
         true, 0, id, record::CallKind::kApi, record::Direction::kForward));
   }
 }
@@ -104,13 +105,14 @@ BENCHMARK(BM_HookEventCaptureOnNoPayload);
 void BM_HookEventCaptureOnLatency(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   Rig rig(1 << 22);
-  const uint32_t id = rig.core().Intern(record::InternKind::kName, "Torch.add");
+  const uint32_t id =
+      rig.recorder().Intern(record::InternKind::kName, "Torch.add");
   std::vector<int64_t> events, empty;
   events.reserve(static_cast<size_t>(state.max_iterations));
   empty.reserve(static_cast<size_t>(state.max_iterations));
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    benchmark::DoNotOptimize(rig.core().WriteCall(
+    benchmark::DoNotOptimize(rig.recorder().WriteCall(
         true, 0, id, record::CallKind::kApi, record::Direction::kForward));
     const auto t1 = Clock::now();
     const auto t2 = Clock::now();
@@ -138,9 +140,9 @@ BENCHMARK(BM_HookEventCaptureOnLatency)->Iterations(2000000);
 void BM_EntryWrite(benchmark::State& state) {
   Rig rig(1 << 22);
   const uint32_t id =
-      rig.core().Intern(record::InternKind::kName, "Torch.add.0.forward");
+      rig.recorder().Intern(record::InternKind::kName, "Torch.add.0.forward");
   for (auto _ : state) {
-    EntryBuilder entry(rig.core());
+    EntryBuilder entry(rig.recorder());
     record::ValueWriter& args = entry.Open(Part::kInputArgs);
     args.TensorRef(1);
     args.Typed("int");
@@ -248,8 +250,8 @@ void BM_TensorPush(benchmark::State& state) {
   std::vector<std::byte> src(bytes, std::byte{1});
   const int64_t shape[1] = {static_cast<int64_t>(bytes / 4)};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(rig.core().WriteTensor(1, DType::kFloat32, shape,
-                                                    false, src.data(), bytes));
+    benchmark::DoNotOptimize(rig.recorder().WriteTensor(
+        1, DType::kFloat32, shape, false, src.data(), bytes));
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
 }

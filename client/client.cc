@@ -62,7 +62,7 @@ void Contained(std::atomic<uint64_t>* failures, F&& body) noexcept {
 // pool, reused (its plan's name, its entry's buffers and all) by the calls
 // that come after it at the same depth.
 struct OpenCall {
-  explicit OpenCall(client::Core& core) : entry(core) {}
+  explicit OpenCall(client::Recorder& core) : entry(core) {}
   uint64_t token = 0;
   client::CallPlan plan;
   uint32_t stack_id = 0;
@@ -317,7 +317,7 @@ class Client::Impl {
   // The slot the next call of this thread takes (made on first use).
   OpenCall& TakeSlot(ThreadCalls& t) {
     if (t.depth == t.slots.size()) {
-      t.slots.push_back(std::make_unique<OpenCall>(session->core()));
+      t.slots.push_back(std::make_unique<OpenCall>(session->recorder()));
     }
     return *t.slots[t.depth];
   }
@@ -381,7 +381,7 @@ class Client::Impl {
     t->owner = alive;
     t->client = id;
     t->generation = generation.load(std::memory_order_acquire);
-    t->grad_entry = std::make_unique<client::EntryBuilder>(session->core());
+    t->grad_entry = std::make_unique<client::EntryBuilder>(session->recorder());
     clients.push_back(std::move(t));
     return t_state.last = clients.back().get();
   }
@@ -478,7 +478,7 @@ size_t Client::DumpDirRaw(char* buffer, size_t capacity) const noexcept {
 }
 
 ClientCounters Client::counters() const noexcept {
-  client::Core& core = impl_->session->core();
+  client::Recorder& core = impl_->session->recorder();
   ClientCounters c;
   c.records_written = core.records_written();
   // Every reason of common/record_losses.h's list, under the public names.
@@ -577,7 +577,7 @@ bool Client::AddStackRaw(const Call& call, const detail::Text* lines,
     client::StackText& stack = impl_->Calls().stack;
     stack.Clear();
     for (size_t i = 0; i < count; ++i) stack.Add(View(lines[i]));
-    open->stack_id = stack.Intern(impl_->session->core());
+    open->stack_id = stack.Intern(impl_->session->recorder());
     return open->stack_id != 0;
   });
 }

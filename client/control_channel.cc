@@ -59,10 +59,10 @@ bool ReadFrame(int fd, google::protobuf::MessageLite* msg,
 
 }  // namespace
 
-ControlChannel::ControlChannel(Core* core, std::string socket_path,
+ControlChannel::ControlChannel(Recorder* core, std::string socket_path,
                                v1::Register registration,
                                std::function<Status()> launch)
-    : core_(core),
+    : recorder_(core),
       socket_path_(std::move(socket_path)),
       registration_(std::move(registration)),
       launch_(std::move(launch)),
@@ -85,7 +85,8 @@ Status ControlChannel::ConnectAndRegister() {
     std::lock_guard lock(mu_);
     *req.mutable_register_() = registration_;
   }
-  req.mutable_register_()->set_dropped_no_daemon(core_->dropped_no_daemon());
+  req.mutable_register_()->set_dropped_no_daemon(
+      recorder_->dropped_no_daemon());
   v1::Response reply;
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   // The reply carries the segment's memory file.
@@ -116,7 +117,7 @@ Status ControlChannel::ConnectAndRegister() {
     ::close(fd);
     return Status::Unavailable(segment.status().message());
   }
-  core_->Attach(std::move(segment).value());
+  recorder_->Attach(std::move(segment).value());
   std::lock_guard io(io_mu_);
   fd_ = fd;
   rest_.clear();
@@ -124,7 +125,7 @@ Status ControlChannel::ConnectAndRegister() {
 }
 
 void ControlChannel::Disconnect(bool daemon_lost) {
-  core_->Detach(daemon_lost);
+  recorder_->Detach(daemon_lost);
   std::deque<std::shared_ptr<std::promise<v1::Response>>> waiters;
   {
     std::lock_guard io(io_mu_);
@@ -233,7 +234,7 @@ bool ControlChannel::Submit(Outgoing out) {
 
 bool ControlChannel::Call(v1::Request request, int timeout_ms,
                           v1::Response* reply) {
-  if (!core_->connected()) return false;
+  if (!recorder_->connected()) return false;
   request.set_version(control::kProtocolVersion);
   auto promise = std::make_shared<std::promise<v1::Response>>();
   auto future = promise->get_future();
@@ -262,14 +263,14 @@ void ControlChannel::Close() {
   }
   outgoing_.clear();
   // A forked child's counts are its parent's.
-  if (!InForkedChild()) notice_.Close(core_->dropped_no_daemon());
+  if (!InForkedChild()) notice_.Close(recorder_->dropped_no_daemon());
 }
 
 void ControlChannel::Run() {
   for (;;) {
     // Whether records are being lost without a daemon: said on stderr.
-    notice_.Poll(Clock::now(), core_->connected(),
-                 [this] { return core_->dropped_no_daemon(); });
+    notice_.Poll(Clock::now(), recorder_->connected(),
+                 [this] { return recorder_->dropped_no_daemon(); });
     std::deque<Outgoing> batch;
     // Held from taking the batch until it is written: no caller's write
     // overtakes it.

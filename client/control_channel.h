@@ -4,7 +4,7 @@
 // The client's side of the control socket: registration, the requests that
 // are answered (Configure, FetchConfig, Flush, Status), and reconnection
 // with backoff. Step boundaries never travel here: Start, Step and Goodbye
-// go into the boundary ring (Core::WriteBoundary). A request is written by
+// go into the boundary ring (Recorder::WriteBoundary). A request is written by
 // the caller when the socket takes it at once; otherwise it waits in a
 // queue that a background thread writes. That thread also reads the
 // replies and reconnects, so callers never block on the daemon except in
@@ -25,8 +25,8 @@
 #include <string>
 #include <thread>
 
-#include "client/core.h"
 #include "client/outage_notice.h"
+#include "client/recorder.h"
 #include "common/status.h"
 #include "tprobe/v1/control.pb.h"
 
@@ -37,8 +37,8 @@ class ControlChannel {
   // `registration` is sent on every (re)connection; on success the daemon's
   // segment is opened and attached to `core`. `launch`, when set, starts a
   // daemon on the socket; it is called at most once.
-  ControlChannel(Core* core, std::string socket_path, v1::Register registration,
-                 std::function<Status()> launch);
+  ControlChannel(Recorder* core, std::string socket_path,
+                 v1::Register registration, std::function<Status()> launch);
   ~ControlChannel();
 
   // Connects (launching a daemon if needed and allowed) within timeout_ms,
@@ -96,7 +96,7 @@ class ControlChannel {
   // on a hang-up or a broken reply.
   void ReadReplies();
 
-  Core* core_;
+  Recorder* recorder_;
   const std::string socket_path_;
   v1::Register registration_;  // guarded by mu_
   std::function<Status()> launch_;

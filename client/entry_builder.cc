@@ -93,7 +93,7 @@ bool EntryBuilder::Tensor(record::ValueWriter& out, DType dtype,
                           const void* data, size_t nbytes) {
   const uint32_t ref = NextTensorRef();
   out.TensorRef(ref);
-  return core_.WriteTensor(ref, dtype, shape, requires_grad, data, nbytes);
+  return recorder_.WriteTensor(ref, dtype, shape, requires_grad, data, nbytes);
 }
 
 bool EntryBuilder::Write(uint32_t step, uint32_t name_id, uint32_t stack_id) {
@@ -114,8 +114,8 @@ bool EntryBuilder::Write(uint32_t step, uint32_t name_id, uint32_t stack_id) {
     }
   }
   pieces[n++] = extra_;
-  return core_.WriteEntry(step, name_id, stack_id,
-                          std::span<const std::string_view>(pieces, n));
+  return recorder_.WriteEntry(step, name_id, stack_id,
+                              std::span<const std::string_view>(pieces, n));
 }
 
 }  // namespace tprobe::client

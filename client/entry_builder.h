@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "client/call_plan.h"
-#include "client/core.h"
+#include "client/recorder.h"
 #include "common/dtype.h"
 #include "common/internal_api.h"
 #include "common/record/writer.h"
@@ -51,7 +51,7 @@ TPROBE_INTERNAL uint32_t NextTensorRef();
 
 class TPROBE_INTERNAL EntryBuilder {
  public:
-  explicit EntryBuilder(Core& core) : core_(core) {}
+  explicit EntryBuilder(Recorder& core) : recorder_(core) {}
   // The writers point into the builder.
   EntryBuilder(const EntryBuilder&) = delete;
   EntryBuilder& operator=(const EntryBuilder&) = delete;
@@ -92,7 +92,7 @@ class TPROBE_INTERNAL EntryBuilder {
   // written through Session::WriteEntry, which counts a drop in the ledger.
   bool Write(uint32_t step, uint32_t name_id, uint32_t stack_id);
 
-  Core& core() { return core_; }
+  Recorder& recorder() { return recorder_; }
 
  private:
   enum class State : uint8_t { kClosed, kItems, kWhole };
@@ -103,7 +103,7 @@ class TPROBE_INTERNAL EntryBuilder {
   };
   static size_t Index(Part p) { return static_cast<size_t>(p); }
 
-  Core& core_;
+  Recorder& recorder_;
   PartBuffer parts_[kPartCount];
   std::string extra_;
   record::ValueWriter extra_writer_{&extra_};
@@ -124,7 +124,7 @@ class StackText {
     text_.append(line);
   }
   // The stack's id; 0 when it could not be sent.
-  uint32_t Intern(Core& core) const {
+  uint32_t Intern(Recorder& core) const {
     return core.Intern(record::InternKind::kStack, text_);
   }
 

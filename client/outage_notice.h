@@ -35,7 +35,7 @@ class OutageNotice {
       : socket_path_(std::move(socket_path)) {}
 
   // `attached`: whether a daemon receives the records now; `lost` reads the
-  // process's records lost without a daemon (Core::dropped_no_daemon), at
+  // process's records lost without a daemon (Recorder::dropped_no_daemon), at
   // most every kPollPeriod while none is attached and once when one is
   // attached again.
   void Poll(Clock::time_point now, bool attached,

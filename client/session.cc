@@ -59,7 +59,7 @@ Result<std::unique_ptr<Session>> Session::Create(
     };
   }
   session->channel_ = std::make_unique<ControlChannel>(
-      &session->core_, socket, std::move(reg), std::move(launch));
+      &session->recorder_, socket, std::move(reg), std::move(launch));
   // Without a daemon the session goes on (the channel keeps trying); a
   // daemon that refused is the caller's error.
   if (Status opened = session->channel_->Open(options.connect_timeout_ms);
@@ -69,7 +69,7 @@ Result<std::unique_ptr<Session>> Session::Create(
   return session;
 }
 
-Session::Live::Live(config::Config c, bool risk_level_applies)
+Session::ConfigVersion::ConfigVersion(config::Config c, bool risk_level_applies)
     : config(std::move(c)),
       keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
                      config::DataModeSelected(config.data_mode, false, false)),
@@ -81,20 +81,20 @@ Session::Session(config::Config config, std::string dump_path, int rank,
       rank_(rank),
       connect_timeout_ms_(connect_timeout_ms),
       risk_level_applies_(risk_level_applies),
-      core_(config.policy, config.block_timeout_ms) {
-  lives_.push_back(
-      std::make_unique<Live>(std::move(config), risk_level_applies_));
-  live_.store(lives_.back().get(), std::memory_order_release);
+      recorder_(config.policy, config.block_timeout_ms) {
+  versions_.push_back(
+      std::make_unique<ConfigVersion>(std::move(config), risk_level_applies_));
+  current_.store(versions_.back().get(), std::memory_order_release);
 }
 
 Session::~Session() {
   v1::Request bye;
-  bye.mutable_goodbye()->set_dropped_no_daemon(core_.dropped_no_daemon());
+  bye.mutable_goodbye()->set_dropped_no_daemon(recorder_.dropped_no_daemon());
   {
     // The step in progress, if it produced records since the last Step.
     std::lock_guard lock(mu_);
     const uint32_t step = step_.load(std::memory_order_relaxed);
-    const RecordTotals totals = core_.Totals();
+    const RecordTotals totals = recorder_.Totals();
     v1::StepLedger ledger = ledger_.Close(step, totals, std::nullopt);
     if (ledger.produced() > 0) {
       bye.mutable_goodbye()->set_step(step);
@@ -108,7 +108,7 @@ Session::~Session() {
     }
     // The rank's end is a boundary too: a daemon that came back mid-step
     // (its segment held) takes the goodbye.
-    core_.StepBoundary(totals.produced());
+    recorder_.StepBoundary(totals.produced());
   }
   // The goodbye in the boundary ring is what makes this a clean exit,
   // whatever the daemon's backlog: the daemon finishes the rings from the
@@ -120,7 +120,7 @@ Session::~Session() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(exit_timeout_ms);
   if (SendBoundary(bye, Boundary::kGoodbye)) {
-    (void)core_.WaitBoundariesRead(deadline);
+    (void)recorder_.WaitBoundariesRead(deadline);
   }
   channel_->Close();
 }
@@ -132,24 +132,24 @@ bool Session::SendBoundary(const v1::Request& request, Boundary boundary) {
   const uint32_t wait_ms = config().policy == config::FullRingPolicy::kBlock
                                ? config().block_timeout_ms
                                : 0;
-  Core::BoundaryWrite written;
+  Recorder::BoundaryWrite written;
   switch (boundary) {
     case Boundary::kStart:
-      written = core_.WriteStart(bytes, wait_ms);
+      written = recorder_.WriteStart(bytes, wait_ms);
       break;
     case Boundary::kStep:
-      written = core_.WriteBoundary(bytes, wait_ms, request.step().step());
+      written = recorder_.WriteBoundary(bytes, wait_ms, request.step().step());
       break;
     case Boundary::kGoodbye:
-      written = core_.WriteBoundary(bytes, wait_ms);
+      written = recorder_.WriteBoundary(bytes, wait_ms);
       break;
   }
-  return written == Core::BoundaryWrite::kWritten ||
-         written == Core::BoundaryWrite::kQueued;
+  return written == Recorder::BoundaryWrite::kWritten ||
+         written == Recorder::BoundaryWrite::kQueued;
 }
 
 bool Session::Selected(uint32_t step) const {
-  const shm::Directive live = shm::DecodeDirective(core_.directive());
+  const shm::Directive live = shm::DecodeDirective(recorder_.directive());
   switch (live.mode) {
     case shm::CaptureMode::kCapture:
       return live.Covers(step);
@@ -158,28 +158,28 @@ bool Session::Selected(uint32_t step) const {
     case shm::CaptureMode::kConfig:
       break;
   }
-  const Selection& selection = this->live().selection;
+  const Selection& selection = this->current().selection;
   return !ended_ && selection.StepSelected(step) &&
          selection.RankSelected(rank_);
 }
 
 StepFacts Session::Facts(uint32_t step) const {
-  const Live& live = this->live();
+  const ConfigVersion& version = this->current();
   StepFacts facts;
   facts.step = step;
   facts.rank = rank_;
-  facts.level = live.config.level;
+  facts.level = version.config.level;
   facts.started = started_;
   facts.rank_selected = Selected(step);
   // Under the config (no live directive), a step it selects for other
   // ranks only.
-  facts.step_selected =
-      facts.rank_selected || (shm::DecodeDirective(core_.directive()).mode ==
-                                  shm::CaptureMode::kConfig &&
-                              !ended_ && live.selection.StepSelected(step));
-  facts.filtered = !live.selection.everything();
-  facts.by_risk_level = live.selection.by_risk_level();
-  facts.daemon = core_.connected();
+  facts.step_selected = facts.rank_selected ||
+                        (shm::DecodeDirective(recorder_.directive()).mode ==
+                             shm::CaptureMode::kConfig &&
+                         !ended_ && version.selection.StepSelected(step));
+  facts.filtered = !version.selection.everything();
+  facts.by_risk_level = version.selection.by_risk_level();
+  facts.daemon = recorder_.connected();
   return facts;
 }
 
@@ -194,7 +194,7 @@ bool Session::DaemonEndedDump() {
   // The daemon reads a Step from the ring when it gets to it: a Flush waits
   // until this rank's records and boundaries so far are read, so the status
   // is current.
-  core_.PublishAll();
+  recorder_.PublishAll();
   v1::Request flush;
   flush.mutable_flush();
   v1::Response flushed;
@@ -218,7 +218,7 @@ void Session::Start() {
   // overflows were written (it sees the statistics; the trainer does not).
   // DaemonEndedDump waits until it has read the previous step.
   bool ask = false;
-  if (config().task == config::Task::kOverflowCheck && core_.attached()) {
+  if (config().task == config::Task::kOverflowCheck && recorder_.attached()) {
     std::lock_guard lock(mu_);
     ask = !ended_ && step_.load(std::memory_order_relaxed) > 0;
   }
@@ -247,7 +247,7 @@ void Session::Start() {
     v1::Request req;
     req.mutable_start()->set_step(step);
     // Without a daemon the Start waits in the core for one that attaches
-    // before the step's first record (Core::WriteStart); a daemon that
+    // before the step's first record (Recorder::WriteStart); a daemon that
     // comes back later in the step gets none of it, and the step belongs
     // to the outage.
     (void)SendBoundary(req, Boundary::kStart);
@@ -265,8 +265,8 @@ void Session::Stop() {
 void Session::Step(uint64_t unclosed_calls) {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  const RecordTotals totals = core_.Totals();
-  const int64_t acknowledged = core_.BoundaryAcknowledged();
+  const RecordTotals totals = recorder_.Totals();
+  const int64_t acknowledged = recorder_.BoundaryAcknowledged();
   while (!unacknowledged_.empty() &&
          static_cast<int64_t>(unacknowledged_.front()) <= acknowledged) {
     unacknowledged_.pop_front();
@@ -275,13 +275,13 @@ void Session::Step(uint64_t unclosed_calls) {
   if (!unacknowledged_.empty()) first_unacknowledged = unacknowledged_.front();
   v1::StepLedger ledger = ledger_.Close(step, totals, first_unacknowledged);
   std::optional<v1::Outage> outage;
-  if (core_.connected()) outage = ledger_.TakeOutage();
+  if (recorder_.connected()) outage = ledger_.TakeOutage();
   // A step collected in part (a live stop came mid-step) still ends.
   const bool ends = step_active_.load(std::memory_order_relaxed) ||
                     Selected(step) || ledger.produced() > 0 || outage;
   // A daemon that came back mid-step takes over here: the step's end goes
   // to it (its rings hold nothing of the step; the ledger says so).
-  core_.StepBoundary(totals.produced());
+  recorder_.StepBoundary(totals.produced());
   const v1::EmptyCause why_empty = empty_.Close(Facts(step));
   if (ends) {
     v1::Request req;
@@ -295,14 +295,14 @@ void Session::Step(uint64_t unclosed_calls) {
     if (unacknowledged_.size() > 64) unacknowledged_.pop_front();
   }
   indices_.Reset();
-  live().selection.ResetStep();
-  if (const uint64_t offered = core_.config_generation();
+  current().selection.ResetStep();
+  if (const uint64_t offered = recorder_.config_generation();
       offered != config_generation_ && TakeUpOfferedConfig(step + 1, offered)) {
     config_generation_ = offered;
   }
   generation_.fetch_add(1, std::memory_order_release);
   step_.store(step + 1, std::memory_order_release);
-  core_.PublishStep(step + 1);
+  recorder_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
 }
@@ -328,9 +328,9 @@ bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {
   }
   channel_->UpdateConfig(reply.config());
   ended_ = false;
-  lives_.push_back(
-      std::make_unique<Live>(std::move(offered).value(), risk_level_applies_));
-  live_.store(lives_.back().get(), std::memory_order_release);
+  versions_.push_back(std::make_unique<ConfigVersion>(
+      std::move(offered).value(), risk_level_applies_));
+  current_.store(versions_.back().get(), std::memory_order_release);
   const char* from = generation == own_generation_
                          ? "its config.json (dump_enable)"
                          : "'tprobe configure'";
@@ -359,7 +359,7 @@ Status Session::Configure(const std::string& config_path) {
   std::lock_guard lock(mu_);
   // The daemon bumped config_generation before it answered. A step that
   // started takes the config up at its Step(), after its records.
-  const uint64_t offered = core_.config_generation();
+  const uint64_t offered = recorder_.config_generation();
   own_generation_ = offered;
   if (!started_ && offered != config_generation_ &&
       TakeUpOfferedConfig(step_.load(std::memory_order_relaxed), offered)) {
@@ -375,12 +375,12 @@ void Session::SetStep(uint32_t step) {
   UpdateCollecting();
 }
 
-void Session::Publish(const Live& live, CallPlan* plan) {
+void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
   // With scope or list, a module call is checked again when it ends: a
   // forward call's outputs and parameters, a backward call's everything.
   // Until then they may pass (a range opened by a child can take them in);
   // an API call has no children, so only what passed when it began can.
-  const Selection& selection = live.selection;
+  const Selection& selection = version.selection;
   const bool at_end =
       !selection.everything() && plan->kind == record::CallKind::kModule;
   plan->input = selection.Keeps(plan->forward, true) &&
@@ -388,11 +388,11 @@ void Session::Publish(const Live& live, CallPlan* plan) {
   plan->output =
       selection.Keeps(plan->forward, false) && (plan->dumped || at_end);
   if (plan->construct || plan->input || plan->output || plan->dumped) {
-    plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+    plan->name_id = recorder_.Intern(record::InternKind::kName, plan->name);
     if (plan->name_id == 0 && (plan->input || plan->output)) {
       // Dumped, and lost: the step is not empty for want of calls.
       if (plan->dumped) empty_.NoteEntry();
-      if (core_.attached()) ledger_.NoteLostEntry(plan->name);
+      if (recorder_.attached()) ledger_.NoteLostEntry(plan->name);
     }
   }
   if (plan->construct) {
@@ -403,9 +403,9 @@ void Session::Publish(const Live& live, CallPlan* plan) {
     }
     const auto direction = plan->forward ? record::Direction::kForward
                                          : record::Direction::kBackward;
-    plan->construct =
-        plan->name_id != 0 &&
-        core_.WriteCall(true, plan->step, plan->name_id, plan->kind, direction);
+    plan->construct = plan->name_id != 0 &&
+                      recorder_.WriteCall(true, plan->step, plan->name_id,
+                                          plan->kind, direction);
   }
 }
 
@@ -429,9 +429,9 @@ void Session::OpenGroup(uint32_t step) {
       group_name_id_.load(std::memory_order_relaxed) != 0) {
     return;
   }
-  const uint32_t id = core_.Intern(record::InternKind::kName, group_);
-  if (id != 0 && core_.WriteCall(true, step, id, record::CallKind::kGroup,
-                                 record::Direction::kForward)) {
+  const uint32_t id = recorder_.Intern(record::InternKind::kName, group_);
+  if (id != 0 && recorder_.WriteCall(true, step, id, record::CallKind::kGroup,
+                                     record::Direction::kForward)) {
     group_step_ = step;
     group_name_id_.store(id, std::memory_order_release);
   }
@@ -440,8 +440,8 @@ void Session::OpenGroup(uint32_t step) {
 void Session::CloseGroup() {
   if (const uint32_t id = group_name_id_.load(std::memory_order_relaxed);
       id != 0) {
-    core_.WriteCall(false, group_step_, id, record::CallKind::kGroup,
-                    record::Direction::kForward);
+    recorder_.WriteCall(false, group_step_, id, record::CallKind::kGroup,
+                        record::Direction::kForward);
   }
   in_group_.store(false, std::memory_order_release);
   group_name_id_.store(0, std::memory_order_release);
@@ -455,8 +455,8 @@ bool Session::InApi() const {
 
 bool Session::BeginModule(std::string_view base, bool forward,
                           uint32_t forward_index, CallPlan* plan) {
-  Live& live = this->live();
-  const bool l1 = live.config.level == config::Level::kL1;
+  ConfigVersion& version = this->current();
+  const bool l1 = version.config.level == config::Level::kL1;
   if (!collecting() || InApi() || (l1 && !DumpedAlone(base))) return false;
   plan->kind = record::CallKind::kModule;
   plan->forward = forward;
@@ -466,21 +466,21 @@ bool Session::BeginModule(std::string_view base, bool forward,
   plan->index = forward ? indices_.NextModule(base) : forward_index;
   SetModuleCallName(&plan->name, base, forward, plan->index);
   empty_.NoteCall();
-  if (live.selection.everything()) {
+  if (version.selection.everything()) {
     plan->dumped = true;
   } else {
-    live.selection.BeginModule(plan->name);
+    version.selection.BeginModule(plan->name);
     // A backward module call is checked only when it ends (CheckEnd).
-    plan->dumped = forward && live.selection.Check(plan->name);
+    plan->dumped = forward && version.selection.Check(plan->name);
   }
-  Publish(live, plan);
+  Publish(version, plan);
   return true;
 }
 
 bool Session::BeginApi(std::string_view base, bool forward,
                        uint32_t forward_index, CallPlan* plan) {
-  Live& live = this->live();
-  if (live.config.level == config::Level::kL0) return false;
+  ConfigVersion& version = this->current();
+  if (version.config.level == config::Level::kL0) return false;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (forward) {
     // Nested in an API call: neither recorded nor counted.
@@ -491,20 +491,20 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->kind = record::CallKind::kApi;
   plan->forward = forward;
   plan->step = step();
-  plan->construct = live.config.level == config::Level::kMix;
+  plan->construct = version.config.level == config::Level::kMix;
   plan->name_id = 0;
   plan->index = forward ? indices_.NextApi(base) : forward_index;
   SetApiCallName(&plan->name, base, forward, plan->index);
   empty_.NoteCall();
   plan->dumped =
-      live.selection.everything() || live.selection.Check(plan->name);
+      version.selection.everything() || version.selection.Check(plan->name);
   if (forward) t_open_api = OpenApi{this, generation};
-  Publish(live, plan);
+  Publish(version, plan);
   return true;
 }
 
 void Session::CheckEnd(CallPlan* plan) {
-  Selection& selection = live().selection;
+  Selection& selection = current().selection;
   if (selection.everything()) return;
   const bool named = plan->name_id != 0;
   if (plan->forward) {
@@ -523,12 +523,12 @@ void Session::CheckEnd(CallPlan* plan) {
 
 void Session::EndCall(const CallPlan& plan) {
   if (plan.construct) {
-    core_.WriteCall(false, plan.step, plan.name_id, plan.kind,
-                    plan.forward ? record::Direction::kForward
-                                 : record::Direction::kBackward);
+    recorder_.WriteCall(false, plan.step, plan.name_id, plan.kind,
+                        plan.forward ? record::Direction::kForward
+                                     : record::Direction::kBackward);
   }
   if (plan.kind == record::CallKind::kModule) {
-    Selection& selection = live().selection;
+    Selection& selection = current().selection;
     if (!selection.everything()) selection.EndModule(plan.name);
   } else if (plan.forward && t_open_api.session == this) {
     t_open_api.session = nullptr;
@@ -537,9 +537,10 @@ void Session::EndCall(const CallPlan& plan) {
 
 bool Session::BeginParamGrad(std::string_view module_base,
                              std::string_view param, CallPlan* plan) {
-  Live& live = this->live();
-  if (!live.keeps_backward || !collecting() ||
-      (live.config.level == config::Level::kL1 && !DumpedAlone(module_base))) {
+  ConfigVersion& version = this->current();
+  if (!version.keeps_backward || !collecting() ||
+      (version.config.level == config::Level::kL1 &&
+       !DumpedAlone(module_base))) {
     return false;
   }
   plan->kind = record::CallKind::kModule;
@@ -548,14 +549,14 @@ bool Session::BeginParamGrad(std::string_view module_base,
   plan->construct = false;  // construct.json has no parameters_grad nodes
   plan->index = indices_.ParamGrad(module_base, param);
   SetParamGradName(&plan->name, module_base, plan->index);
-  plan->dumped =
-      live.selection.everything() || live.selection.ParamGrad(module_base);
+  plan->dumped = version.selection.everything() ||
+                 version.selection.ParamGrad(module_base);
   if (!plan->dumped) return false;
   plan->input = plan->output = true;
-  plan->name_id = core_.Intern(record::InternKind::kName, plan->name);
+  plan->name_id = recorder_.Intern(record::InternKind::kName, plan->name);
   if (plan->name_id == 0) {
     empty_.NoteEntry();  // dumped, and lost
-    if (core_.attached()) ledger_.NoteLostEntry(plan->name);
+    if (recorder_.attached()) ledger_.NoteLostEntry(plan->name);
   }
   return plan->name_id != 0;
 }
@@ -576,12 +577,13 @@ bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
                          EntryBuilder& entry) {
   empty_.NoteEntry();
   if (entry.Write(plan.step, plan.name_id, stack_id)) return true;
-  if (plan.name_id != 0 && core_.attached()) ledger_.NoteLostEntry(plan.name);
+  if (plan.name_id != 0 && recorder_.attached())
+    ledger_.NoteLostEntry(plan.name);
   return false;
 }
 
 bool Session::Flush(int timeout_ms) {
-  core_.PublishAll();
+  recorder_.PublishAll();
   v1::Request req;
   req.mutable_flush();
   v1::Response reply;

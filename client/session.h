@@ -37,9 +37,9 @@
 
 #include "client/call_plan.h"
 #include "client/control_channel.h"
-#include "client/core.h"
 #include "client/empty_step.h"
 #include "client/naming.h"
+#include "client/recorder.h"
 #include "client/selection.h"
 #include "client/step_ledger.h"
 #include "common/config/config.h"
@@ -119,10 +119,10 @@ class TPROBE_INTERNAL Session {
   // replaces it at a step boundary. The reference stays valid for the
   // session's lifetime (replaced configs are kept).
   const config::Config& config() const {
-    return live_.load(std::memory_order_acquire)->config;
+    return current_.load(std::memory_order_acquire)->config;
   }
-  Core& core() { return core_; }
-  bool connected() const { return core_.attached(); }
+  Recorder& recorder() { return recorder_; }
+  bool connected() const { return recorder_.attached(); }
 
   // Opens a module call of the module named `base` (naming.h ModuleBase). A
   // forward call takes the next index of the module; a backward call reuses
@@ -176,9 +176,9 @@ class TPROBE_INTERNAL Session {
   // data_mode keeps; at L1 only when data_mode keeps backward data.
   // False without a daemon.
   bool WantsBackward() const {
-    const Live& live = *live_.load(std::memory_order_acquire);
-    return core_.attached() &&
-           (live.keeps_backward || live.config.level != config::Level::kL1);
+    const ConfigVersion& version = *current_.load(std::memory_order_acquire);
+    return recorder_.attached() && (version.keeps_backward ||
+                                    version.config.level != config::Level::kL1);
   }
 
   // Writes the entry of a planned call; stack_id 0 for none. An entry with
@@ -203,8 +203,8 @@ class TPROBE_INTERNAL Session {
  private:
   // A config and what follows from it; never replaced once published (its
   // selection's range state changes as calls go, through atomics).
-  struct Live {
-    Live(config::Config c, bool risk_level_applies);
+  struct ConfigVersion {
+    ConfigVersion(config::Config c, bool risk_level_applies);
     const config::Config config;
     const bool keeps_backward;
     Selection selection;
@@ -212,9 +212,11 @@ class TPROBE_INTERNAL Session {
 
   Session(config::Config config, std::string dump_path, int rank,
           int connect_timeout_ms, bool risk_level_applies);
-  Live& live() const { return *live_.load(std::memory_order_acquire); }
+  ConfigVersion& current() const {
+    return *current_.load(std::memory_order_acquire);
+  }
   // Writes a rank's Start, Step or Goodbye into the boundary ring
-  // (Core::WriteStart, Core::WriteBoundary), waiting for room as the
+  // (Recorder::WriteStart, Recorder::WriteBoundary), waiting for room as the
   // full-ring policy says, or leaves it in the ring's backlog until there
   // is room: the one road a boundary takes. False when it is neither: no
   // daemon (the step belongs to the outage, which the next Step's ledger
@@ -240,7 +242,7 @@ class TPROBE_INTERNAL Session {
   // Whether level L1 records the module `base` (DumpAloneAtL1).
   bool DumpedAlone(std::string_view base);
   // Sends the name (and the CallBegin) the plan needs.
-  void Publish(const Live& live, CallPlan* plan);
+  void Publish(const ConfigVersion& version, CallPlan* plan);
   // Writes the CallBegin of the running group if it has none yet.
   void OpenGroup(uint32_t step);
   // Writes the group's CallEnd if it has a CallBegin. REQUIRES: mu_ held.
@@ -251,17 +253,17 @@ class TPROBE_INTERNAL Session {
   const int connect_timeout_ms_;
   const bool risk_level_applies_;  // SessionOptions::risk_level_applies
   // Every config this session ran under, the newest last (guarded by mu_);
-  // live_ points at the newest. Kept so that a reader holding an older one
+  // current_ points at the newest. Kept so that a reader holding an older one
   // (a hook on another thread, a config() reference) is never left with a
   // dangling one; a live config is rare and small.
-  std::vector<std::unique_ptr<Live>> lives_;
-  std::atomic<Live*> live_{nullptr};
+  std::vector<std::unique_ptr<ConfigVersion>> versions_;
+  std::atomic<ConfigVersion*> current_{nullptr};
   uint64_t config_generation_ = 0;  // the daemon's, last seen (mu_)
   // The generation the daemon offered for this rank's own Configure (mu_).
   uint64_t own_generation_ = 0;
   // A flush's write error was named on stderr (once).
   std::atomic<bool> write_error_reported_{false};
-  Core core_;
+  Recorder recorder_;
   StepLedger ledger_;
   EmptyStep empty_;  // why a collected step wrote no entry
   std::unique_ptr<ControlChannel> channel_;
@@ -270,7 +272,7 @@ class TPROBE_INTERNAL Session {
   std::deque<uint32_t> unacknowledged_;
 
   // Guards the lifecycle and the config swaps, never a hook event: running_,
-  // started_, ended_, lives_, config_generation_, unacknowledged_, group_
+  // started_, ended_, versions_, config_generation_, unacknowledged_, group_
   // and group_step_ (and the writes of group_name_id_). The per-call state
   // (indices_, the live Selection) is lock-free.
   std::mutex mu_;

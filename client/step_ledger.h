@@ -4,7 +4,7 @@
 // A rank's own accounting of its records, step by step: the client half of
 // tprobe.json's "records" (the daemon checks it against what it read).
 //
-// At the end of each step Close() turns the Core's running totals
+// At the end of each step Close() turns the Recorder's running totals
 // (core.h RecordTotals) into the step's counts:
 //   produced = committed + read_by_lost_daemon + every StepLosses
 //              (common/record_losses.h: ring_full, too_large, no_daemon,
@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "client/core.h"
+#include "client/recorder.h"
 #include "tprobe/v1/control.pb.h"
 
 namespace tprobe::client {

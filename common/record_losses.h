@@ -9,7 +9,7 @@
 //   too_large    a record larger than half the ring (never chunked)
 //     -- the two the ring header counts (shm::DropReason) --
 //   no_daemon    no daemon attached, or held back after one came
-//     -- the three a rank counts (client/core.h) --
+//     -- the three a rank counts (client/recorder.h) --
 //   daemon_gone  committed, then left unread by a daemon that went away
 //     -- the four a step's ledger settles (control.proto StepLedger) --
 // Each list calls X(name) once per reason, in the order every document lists

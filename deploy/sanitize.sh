@@ -11,7 +11,7 @@
 #            leaks; the C++ tests drive the same client and daemon.
 #   thread   TSan (TPROBE_SANITIZE=thread) in ./build-tsan: the ring, client
 #            core, lock-free session and daemon-process tests (ring_test,
-#            client_test, core_test, naming_test, selection_test,
+#            client_test, recorder_test, naming_test, selection_test,
 #            session_test, daemon_process_test), where threads and
 #            processes share memory.
 #
@@ -55,11 +55,11 @@ for kind in "${kinds[@]}"; do
       echo "[sanitize] TSan: building ./build-tsan"
       configure build-tsan thread
       cmake --build build-tsan -j "$(nproc)" \
-        --target ring_test client_test core_test naming_test selection_test \
+        --target ring_test client_test recorder_test naming_test selection_test \
         session_test daemon_process_test
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --test-dir build-tsan -j2 --output-on-failure \
-          -L '^(ring_test|client_test|core_test|naming_test|selection_test|session_test|daemon_process_test)$' "$@"
+          -L '^(ring_test|client_test|recorder_test|naming_test|selection_test|session_test|daemon_process_test)$' "$@"
       ;;
     *)
       echo "deploy/sanitize.sh: unknown sanitizer '$kind' (address or thread)" >&2

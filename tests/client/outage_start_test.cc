@@ -5,7 +5,7 @@
 // travel only in the boundary ring, so what the daemon sees is fixed by the
 // rank alone. Each test drives one order of events against a real tprobed:
 // the daemon is started after Start(), and the test waits until the
-// session has taken it up (Core::connected(): attached, or held until the
+// session has taken it up (Recorder::connected(): attached, or held until the
 // step ends) before it goes on; Flush waits until the steps are written.
 
 #include <gtest/gtest.h>
@@ -43,7 +43,7 @@ class OutageStartTest : public testing::DaemonTest {
     auto session = Session::Create(options);
     EXPECT_TRUE(session.ok()) << session.status().message();
     if (!session.ok()) return nullptr;
-    EXPECT_FALSE(session.value()->core().connected());
+    EXPECT_FALSE(session.value()->recorder().connected());
     return std::move(session).value();
   }
 
@@ -53,7 +53,7 @@ class OutageStartTest : public testing::DaemonTest {
     if (!StartDaemon()) return false;
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!s.core().connected()) {
+    while (!s.recorder().connected()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -65,7 +65,7 @@ class OutageStartTest : public testing::DaemonTest {
   static bool Call(Session& s) {
     CallPlan plan;
     if (!s.BeginModule("Module.m.Linear", true, 0, &plan)) return false;
-    EntryBuilder entry(s.core());
+    EntryBuilder entry(s.recorder());
     entry.LayOut(plan);
     s.CheckEnd(&plan);
     const bool written = plan.entry() && s.WriteEntry(plan, 0, entry);
@@ -128,7 +128,7 @@ TEST_F(OutageStartTest, AStepThatRecordedBeforeTheDaemonCameIsTheOutages) {
   ASSERT_TRUE(s);
   s->Start();
   EXPECT_FALSE(Call(*s));
-  EXPECT_GT(s->core().Totals().dropped.no_daemon, 0u);
+  EXPECT_GT(s->recorder().Totals().dropped.no_daemon, 0u);
   ASSERT_TRUE(DaemonComesUp(*s));
   EXPECT_FALSE(s->connected()) << "held until the step ends";
   s->Stop();

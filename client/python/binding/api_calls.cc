@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "client/core.h"
 #include "client/python/binding/call_stack.h"
+#include "client/recorder.h"
 
 namespace py = pybind11;
 
@@ -51,7 +51,7 @@ void ApiCalls::Inputs(py::handle handle, py::handle args, py::handle kwargs) {
 void ApiCalls::TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) {
   session_.Hook("Session.api_inputs", [&](client::Session& session) {
     if (!call.entry) return;
-    call.stack_id = InternCapturedStack(session.core());
+    call.stack_id = InternCapturedStack(session.recorder());
     if (call.plan.input) {
       values_.EncodeAhead(args, &call.args);
       values_.EncodeAhead(kwargs, &call.kwargs);
@@ -72,7 +72,7 @@ void ApiCalls::EndApiCall(ApiCall& call, PyObject* output) {
     client::CallPlan& plan = call.plan;
     session.CheckEnd(&plan);
     if (output != nullptr) {
-      client::EntryBuilder entry(session.core());
+      client::EntryBuilder entry(session.recorder());
       if (plan.entry()) {
         if (plan.input && call.inputs) {
           entry.Whole(Part::kInputArgs).Raw(call.args);

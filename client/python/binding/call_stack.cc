@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/core.h"
+#include "client/recorder.h"
 
 namespace py = pybind11;
 
@@ -139,7 +139,7 @@ std::shared_ptr<const Stack> CaptureStack() {
   return stack;
 }
 
-uint32_t InternCapturedStack(client::Core& core) {
+uint32_t InternCapturedStack(client::Recorder& core) {
   std::shared_ptr<const Stack> stack = CaptureStack();
   return stack ? stack->text.Intern(core) : 0;
 }

@@ -35,7 +35,7 @@ std::shared_ptr<const Stack> CaptureStack();
 
 // The running Python code's stack, interned in this thread's ring of
 // `core`; 0 when there is no Python frame. Raises as CaptureStack does.
-uint32_t InternCapturedStack(client::Core& core);
+uint32_t InternCapturedStack(client::Recorder& core);
 
 }  // namespace tprobe::python
 

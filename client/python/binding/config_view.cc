@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "client/core.h"
+#include "client/recorder.h"
 #include "common/config/config.h"
 
 namespace py = pybind11;
@@ -48,7 +48,7 @@ std::string ConfigView::dump_path() const {
 
 py::object ConfigView::last_step() const {
   client::Session* session = session_.get();
-  if (session == nullptr || session->core().directive() != 0) {
+  if (session == nullptr || session->recorder().directive() != 0) {
     return py::none();
   }
   auto last = config::LastStep(session->config());

@@ -2,8 +2,8 @@
 
 #include "client/python/binding/entry_values.h"
 
-#include "client/core.h"
 #include "client/python/binding/value_encoder.h"
+#include "client/recorder.h"
 
 namespace py = pybind11;
 
@@ -12,7 +12,7 @@ namespace {
 
 // A stack given as a list of lines (record_entry), interned in this
 // thread's ring; 0 for None.
-uint32_t StackId(client::Core& core, py::handle stack) {
+uint32_t StackId(client::Recorder& core, py::handle stack) {
   if (stack.is_none()) return 0;
   client::StackText text;
   for (py::handle line : stack) {
@@ -68,11 +68,11 @@ void EntryValues::EncodeOutput(client::EntryBuilder& entry, py::handle output,
 void EntryValues::EncodeAhead(py::handle value, std::string* bytes) {
   record::ValueWriter out(bytes);
   client::Session* session = session_.get();
-  if (session == nullptr || !session->core().attached()) {
+  if (session == nullptr || !session->recorder().attached()) {
     out.Null();
     return;
   }
-  client::EntryBuilder entry(session->core());
+  client::EntryBuilder entry(session->recorder());
   Encode(entry, value, out);
 }
 
@@ -86,7 +86,7 @@ void EntryValues::WriteBackward(client::Session& session,
                                 const client::CallPlan& plan, py::handle input,
                                 py::handle output) {
   if (!plan.entry()) return;
-  client::EntryBuilder entry(session.core());
+  client::EntryBuilder entry(session.recorder());
   if (plan.input && !input.is(NoEntry())) {
     Encode(entry, input, entry.Whole(client::Part::kInput));
   }
@@ -102,7 +102,7 @@ bool EntryValues::RecordEntry(py::handle name, py::handle stack,
   return session_.Hook(
       "Session.record_entry",
       [&](client::Session& session) {
-        client::Core& core = session.core();
+        client::Recorder& core = session.recorder();
         client::EntryBuilder entry(core);
         if (!core.attached()) return entry.Write(0, 0, 0);  // counts the drop
         std::string_view text;

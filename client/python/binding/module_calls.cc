@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "client/core.h"
 #include "client/python/binding/call_stack.h"
+#include "client/recorder.h"
 
 namespace py = pybind11;
 
@@ -29,7 +29,7 @@ void ModuleCalls::Inputs(py::handle handle, py::handle args,
     const Call* call = session_.Open(handle);
     if (call == nullptr || !call->plan.stack()) return;
     const client::CallPlan& plan = call->plan;
-    client::EntryBuilder entry(session.core());
+    client::EntryBuilder entry(session.recorder());
     if (plan.input) {
       values_.Encode(entry, args, entry.Whole(Part::kInputArgs));
       if (PyDict_Check(kwargs.ptr())) {
@@ -39,7 +39,7 @@ void ModuleCalls::Inputs(py::handle handle, py::handle args,
       }
     }
     // With an empty body the record only lists the stack.
-    session.WriteEntry(plan, InternCapturedStack(session.core()), entry);
+    session.WriteEntry(plan, InternCapturedStack(session.recorder()), entry);
   });
 }
 
@@ -52,7 +52,7 @@ void ModuleCalls::End(py::handle handle, py::handle output,
     client::CallPlan& plan = call->plan;
     session.CheckEnd(&plan);
     if (plan.output) {
-      client::EntryBuilder entry(session.core());
+      client::EntryBuilder entry(session.recorder());
       values_.EncodeOutput(entry, output, entry.Whole(Part::kOutput));
       ValueWriter& params = entry.Open(Part::kParameters);
       if (PyDict_Check(parameters.ptr())) {
@@ -111,7 +111,7 @@ bool ModuleCalls::ParamGrad(py::handle base, py::handle name, py::handle grad) {
             !session.BeginParamGrad(text, param, &plan)) {
           return false;
         }
-        client::EntryBuilder entry(session.core());
+        client::EntryBuilder entry(session.recorder());
         ValueWriter& body = entry.Extra();
         body.Key(param);
         body.BeginList();

@@ -163,9 +163,10 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   const uint32_t ref = client::NextTensorRef();
   out.TensorRef(ref);
   const Summary summary_mode = g_summary.load(std::memory_order_relaxed);
-  std::optional<client::RingSlot> slot = entry.core().WriteTensorAwaitingStats(
-      ref, dtype, shape, requires_grad, nbytes,
-      /*bytes_follow=*/summary_mode == Summary::kTensor);
+  std::optional<client::RingSlot> slot =
+      entry.recorder().WriteTensorAwaitingStats(
+          ref, dtype, shape, requires_grad, nbytes,
+          /*bytes_follow=*/summary_mode == Summary::kTensor);
   if (!slot) return;  // dropped and counted: the entry's tensor is incomplete
   const client::Session* session = g_session.load(std::memory_order_acquire);
   const uint32_t step = session != nullptr ? session->step() : 0;
@@ -204,7 +205,7 @@ uint64_t ProducerStatsFailures() {
   return g_failures.load(std::memory_order_relaxed);
 }
 
-size_t WriteProducerStats(client::Core& core, std::string_view values,
+size_t WriteProducerStats(client::Recorder& core, std::string_view values,
                           std::string_view places) {
   constexpr size_t kPlace = kPlaceWithKinds;
   constexpr size_t kValues = 4 * sizeof(uint64_t);
@@ -232,7 +233,8 @@ size_t WriteProducerStats(client::Core& core, std::string_view values,
   return written;
 }
 
-size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
+size_t WriteProducerBytes(client::Recorder& core,
+                          std::span<const HostBytes> copies,
                           std::string_view places) {
   if (places.size() != copies.size() * kPlaceWithKinds) return 0;
   size_t written = 0;
@@ -261,7 +263,7 @@ size_t WriteProducerStatsFromPython(client::Session* session, py::bytes values,
   const std::string_view v(vp, static_cast<size_t>(vn));
   const std::string_view p(pp, static_cast<size_t>(pn));
   py::gil_scoped_release release;
-  return WriteProducerStats(session->core(), v, p);
+  return WriteProducerStats(session->recorder(), v, p);
 }
 
 size_t WriteProducerBytesFromPython(client::Session* session,
@@ -277,7 +279,7 @@ size_t WriteProducerBytesFromPython(client::Session* session,
   }
   const std::string_view p = places;
   py::gil_scoped_release release;
-  return WriteProducerBytes(session->core(), host, p);
+  return WriteProducerBytes(session->recorder(), host, p);
 }
 
 void DefineProducerStats(py::module_& m) {

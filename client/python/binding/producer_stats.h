@@ -65,7 +65,7 @@ uint64_t ProducerStatsFailures();
 // Writes ProducerStats records from this thread: `values` holds 4 uint64 per
 // tensor, `places` 24 bytes per tensor (the 20 bytes EncodeByProducer
 // handed out, then the 4 StatKind bytes). Returns how many were written.
-size_t WriteProducerStats(client::Core& core, std::string_view values,
+size_t WriteProducerStats(client::Recorder& core, std::string_view values,
                           std::string_view places);
 
 // Host memory that holds a tensor's bytes (a pinned copy, or a host clone).
@@ -78,7 +78,8 @@ struct HostBytes {
 // tensor and overflow_check): the bytes of each tensor at `copies[i]`, placed
 // by the i-th 24 bytes of `places` (as for WriteProducerStats; the kind bytes
 // are unused). Returns how many were written whole. Needs no GIL.
-size_t WriteProducerBytes(client::Core& core, std::span<const HostBytes> copies,
+size_t WriteProducerBytes(client::Recorder& core,
+                          std::span<const HostBytes> copies,
                           std::string_view places);
 
 // Session.write_producer_stats(values, places) and

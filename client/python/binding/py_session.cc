@@ -10,8 +10,8 @@
 #include <memory>
 #include <utility>
 
-#include "client/core.h"
 #include "client/python/binding/producer_stats.h"
+#include "client/recorder.h"
 
 namespace py = pybind11;
 
@@ -165,7 +165,7 @@ py::dict PySession::counters() const {
   py::dict d;
   uint64_t written = 0, no_daemon = 0, ring_full = 0, too_large = 0;
   if (client::Session* session = session_.get()) {
-    client::Core& core = session->core();
+    client::Recorder& core = session->recorder();
     written = core.records_written();
     no_daemon = core.dropped_no_daemon();
     ring_full = core.dropped(shm::DropReason::kRingFull);

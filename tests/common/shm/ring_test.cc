@@ -233,7 +233,7 @@ TEST_F(RingTest, FullRingPublishesSoTheReaderCanFreeIt) {
 }
 
 // Another thread publishes from the writer's mirror while the writer goes
-// on (Core::PublishAll at a step boundary): head only moves forward, and
+// on (Recorder::PublishAll at a step boundary): head only moves forward, and
 // every record the mirror showed is visible at once.
 TEST_F(RingTest, PublishCommittedFromAnotherThreadNeverMovesHeadBack) {
   RingHeader header;

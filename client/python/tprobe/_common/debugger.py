@@ -20,7 +20,7 @@ FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
   the rank at the first start().
 - Fork: a forked child (a DataLoader worker) never writes into the
   parent's rings; its hooks go quiet (the client core drops what a child
-  sends anyway, client/core.h InForkedChild).
+  sends anyway, client/recorder.h InForkedChild).
 - dump_enable: when config.json has the key, the file is looked at again
   at start(), stop() and step() on msprobe's schedule, and a start() while
   it says false starts nothing; its other changed fields are applied as a

@@ -1,4 +1,4 @@
-#include "client/core.h"
+#include "client/recorder.h"
 
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -24,7 +24,7 @@ void MarkForkedChild() { g_forked_child.store(true); }
 std::once_flag g_atfork_once;
 
 // Connection generations are unique in the process, so a thread's cached
-// ring never outlives its connection even when a new Core or Connection
+// ring never outlives its connection even when a new Recorder or Connection
 // reuses an old address.
 std::atomic<uint64_t> g_next_generation{1};
 
@@ -33,8 +33,8 @@ std::atomic<uint64_t> g_next_generation{1};
 bool InForkedChild() { return g_forked_child.load(std::memory_order_relaxed); }
 
 // This thread's ring of the current connection and its intern tables.
-struct Core::ThreadRing {
-  const Core* core = nullptr;
+struct Recorder::ThreadRing {
+  const Recorder* core = nullptr;
   uint64_t generation = 0;
   Connection* connection = nullptr;
   std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
@@ -53,15 +53,15 @@ Connection::Connection(std::unique_ptr<shm::Segment> s)
       committed(std::make_unique<Committed[]>(segment->ring_count())),
       data_rings(segment->ring_count() - 1) {}
 
-Core::Core(config::FullRingPolicy policy, uint32_t block_timeout_ms)
+Recorder::Recorder(config::FullRingPolicy policy, uint32_t block_timeout_ms)
     : policy_(policy), block_timeout_ms_(block_timeout_ms) {
   std::call_once(g_atfork_once,
                  [] { pthread_atfork(nullptr, nullptr, MarkForkedChild); });
 }
 
-Core::~Core() { Detach(); }
+Recorder::~Recorder() { Detach(); }
 
-void Core::Attach(std::unique_ptr<shm::Segment> segment) {
+void Recorder::Attach(std::unique_ptr<shm::Segment> segment) {
   auto conn = std::make_unique<Connection>(std::move(segment));
   conn->generation = g_next_generation.fetch_add(1);
   std::lock_guard boundary(boundary_mu_);
@@ -78,7 +78,7 @@ void Core::Attach(std::unique_ptr<shm::Segment> segment) {
   connections_.push_back(std::move(conn));
 }
 
-void Core::Detach(bool daemon_lost) {
+void Recorder::Detach(bool daemon_lost) {
   std::lock_guard lock(retired_mu_);
   if (Connection* c = connection_.load(std::memory_order_acquire)) {
     if (daemon_lost) c->daemon_lost.store(true, std::memory_order_release);
@@ -88,7 +88,7 @@ void Core::Detach(bool daemon_lost) {
   held_.store(false, std::memory_order_release);
 }
 
-void Core::StepBoundary(uint64_t produced) {
+void Recorder::StepBoundary(uint64_t produced) {
   std::lock_guard boundary(boundary_mu_);
   start_.clear();
   std::lock_guard lock(retired_mu_);
@@ -114,7 +114,7 @@ void Core::StepBoundary(uint64_t produced) {
   }
 }
 
-Core::ThreadRing* Core::RingForThisThread() {
+Recorder::ThreadRing* Recorder::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
   if (conn == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
     return nullptr;
@@ -127,7 +127,7 @@ Core::ThreadRing* Core::RingForThisThread() {
   return &ring;
 }
 
-void Core::ClaimRing(ThreadRing* ring, Connection* conn) {
+void Recorder::ClaimRing(ThreadRing* ring, Connection* conn) {
   ring->core = this;
   ring->connection = conn;
   ring->generation = conn->generation;
@@ -147,8 +147,8 @@ void Core::ClaimRing(ThreadRing* ring, Connection* conn) {
   }
 }
 
-std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
-                         uint32_t size) {
+std::byte* Recorder::Reserve(ThreadRing* ring, record::RecordType type,
+                             uint32_t size) {
   if (ring->writer) [[likely]] {
     if (std::byte* p =
             ring->writer->Reserve(static_cast<uint16_t>(type), size)) {
@@ -158,8 +158,8 @@ std::byte* Core::Reserve(ThreadRing* ring, record::RecordType type,
   return ReserveSlow(ring, type, size);
 }
 
-std::byte* Core::ReserveSlow(ThreadRing* ring, record::RecordType type,
-                             uint32_t size) {
+std::byte* Recorder::ReserveSlow(ThreadRing* ring, record::RecordType type,
+                                 uint32_t size) {
   if (!ring->writer) {
     // More producing threads than rings: count against ring 0.
     ring->connection->segment->ring_header(0)
@@ -194,7 +194,7 @@ std::byte* Core::ReserveSlow(ThreadRing* ring, record::RecordType type,
   return nullptr;
 }
 
-uint64_t Core::NextSeq() {
+uint64_t Recorder::NextSeq() {
   thread_local uint64_t t_last = 0;
   const uint64_t seq =
       std::max(t_last, seq_.load(std::memory_order_relaxed)) + 1;
@@ -203,7 +203,7 @@ uint64_t Core::NextSeq() {
   return seq;
 }
 
-uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
+uint32_t Recorder::Intern(record::InternKind kind, std::string_view text) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -223,8 +223,8 @@ uint32_t Core::Intern(record::InternKind kind, std::string_view text) {
   return id;
 }
 
-bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
-                     record::CallKind kind, record::Direction direction) {
+bool Recorder::WriteCall(bool begin, uint32_t step, uint32_t name_id,
+                         record::CallKind kind, record::Direction direction) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -240,9 +240,9 @@ bool Core::WriteCall(bool begin, uint32_t step, uint32_t name_id,
   return true;
 }
 
-bool Core::WriteTensor(uint32_t ref, DType dtype,
-                       std::span<const int64_t> shape, bool requires_grad,
-                       const void* data, size_t nbytes) {
+bool Recorder::WriteTensor(uint32_t ref, DType dtype,
+                           std::span<const int64_t> shape, bool requires_grad,
+                           const void* data, size_t nbytes) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -257,8 +257,8 @@ bool Core::WriteTensor(uint32_t ref, DType dtype,
   return WriteChunks(ring, ref, data, nbytes);
 }
 
-bool Core::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
-                       size_t nbytes) {
+bool Recorder::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
+                           size_t nbytes) {
   // The payload streams in chunks of at most half the ring.
   const size_t max_chunk =
       ring->writer->MaxPayload() - sizeof(record::ChunkRecord);
@@ -276,7 +276,7 @@ bool Core::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
   return true;
 }
 
-std::optional<RingSlot> Core::WriteTensorAwaitingStats(
+std::optional<RingSlot> Recorder::WriteTensorAwaitingStats(
     uint32_t ref, DType dtype, std::span<const int64_t> shape,
     bool requires_grad, size_t nbytes, bool bytes_follow) {
   ThreadRing* ring = RingForThisThread();
@@ -295,8 +295,9 @@ std::optional<RingSlot> Core::WriteTensorAwaitingStats(
   return RingSlot{ring->index, ring->generation};
 }
 
-std::byte* Core::ReserveForSlot(const RingSlot& slot, record::RecordType type,
-                                uint32_t size, ThreadRing*& ring) {
+std::byte* Recorder::ReserveForSlot(const RingSlot& slot,
+                                    record::RecordType type, uint32_t size,
+                                    ThreadRing*& ring) {
   ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -307,8 +308,8 @@ std::byte* Core::ReserveForSlot(const RingSlot& slot, record::RecordType type,
   return Reserve(ring, type, size);
 }
 
-bool Core::WriteProducerStats(const RingSlot& slot,
-                              const record::ProducerStatsRecord& stats) {
+bool Recorder::WriteProducerStats(const RingSlot& slot,
+                                  const record::ProducerStatsRecord& stats) {
   ThreadRing* ring;
   std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerStats,
                                 record::kProducerStatsSize, ring);
@@ -320,8 +321,9 @@ bool Core::WriteProducerStats(const RingSlot& slot,
   return true;
 }
 
-bool Core::WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
-                              const void* data, size_t nbytes) {
+bool Recorder::WriteProducerBytes(const RingSlot& slot, uint32_t ref,
+                                  uint32_t step, const void* data,
+                                  size_t nbytes) {
   ThreadRing* ring;
   std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerBytes,
                                 record::kProducerBytesSize, ring);
@@ -336,8 +338,8 @@ bool Core::WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
   return WriteChunks(ring, ref, data, nbytes);
 }
 
-bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
-                      std::span<const std::string_view> pieces) {
+bool Recorder::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
+                          std::span<const std::string_view> pieces) {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -360,19 +362,21 @@ bool Core::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   return true;
 }
 
-Core::BoundaryWrite Core::WriteBoundary(std::string_view request,
-                                        uint32_t wait_ms,
-                                        std::optional<uint32_t> step) {
+Recorder::BoundaryWrite Recorder::WriteBoundary(std::string_view request,
+                                                uint32_t wait_ms,
+                                                std::optional<uint32_t> step) {
   return Write(request, wait_ms, step, /*start=*/false);
 }
 
-Core::BoundaryWrite Core::WriteStart(std::string_view request,
-                                     uint32_t wait_ms) {
+Recorder::BoundaryWrite Recorder::WriteStart(std::string_view request,
+                                             uint32_t wait_ms) {
   return Write(request, wait_ms, std::nullopt, /*start=*/true);
 }
 
-Core::BoundaryWrite Core::Write(std::string_view request, uint32_t wait_ms,
-                                std::optional<uint32_t> step, bool start) {
+Recorder::BoundaryWrite Recorder::Write(std::string_view request,
+                                        uint32_t wait_ms,
+                                        std::optional<uint32_t> step,
+                                        bool start) {
   std::lock_guard lock(boundary_mu_);
   if (request.empty() || request.size() > record::kMaxBoundaryBytes) {
     return BoundaryWrite::kNoRoom;
@@ -389,7 +393,7 @@ Core::BoundaryWrite Core::Write(std::string_view request, uint32_t wait_ms,
   return BoundaryWrite::kQueued;
 }
 
-shm::RingWriter& Core::BoundaryRing(Connection* c) {
+shm::RingWriter& Recorder::BoundaryRing(Connection* c) {
   const uint32_t last = c->data_rings;
   if (!c->boundary) {
     c->boundary.emplace(c->segment->ring_header(last),
@@ -402,8 +406,8 @@ shm::RingWriter& Core::BoundaryRing(Connection* c) {
   return *c->boundary;
 }
 
-bool Core::PutWaiting(Connection* c, std::string_view request,
-                      std::optional<uint32_t> step, uint32_t wait_ms) {
+bool Recorder::PutWaiting(Connection* c, std::string_view request,
+                          std::optional<uint32_t> step, uint32_t wait_ms) {
   shm::RingWriter& w = BoundaryRing(c);
   // A daemon that did not move since a wait timed out (it is stopped) costs
   // one wait, not one per step, as a data ring's (ThreadRing::stuck_tail).
@@ -434,7 +438,7 @@ bool Core::PutWaiting(Connection* c, std::string_view request,
   return written;
 }
 
-bool Core::WriteQueued(Connection* c) {
+bool Recorder::WriteQueued(Connection* c) {
   while (!queued_.empty()) {
     if (!Put(c, queued_.front().request, queued_.front().step)) return false;
     queued_.pop_front();
@@ -442,15 +446,15 @@ bool Core::WriteQueued(Connection* c) {
   return true;
 }
 
-bool Core::Put(Connection* c, std::string_view request,
-               std::optional<uint32_t> step) {
+bool Recorder::Put(Connection* c, std::string_view request,
+                   std::optional<uint32_t> step) {
   // Every data record committed so far goes before the boundary.
   PublishAll();
   return Append(c, request, step);
 }
 
-bool Core::Append(Connection* c, std::string_view request,
-                  std::optional<uint32_t> step) {
+bool Recorder::Append(Connection* c, std::string_view request,
+                      std::optional<uint32_t> step) {
   shm::RingWriter& w = BoundaryRing(c);
   std::byte* p = w.Reserve(static_cast<uint16_t>(record::RecordType::kBoundary),
                            static_cast<uint32_t>(request.size()));
@@ -462,13 +466,13 @@ bool Core::Append(Connection* c, std::string_view request,
   return true;
 }
 
-int64_t Core::BoundaryAcknowledged() {
+int64_t Recorder::BoundaryAcknowledged() {
   std::lock_guard lock(boundary_mu_);
   PopAcknowledged();
   return acknowledged_;
 }
 
-void Core::PopAcknowledged() {
+void Recorder::PopAcknowledged() {
   const Connection* active = connection_.load(std::memory_order_acquire);
   while (!acks_.empty()) {
     const PendingAck& ack = acks_.front();
@@ -486,7 +490,8 @@ void Core::PopAcknowledged() {
   }
 }
 
-bool Core::WaitBoundariesRead(std::chrono::steady_clock::time_point deadline) {
+bool Recorder::WaitBoundariesRead(
+    std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     {
       std::lock_guard lock(boundary_mu_);
@@ -505,7 +510,7 @@ bool Core::WaitBoundariesRead(std::chrono::steady_clock::time_point deadline) {
   }
 }
 
-void Core::PublishConnection(const Connection& conn) {
+void Recorder::PublishConnection(const Connection& conn) {
   for (uint32_t i = 0; i < conn.segment->ring_count(); ++i) {
     shm::PublishCommitted(
         conn.segment->ring_header(i),
@@ -513,12 +518,12 @@ void Core::PublishConnection(const Connection& conn) {
   }
 }
 
-void Core::PublishAll() {
+void Recorder::PublishAll() {
   std::lock_guard lock(retired_mu_);
   for (const auto& conn : connections_) PublishConnection(*conn);
 }
 
-RecordTotals Core::TotalsLocked() const {
+RecordTotals Recorder::TotalsLocked() const {
   RecordTotals t;
   t.dropped.no_daemon = dropped_no_daemon_.load(std::memory_order_relaxed);
   Connection* active = connection_.load(std::memory_order_acquire);
@@ -547,29 +552,29 @@ RecordTotals Core::TotalsLocked() const {
   return t;
 }
 
-RecordTotals Core::Totals() const {
+RecordTotals Recorder::Totals() const {
   std::lock_guard lock(retired_mu_);
   return TotalsLocked();
 }
 
-uint64_t Core::records_written() const {
+uint64_t Recorder::records_written() const {
   const RecordTotals t = Totals();
   return t.committed - t.orphaned;
 }
 
-uint64_t Core::dropped_no_daemon() const {
+uint64_t Recorder::dropped_no_daemon() const {
   const RecordTotals t = Totals();
   return t.dropped.no_daemon + t.orphaned;
 }
 
-RankLosses Core::Dropped() const {
+RankLosses Recorder::Dropped() const {
   const RecordTotals t = Totals();
   RankLosses dropped = t.dropped;
   dropped.no_daemon += t.orphaned;
   return dropped;
 }
 
-uint64_t Core::dropped(shm::DropReason reason) const {
+uint64_t Recorder::dropped(shm::DropReason reason) const {
   const RecordTotals t = Totals();
   return reason == shm::DropReason::kRingFull ? t.dropped.ring_full
                                               : t.dropped.too_large;

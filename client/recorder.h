@@ -1,8 +1,9 @@
-#ifndef TPROBE_CLIENT_CORE_H_
-#define TPROBE_CLIENT_CORE_H_
+#ifndef TPROBE_CLIENT_RECORDER_H_
+#define TPROBE_CLIENT_RECORDER_H_
 
-// The client core: the hot path that turns hook events into ring records.
-// Framework adapters (the C++ Client, the Python binding) sit on top of it.
+// The Recorder, the client core: the hot path that turns hook events into ring
+// records. Framework adapters (the C++ Client, the Python binding) sit on top
+// of it.
 //
 // Hot-path contract (docs/architecture.md, section 2): reading the connection
 // is one acquire load; when there is no daemon a write is one branch and a
@@ -35,16 +36,16 @@
 namespace tprobe::client {
 
 // One live registration with a daemon: the mapped segment and which rings
-// threads have claimed. Never freed while the Core lives (retired ones are
+// threads have claimed. Never freed while the Recorder lives (retired ones are
 // kept), so the hot path needs no reference counting.
 //
 // The segment's last ring is the boundary ring: no hook thread claims it;
-// Core::WriteBoundary writes the rank's Start, Step and Goodbye into it.
+// Recorder::WriteBoundary writes the rank's Start, Step and Goodbye into it.
 struct Connection {
   explicit Connection(std::unique_ptr<shm::Segment> s);
   // One ring's committed head as its writer mirrors it (shm::RingWriter),
   // on a cache line of its own: the writer stores it at every record, and
-  // other threads publish it (Core::PublishAll).
+  // other threads publish it (Recorder::PublishAll).
   struct alignas(shm::kCacheLine) Committed {
     std::atomic<uint64_t> head{0};
   };
@@ -52,10 +53,10 @@ struct Connection {
   std::unique_ptr<Committed[]> committed;  // one per ring
   const uint32_t data_rings;               // every ring but the last
   // The boundary ring's writer, once a boundary was written (guarded by
-  // Core::boundary_mu_).
+  // Recorder::boundary_mu_).
   std::optional<shm::RingWriter> boundary;
   // The boundary ring's tail when a wait for the daemon last timed out
-  // (UINT64_MAX: none); guarded by Core::boundary_mu_.
+  // (UINT64_MAX: none); guarded by Recorder::boundary_mu_.
   uint64_t boundary_stuck_tail = UINT64_MAX;
   uint64_t generation = 0;
   std::atomic<uint32_t> next_ring{0};
@@ -64,12 +65,12 @@ struct Connection {
   std::atomic<bool> daemon_lost{false};
   // Step boundaries since the loss, and the unread records counted once no
   // hook can still be writing into the rings (two boundaries later), so
-  // later steps do not walk them again. Guarded by Core::retired_mu_.
+  // later steps do not walk them again. Guarded by Recorder::retired_mu_.
   int boundaries_since_lost = 0;
   std::optional<uint64_t> orphaned;
 };
 
-// Counts of this process's records since the Core was made, over every
+// Counts of this process's records since the Recorder was made, over every
 // connection it had. Each record ends in exactly one place:
 //   produced() = committed + dropped.Total()
 // and `orphaned` is the part of `committed` a daemon that went away never
@@ -92,10 +93,10 @@ struct RingSlot {
   uint64_t generation = 0;
 };
 
-class TPROBE_INTERNAL Core {
+class TPROBE_INTERNAL Recorder {
  public:
-  Core(config::FullRingPolicy policy, uint32_t block_timeout_ms);
-  ~Core();
+  Recorder(config::FullRingPolicy policy, uint32_t block_timeout_ms);
+  ~Recorder();
 
   // Called by the control channel. A segment attached while the current
   // step has already produced records (a daemon came back mid-step) is held
@@ -235,7 +236,7 @@ class TPROBE_INTERNAL Core {
   bool WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
                   std::span<const std::string_view> pieces);
 
-  // Counters since the Core was made (see ClientCounters); every record
+  // Counters since the Recorder was made (see ClientCounters); every record
   // counted as committed is published first, so a ring cut taken from them
   // (StepLedger) is one the daemon can reach. Records left
   // unread by a daemon that went away count as dropped_no_daemon, not as
@@ -346,4 +347,4 @@ TPROBE_INTERNAL bool InForkedChild();
 
 }  // namespace tprobe::client
 
-#endif  // TPROBE_CLIENT_CORE_H_
+#endif  // TPROBE_CLIENT_RECORDER_H_
