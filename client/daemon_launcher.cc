@@ -51,8 +51,7 @@ std::string FindDaemonBinary(const std::string& explicit_path) {
   return "tprobed";
 }
 
-bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
-                  std::string* error) {
+Status LaunchDaemon(const std::string& binary, const std::string& socket_path) {
   MakeParentDir(socket_path);
   const std::string log = DirName(socket_path) + "/tprobed.log";
   posix_spawn_file_actions_t actions;
@@ -80,10 +79,9 @@ bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    *error = "cannot start " + binary + ": " + std::strerror(rc);
-    return false;
+    return Status::Error("cannot start " + binary + ": " + std::strerror(rc));
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace tprobe::client

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "common/status.h"
+
 namespace tprobe::client {
 
 // The tprobed to start: `explicit_path` if not empty, else $TPROBED, else
@@ -14,9 +16,8 @@ namespace tprobe::client {
 std::string FindDaemonBinary(const std::string& explicit_path);
 
 // Spawns `binary --socket socket_path --foreground --idle-exit 10`, detached.
-// Returns false and sets *error when it cannot be started.
-bool LaunchDaemon(const std::string& binary, const std::string& socket_path,
-                  std::string* error);
+// An error when it cannot be started.
+Status LaunchDaemon(const std::string& binary, const std::string& socket_path);
 
 }  // namespace tprobe::client
 

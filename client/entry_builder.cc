@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "client/exception_boundary.h"
+
 namespace tprobe::client {
 namespace {
 
@@ -34,7 +36,7 @@ constexpr char kEnd = static_cast<char>(record::ValueTag::kEnd);
 
 }  // namespace
 
-uint32_t NextTensorRef() {
+uint32_t NextTensorRef() noexcept {
   thread_local uint32_t next = 1;
   uint32_t ref = next++;
   if (ref == 0) ref = next++;
@@ -57,7 +59,7 @@ void EntryBuilder::LayOut(const CallPlan& plan) {
   }
 }
 
-record::ValueWriter& EntryBuilder::Open(Part part) {
+record::ValueWriter& EntryBuilder::Open(Part part) noexcept {
   PartBuffer& p = parts_[Index(part)];
   p.state = State::kItems;
   p.bytes.clear();
@@ -69,7 +71,7 @@ record::ValueWriter* EntryBuilder::Items(Part part) {
   return p.state == State::kItems ? &p.writer : nullptr;
 }
 
-record::ValueWriter& EntryBuilder::Whole(Part part) {
+record::ValueWriter& EntryBuilder::Whole(Part part) noexcept {
   PartBuffer& p = parts_[Index(part)];
   p.state = State::kWhole;
   p.bytes.clear();
@@ -81,7 +83,7 @@ void EntryBuilder::Reset() {
   extra_.clear();
 }
 
-bool EntryBuilder::empty() const {
+bool EntryBuilder::empty() const noexcept {
   for (const PartBuffer& p : parts_) {
     if (p.state != State::kClosed) return false;
   }
@@ -90,13 +92,17 @@ bool EntryBuilder::empty() const {
 
 bool EntryBuilder::Tensor(record::ValueWriter& out, DType dtype,
                           std::span<const int64_t> shape, bool requires_grad,
-                          const void* data, size_t nbytes) {
+                          const void* data, size_t nbytes) noexcept try {
   const uint32_t ref = NextTensorRef();
   out.TensorRef(ref);
   return recorder_.WriteTensor(ref, dtype, shape, requires_grad, data, nbytes);
+} catch (...) {
+  NoteStopped("EntryBuilder::Tensor");
+  return false;
 }
 
-bool EntryBuilder::Write(uint32_t step, uint32_t name_id, uint32_t stack_id) {
+bool EntryBuilder::Write(uint32_t step, uint32_t name_id,
+                         uint32_t stack_id) noexcept try {
   static constexpr char kEndText[] = {kEnd};
   const auto& keys = PartKeys();
   std::string_view pieces[kPartCount * 4 + 1];
@@ -116,6 +122,9 @@ bool EntryBuilder::Write(uint32_t step, uint32_t name_id, uint32_t stack_id) {
   pieces[n++] = extra_;
   return recorder_.WriteEntry(step, name_id, stack_id,
                               std::span<const std::string_view>(pieces, n));
+} catch (...) {
+  NoteStopped("EntryBuilder::Write");
+  return false;
 }
 
 }  // namespace tprobe::client

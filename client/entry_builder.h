@@ -47,7 +47,7 @@ inline constexpr size_t kPartCount = 5;
 // A new tensor ref of this thread (each thread has its own ring); never 0,
 // never reused on a thread, so tensors of an abandoned entry cannot be
 // mistaken for a later entry's.
-TPROBE_INTERNAL uint32_t NextTensorRef();
+TPROBE_INTERNAL uint32_t NextTensorRef() noexcept;
 
 class TPROBE_INTERNAL EntryBuilder {
  public:
@@ -63,12 +63,12 @@ class TPROBE_INTERNAL EntryBuilder {
 
   // Opens `part` as an empty container and returns its items' writer: a
   // value per item, and for a dict part a Key before each.
-  record::ValueWriter& Open(Part part);
+  record::ValueWriter& Open(Part part) noexcept;
   // The items' writer of an opened container part; nullptr when the part is
   // not open (data_mode leaves it out) or was written Whole.
   record::ValueWriter* Items(Part part);
   // Opens `part` as one value the caller writes whole.
-  record::ValueWriter& Whole(Part part);
+  record::ValueWriter& Whole(Part part) noexcept;
   // Leaves `part` out.
   void Drop(Part part) { parts_[Index(part)].state = State::kClosed; }
   // Empties the builder for another entry, keeping its buffers' capacity
@@ -78,19 +78,19 @@ class TPROBE_INTERNAL EntryBuilder {
   // {name: [grad]}, a raw entry's keys).
   record::ValueWriter& Extra() { return extra_writer_; }
   // Nothing to write: the entry would only list its stack.
-  bool empty() const;
+  bool empty() const noexcept;
 
   // Writes a tensor into this thread's ring and its ref into `out`. The
   // caller has checked that nbytes matches dtype and shape. Returns false
   // when part of it was dropped (the entry still refers to it).
   bool Tensor(record::ValueWriter& out, DType dtype,
               std::span<const int64_t> shape, bool requires_grad,
-              const void* data, size_t nbytes);
+              const void* data, size_t nbytes) noexcept;
 
   // Writes the entry (an empty one only lists the stack `stack_id`, 0 for
   // none). Returns false when it was dropped. A planned call's entry is
   // written through Session::WriteEntry, which counts a drop in the ledger.
-  bool Write(uint32_t step, uint32_t name_id, uint32_t stack_id);
+  bool Write(uint32_t step, uint32_t name_id, uint32_t stack_id) noexcept;
 
   Recorder& recorder() { return recorder_; }
 

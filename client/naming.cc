@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "client/exception_boundary.h"
+
 namespace tprobe::client {
 namespace {
 
@@ -22,10 +24,13 @@ void SetModuleBase(std::string* base, ModuleStyle style, std::string_view path,
 }
 
 std::string ModuleBase(ModuleStyle style, std::string_view path,
-                       std::string_view class_name) {
+                       std::string_view class_name) noexcept try {
   std::string base;
   SetModuleBase(&base, style, path, class_name);
   return base;
+} catch (...) {
+  NoteStopped("ModuleBase");
+  return {};
 }
 
 void SetApiBase(std::string* base, std::string_view prefix,
@@ -36,10 +41,14 @@ void SetApiBase(std::string* base, std::string_view prefix,
   base->assign(prefix).append(".").append(api);
 }
 
-std::string ApiBase(std::string_view prefix, std::string_view api) {
+std::string ApiBase(std::string_view prefix, std::string_view api) noexcept
+    try {
   std::string base;
   SetApiBase(&base, prefix, api);
   return base;
+} catch (...) {
+  NoteStopped("ApiBase");
+  return {};
 }
 
 void SetModuleCallName(std::string* name, std::string_view base, bool forward,

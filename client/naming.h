@@ -39,13 +39,13 @@ using ModuleStyle = ::tprobe::ModuleStyle;
 // "Module.{path}.{class_name}" (or "Cell.…"). The root model is never
 // named: msprobe skips it, and so must the adapter.
 TPROBE_INTERNAL std::string ModuleBase(ModuleStyle style, std::string_view path,
-                                       std::string_view class_name);
+                                       std::string_view class_name) noexcept;
 
 // "{prefix}.{last dotted part of api}": "Torch" + "linalg.norm" gives
 // "Torch.norm" (msprobe names an API by its last component, so such APIs
 // share one counter).
 TPROBE_INTERNAL std::string ApiBase(std::string_view prefix,
-                                    std::string_view api);
+                                    std::string_view api) noexcept;
 
 // The same two into *base, reusing its capacity (the C++ Client, which gets
 // path and class on every call: warm, no allocation).

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "client/exception_boundary.h"
 #include "client/naming.h"
 #include "common/record/writer.h"
 #include "common/shm/ring.h"
@@ -30,7 +31,9 @@ std::atomic<uint64_t> g_next_generation{1};
 
 }  // namespace
 
-bool InForkedChild() { return g_forked_child.load(std::memory_order_relaxed); }
+bool InForkedChild() noexcept {
+  return g_forked_child.load(std::memory_order_relaxed);
+}
 
 // This thread's ring of the current connection and its intern tables.
 struct Recorder::ThreadRing {
@@ -203,7 +206,8 @@ uint64_t Recorder::NextSeq() {
   return seq;
 }
 
-uint32_t Recorder::Intern(record::InternKind kind, std::string_view text) {
+uint32_t Recorder::Intern(record::InternKind kind,
+                          std::string_view text) noexcept try {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -221,6 +225,9 @@ uint32_t Recorder::Intern(record::InternKind kind, std::string_view text) {
   ring->writer->Commit();
   table.emplace(std::string(text), id);
   return id;
+} catch (...) {
+  NoteStopped("Recorder::Intern");
+  return 0;
 }
 
 bool Recorder::WriteCall(bool begin, uint32_t step, uint32_t name_id,
@@ -278,7 +285,7 @@ bool Recorder::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
 
 std::optional<RingSlot> Recorder::WriteTensorAwaitingStats(
     uint32_t ref, DType dtype, std::span<const int64_t> shape,
-    bool requires_grad, size_t nbytes, bool bytes_follow) {
+    bool requires_grad, size_t nbytes, bool bytes_follow) noexcept try {
   ThreadRing* ring = RingForThisThread();
   if (ring == nullptr) {
     CountNoDaemon();
@@ -293,6 +300,9 @@ std::optional<RingSlot> Recorder::WriteTensorAwaitingStats(
                         (bytes_follow ? record::kTensorBytesByProducer : 0));
   ring->writer->Commit();
   return RingSlot{ring->index, ring->generation};
+} catch (...) {
+  NoteStopped("Recorder::WriteTensorAwaitingStats");
+  return std::nullopt;
 }
 
 std::byte* Recorder::ReserveForSlot(const RingSlot& slot,
@@ -308,8 +318,9 @@ std::byte* Recorder::ReserveForSlot(const RingSlot& slot,
   return Reserve(ring, type, size);
 }
 
-bool Recorder::WriteProducerStats(const RingSlot& slot,
-                                  const record::ProducerStatsRecord& stats) {
+bool Recorder::WriteProducerStats(
+    const RingSlot& slot, const record::ProducerStatsRecord& stats) noexcept
+    try {
   ThreadRing* ring;
   std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerStats,
                                 record::kProducerStatsSize, ring);
@@ -319,11 +330,14 @@ bool Recorder::WriteProducerStats(const RingSlot& slot,
   record::PutProducerStats(p, r);
   ring->writer->Commit();
   return true;
+} catch (...) {
+  NoteStopped("Recorder::WriteProducerStats");
+  return false;
 }
 
 bool Recorder::WriteProducerBytes(const RingSlot& slot, uint32_t ref,
                                   uint32_t step, const void* data,
-                                  size_t nbytes) {
+                                  size_t nbytes) noexcept try {
   ThreadRing* ring;
   std::byte* p = ReserveForSlot(slot, record::RecordType::kProducerBytes,
                                 record::kProducerBytesSize, ring);
@@ -336,6 +350,9 @@ bool Recorder::WriteProducerBytes(const RingSlot& slot, uint32_t ref,
   record::PutProducerBytes(p, r);
   ring->writer->Commit();
   return WriteChunks(ring, ref, data, nbytes);
+} catch (...) {
+  NoteStopped("Recorder::WriteProducerBytes");
+  return false;
 }
 
 bool Recorder::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
@@ -557,14 +574,20 @@ RecordTotals Recorder::Totals() const {
   return TotalsLocked();
 }
 
-uint64_t Recorder::records_written() const {
+uint64_t Recorder::records_written() const noexcept try {
   const RecordTotals t = Totals();
   return t.committed - t.orphaned;
+} catch (...) {
+  NoteStopped("Recorder::records_written");
+  return 0;
 }
 
-uint64_t Recorder::dropped_no_daemon() const {
+uint64_t Recorder::dropped_no_daemon() const noexcept try {
   const RecordTotals t = Totals();
   return t.dropped.no_daemon + t.orphaned;
+} catch (...) {
+  NoteStopped("Recorder::dropped_no_daemon");
+  return 0;
 }
 
 RankLosses Recorder::Dropped() const {
@@ -574,10 +597,13 @@ RankLosses Recorder::Dropped() const {
   return dropped;
 }
 
-uint64_t Recorder::dropped(shm::DropReason reason) const {
+uint64_t Recorder::dropped(shm::DropReason reason) const noexcept try {
   const RecordTotals t = Totals();
   return reason == shm::DropReason::kRingFull ? t.dropped.ring_full
                                               : t.dropped.too_large;
+} catch (...) {
+  NoteStopped("Recorder::dropped");
+  return 0;
 }
 
 }  // namespace tprobe::client

@@ -199,7 +199,7 @@ class TPROBE_INTERNAL Recorder {
 
   // Returns the id of `text` on this thread's ring, sending it on first use;
   // 0 when it could not be sent (then the record that needs it is dropped).
-  uint32_t Intern(record::InternKind kind, std::string_view text);
+  uint32_t Intern(record::InternKind kind, std::string_view text) noexcept;
 
   // Construct nesting. Returns false when dropped.
   bool WriteCall(bool begin, uint32_t step, uint32_t name_id,
@@ -217,19 +217,19 @@ class TPROBE_INTERNAL Recorder {
   // when it was dropped (then no ProducerStats may follow).
   std::optional<RingSlot> WriteTensorAwaitingStats(
       uint32_t ref, DType dtype, std::span<const int64_t> shape,
-      bool requires_grad, size_t nbytes, bool bytes_follow = false);
+      bool requires_grad, size_t nbytes, bool bytes_follow = false) noexcept;
   // The ProducerStats record that completes the tensor WriteTensorAwaiting-
   // Stats wrote on `slot` (stats.ring is set from it), on this thread's
   // ring: the producer's statistics thread calls it. Returns false when it
   // was dropped, or when the tensor's connection is gone.
   bool WriteProducerStats(const RingSlot& slot,
-                          const record::ProducerStatsRecord& stats);
+                          const record::ProducerStatsRecord& stats) noexcept;
   // The bytes of the tensor WriteTensorAwaitingStats wrote on `slot` with
   // bytes_follow, as WriteProducerStats: a ProducerBytes record, then the
   // bytes in chunks, on this thread's ring. Returns false when any part was
   // dropped (the daemon then writes the tensor incomplete).
   bool WriteProducerBytes(const RingSlot& slot, uint32_t ref, uint32_t step,
-                          const void* data, size_t nbytes);
+                          const void* data, size_t nbytes) noexcept;
   // The entry that closes the tensors written before it. Its body (a value
   // stream, common/record/record.h) is `pieces` one after another, copied
   // straight into the reserved ring space.
@@ -241,9 +241,9 @@ class TPROBE_INTERNAL Recorder {
   // (StepLedger) is one the daemon can reach. Records left
   // unread by a daemon that went away count as dropped_no_daemon, not as
   // written.
-  uint64_t dropped_no_daemon() const;
-  uint64_t records_written() const;
-  uint64_t dropped(shm::DropReason reason) const;
+  uint64_t dropped_no_daemon() const noexcept;
+  uint64_t records_written() const noexcept;
+  uint64_t dropped(shm::DropReason reason) const noexcept;
   // Every drop count at once, no_daemon as dropped_no_daemon().
   RankLosses Dropped() const;
   RecordTotals Totals() const;
@@ -343,7 +343,7 @@ class TPROBE_INTERNAL Recorder {
 
 // True in a child forked from a process that uses tprobe: such a child never
 // writes into its parent's rings.
-TPROBE_INTERNAL bool InForkedChild();
+TPROBE_INTERNAL bool InForkedChild() noexcept;
 
 }  // namespace tprobe::client
 

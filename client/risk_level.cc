@@ -170,7 +170,7 @@ bool Holds(const std::array<std::string_view, N>& names, std::string_view api) {
 
 }  // namespace
 
-ApiRisk RiskOfApi(std::string_view api) {
+ApiRisk RiskOfApi(std::string_view api) noexcept {
   if (Holds(kCore, api)) return ApiRisk::kCore;
   if (Holds(kLow, api)) return ApiRisk::kLow;
   return ApiRisk::kFocus;

@@ -35,7 +35,7 @@ namespace tprobe::client {
 enum class ApiRisk { kCore, kFocus, kLow };
 
 // The risk of the API `api` (the name after the group prefix).
-TPROBE_INTERNAL ApiRisk RiskOfApi(std::string_view api);
+TPROBE_INTERNAL ApiRisk RiskOfApi(std::string_view api) noexcept;
 
 // Whether the call named `name` ("{Prefix}.{api}.{N}.{forward|backward}",
 // or a module name) is dumped at `level`.

@@ -8,6 +8,7 @@
 
 #include "client/daemon_launcher.h"
 #include "client/entry_builder.h"
+#include "client/exception_boundary.h"
 #include "common/config/config_proto.h"
 #include "common/control/response.h"
 #include "common/control/socket_path.h"
@@ -27,7 +28,7 @@ thread_local OpenApi t_open_api;
 }  // namespace
 
 Result<std::unique_ptr<Session>> Session::Create(
-    const SessionOptions& options) {
+    const SessionOptions& options) noexcept try {
   config::Config cfg;
   if (!options.config_path.empty()) {
     auto loaded = config::LoadConfigFile(options.config_path);
@@ -52,11 +53,7 @@ Result<std::unique_ptr<Session>> Session::Create(
   std::function<Status()> launch;
   if (options.autostart_daemon) {
     const std::string binary = FindDaemonBinary(options.daemon_path);
-    launch = [binary, socket] {
-      std::string error;
-      return LaunchDaemon(binary, socket, &error) ? Status::Ok()
-                                                  : Status::Error(error);
-    };
+    launch = [binary, socket] { return LaunchDaemon(binary, socket); };
   }
   session->channel_ = std::make_unique<ControlChannel>(
       &session->recorder_, socket, std::move(reg), std::move(launch));
@@ -67,6 +64,10 @@ Result<std::unique_ptr<Session>> Session::Create(
     return Status::Error(opened.message());
   }
   return session;
+} catch (...) {
+  NoteStopped("Session::Create");
+  return Status::Error(
+      "tprobe could not start its session (see the line above)");
 }
 
 Session::ConfigVersion::ConfigVersion(config::Config c, bool risk_level_applies)
@@ -88,41 +89,47 @@ Session::Session(config::Config config, std::string dump_path, int rank,
 }
 
 Session::~Session() {
-  v1::Request bye;
-  bye.mutable_goodbye()->set_dropped_no_daemon(recorder_.dropped_no_daemon());
-  {
-    // The step in progress, if it produced records since the last Step.
-    std::lock_guard lock(mu_);
-    const uint32_t step = step_.load(std::memory_order_relaxed);
-    const RecordTotals totals = recorder_.Totals();
-    v1::StepLedger ledger = ledger_.Close(step, totals, std::nullopt);
-    if (ledger.produced() > 0) {
-      bye.mutable_goodbye()->set_step(step);
-      *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
+  // Says goodbye; a destructor must not throw, and this one runs in the
+  // library (exception_boundary.h).
+  try {
+    v1::Request bye;
+    bye.mutable_goodbye()->set_dropped_no_daemon(recorder_.dropped_no_daemon());
+    {
+      // The step in progress, if it produced records since the last Step.
+      std::lock_guard lock(mu_);
+      const uint32_t step = step_.load(std::memory_order_relaxed);
+      const RecordTotals totals = recorder_.Totals();
+      v1::StepLedger ledger = ledger_.Close(step, totals, std::nullopt);
+      if (ledger.produced() > 0) {
+        bye.mutable_goodbye()->set_step(step);
+        *bye.mutable_goodbye()->mutable_ledger() = std::move(ledger);
+      }
+      // A rank that never calls step() ends its one step here.
+      if (const v1::EmptyCause why = empty_.Close(Facts(step));
+          why != v1::EMPTY_CAUSE_UNSPECIFIED) {
+        bye.mutable_goodbye()->set_step(step);
+        bye.mutable_goodbye()->set_why_empty(why);
+      }
+      // The rank's end is a boundary too: a daemon that came back mid-step
+      // (its segment held) takes the goodbye.
+      recorder_.StepBoundary(totals.produced());
     }
-    // A rank that never calls step() ends its one step here.
-    if (const v1::EmptyCause why = empty_.Close(Facts(step));
-        why != v1::EMPTY_CAUSE_UNSPECIFIED) {
-      bye.mutable_goodbye()->set_step(step);
-      bye.mutable_goodbye()->set_why_empty(why);
+    // The goodbye in the boundary ring is what makes this a clean exit,
+    // whatever the daemon's backlog: the daemon finishes the rings from the
+    // memory file it holds. The rank then waits at most exit_timeout_ms for
+    // the daemon's confirmation (it read the goodbye, so the trees are
+    // written); correctness does not depend on it. Without a daemon there is
+    // no one to say goodbye to.
+    const int exit_timeout_ms = static_cast<int>(config().exit_timeout_ms);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(exit_timeout_ms);
+    if (SendBoundary(bye, Boundary::kGoodbye)) {
+      (void)recorder_.WaitBoundariesRead(deadline);
     }
-    // The rank's end is a boundary too: a daemon that came back mid-step
-    // (its segment held) takes the goodbye.
-    recorder_.StepBoundary(totals.produced());
+    channel_->Close();
+  } catch (...) {
+    NoteStopped("Session::~Session");
   }
-  // The goodbye in the boundary ring is what makes this a clean exit,
-  // whatever the daemon's backlog: the daemon finishes the rings from the
-  // memory file it holds. The rank then waits at most exit_timeout_ms for
-  // the daemon's confirmation (it read the goodbye, so the trees are
-  // written); correctness does not depend on it. Without a daemon there is
-  // no one to say goodbye to.
-  const int exit_timeout_ms = static_cast<int>(config().exit_timeout_ms);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(exit_timeout_ms);
-  if (SendBoundary(bye, Boundary::kGoodbye)) {
-    (void)recorder_.WaitBoundariesRead(deadline);
-  }
-  channel_->Close();
 }
 
 bool Session::SendBoundary(const v1::Request& request, Boundary boundary) {
@@ -213,7 +220,7 @@ bool Session::DaemonEndedDump() {
   return false;
 }
 
-void Session::Start() {
+void Session::Start() noexcept try {
   // Task overflow_check: the daemon ends the dump once overflow_nums
   // overflows were written (it sees the statistics; the trainer does not).
   // DaemonEndedDump waits until it has read the previous step.
@@ -252,17 +259,21 @@ void Session::Start() {
     // to the outage.
     (void)SendBoundary(req, Boundary::kStart);
   }
+} catch (...) {
+  NoteStopped("Session::Start");
 }
 
-void Session::Stop() {
+void Session::Stop() noexcept try {
   // The step stays open until Step(): API backward calls after stop()
   // still belong to it, so the daemon needs no word of it.
   std::lock_guard lock(mu_);
   running_ = false;
   UpdateCollecting();
+} catch (...) {
+  NoteStopped("Session::Stop");
 }
 
-void Session::Step(uint64_t unclosed_calls) {
+void Session::Step(uint64_t unclosed_calls) noexcept try {
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const RecordTotals totals = recorder_.Totals();
@@ -305,6 +316,8 @@ void Session::Step(uint64_t unclosed_calls) {
   recorder_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
+} catch (...) {
+  NoteStopped("Session::Step");
 }
 
 bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {
@@ -341,7 +354,7 @@ bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {
   return true;
 }
 
-Status Session::Configure(const std::string& config_path) {
+Status Session::Configure(const std::string& config_path) noexcept try {
   auto loaded = config::LoadConfigFile(config_path);
   if (!loaded.ok()) return loaded.status();
   config::Config cfg = std::move(loaded).value();
@@ -367,12 +380,18 @@ Status Session::Configure(const std::string& config_path) {
     UpdateCollecting();
   }
   return Status::Ok();
+} catch (...) {
+  NoteStopped("Session::Configure");
+  return Status::Error(
+      "tprobe could not apply the config (see the line above)");
 }
 
-void Session::SetStep(uint32_t step) {
+void Session::SetStep(uint32_t step) noexcept try {
   std::lock_guard lock(mu_);
   step_.store(step, std::memory_order_release);
   UpdateCollecting();
+} catch (...) {
+  NoteStopped("Session::SetStep");
 }
 
 void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
@@ -409,18 +428,22 @@ void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
   }
 }
 
-void Session::BeginGroup(std::string_view name) {
+void Session::BeginGroup(std::string_view name) noexcept try {
   if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
   group_ = name;
   in_group_.store(true, std::memory_order_release);
+} catch (...) {
+  NoteStopped("Session::BeginGroup");
 }
 
-void Session::EndGroup() {
+void Session::EndGroup() noexcept try {
   if (config().level != config::Level::kMix) return;
   std::lock_guard lock(mu_);
   CloseGroup();
+} catch (...) {
+  NoteStopped("Session::EndGroup");
 }
 
 void Session::OpenGroup(uint32_t step) {
@@ -454,7 +477,7 @@ bool Session::InApi() const {
 }
 
 bool Session::BeginModule(std::string_view base, bool forward,
-                          uint32_t forward_index, CallPlan* plan) {
+                          uint32_t forward_index, CallPlan* plan) noexcept try {
   ConfigVersion& version = this->current();
   const bool l1 = version.config.level == config::Level::kL1;
   if (!collecting() || InApi() || (l1 && !DumpedAlone(base))) return false;
@@ -475,10 +498,13 @@ bool Session::BeginModule(std::string_view base, bool forward,
   }
   Publish(version, plan);
   return true;
+} catch (...) {
+  NoteStopped("Session::BeginModule");
+  return false;
 }
 
 bool Session::BeginApi(std::string_view base, bool forward,
-                       uint32_t forward_index, CallPlan* plan) {
+                       uint32_t forward_index, CallPlan* plan) noexcept try {
   ConfigVersion& version = this->current();
   if (version.config.level == config::Level::kL0) return false;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
@@ -501,9 +527,12 @@ bool Session::BeginApi(std::string_view base, bool forward,
   if (forward) t_open_api = OpenApi{this, generation};
   Publish(version, plan);
   return true;
+} catch (...) {
+  NoteStopped("Session::BeginApi");
+  return false;
 }
 
-void Session::CheckEnd(CallPlan* plan) {
+void Session::CheckEnd(CallPlan* plan) noexcept try {
   Selection& selection = current().selection;
   if (selection.everything()) return;
   const bool named = plan->name_id != 0;
@@ -519,9 +548,11 @@ void Session::CheckEnd(CallPlan* plan) {
     plan->output = plan->dumped && selection.Keeps(false, false) && named;
     if (plan->input || plan->output) selection.NoteBackwardEntry(plan->name);
   }
+} catch (...) {
+  NoteStopped("Session::CheckEnd");
 }
 
-void Session::EndCall(const CallPlan& plan) {
+void Session::EndCall(const CallPlan& plan) noexcept try {
   if (plan.construct) {
     recorder_.WriteCall(false, plan.step, plan.name_id, plan.kind,
                         plan.forward ? record::Direction::kForward
@@ -533,10 +564,13 @@ void Session::EndCall(const CallPlan& plan) {
   } else if (plan.forward && t_open_api.session == this) {
     t_open_api.session = nullptr;
   }
+} catch (...) {
+  NoteStopped("Session::EndCall");
 }
 
 bool Session::BeginParamGrad(std::string_view module_base,
-                             std::string_view param, CallPlan* plan) {
+                             std::string_view param, CallPlan* plan) noexcept
+    try {
   ConfigVersion& version = this->current();
   if (!version.keeps_backward || !collecting() ||
       (version.config.level == config::Level::kL1 &&
@@ -559,13 +593,18 @@ bool Session::BeginParamGrad(std::string_view module_base,
     if (recorder_.attached()) ledger_.NoteLostEntry(plan->name);
   }
   return plan->name_id != 0;
+} catch (...) {
+  NoteStopped("Session::BeginParamGrad");
+  return false;
 }
 
-void Session::DumpAloneAtL1(std::string base) {
+void Session::DumpAloneAtL1(std::string base) noexcept try {
   std::lock_guard lock(alone_mu_);
   if (std::find(alone_.begin(), alone_.end(), base) == alone_.end()) {
     alone_.push_back(std::move(base));
   }
+} catch (...) {
+  NoteStopped("Session::DumpAloneAtL1");
 }
 
 bool Session::DumpedAlone(std::string_view base) {
@@ -574,15 +613,18 @@ bool Session::DumpedAlone(std::string_view base) {
 }
 
 bool Session::WriteEntry(const CallPlan& plan, uint32_t stack_id,
-                         EntryBuilder& entry) {
+                         EntryBuilder& entry) noexcept try {
   empty_.NoteEntry();
   if (entry.Write(plan.step, plan.name_id, stack_id)) return true;
   if (plan.name_id != 0 && recorder_.attached())
     ledger_.NoteLostEntry(plan.name);
   return false;
+} catch (...) {
+  NoteStopped("Session::WriteEntry");
+  return false;
 }
 
-bool Session::Flush(int timeout_ms) {
+bool Session::Flush(int timeout_ms) noexcept try {
   recorder_.PublishAll();
   v1::Request req;
   req.mutable_flush();
@@ -600,6 +642,9 @@ bool Session::Flush(int timeout_ms) {
                  reply.error().c_str());
   }
   return flushed;
+} catch (...) {
+  NoteStopped("Session::Flush");
+  return false;
 }
 
 }  // namespace tprobe::client

@@ -70,13 +70,14 @@ class TPROBE_INTERNAL Session {
   // daemon when none answers). Returns an error for a bad config, and when
   // a daemon answered but refused: it refused the registration (an unusable
   // dump_path, say) or it is not a trusted uid.
-  static Result<std::unique_ptr<Session>> Create(const SessionOptions& options);
+  static Result<std::unique_ptr<Session>> Create(
+      const SessionOptions& options) noexcept;
 
   // Says goodbye and waits (bounded) until the daemon has flushed.
   ~Session();
 
-  void Start();
-  void Stop();
+  void Start() noexcept;
+  void Stop() noexcept;
   // Ends the step: the rings' heads are published and a Step request goes
   // into the boundary ring, in order after the step's records, without
   // waiting (the daemon writes the step once it has drained it); then call
@@ -90,10 +91,10 @@ class TPROBE_INTERNAL Session {
   // and never end; the daemon marks such a step incomplete. A collected
   // step that wrote no entry names its cause (empty_step.h): once per
   // process on stderr, and in the Step request for tprobe.json's why_empty.
-  void Step(uint64_t unclosed_calls = 0);
+  void Step(uint64_t unclosed_calls = 0) noexcept;
   // Makes `step` the current step number, as msprobe's set_init_step does:
   // the next Start() records into step{step} and Step() counts on from it.
-  void SetStep(uint32_t step);
+  void SetStep(uint32_t step) noexcept;
   // Gives this rank alone the config.json at `config_path` (SessionOptions'
   // dump_path still overriding), as a live `tprobe configure` gives it to
   // every rank: the daemon checks it and offers it (a changed "tprobe" key,
@@ -101,7 +102,7 @@ class TPROBE_INTERNAL Session {
   // msprobe's dump_enable applies a changed file so. Taken up at once when this
   // step has not started (no Start() since the last Step()), else at Step(),
   // for the next step. Waits for the daemon at most connect_timeout_ms.
-  Status Configure(const std::string& config_path);
+  Status Configure(const std::string& config_path) noexcept;
 
   // Whether hooks should record now: started, this step and rank selected,
   // and the configured steps not yet over.
@@ -132,7 +133,7 @@ class TPROBE_INTERNAL Session {
   // otherwise fills *plan, and the caller must close the call with
   // EndCall(*plan).
   bool BeginModule(std::string_view base, bool forward, uint32_t forward_index,
-                   CallPlan* plan);
+                   CallPlan* plan) noexcept;
 
   // Opens an API call of the API named `base` (naming.h ApiBase), like
   // BeginModule. Only the outermost API call of a thread is recorded: while
@@ -140,17 +141,17 @@ class TPROBE_INTERNAL Session {
   // call returns false and is not counted), so an API call has no children.
   // Backward calls are recorded after Stop() too, until Step().
   bool BeginApi(std::string_view base, bool forward, uint32_t forward_index,
-                CallPlan* plan);
+                CallPlan* plan) noexcept;
 
   // A call ends: with scope or list, a forward call is checked again, which
   // settles plan->output (a module's outputs and parameters, an API's
   // outputs), and a backward module call is checked for the first time,
   // which settles plan->dumped, input and output. Call it once, before
   // writing the entry (API backward calls need not).
-  void CheckEnd(CallPlan* plan);
+  void CheckEnd(CallPlan* plan) noexcept;
 
   // Closes a call opened by BeginModule or BeginApi (after its entry).
-  void EndCall(const CallPlan& plan);
+  void EndCall(const CallPlan& plan) noexcept;
 
   // Names a gradient of parameter `param` of the module `module_base`:
   // "{module_base}.parameters_grad.{K}". Returns false when it is not dumped
@@ -158,13 +159,13 @@ class TPROBE_INTERNAL Session {
   // data_mode without backward, filtered out, no daemon); otherwise the
   // caller writes the entry {param: [grad]}.
   bool BeginParamGrad(std::string_view module_base, std::string_view param,
-                      CallPlan* plan);
+                      CallPlan* plan) noexcept;
 
   // msprobe's module_dump at level L1: the module named `base` is recorded
   // as a module (its calls and parameter gradients, with no construct
   // node), although the level records no other. The adapter decides when
   // its forward calls are inside module_dump()...module_dump_end().
-  void DumpAloneAtL1(std::string base);
+  void DumpAloneAtL1(std::string base) noexcept;
 
   // The adapter's start() got no model at a module level (L0, mix), and
   // said so on stderr: a step that then writes no entry gives that cause
@@ -184,11 +185,12 @@ class TPROBE_INTERNAL Session {
   // Writes the entry of a planned call; stack_id 0 for none. An entry with
   // an empty body only lists its stack in stack.json. A dropped entry is
   // counted lost in the step's ledger, by name.
-  bool WriteEntry(const CallPlan& plan, uint32_t stack_id, EntryBuilder& entry);
+  bool WriteEntry(const CallPlan& plan, uint32_t stack_id,
+                  EntryBuilder& entry) noexcept;
 
   // Waits until the daemon has written everything sent so far; false when no
   // daemon answered within timeout_ms.
-  bool Flush(int timeout_ms);
+  bool Flush(int timeout_ms) noexcept;
 
   // msprobe's "optimizer" and "clip_grad" construct nodes (level mix only):
   // between BeginGroup(name) and EndGroup(), every call that writes a
@@ -197,8 +199,8 @@ class TPROBE_INTERNAL Session {
   // writes nothing. The group's CallBegin and CallEnd go to the rings of
   // the threads that write them, so the group is seen by the thread that
   // runs it (the optimizer's step runs on the training thread).
-  void BeginGroup(std::string_view name);
-  void EndGroup();
+  void BeginGroup(std::string_view name) noexcept;
+  void EndGroup() noexcept;
 
  private:
   // A config and what follows from it; never replaced once published (its

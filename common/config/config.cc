@@ -751,8 +751,11 @@ Result<Config> ParseConfig(std::string_view json_text,
   return result;
 }
 
+// noexcept, as every function that tprobe._C calls
+// (client/exception_boundary.h): an allocation that fails while reading is said
+// as this file's error.
 Result<Config> LoadConfigFile(const std::string& path,
-                              std::vector<std::string>* warnings) {
+                              std::vector<std::string>* warnings) noexcept try {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     return Status::Error(std::string(kPrefix) + "cannot open " + path + ": " +
@@ -779,6 +782,8 @@ Result<Config> LoadConfigFile(const std::string& path,
   }
   if (warnings != nullptr) *warnings = std::move(found);
   return result;
+} catch (const std::exception& e) {
+  return Status::Error(std::string(kPrefix) + path + ": " + e.what());
 }
 
 std::string ToJson(const Config& config) {
@@ -836,17 +841,17 @@ std::string KeyTableMarkdown() {
   return out;
 }
 
-bool StepSelected(const Config& config, int64_t step) {
+bool StepSelected(const Config& config, int64_t step) noexcept {
   return config.steps.empty() ||
          std::binary_search(config.steps.begin(), config.steps.end(), step);
 }
 
-bool RankSelected(const Config& config, int64_t rank) {
+bool RankSelected(const Config& config, int64_t rank) noexcept {
   return rank == -1 || config.ranks.empty() ||
          std::binary_search(config.ranks.begin(), config.ranks.end(), rank);
 }
 
-std::optional<int64_t> LastStep(const Config& config) {
+std::optional<int64_t> LastStep(const Config& config) noexcept {
   if (config.steps.empty()) return std::nullopt;
   return config.steps.back();
 }
@@ -856,11 +861,11 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input) {
          (input ? mode.input : mode.output);
 }
 
-std::string_view TaskName(Task task) { return NameOf(task); }
+std::string_view TaskName(Task task) noexcept { return NameOf(task); }
 
-std::string_view LevelName(Level level) { return NameOf(level); }
+std::string_view LevelName(Level level) noexcept { return NameOf(level); }
 
-std::string_view RiskLevelName(RiskLevel risk_level) {
+std::string_view RiskLevelName(RiskLevel risk_level) noexcept {
   return NameOf(risk_level);
 }
 

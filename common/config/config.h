@@ -156,7 +156,8 @@ Result<Config> ParseConfig(std::string_view json_text,
 // message names `path`.
 // (The Python binding calls it for the warnings: tprobe._C.config_warnings.)
 TPROBE_INTERNAL Result<Config> LoadConfigFile(
-    const std::string& path, std::vector<std::string>* warnings = nullptr);
+    const std::string& path,
+    std::vector<std::string>* warnings = nullptr) noexcept;
 
 // The canonical JSON text of `config` (indent 1, no trailing newline), which
 // ParseConfig reads back to an equal Config. It holds only the keys that
@@ -168,15 +169,15 @@ TPROBE_INTERNAL Result<Config> LoadConfigFile(
 std::string ToJson(const Config& config);
 
 // True when data of `step` is dumped: steps is empty or holds it.
-TPROBE_INTERNAL bool StepSelected(const Config& config, int64_t step);
+TPROBE_INTERNAL bool StepSelected(const Config& config, int64_t step) noexcept;
 
 // True when `rank` dumps: ranks is empty or holds it. A process without a
 // distributed rank passes -1 and is always selected.
-TPROBE_INTERNAL bool RankSelected(const Config& config, int64_t rank);
+TPROBE_INTERNAL bool RankSelected(const Config& config, int64_t rank) noexcept;
 
 // The last step to dump, max(steps), or nullopt when every step is dumped.
 // After it the client stops dumping for good (msprobe's start()).
-TPROBE_INTERNAL std::optional<int64_t> LastStep(const Config& config);
+TPROBE_INTERNAL std::optional<int64_t> LastStep(const Config& config) noexcept;
 
 // True when data_mode lets through the forward (else backward) call's
 // inputs (else outputs).
@@ -184,9 +185,9 @@ bool DataModeSelected(const DataMode& mode, bool forward, bool input);
 
 // msprobe's spelling: "statistics", "tensor", "overflow_check"; "L0",
 // "L1", "mix"; and "CORE", "FOCUS", "ALL".
-TPROBE_INTERNAL std::string_view TaskName(Task task);
-TPROBE_INTERNAL std::string_view LevelName(Level level);
-TPROBE_INTERNAL std::string_view RiskLevelName(RiskLevel risk_level);
+TPROBE_INTERNAL std::string_view TaskName(Task task) noexcept;
+TPROBE_INTERNAL std::string_view LevelName(Level level) noexcept;
+TPROBE_INTERNAL std::string_view RiskLevelName(RiskLevel risk_level) noexcept;
 
 }  // namespace tprobe::config
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "client/exception_boundary.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/recorder.h"
 
@@ -175,8 +176,11 @@ py::dict PySession::counters() const {
   d["dropped_no_daemon"] = no_daemon;
   d["dropped_ring_full"] = ring_full;
   d["dropped_too_large"] = too_large;
+  // With the library's: an exception it stopped inside a hook's call
+  // (client/exception_boundary.h) skipped that call too.
   d["hook_failures"] = session_.failures().load(std::memory_order_relaxed) +
-                       UnattributedFailures().load(std::memory_order_relaxed);
+                       UnattributedFailures().load(std::memory_order_relaxed) +
+                       client::StoppedExceptions();
   d["producer_stats_failures"] = ProducerStatsFailures();
   return d;
 }
