@@ -5,7 +5,7 @@
 // tprobe.json's "records" (the daemon checks it against what it read).
 //
 // At the end of each step Close() turns the Recorder's running totals
-// (core.h RecordTotals) into the step's counts:
+// (recorder.h RecordTotals) into the step's counts:
 //   produced = committed + read_by_lost_daemon + every StepLosses
 //              (common/record_losses.h: ring_full, too_large, no_daemon,
 //              daemon_gone)
