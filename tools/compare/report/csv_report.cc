@@ -62,6 +62,17 @@ std::string Bool(const std::optional<bool>& b) {
   return *b ? "True" : "False";
 }
 
+// The statistics of both sides, the verdict and, with stack, the stack:
+// the columns that the tensor and statistics modes share after their own.
+void StatsAndVerdictColumns(CsvText& csv, bool stack) {
+  for (std::string_view c : kStatsColumns) csv.Cell(c);
+  for (std::string_view c :
+       {"Requires_grad Consistent", "Result", "Err_message"}) {
+    csv.Cell(c);
+  }
+  if (stack) csv.Cell("NPU_Stack_Info");
+}
+
 void Header(CsvText& csv, Mode mode, bool stack) {
   for (std::string_view c : kPrefix) csv.Cell(c);
   switch (mode) {
@@ -71,12 +82,7 @@ void Header(CsvText& csv, Mode mode, bool stack) {
             "One Thousandth Err Ratio", "Five Thousandths Err Ratio"}) {
         csv.Cell(c);
       }
-      for (std::string_view c : kStatsColumns) csv.Cell(c);
-      for (std::string_view c :
-           {"Requires_grad Consistent", "Result", "Err_message"}) {
-        csv.Cell(c);
-      }
-      if (stack) csv.Cell("NPU_Stack_Info");
+      StatsAndVerdictColumns(csv, stack);
       csv.Cell("Data_name");
       break;
     case Mode::kStatistics:
@@ -86,12 +92,7 @@ void Header(CsvText& csv, Mode mode, bool stack) {
             "NormRelativeErr"}) {
         csv.Cell(c);
       }
-      for (std::string_view c : kStatsColumns) csv.Cell(c);
-      for (std::string_view c :
-           {"Requires_grad Consistent", "Result", "Err_message"}) {
-        csv.Cell(c);
-      }
-      if (stack) csv.Cell("NPU_Stack_Info");
+      StatsAndVerdictColumns(csv, stack);
       break;
     case Mode::kMd5:
     case Mode::kXor:
