@@ -20,6 +20,7 @@ import importlib.util
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import unittest
@@ -130,12 +131,26 @@ def run_model(model: str, tool: str, config: str, out: str,
     if two_ranks(model):
         launcher += ["-m", "torch.distributed.run", "--standalone",
                      "--nproc_per_node=2", "--redirects", "2", "--tee", "2"]
-    proc = subprocess.run(
-        launcher + [MODEL, "--model", model, "--tool", tool, "--config",
-                    config, "--dump-path", out, "--steps", "2"],
-        env=dict(env, OMP_NUM_THREADS="1"), cwd=os.path.dirname(out),
-        timeout=600, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True)
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            launcher + [MODEL, "--model", model, "--tool", tool, "--config",
+                        config, "--dump-path", out, "--steps", "2"],
+            env=dict(env, OMP_NUM_THREADS="1"), cwd=os.path.dirname(out),
+            timeout=600, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+    proc = run()
+    # Once, in a CI run under a load near 5, rank 0 of the 2-rank FSDP
+    # model aborted at mix with this line (2026-12-05); seven reruns, two
+    # at a time, passed, and its cause is not found yet. Rerun once, and
+    # say so on stderr, rather than lose the suite to it; a second abort
+    # fails.
+    if (proc.returncode != 0 and two_ranks(model) and
+            "terminate called without an active exception" in proc.stdout):
+        print(f"\n{tool} {model}: a rank aborted (terminate called without "
+              "an active exception); running it once more", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
+        proc = run()
     if proc.returncode != 0:
         raise AssertionError(f"{tool} {model} failed: {proc.stdout[-3000:]}")
 
