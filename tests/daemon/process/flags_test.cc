@@ -49,8 +49,7 @@ TEST(FlagsTest, ErrorsNameTheFlagAndWhatIsAccepted) {
   EXPECT_EQ(Parse({"--idle-exit", "5s"}).status().message(),
             "bad --idle-exit '5s': use a whole number of seconds from 0 to "
             "86400");
-  EXPECT_EQ(Parse({"--socket"}).status().message(),
-            "--socket needs a value");
+  EXPECT_EQ(Parse({"--socket"}).status().message(), "--socket needs a value");
   EXPECT_EQ(Parse({"--socket", "a", "--socket", "b"}).status().message(),
             "--socket given twice");
   EXPECT_EQ(Parse({"--foreground=yes"}).status().message(),
