@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Step-time overhead of examples/train_tiny_gpt.py: tool none vs tprobe at
-L0, L1 and mix (task statistics, or tensor), measured in one invocation.
+L0, L1 and mix (task statistics, or tensor), every step dumped and no step
+dumped, measured in one invocation.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
         [--small | --data-bound] [--device cuda] [--task tensor] \
-        [--statistics-on daemon framework] [--msprobe DIR|installed]
+        [--statistics-on daemon framework] [--msprobe DIR|installed] \
+        [--no-undumped]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -14,18 +16,26 @@ every dumped step after step 0 is measured. The rounds are interleaved so
 that a noisy machine hurts every configuration alike; medians over all
 measured steps are reported, with the daemon's CPU time per step beside them.
 
+Each tool runs twice per level: dumped (every step selected) and undumped
+(the same config with `"step": [100000]`, a step never reached, which
+msprobe's config takes too: the tool is loaded and its hooks run, but no
+step is dumped: what a training that selects a few steps pays on all the
+others). --no-undumped leaves the undumped rows out.
+
 --small shrinks the model until the hooks dominate its step time;
 --data-bound grows it until reading the tensors does (2 MB activations).
 --device cuda trains on the GPU (tprobe's default statistics_on, auto,
-then reduces device tensors on the device).
+then reduces device tensors on the device); --device npu imports torch_npu
+first. deploy/gpu_check.sh runs it so on a machine with a device.
 --task tensor dumps every tensor as a .npy file (msprobe's task tensor)
 in place of statistics.
 --statistics-on runs tprobe once per value of tprobe.statistics_on given
 (auto, framework, daemon), side by side.
---msprobe DIR adds msprobe at L0, L1 and mix to every round, run from DIR
-(a `pip install --no-deps --target DIR mindstudio-probe==8.3.3`) on this
-interpreter, for context; --msprobe installed runs the msprobe this
-interpreter imports (26.x in the project's venv).
+--msprobe DIR adds msprobe at L0, L1 and mix, dumped and undumped, to
+every round, run from DIR (a `pip install --no-deps --target DIR
+mindstudio-probe==8.3.3`) on this interpreter, for context; --msprobe
+installed runs the msprobe this interpreter imports (26.x in the project's
+venv).
 """
 
 import argparse
@@ -44,6 +54,8 @@ import tprobed_fixture  # noqa: E402
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
 _CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
 _LEVELS = ("L0", "L1", "mix")
+# The step list of an undumped run: a step the training never reaches.
+_NEVER = [100000]
 # msprobe 8.3.3 uses numpy.unicode_, which numpy 2 no longer has.
 _SHIM_833 = "import numpy; numpy.unicode_ = numpy.str_\n"
 
@@ -85,19 +97,23 @@ def step_times(cmd, env, daemon_pid, prelude=""):
 
 
 def entries_per_step(dump: str) -> int:
-    """The entries in step 1's dump.json under `dump` (0: none written)."""
-    for path in glob.glob(os.path.join(dump, "step1", "rank*", "dump.json")):
+    """The entries in step 1's dump.json under `dump` (0: none written; the
+    folder is rank*, or msprobe 26's proc<pid> without a rank)."""
+    for path in glob.glob(os.path.join(dump, "step1", "*", "dump.json")):
         with open(path) as f:
             return len(json.load(f).get("data", {}))
     return 0
 
 
-def _tuned(config: str, on: str, task: str, tmp: str) -> str:
+def _tuned(config: str, on: str, task: str, dumped: bool, tmp: str) -> str:
     """A copy of `config` with tprobe.statistics_on set to `on` (None: as
-    it is) and its task `task` (its statistics section's scope, list and
-    data_mode moved to the task's section)."""
+    it is), its task `task` (its statistics section's scope, list and
+    data_mode moved to the task's section) and, unless `dumped`, its step
+    list a step never reached."""
     with open(config) as f:
         content = json.load(f)
+    if not dumped:
+        content["step"] = _NEVER
     if on:
         content.setdefault("tprobe", {})["statistics_on"] = on
     if task != content.get("task", "statistics"):
@@ -106,7 +122,8 @@ def _tuned(config: str, on: str, task: str, tmp: str) -> str:
         content[task] = {k: v for k, v in section.items()
                          if k in ("scope", "list", "data_mode")}
     path = os.path.join(tmp, f"{os.path.basename(os.path.dirname(config))}"
-                        f"_{on}_{task}.json")
+                        f"_{on}_{task}_{'dumped' if dumped else 'undumped'}"
+                        ".json")
     with open(path, "w") as f:
         json.dump(content, f)
     return path
@@ -115,15 +132,21 @@ def _tuned(config: str, on: str, task: str, tmp: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Step time of examples/train_tiny_gpt.py with no tool "
-        "and with tprobe at L0, L1 and mix, in interleaved rounds.")
+        "and with tprobe (and msprobe) at L0, L1 and mix, every step dumped "
+        "and no step dumped, in interleaved rounds.")
     ap.add_argument("--tprobed", required=True, help="the tprobed binary")
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=30,
+                    help="training steps per run (default 30; every step "
+                    "after the first is measured)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="runs of every configuration, interleaved "
+                    "(default 3)")
     ap.add_argument("--small", action="store_true",
                     help="the model shrunk until hooks dominate")
     ap.add_argument("--data-bound", action="store_true",
                     help="the model grown until reading tensors dominates")
-    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, cuda or npu (imports torch_npu)")
     ap.add_argument("--statistics-on", nargs="+", default=[],
                     choices=("auto", "framework", "daemon"),
                     help="tprobe once per value of tprobe.statistics_on")
@@ -135,15 +158,21 @@ def main() -> int:
     ap.add_argument("--msprobe", metavar="DIR",
                     help="also msprobe 8.3.3 installed in DIR, or "
                     "'installed': the msprobe this interpreter imports")
+    ap.add_argument("--no-undumped", action="store_true",
+                    help="leave out the undumped rows (each tool with "
+                    '"step": [100000], loaded but dumping no step)')
     args = ap.parse_args()
-    tools = ("none",)
-    for lv in _LEVELS:
-        if args.statistics_on:
-            tools += tuple(f"tprobe {lv} {on}" for on in args.statistics_on)
-        else:
-            tools += (f"tprobe {lv}",)
-    if args.msprobe:
-        tools += tuple(f"msprobe {lv}" for lv in _LEVELS)
+    # label: (tool, level, statistics_on or None, dumped)
+    tools = {"none": ("none", None, None, True)}
+    dumped = (True,) if args.no_undumped else (True, False)
+    for name in ("tprobe", "msprobe") if args.msprobe else ("tprobe",):
+        for dump in dumped:
+            for lv in _LEVELS:
+                ons = args.statistics_on if name == "tprobe" and dump else []
+                for on in ons or [None]:
+                    label = " ".join([name, lv] + ([on] if on else []) +
+                                     ([] if dump else ["undumped"]))
+                    tools[label] = (name, lv, on, dump)
     wall = {t: [] for t in tools}
     cpu = {t: [] for t in tools}
     daemon = {t: [] for t in tools}
@@ -152,7 +181,7 @@ def main() -> int:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
             for r in range(args.rounds):
-                for tool in tools:
+                for tool, (name, level, on, dump) in tools.items():
                     cmd = [_SCRIPT, "--steps", str(args.steps),
                            "--device", args.device]
                     if args.small:
@@ -160,19 +189,19 @@ def main() -> int:
                     if args.data_bound:
                         cmd.append("--data-bound")
                     run_env, prelude = env, ""
-                    if tool != "none":
-                        name, level, *on = tool.split()
+                    if args.device.startswith("npu"):
+                        prelude = "import torch_npu\n"
+                    if name != "none":
                         config = os.path.join(_CONFIGS, level, "config.json")
-                        if on or args.task != "statistics":
-                            config = _tuned(config, on[0] if on else None,
-                                            args.task, tmp)
+                        if on or not dump or args.task != "statistics":
+                            config = _tuned(config, on, args.task, dump, tmp)
                         cmd += ["--tool", name, "--config", config,
                                 "--dump-path",
-                                os.path.join(tmp, "dump", name, level,
-                                             *on, str(r))]
+                                os.path.join(tmp, "dump", *tool.split(),
+                                             str(r))]
                         if name == "msprobe" and args.msprobe != "installed":
                             run_env = dict(env, PYTHONPATH=args.msprobe)
-                            prelude = _SHIM_833
+                            prelude += _SHIM_833
                     w, c, d = step_times(cmd, run_env, tprobed.proc.pid,
                                          prelude)
                     wall[tool] += w
@@ -184,14 +213,14 @@ def main() -> int:
     cpu_base = statistics.median(cpu["none"])
     # us/entry: the trainer's CPU time a step costs over no tool, per entry
     # of its dump.json (a module call at L0, an API call at L1).
-    print(f"{'tool':20s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+    print(f"{'tool':26s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
           f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
     for tool in tools:
         w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
         d = statistics.median(daemon[tool]) * 1e3
         n = entries[tool]
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
-        print(f"{tool:20s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+        print(f"{tool:26s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
               f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
     return 0
 

@@ -1,0 +1,61 @@
+"""bench/step_time.py in brief (2 steps, 1 round, the --small model), so
+that it cannot rot: every row is printed, no tool first, then tprobe at L0,
+L1 and mix dumped and undumped ("step": [100000]), and msprobe likewise
+where this interpreter imports it (--msprobe installed); the dumped rows
+count step 1's entries, the undumped ones none.
+"""
+
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "support"))
+from tprobed_fixture import ROOT, python_path, tprobed_binary  # noqa: E402
+
+BENCH = os.path.join(ROOT, "bench", "step_time.py")
+LEVELS = ("L0", "L1", "mix")
+
+
+def has_msprobe() -> bool:
+    try:
+        import msprobe  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+class StepTimeTest(unittest.TestCase):
+    def test_dumped_and_undumped_rows(self) -> None:
+        tools = ["tprobe"] + (["msprobe"] if has_msprobe() else [])
+        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+               "--small", "--steps", "2", "--rounds", "1"]
+        if "msprobe" in tools:
+            cmd += ["--msprobe", "installed"]
+        run = subprocess.run(cmd, env=dict(os.environ,
+                                           PYTHONPATH=python_path()),
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
+        lines = run.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("tool "), run.stdout)
+        rows = {}
+        for line in lines[1:]:
+            label, numbers = line[:26].strip(), line[26:].split()
+            rows[label] = numbers
+        want = ["none"] + [f"{tool} {lv}{suffix}" for tool in tools
+                           for suffix in ("", " undumped") for lv in LEVELS]
+        self.assertEqual(list(rows), want, run.stdout)
+        for label, numbers in rows.items():
+            # wall ms, x, cpu ms, x, daemon cpu ms, entries[, us/entry]
+            self.assertGreater(float(numbers[0]), 0, label)
+            self.assertGreater(float(numbers[2]), 0, label)
+            entries = int(numbers[5])
+            if label == "none" or label.endswith("undumped"):
+                self.assertEqual(entries, 0, label)
+            else:
+                self.assertGreater(entries, 0, label)
+
+
+if __name__ == "__main__":
+    unittest.main()
