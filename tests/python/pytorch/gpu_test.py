@@ -15,7 +15,8 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
+sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support"),
+                os.path.join(HERE, os.pardir, "both")]  # statistics_on_test
 from tprobed_fixture import (  # noqa: E402
     Tprobed, fresh_dir, python_path, tprobed_binary)
 
