@@ -3,16 +3,30 @@ tensor's device, by msprobe 26.x's rules (get_stat_info of its PyTorch
 processor, docs/format.md 2.4), for _common/producer_stats.py. Nothing here
 waits for the device: no .item(), .cpu(), .numpy() or synchronize.
 
-A result is an int64 tensor of 4: each statistic's 8 bytes (a float64's
-bits, an int64, a bool as 0 or 1, 0 for null), with the 4 record::StatKind
-bytes beside it. Under summary_mode xor the result is msprobe's checksum
-(reduce_xor): the XOR of the tensor's bytes as 64-bit words, folded
-pairwise on the device as msprobe folds them.
+The hook issues the fewest ops that give msprobe's values bit for bit: a
+float tensor's Max and Min come from one aminmax (its kernels combine as
+max's and min's do, in the same order, on the CPU and CUDA; elsewhere, and
+for a dtype without an aminmax kernel here such as float16 on torch 1.13's
+CPU, max and min), then mean and norm: 3 ops; an integer, float64 or bool
+tensor takes 1, a 0-d tensor 1 (its copy). A result is a tuple of 0-d
+tensors in the tensor's dtype (or its modulus's, for complex), one per
+statistic, with the 4 record::StatKind bytes beside it.
+
+A batch's results are stacked once per dtype and cast once to float64 (an
+integer or a bool to int64), as 4 8-byte values per tensor (a float64's
+bits, an int64, 0 for null): on a device, a stack per dtype copied into
+pinned memory behind an event; on the host, the statistics thread stacks
+and casts them, so the hook issues nothing per batch. torch's own casts
+make the same bits as a cast per tensor would.
+
+Under summary_mode xor the result is msprobe's checksum (reduce_xor): the
+XOR of the tensor's bytes as 64-bit words, folded pairwise on the device
+as msprobe folds them.
 """
 
 import functools
 from types import SimpleNamespace
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -24,41 +38,63 @@ _KINDS = {k: bytes(k) for k in [
     (_B, _B, _N, _N), (_F, _F, _F, _N), (_I, _I, _I, _I), (_F, _F, _F, _F),
     (_I, _I, _N, _N), (_F, _F, _N, _N), (_X, _N, _N, _N), (_F, _N, _N, _N)]}
 
+# The device types whose aminmax kernel gives max's and min's values bit for
+# bit, signed zeros and NaN included: the same combine over the same
+# reduction order (stats_ops_test checks it on the CPU, and on CUDA where
+# there is a device). Per (device type, dtype): whether aminmax serves,
+# found by its first call (torch 1.13's CPU has no kernel for float16).
+_AMINMAX_DEVICES = ("cpu", "cuda")
+_aminmax: Dict[Tuple[str, torch.dtype], bool] = {}
 
-def _bits(values: torch.Tensor, count: int) -> torch.Tensor:
-    """values (count float64 or int64 statistics) as 4 int64, nulls 0."""
-    if values.dtype == torch.float64:
-        values = values.view(torch.int64)
-    if count < 4:
-        values = torch.cat([values, values.new_zeros(4 - count)])
-    return values
+
+def _aminmax_serves(t: torch.Tensor) -> bool:
+    if t.device.type not in _AMINMAX_DEVICES:
+        return False
+    try:
+        torch.aminmax(t)
+    except RuntimeError:  # no kernel for this dtype here
+        return False
+    return True
 
 
-def reduce(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
-    """The statistics of `t` (with elements) and their kinds."""
-    t = t.detach()
+def _max_min(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Max and Min of `t` (with elements; any and all for bool) as 0-d
+    tensors in its dtype."""
+    key = (t.device.type, t.dtype)
+    serves = _aminmax.get(key)
+    if serves is None:
+        serves = _aminmax[key] = _aminmax_serves(t)
+    if serves:
+        low, high = torch.aminmax(t)
+        return high, low
+    if t.dtype == torch.bool:
+        return t.any(), t.all()
+    return t.max(), t.min()
+
+
+def _reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
     dtype = t.dtype
     if dtype == torch.bool:
-        pair = torch.stack([t.any(), t.all()]).to(torch.int64)
-        return _bits(pair, 2), _KINDS[(_B, _B, _N, _N)]
+        return _max_min(t), _KINDS[(_B, _B, _N, _N)]
     if t.is_complex():
         a = t.resolve_conj().abs()
-        v = torch.stack([a.max(), a.min(), a.mean()]).to(torch.float64)
-        return _bits(v, 3), _KINDS[(_F, _F, _F, _N)]
+        return _max_min(a) + (a.mean(),), _KINDS[(_F, _F, _F, _N)]
     if t.dim() == 0:  # the value itself, four times
-        if dtype in _INTEGER:
-            return t.to(torch.int64).reshape(1).repeat(4), \
-                _KINDS[(_I, _I, _I, _I)]
-        v = t.to(torch.float64).reshape(1).repeat(4)
-        return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
+        value = t.clone()
+        kinds = (_I, _I, _I, _I) if dtype in _INTEGER else (_F, _F, _F, _F)
+        return (value,) * 4, _KINDS[kinds]
     if dtype in _INTEGER:
-        pair = torch.stack([t.max(), t.min()]).to(torch.int64)
-        return _bits(pair, 2), _KINDS[(_I, _I, _N, _N)]
+        return _max_min(t), _KINDS[(_I, _I, _N, _N)]
     if dtype == torch.float64:
-        pair = torch.stack([t.max(), t.min()])
-        return _bits(pair, 2), _KINDS[(_F, _F, _N, _N)]
-    v = torch.stack([t.max(), t.min(), t.mean(), t.norm()]).to(torch.float64)
-    return _bits(v, 4), _KINDS[(_F, _F, _F, _F)]
+        return _max_min(t), _KINDS[(_F, _F, _N, _N)]
+    return _max_min(t) + (t.mean(), t.norm()), _KINDS[(_F, _F, _F, _F)]
+
+
+def reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
+    """The statistics of `t` (with elements), each a 0-d tensor, and their
+    kinds. No autograd graph is recorded."""
+    with torch.no_grad():
+        return _reduce(t)
 
 
 def raw_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -80,18 +116,15 @@ def _words(t: torch.Tensor) -> torch.Tensor:
     return raw.view(torch.int64)
 
 
-def reduce_xor(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
+def reduce_xor(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor], bytes]:
     """msprobe 26.x's xor checksum of `t` (with elements) and its kinds: a
     0-d tensor's value (an integer or bool as a word, a float as a number),
-    else the XOR of its words."""
+    else the XOR of its words, as a 0-d tensor."""
     t = t.detach()
     if t.dim() == 0:
         if t.dtype == torch.bool or t.dtype in _INTEGER:
-            return _bits(t.to(torch.int64).reshape(1), 1), \
-                _KINDS[(_X, _N, _N, _N)]
-        if t.is_complex():
-            t = t.abs()
-        return _bits(t.to(torch.float64).reshape(1), 1), \
+            return (t.clone(),), _KINDS[(_X, _N, _N, _N)]
+        return (t.abs() if t.is_complex() else t.clone(),), \
             _KINDS[(_F, _N, _N, _N)]
     words = _words(t)
     while words.numel() > 1:
@@ -99,7 +132,7 @@ def reduce_xor(t: torch.Tensor) -> Tuple[torch.Tensor, bytes]:
             words = torch.cat([words, words.new_zeros(1)])
         half = words.numel() // 2
         words = torch.bitwise_xor(words[:half], words[half:])
-    return _bits(words, 1), _KINDS[(_X, _N, _N, _N)]
+    return (words.reshape(()),), _KINDS[(_X, _N, _N, _N)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -127,28 +160,79 @@ def stream_key(t: torch.Tensor) -> Any:
     return module.current_stream(t.device)
 
 
-def to_host(results: List[torch.Tensor], key: Any) -> Tuple[torch.Tensor,
-                                                            Optional[Any]]:
-    """The batch in host memory, and what to wait on before reading it: on
-    a device with streams, an event behind a non-blocking copy into pinned
-    memory, both on the stream that computed the results."""
+# A batch's results grouped by dtype: each tensor's place (its group, its
+# first value's index there, how many values it has), and each group's
+# values (0-d tensors, or their stack in host memory).
+_Groups = Tuple[List[Tuple[int, int, int]], List[Any]]
+
+
+def _group(results: List[Tuple[torch.Tensor, ...]]) -> _Groups:
+    places: List[Tuple[int, int, int]] = []
+    index: Dict[torch.dtype, int] = {}
+    groups: List[List[torch.Tensor]] = []
+    for values in results:
+        dtype = values[0].dtype
+        g = index.get(dtype)
+        if g is None:
+            g = index[dtype] = len(groups)
+            groups.append([])
+        places.append((g, len(groups[g]), len(values)))
+        groups[g].extend(values)
+    return places, groups
+
+
+def to_host(results: List[Tuple[torch.Tensor, ...]],
+            key: Any) -> Tuple[Any, Optional[Any]]:
+    """The batch on its way to host memory, and what to wait on before
+    reading it: on a device with streams, an event behind a stack per dtype
+    and its non-blocking copy into pinned memory, all on the stream that
+    computed the results. Host results go as they are: the statistics
+    thread stacks them (fetch)."""
     if key is None:
-        return torch.stack(results).contiguous(), None
+        return results, None
+    places, groups = _group(results)
     if isinstance(key, torch.device):
-        return torch.stack(results).cpu(), None
+        return (places, [torch.stack(g).cpu() for g in groups]), None
     module = device_module(key.device.type)
+    hosts = []
     with module.stream(key):  # behind the reductions, whoever flushes
-        stacked = torch.stack(results)
-        host = torch.empty(stacked.shape, dtype=torch.int64, pin_memory=True)
-        host.copy_(stacked, non_blocking=True)
+        for g in groups:
+            stacked = torch.stack(g)
+            host = torch.empty(stacked.shape, dtype=stacked.dtype,
+                               pin_memory=True)
+            host.copy_(stacked, non_blocking=True)
+            hosts.append(host)
         event = module.Event()
         event.record(key)
-    return host, event.synchronize
+    return (places, hosts), event.synchronize
 
 
-def fetch(host: torch.Tensor) -> bytes:
-    """The batch's bytes, once its event completed (host memory)."""
-    return host_bytes(host.data_ptr(), host.numel() * 8)
+def _words_of(values: torch.Tensor) -> bytes:
+    """Host values as 8-byte words: a float as a float64, an integer or a
+    bool as an int64."""
+    words = values.to(torch.float64 if values.is_floating_point()
+                      else torch.int64)
+    return host_bytes(words.data_ptr(), words.numel() * 8)
+
+
+_NULLS = [bytes(8 * n) for n in range(4)]
+
+
+def fetch(host: Any) -> bytes:
+    """4 little-endian 8-byte values per tensor (0 for null), once the
+    batch's event completed (host memory)."""
+    if isinstance(host, list):  # host results, stacked here
+        places, groups = _group(host)
+        groups = [torch.stack(g) for g in groups]
+    else:
+        places, groups = host
+    words = [_words_of(g) for g in groups]
+    out = []
+    for g, first, count in places:
+        out.append(words[g][first * 8:(first + count) * 8])
+        if count < 4:
+            out.append(_NULLS[4 - count])
+    return b"".join(out)
 
 
 # summary_mode xor: the checksum word in place of the four statistics, on
