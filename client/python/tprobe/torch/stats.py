@@ -72,6 +72,19 @@ def _max_min(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return t.max(), t.min()
 
 
+# Where Tensor.norm() is torch.linalg.vector_norm(t, 2) (torch 2's
+# torch/functional.py, for CPU and CUDA tensors): called directly there,
+# without norm's Python layer.
+_VECTOR_NORM_DEVICES = ("cpu", "cuda") \
+    if int(torch.__version__.split(".")[0]) >= 2 else ()
+
+
+def _norm(t: torch.Tensor) -> torch.Tensor:
+    if t.device.type in _VECTOR_NORM_DEVICES:
+        return torch.linalg.vector_norm(t)
+    return t.norm()
+
+
 def _reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
     dtype = t.dtype
     if dtype == torch.bool:
@@ -87,14 +100,16 @@ def _reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
         return _max_min(t), _KINDS[(_I, _I, _N, _N)]
     if dtype == torch.float64:
         return _max_min(t), _KINDS[(_F, _F, _N, _N)]
-    return _max_min(t) + (t.mean(), t.norm()), _KINDS[(_F, _F, _F, _F)]
+    return _max_min(t) + (t.mean(), _norm(t)), _KINDS[(_F, _F, _F, _F)]
 
 
 def reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
     """The statistics of `t` (with elements), each a 0-d tensor, and their
     kinds. No autograd graph is recorded."""
-    with torch.no_grad():
-        return _reduce(t)
+    if t.requires_grad:
+        with torch.no_grad():
+            return _reduce(t)
+    return _reduce(t)
 
 
 def raw_bytes(t: torch.Tensor) -> torch.Tensor:
@@ -151,7 +166,7 @@ def stream_key(t: torch.Tensor) -> Any:
     """Where the tensor's reductions were queued: None for the host, the
     device's current stream, or the tensor's device when its backend has no
     streams and events here (its batches are then copied to the host with
-    one wait per batch)."""
+    one wait per dtype of a batch)."""
     if t.device.type == "cpu":
         return None
     module = device_module(t.device.type)
