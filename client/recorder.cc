@@ -29,6 +29,9 @@ std::once_flag g_atfork_once;
 // reuses an old address.
 std::atomic<uint64_t> g_next_generation{1};
 
+// Intern tokens are unique in the process: one per ring claim (InternToken).
+std::atomic<uint64_t> g_next_intern_token{1};
+
 }  // namespace
 
 bool InForkedChild() noexcept {
@@ -39,6 +42,7 @@ bool InForkedChild() noexcept {
 struct Recorder::ThreadRing {
   const Recorder* core = nullptr;
   uint64_t generation = 0;
+  uint64_t intern_token = 0;  // names this claim's intern tables
   Connection* connection = nullptr;
   std::optional<shm::RingWriter> writer;  // empty: no ring left to claim
   uint32_t index = 0;                     // the ring's index, with a writer
@@ -134,6 +138,8 @@ void Recorder::ClaimRing(ThreadRing* ring, Connection* conn) {
   ring->core = this;
   ring->connection = conn;
   ring->generation = conn->generation;
+  ring->intern_token =
+      g_next_intern_token.fetch_add(1, std::memory_order_relaxed);
   ring->writer.reset();
   ring->stuck_tail = UINT64_MAX;
   ring->interned[0].clear();
@@ -228,6 +234,11 @@ uint32_t Recorder::Intern(record::InternKind kind,
 } catch (...) {
   NoteStopped("Recorder::Intern");
   return 0;
+}
+
+uint64_t Recorder::InternToken() noexcept {
+  ThreadRing* ring = RingForThisThread();
+  return ring != nullptr ? ring->intern_token : 0;
 }
 
 bool Recorder::WriteCall(bool begin, uint32_t step, uint32_t name_id,

@@ -200,6 +200,11 @@ class TPROBE_INTERNAL Recorder {
   // Returns the id of `text` on this thread's ring, sending it on first use;
   // 0 when it could not be sent (then the record that needs it is dropped).
   uint32_t Intern(record::InternKind kind, std::string_view text) noexcept;
+  // A token that names this thread's ring and its intern tables (0: no
+  // ring): an id Intern returned stays valid on this thread while the token
+  // is the same, so a caller may keep it instead of interning the text
+  // again. Tokens are never reused in the process.
+  uint64_t InternToken() noexcept;
 
   // Construct nesting. Returns false when dropped.
   bool WriteCall(bool begin, uint32_t step, uint32_t name_id,

@@ -141,7 +141,15 @@ std::shared_ptr<const Stack> CaptureStack() {
 
 uint32_t InternCapturedStack(client::Recorder& core) {
   std::shared_ptr<const Stack> stack = CaptureStack();
-  return stack ? stack->text.Intern(core) : 0;
+  if (!stack) return 0;
+  const uint64_t token = core.InternToken();
+  if (token != 0 && stack->token == token) return stack->id;
+  const uint32_t id = stack->text.Intern(core);
+  if (id != 0) {
+    stack->token = token;
+    stack->id = id;
+  }
+  return id;
 }
 
 }  // namespace tprobe::python

@@ -21,9 +21,13 @@
 
 namespace tprobe::python {
 
-// One formatted stack, shared by every capture of the same frames.
+// One formatted stack, shared by every capture of the same frames, with
+// the id it was last interned under (valid while the recorder's
+// InternToken() is `token`): a hit costs no hash of the text.
 struct Stack {
   client::StackText text;
+  mutable uint64_t token = 0;
+  mutable uint32_t id = 0;
 };
 
 // The frames under `dir` are tprobe's own (left out of every stack).
