@@ -2,6 +2,7 @@
 
 #include "client/python/binding/api_calls.h"
 
+#include <string>
 #include <utility>
 
 #include "client/python/binding/call_stack.h"
@@ -43,20 +44,30 @@ bool ApiCalls::BeginApiCall(std::string_view base, ApiCall* call) {
       false);
 }
 
-void ApiCalls::Inputs(py::handle handle, py::handle args, py::handle kwargs) {
-  Call* call = session_.Open(handle);
-  if (call != nullptr) TakeApiInputs(*call, args.ptr(), kwargs.ptr());
-}
-
-void ApiCalls::TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) {
+template <typename EncodeInputs>
+void ApiCalls::TakeInputs(ApiCall& call, EncodeInputs encode) {
   session_.Hook("Session.api_inputs", [&](client::Session& session) {
     if (!call.entry) return;
     call.stack_id = InternCapturedStack(session.recorder());
     if (call.plan.input) {
-      values_.EncodeAhead(args, &call.args);
-      values_.EncodeAhead(kwargs, &call.kwargs);
+      encode(&call.args, &call.kwargs);
       call.inputs = true;
     }
+  });
+}
+
+void ApiCalls::Inputs(py::handle handle, py::handle args, py::handle kwargs) {
+  Call* call = session_.Open(handle);
+  if (call == nullptr) return;
+  TakeInputs(*call, [&](std::string* args_bytes, std::string* kwargs_bytes) {
+    values_.EncodeAhead(args, args_bytes);
+    values_.EncodeAhead(kwargs, kwargs_bytes);
+  });
+}
+
+void ApiCalls::TakeApiInputs(ApiCall& call, const CallArgs& args) {
+  TakeInputs(call, [&](std::string* args_bytes, std::string* kwargs_bytes) {
+    values_.EncodeArgumentsAhead(args, args_bytes, kwargs_bytes);
   });
 }
 

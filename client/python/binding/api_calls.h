@@ -40,12 +40,17 @@ class ApiCalls final : public ApiSession {
                 pybind11::handle output);
 
   bool BeginApiCall(std::string_view base, ApiCall* call) override;
-  void TakeApiInputs(ApiCall& call, PyObject* args, PyObject* kwargs) override;
+  void TakeApiInputs(ApiCall& call, const CallArgs& args) override;
   void EndApiCall(ApiCall& call, PyObject* output) override;
   void ApiCallBackward(PyObject* base, int64_t index, PyObject* input,
                        PyObject* output) override;
 
  private:
+  // Takes the call's stack and, when data_mode keeps them, its inputs,
+  // encoded by `encode(args_bytes, kwargs_bytes)`.
+  template <typename EncodeInputs>
+  void TakeInputs(ApiCall& call, EncodeInputs encode);
+
   HookedSession& session_;
   EntryValues& values_;
 };

@@ -384,9 +384,9 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
 }
 
 // One reported call between its begin and its end: the call as the
-// wrapper got it, the session's plan, and, when the entry or the gates need
-// them, its arguments as a tuple and a dict (what a Python `*args,
-// **kwargs` wrapper sees) and its gates. Holds a reference to the session
+// wrapper got it, the session's plan, and, when the gates need them, its
+// arguments as a tuple and a dict (what a Python `*args, **kwargs` wrapper
+// sees) and its gates. Holds a reference to the session
 // (which keeps its ApiSession alive) and to each object.
 struct Reported {
   Reported(PyObject* session, PyObject* const* args, size_t nargsf,
@@ -430,19 +430,23 @@ void GateInputs(ApiWrapper* w, Reported& r) {
   Py_CLEAR(r.gates);
 }
 
-// Before the API runs: its stack and inputs to the session, and its inputs
-// through its gates, when the plan asks for either.
+// Before the API runs: its stack and inputs to the session (from the
+// call's own arguments), and its inputs through its gates, when the plan
+// asks for either.
 void TakeInputs(ApiWrapper* w, ApiSession* api, Reported& r) {
   const bool gated = r.call.backward && w->gates_for != nullptr;
-  if (!r.call.entry && !gated) return;
+  if (r.call.entry) {
+    api->TakeApiInputs(
+        r.call, CallArgs{r.args, PyVectorcall_NARGS(r.nargsf), r.kwnames});
+  }
+  if (!gated) return;
   if (!Arguments(r.args, r.nargsf, r.kwnames, &r.positional, &r.keywords)) {
     PyErr_Clear();
     Py_CLEAR(r.positional);
     Py_CLEAR(r.keywords);
     return;
   }
-  if (r.call.entry) api->TakeApiInputs(r.call, r.positional, r.keywords);
-  if (gated) GateInputs(w, r);
+  GateInputs(w, r);
 }
 
 // What the call's entry lists as its output: `out`, or a distributed call's

@@ -46,6 +46,14 @@ struct ApiCall {
   std::string args, kwargs;  // one value each (record::ValueWriter)
 };
 
+// A call's arguments as a vectorcall passes them: args[0..nargs) the
+// positional ones, then one value per name in kwnames (a tuple, or null).
+struct CallArgs {
+  PyObject* const* args;
+  Py_ssize_t nargs;
+  PyObject* kwnames;
+};
+
 // The session side of the API hooks (session_binding.cc's Session). No method
 // raises or leaves a Python error set; each needs the GIL.
 class ApiSession {
@@ -54,9 +62,9 @@ class ApiSession {
   // not recorded (else EndApiCall must follow on this thread).
   virtual bool BeginApiCall(std::string_view base, ApiCall* call) = 0;
   // Takes the call's stack (the running code's) and, when data_mode keeps
-  // them, its inputs.
-  virtual void TakeApiInputs(ApiCall& call, PyObject* args,
-                             PyObject* kwargs) = 0;
+  // them, its inputs, read from the call's own arguments (no tuple or dict
+  // is made for them).
+  virtual void TakeApiInputs(ApiCall& call, const CallArgs& args) = 0;
   // Writes the call's entry with `output` (nullptr: no entry, the API
   // raised or the plan wants none) and ends the call.
   virtual void EndApiCall(ApiCall& call, PyObject* output) = 0;

@@ -76,6 +76,22 @@ void EntryValues::EncodeAhead(py::handle value, std::string* bytes) {
   Encode(entry, value, out);
 }
 
+void EntryValues::EncodeArgumentsAhead(const CallArgs& args,
+                                       std::string* args_bytes,
+                                       std::string* kwargs_bytes) {
+  record::ValueWriter args_out(args_bytes);
+  record::ValueWriter kwargs_out(kwargs_bytes);
+  client::Session* session = session_.get();
+  if (session == nullptr || !session->recorder().attached()) {
+    args_out.Null();
+    kwargs_out.Null();
+    return;
+  }
+  client::EntryBuilder entry(session->recorder());
+  EncodeArguments(entry, args, args_out, kwargs_out, encoding_,
+                  session_.failures());
+}
+
 Encoded EntryValues::EncodeAhead(py::handle value) {
   Encoded e;
   EncodeAhead(value, &e.bytes);

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "client/entry_builder.h"
+#include "client/python/binding/api_hook.h"
 #include "client/python/binding/hooked_session.h"
 #include "client/python/binding/type_discovery.h"
 #include "common/record/writer.h"
@@ -51,6 +52,12 @@ class EntryValues {
   // `value` encoded into `bytes` ahead of its entry (its tensors are pushed
   // now); null when no daemon is attached.
   void EncodeAhead(pybind11::handle value, std::string* bytes);
+  // A call's arguments encoded ahead of its entry, as a `*args, **kwargs`
+  // wrapper sees them: the positional ones as a list into `args_bytes`, the
+  // keyword ones as a dict into `kwargs_bytes` (each null when no daemon is
+  // attached).
+  void EncodeArgumentsAhead(const CallArgs& args, std::string* args_bytes,
+                            std::string* kwargs_bytes);
   // Session.encode: EncodeAhead as a value for a later entry.
   Encoded EncodeAhead(pybind11::handle value);
   // A backward entry of `plan` in `session`: input = gradients of the

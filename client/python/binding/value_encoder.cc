@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
@@ -64,8 +65,16 @@ struct TensorShape {
 
 // `shape`'s dimensions (a torch.Size or a tuple of ints) into out->dims;
 // false when there are more than the ring takes.
-bool ReadShape(const py::object& shape, TensorShape* out) {
-  for (py::handle d : shape) {
+bool ReadShape(PyObject* shape, TensorShape* out) {
+  if (PyTuple_Check(shape)) {  // torch.Size is a tuple: no iterator
+    const Py_ssize_t n = PyTuple_GET_SIZE(shape);
+    if (n > static_cast<Py_ssize_t>(record::kMaxDims)) return false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      out->dims[out->ndim++] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    }
+    return true;
+  }
+  for (py::handle d : py::reinterpret_borrow<py::object>(shape)) {
     if (out->ndim == record::kMaxDims) return false;
     out->dims[out->ndim++] = PyLong_AsLongLong(d.ptr());
   }
@@ -86,6 +95,139 @@ py::object HostContiguous(py::handle t, DType dtype, bool is_cpu) {
     src = src.attr(n.detach)().attr(n.contiguous)();
   }
   return src;
+}
+
+// The attributes EncodeTensor reads, each read the way `getattr` would but
+// without its lookup: for a tensor type with the default attribute lookup,
+// the getter of a getset descriptor (`t.dtype`) is called directly, and a
+// method descriptor (`t.data_ptr()`) is called with the tensor as its first
+// argument, making no bound method. Found once per type (and again when the
+// type changes); an attribute that is anything else (a subclass's property,
+// a type with its own __getattribute__) is read through getattr. The binding
+// does not link libtorch, so these calls are the cheapest way in.
+class TensorReads {
+ public:
+  enum Attr {
+    kDType,
+    kShape,
+    kIsCpu,
+    kRequiresGrad,
+    kIsContiguous,
+    kDataPtr,
+    kAttrs
+  };
+
+  // `t.<attr>`, or `t.<attr>()` for the methods (is_contiguous, data_ptr):
+  // a new reference, or null with an error set.
+  PyObject* Read(PyObject* t, Attr attr) {
+    const Slot& slot = For(Py_TYPE(t)).slots[attr];
+    if (slot.getset != nullptr) {
+      return slot.getset->get(t, slot.getset->closure);
+    }
+    if (slot.method != nullptr) {
+      return PyObject_Vectorcall(slot.method, &t, 1, nullptr);
+    }
+    PyObject* value = PyObject_GetAttr(t, Name(attr));
+    if (value == nullptr || attr < kIsContiguous) return value;
+    PyObject* result = PyObject_CallNoArgs(value);
+    Py_DECREF(value);
+    return result;
+  }
+
+  // Read's value, as a new py::object; raises error_already_set on failure.
+  py::object Get(py::handle t, Attr attr) {
+    PyObject* value = Read(t.ptr(), attr);
+    if (value == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(value);
+  }
+
+  // Read's value as a bool (its truth); raises on failure.
+  bool Flag(py::handle t, Attr attr) {
+    py::object value = Get(t, attr);
+    if (value.ptr() == Py_True) return true;
+    if (value.ptr() == Py_False) return false;
+    const int truth = PyObject_IsTrue(value.ptr());
+    if (truth < 0) throw py::error_already_set();
+    return truth == 1;
+  }
+
+ private:
+  struct Slot {
+    PyGetSetDef* getset = nullptr;  // call its getter
+    PyObject* method = nullptr;     // a method descriptor, held
+  };
+  struct TypeSlots {
+    PyTypeObject* type = nullptr;
+    unsigned int version = 0;  // the type's tp_version_tag when found
+    Slot slots[kAttrs];
+  };
+  // A process sees a tensor type or two (torch.Tensor, Parameter); when
+  // more come, the oldest are dropped.
+  static constexpr size_t kMaxTypes = 8;
+
+  static PyObject* Name(Attr attr) {
+    const Names& n = N();
+    const py::str* names[kAttrs] = {&n.dtype,         &n.shape,
+                                    &n.is_cpu,        &n.requires_grad,
+                                    &n.is_contiguous, &n.data_ptr};
+    return names[attr]->ptr();
+  }
+
+  const TypeSlots& For(PyTypeObject* type) {
+    for (TypeSlots& known : types_) {
+      if (known.type == type) {
+        if (known.version != 0 && known.version == type->tp_version_tag) {
+          return known;
+        }
+        Find(&known);
+        return known;
+      }
+    }
+    if (types_.size() == kMaxTypes) {
+      Forget(&types_.front());
+      types_.erase(types_.begin());
+    }
+    types_.emplace_back();
+    types_.back().type = type;
+    Find(&types_.back());
+    return types_.back();
+  }
+
+  // The slots of `known.type`, as the default attribute lookup finds them.
+  static void Find(TypeSlots* known) {
+    Forget(known);
+    PyTypeObject* type = known->type;
+    if (type->tp_getattro != PyObject_GenericGetAttr) return;
+    for (int a = 0; a < kAttrs; ++a) {
+      // Borrowed; sets the type's version tag.
+      PyObject* descr = _PyType_Lookup(type, Name(static_cast<Attr>(a)));
+      if (descr == nullptr) continue;
+      Slot& slot = known->slots[a];
+      if (a < kIsContiguous && Py_IS_TYPE(descr, &PyGetSetDescr_Type)) {
+        PyGetSetDef* def =
+            reinterpret_cast<PyGetSetDescrObject*>(descr)->d_getset;
+        if (def->get != nullptr) slot.getset = def;
+      } else if (a >= kIsContiguous && Py_IS_TYPE(descr, &PyMethodDescr_Type)) {
+        slot.method = Py_NewRef(descr);
+      }
+    }
+    known->version = type->tp_version_tag;
+  }
+
+  static void Forget(TypeSlots* known) {
+    for (Slot& slot : known->slots) {
+      Py_CLEAR(slot.method);
+      slot.getset = nullptr;
+    }
+    known->version = 0;
+  }
+
+  std::vector<TypeSlots> types_;
+};
+
+TensorReads& Reads() {
+  static TensorReads* reads = new TensorReads();  // needs the GIL
+  return *reads;
 }
 
 // Walks Python values into an entry's values, writing tensors on the way.
@@ -157,6 +299,26 @@ class Encoder {
     } else {
       out.Null();
     }
+  }
+
+  // EncodeSequence of a tuple of `items`: a list.
+  void EncodeItems(PyObject* const* items, Py_ssize_t n, ValueWriter& out) {
+    out.BeginList();
+    for (Py_ssize_t i = 0; i < n; ++i) Encode(items[i], out, 1);
+    out.End();
+  }
+
+  // EncodeDict of a dict of `names` (a tuple of str, or null) and their
+  // `values`.
+  void EncodeNamed(PyObject* const* values, PyObject* names, ValueWriter& out) {
+    out.BeginDict();
+    const Py_ssize_t n = names != nullptr ? PyTuple_GET_SIZE(names) : 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      std::string key = KeyText(PyTuple_GET_ITEM(names, i));
+      out.Key(key);
+      Encode(values[i], out, 1, key);
+    }
+    out.End();
   }
 
  private:
@@ -378,20 +540,20 @@ class Encoder {
   // A tensor whose dtype the ring lacks (float8), or without data of its
   // own (meta, FakeTensor, DTensor), goes to the Python fallback.
   void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
-    const Names& n = N();
-    std::optional<DType> dtype = TensorDType(t.attr(n.dtype));
+    TensorReads& reads = Reads();
+    std::optional<DType> dtype = TensorDType(reads.Get(t, TensorReads::kDType));
     // A CPU tensor is not a meta tensor: one lookup for the common case.
-    const bool is_cpu = py::cast<bool>(t.attr(n.is_cpu));
-    if (!dtype || (!is_cpu && py::cast<bool>(t.attr(n.is_meta)))) {
+    const bool is_cpu = reads.Flag(t, TensorReads::kIsCpu);
+    if (!dtype || (!is_cpu && py::cast<bool>(t.attr(N().is_meta)))) {
       EncodeOther(t, out, depth);
       return;
     }
     TensorShape shape{*dtype};
-    if (!ReadShape(t.attr(n.shape), &shape)) {
+    if (!ReadShape(reads.Get(t, TensorReads::kShape).ptr(), &shape)) {
       out.Null();
       return;
     }
-    const bool requires_grad = py::cast<bool>(t.attr(n.requires_grad));
+    const bool requires_grad = reads.Flag(t, TensorReads::kRequiresGrad);
     const size_t nbytes = shape.nbytes();
     if (nbytes != 0 && ProducerComputes(is_cpu)) {
       // Reduced by torch on the tensor's device, never copied here.
@@ -399,8 +561,14 @@ class Encoder {
                        out);
       return;
     }
-    py::object src = HostContiguous(t, *dtype, is_cpu);
-    const auto ptr = py::cast<uintptr_t>(src.attr(n.data_ptr)());
+    // The common case, a contiguous CPU tensor that is not complex, is its
+    // own host copy.
+    const bool own = is_cpu && *dtype != DType::kComplex64 &&
+                     *dtype != DType::kComplex128 &&
+                     reads.Flag(t, TensorReads::kIsContiguous);
+    py::object src = own ? py::reinterpret_borrow<py::object>(t)
+                         : HostContiguous(t, *dtype, is_cpu);
+    const auto ptr = py::cast<uintptr_t>(reads.Get(src, TensorReads::kDataPtr));
     if (ptr == 0 && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
@@ -420,7 +588,7 @@ class Encoder {
       return;
     }
     TensorShape shape{*dtype};
-    if (!ReadShape(t.attr(n.shape), &shape)) {
+    if (!ReadShape(t.attr(n.shape).ptr(), &shape)) {
       out.Null();
       return;
     }
@@ -467,14 +635,22 @@ class Encoder {
 
 }  // namespace
 
-void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
-                 ValueEncoding encoding, std::atomic<uint64_t>& failures) {
+namespace {
+
+// `encode(encoder)` writes one value into `out`; when it fails as a whole
+// (the framework does not import, say) the value is null and the failure is
+// counted in `failures`.
+template <typename Write>
+void Guarded(client::EntryBuilder& entry, ValueWriter& out,
+             ValueEncoding encoding, std::atomic<uint64_t>& failures,
+             Write write) {
   const size_t mark = out.buffer()->size();
   const bool encoded = GuardHook(
       failures, "encoding a value",
       [&] {
         InitTypes(encoding);
-        Encoder(entry, encoding).Encode(obj, out, 0);
+        Encoder encoder(entry, encoding);
+        write(encoder);
         return true;
       },
       false);
@@ -482,6 +658,25 @@ void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
     out.buffer()->resize(mark);
     out.Null();
   }
+}
+
+}  // namespace
+
+void EncodeValue(client::EntryBuilder& entry, py::handle obj, ValueWriter& out,
+                 ValueEncoding encoding, std::atomic<uint64_t>& failures) {
+  Guarded(entry, out, encoding, failures,
+          [&](Encoder& encoder) { encoder.Encode(obj, out, 0); });
+}
+
+void EncodeArguments(client::EntryBuilder& entry, const CallArgs& args,
+                     ValueWriter& args_out, ValueWriter& kwargs_out,
+                     ValueEncoding encoding, std::atomic<uint64_t>& failures) {
+  Guarded(entry, args_out, encoding, failures, [&](Encoder& encoder) {
+    encoder.EncodeItems(args.args, args.nargs, args_out);
+  });
+  Guarded(entry, kwargs_out, encoding, failures, [&](Encoder& encoder) {
+    encoder.EncodeNamed(args.args + args.nargs, args.kwnames, kwargs_out);
+  });
 }
 
 }  // namespace tprobe::python

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "client/entry_builder.h"
+#include "client/python/binding/api_hook.h"
 #include "client/python/binding/type_discovery.h"
 #include "common/record/writer.h"
 
@@ -35,6 +36,15 @@ namespace tprobe::python {
 void EncodeValue(client::EntryBuilder& entry, pybind11::handle obj,
                  record::ValueWriter& out, ValueEncoding encoding,
                  std::atomic<uint64_t>& failures);
+
+// EncodeValue of a call's arguments as a `*args, **kwargs` wrapper sees
+// them, read from the call's own array (no tuple or dict made): the
+// positional ones as a list into `args_out`, the keyword ones as a dict into
+// `kwargs_out`, each as EncodeValue writes a tuple and a dict.
+void EncodeArguments(client::EntryBuilder& entry, const CallArgs& args,
+                     record::ValueWriter& args_out,
+                     record::ValueWriter& kwargs_out, ValueEncoding encoding,
+                     std::atomic<uint64_t>& failures);
 
 }  // namespace tprobe::python
 
