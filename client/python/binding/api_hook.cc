@@ -36,6 +36,7 @@ PyObject* s_warn_once = nullptr;
 PyObject* s_values = nullptr;
 PyObject* s_inputs = nullptr;
 PyObject* s_outputs = nullptr;
+PyObject* s_dict = nullptr;
 
 // --- HookState: the base of Runtime -----------------------------------------
 
@@ -190,9 +191,10 @@ struct ApiWrapper {
   PyObject* original;     // the function it stands for
   PyObject* base;         // the API's name base, "{Prefix}.{api}"
   PyObject* tensor_type;  // torch.Tensor
-  PyObject* compiling;    // CompileContext.try_get, or null
-  PyObject* gates_for;    // (base, index, args) -> the call's gates, or null
-  PyObject* dict;         // __name__, __doc__, __wrapped__, ...
+  PyObject* compiling;  // CompileContext.try_get, its threading.local, or null
+  PyObject* compiling_name;  // with the threading.local: the context's name
+  PyObject* gates_for;       // (base, index, args) -> the call's gates, or null
+  PyObject* dict;            // __name__, __doc__, __wrapped__, ...
   PyObject* weakrefs;
   std::string_view base_text;  // base's UTF-8 (the str caches it)
   bool distributed;            // output = the arguments after the call
@@ -242,9 +244,22 @@ bool DropoutOff(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
 PyTypeObject g_wrapper_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // Whether Dynamo is compiling a frame on this thread: the calls it makes
-// then (on fake tensors) are not the model's.
+// then (on fake tensors) are not the model's. Read from the threading.local
+// that holds the compile context (its per-thread __dict__, no Python frame)
+// or by calling CompileContext.try_get.
 bool Compiling(ApiWrapper* w) {
   if (w->compiling == nullptr) return false;
+  if (w->compiling_name != nullptr) {
+    PyObject* dict = PyObject_GetAttr(w->compiling, s_dict);
+    PyObject* context =
+        dict != nullptr && PyDict_Check(dict)
+            ? PyDict_GetItemWithError(dict, w->compiling_name)  // borrowed
+            : nullptr;
+    const bool compiling = context != nullptr && context != Py_None;
+    Py_XDECREF(dict);
+    PyErr_Clear();
+    return compiling;
+  }
   PyObject* context = PyObject_CallNoArgs(w->compiling);
   if (context == nullptr) {
     PyErr_Clear();
@@ -538,9 +553,12 @@ bool WrapperArgsValid(PyObject* state, PyObject* original, PyObject* compiling,
   if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
     error = "state must be a HookState or None";
   } else if (!PyCallable_Check(original) ||
-             (compiling != Py_None && !PyCallable_Check(compiling)) ||
              (gates_for != Py_None && !PyCallable_Check(gates_for))) {
-    error = "original, compiling and gates_for must be callable";
+    error = "original and gates_for must be callable";
+  } else if (compiling != Py_None && !PyCallable_Check(compiling) &&
+             !(PyTuple_Check(compiling) && PyTuple_GET_SIZE(compiling) == 2 &&
+               PyUnicode_Check(PyTuple_GET_ITEM(compiling, 1)))) {
+    error = "compiling must be callable or a (threading.local, name) pair";
   } else if (tensor_type != Py_None && !PyType_Check(tensor_type)) {
     error = "tensor_type must be a type or None";
   }
@@ -576,7 +594,12 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   w->original = Py_NewRef(original);
   w->base = Py_NewRef(base);
   w->tensor_type = NewRefOrNull(tensor_type);
-  w->compiling = NewRefOrNull(compiling);
+  if (PyTuple_Check(compiling)) {
+    w->compiling = Py_NewRef(PyTuple_GET_ITEM(compiling, 0));
+    w->compiling_name = Py_NewRef(PyTuple_GET_ITEM(compiling, 1));
+  } else {
+    w->compiling = NewRefOrNull(compiling);
+  }
   w->gates_for = NewRefOrNull(gates_for);
   w->base_text = std::string_view(text, static_cast<size_t>(size));
   w->distributed = distributed != 0;
@@ -592,6 +615,7 @@ int WrapperTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(w->base);
   Py_VISIT(w->tensor_type);
   Py_VISIT(w->compiling);
+  Py_VISIT(w->compiling_name);
   Py_VISIT(w->gates_for);
   Py_VISIT(w->dict);
   return 0;
@@ -603,6 +627,7 @@ int WrapperClear(PyObject* self) {
   Py_CLEAR(w->original);
   Py_CLEAR(w->tensor_type);
   Py_CLEAR(w->compiling);
+  Py_CLEAR(w->compiling_name);
   Py_CLEAR(w->gates_for);
   Py_CLEAR(w->dict);
   return 0;  // base stays: base_text points into it
@@ -660,6 +685,7 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   s_values = Intern("values");
   s_inputs = Intern("inputs");
   s_outputs = Intern("outputs");
+  s_dict = Intern("__dict__");
 
   PyTypeObject& state = g_state_type;
   state.tp_name = "tprobe._C.HookState";
@@ -709,8 +735,10 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
       "reporting its calls as `base` to state.session while state.on. "
       "distributed: the output is the arguments after the call. "
       "tensor_type: a backward hook goes on the grad_fn of the first output "
-      "of that type (None: none). compiling: CompileContext.try_get or "
-      "None. gates_for(base, index, args): the gates of a call whose "
+      "of that type (None: none). compiling: CompileContext.try_get, or "
+      "a (threading.local, name) pair whose `name` on the calling thread is "
+      "the compile context (read with no Python frame), or None. "
+      "gates_for(base, index, args): the gates of a call whose "
       "backward is recorded (None: none), whose inputs(args) runs before "
       "the call and outputs(out) after it, each returning what goes on.";
   wrapper.tp_basicsize = sizeof(ApiWrapper);
