@@ -31,11 +31,12 @@ from tprobe._common.runtime import Runtime
 # Whether torch.compile's Dynamo is compiling a frame on this thread
 # (CompileContext.try_get() is not None): the calls it makes then (on fake
 # tensors, to build the graph and its guards) are not the model's, and are
-# not recorded. The wrapper reads the threading.local that try_get reads
-# (torch._guards._TLS.compile_context) itself, which runs no Python frame
-# per call; try_get is the fallback where that local is not there. msprobe 26.x refuses Dynamo outright on PyTorch >= 2.7;
+# not recorded. msprobe 26.x refuses Dynamo outright on PyTorch >= 2.7;
 # tprobe records what runs eagerly (hooks make Dynamo break the graph around
-# every hooked call) and never stops training.
+# every hooked call) and never stops training. The wrapper reads the
+# threading.local that try_get reads (torch._guards._TLS.compile_context)
+# itself, which runs no Python frame per call; try_get is the fallback where
+# that local is not there.
 try:  # PyTorch 2.x
     from torch import _guards
     if isinstance(getattr(_guards, "_TLS", None), threading.local):
