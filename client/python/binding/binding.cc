@@ -6,6 +6,8 @@
 //                      on the framework types of type_discovery.h;
 //   api_hook.h         HookState, ApiWrapper and busy_flag (the PyTorch API
 //                      wrapper in C++);
+//   module_alias.h     the forward and backward of the module hooks'
+//                      identity autograd Function, in C++;
 //   call_stack.h       the call stacks of stack.json;
 //   producer_stats.h   statistics the framework computes (statistics_on).
 //
@@ -19,6 +21,7 @@
 
 #include "client/python/binding/api_hook.h"
 #include "client/python/binding/call_stack.h"
+#include "client/python/binding/module_alias.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/session_binding.h"
 #include "client/python/binding/type_discovery.h"
@@ -32,6 +35,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "tprobe's client core: sessions that push hook data to tprobed";
 
   tprobe::python::DefineApiHook(m, &tprobe::python::ApiSessionOf);
+  tprobe::python::DefineModuleAlias(m);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
         "Frames of files under dir are tprobe's own: the stacks of the "

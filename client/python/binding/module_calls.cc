@@ -43,12 +43,20 @@ void ModuleCalls::Inputs(py::handle handle, py::handle args,
   });
 }
 
+py::object ModuleCalls::Open(py::handle base, py::handle args,
+                             py::handle kwargs) {
+  py::object handle = Begin(base);
+  if (!handle.is_none()) Inputs(handle, args, kwargs);
+  return handle;
+}
+
 void ModuleCalls::End(py::handle handle, py::handle output,
                       py::handle parameters) {
   session_.Hook("Session.module_end", [&](client::Session& session) {
     Call* call = session_.Open(handle);
     if (call == nullptr) return;
     call->open = false;
+    if (!call->entry) output = parameters = py::none();
     client::CallPlan& plan = call->plan;
     session.CheckEnd(&plan);
     if (plan.output) {

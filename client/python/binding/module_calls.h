@@ -29,8 +29,12 @@ class ModuleCalls {
   // keeps them (its forward pre-hook).
   void Inputs(pybind11::handle handle, pybind11::handle args,
               pybind11::handle kwargs);
+  // Begin and then Inputs, in one call from the forward pre-hook.
+  pybind11::object Open(pybind11::handle base, pybind11::handle args,
+                        pybind11::handle kwargs);
   // Writes the call's outputs and parameters, if scope, list and data_mode
-  // keep them, and closes it (its forward hook).
+  // keep them, and closes it (its forward hook). A call whose handle says
+  // no `entry` is closed as if both were None.
   void End(pybind11::handle handle, pybind11::handle output,
            pybind11::handle parameters);
   // The backward of forward call `index` begins (its output gradients

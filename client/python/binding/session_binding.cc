@@ -187,6 +187,16 @@ void DefineSession(py::module_& m) {
           "Lists the beginning module call's stack (the running code's) "
           "and writes its inputs (if data_mode keeps them).")
       .def(
+          "module_open",
+          [](PySession& s, py::handle base, py::handle args,
+             py::handle kwargs) {
+            return s.modules().Open(base, args, kwargs);
+          },
+          py::arg("base"), py::arg("args"), py::arg("kwargs"),
+          "module_begin and then module_inputs (kwargs None: none), in one "
+          "call; returns the Call (None: not recorded, else module_end must "
+          "follow).")
+      .def(
           "module_end",
           [](PySession& s, py::handle call, py::handle output,
              py::handle parameters) {
@@ -194,7 +204,7 @@ void DefineSession(py::module_& m) {
           },
           py::arg("call"), py::arg("output"), py::arg("parameters"),
           "Writes the module call's outputs (if scope, list and data_mode "
-          "keep them) and closes it.")
+          "keep them; never for a Call without `entry`) and closes it.")
       .def(
           "api_begin",
           [](PySession& s, py::handle base) { return s.api().Begin(base); },

@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 
-from tprobe._C import Call, Session
+from tprobe._C import AliasForward, Call, Session, alias_backward
 from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
 from tprobe.torch.grad_hooks import GradHooks
@@ -84,21 +84,17 @@ def _eager(hook: Callable) -> Callable:
 
 class _Alias(torch.autograd.Function):
     """Identity on tensors whose backward hands the incoming gradients to
-    ``report`` (a bound method of the module call's _Call)."""
+    ``report`` (a bound method of the module call's _Call).
 
-    @staticmethod
-    def forward(ctx: Any, report: Callable, *tensors: _Tensor) -> tuple:
-        ctx.report = report
-        ctx.materialize_grads = False  # what set_materialize_grads(False) sets
-        return tuple(map(_detach, tensors))
+    Both run in C++ (client/python/binding/module_alias.h), without a
+    Python frame: forward(ctx, report, *tensors) keeps ``report`` in the
+    context, leaves missing gradients None (what set_materialize_grads
+    (False) sets) and returns the tensors detached; backward(ctx, *grads)
+    calls ``report(grads)``, swallowing what it raises (never break the
+    backward pass), and passes the gradients on."""
 
-    @staticmethod
-    def backward(ctx: Any, *grads: Optional[_Tensor]) -> tuple:
-        try:
-            ctx.report(grads)
-        except Exception:  # noqa: BLE001 - never break the backward pass
-            pass
-        return (None,) + grads
+    forward = staticmethod(AliasForward(_detach))
+    backward = staticmethod(alias_backward)
 
 
 # The autograd engine runs a Function's backward node through the node
@@ -126,7 +122,7 @@ class _Call:
     output gradients arrive (its backward begins), then those of its tensor
     arguments (it ends)."""
 
-    __slots__ = ("module", "base", "handle", "rt", "index", "grad_outputs",
+    __slots__ = ("module", "base", "handle", "rt", "grad_outputs",
                  "wants_backward", "waits_inputs", "backward")
 
     def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
@@ -134,8 +130,7 @@ class _Call:
         self.rt = rt
         self.module = module
         self.base = base
-        self.handle = handle  # from Session.module_begin
-        self.index = handle.index
+        self.handle = handle  # from Session.module_open
         # Whether the call gets a backward entry, and whether that entry
         # waits for argument gradients (set by the pre-hook).
         self.wants_backward = False
@@ -155,8 +150,8 @@ class _Call:
         try:
             # The module's backward begins: calls made until it ends (its
             # children's backward) are inside it.
-            self.backward = rt.session.module_backward_begin(self.base,
-                                                             self.index)
+            self.backward = rt.session.module_backward_begin(
+                self.base, self.handle.index)
             if not self.waits_inputs:
                 # No argument needs a gradient: as torch's BackwardHook
                 # (msprobe 26.x) reports it, the entry's output is empty.
@@ -190,6 +185,8 @@ class _Call:
 # an error; a structure that deep is cut off here, the rest left unaliased).
 _MAX_DEPTH = 400
 _CONTAINERS = (tuple, list, dict)
+# The input_kwargs of a hook that gets none (PyTorch 1.13); never changed.
+_NO_KWARGS: dict = {}
 
 
 def _grad_tensors(item: Any, found: List[_Tensor], depth: int) -> None:
@@ -319,7 +316,23 @@ class _ModuleHook:
             return None
         local.busy += 1
         try:
-            new_args = self._open(module, args, kwargs)
+            # As msprobe 26.x: the stack and the inputs are taken when the
+            # module begins (an in-place module shows its inputs unchanged).
+            handle = rt.session.module_open(
+                self.base, args, kwargs if kwargs is not None else _NO_KWARGS)
+            if handle is None:
+                return None
+            call = _Call(rt, module, self.base, handle)
+            calls = local.modules
+            if calls is None:
+                calls = rt.modules()
+            calls.append(call)
+            if not handle.backward or self.inplace or \
+                    not torch.is_grad_enabled():
+                return None
+            call.wants_backward = True
+            new_args = _wrap(call.on_input_grads, args)
+            call.waits_inputs = new_args is not None
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module forward pre-hook", error)
             return None
@@ -358,39 +371,12 @@ class _ModuleHook:
         finally:
             local.busy -= 1
 
-    def _open(self, module: torch.nn.Module, args: tuple,
-              kwargs: Optional[dict]) -> Optional[tuple]:
-        rt = self.rt
-        session = rt.session
-        handle = session.module_begin(self.base)
-        if handle is None:
-            return None
-        if handle.entry:
-            # As msprobe 26.x: the stack and the inputs are taken when the
-            # module begins (an in-place module shows its inputs unchanged).
-            session.module_inputs(handle, args,
-                                  kwargs if kwargs is not None else {})
-        call = _Call(rt, module, self.base, handle)
-        calls = rt.local.modules
-        if calls is None:
-            calls = rt.modules()
-        calls.append(call)
-        if not handle.backward or self.inplace or \
-                not torch.is_grad_enabled():
-            return None
-        call.wants_backward = True
-        new_args = _wrap(call.on_input_grads, args)
-        call.waits_inputs = new_args is not None
-        return new_args
-
     def _close(self, call: _Call, module: torch.nn.Module,
                output: Any) -> Any:
-        session = self.rt.session
         handle = call.handle
-        if handle.entry:
-            session.module_end(handle, output, module._parameters)
-        else:
-            session.module_end(handle, None, None)
+        # The session leaves output and parameters out of a call without
+        # an entry (handle.entry).
+        self.rt.session.module_end(handle, output, module._parameters)
         if not handle.backward:
             return None
         if not self.params_hooked:
@@ -398,15 +384,11 @@ class _ModuleHook:
             self.grad_hooks.ensure(module, self.base)
         if not call.wants_backward:
             return None
-        return _wrap_output(call, output)
-
-
-def _wrap_output(call: _Call, output: Any) -> Any:
-    if isinstance(output, _Tensor):  # the usual case, without a walk
-        if not output.requires_grad:
-            return None
-        return _alias(call.on_output_grads, [output])[0]
-    return _wrap(call.on_output_grads, output)
+        if isinstance(output, _Tensor):  # the usual case, without a walk
+            if not output.requires_grad:
+                return None
+            return _alias(call.on_output_grads, [output])[0]
+        return _wrap(call.on_output_grads, output)
 
 
 class ModuleHooks:
