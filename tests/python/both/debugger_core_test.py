@@ -136,6 +136,9 @@ class Lifecycle:
         self.assertEqual(seen["configure"], 0)
         back = dict(seen["back"])
         back.pop("grads", None)  # added only by a recorded backward
+        # Out of the unrecorded step 2 on PyTorch (tprobe.torch.hook_switch;
+        # hook_suspension_test sees them back at a recorded step).
+        back.pop("modules", None)
         self.assertTrue(all(back.values()), seen["back"])
         self.assertIn("the configured steps are done", self.stderr)
         self.assertEqual(self.steps(), ["step0", "step3"])

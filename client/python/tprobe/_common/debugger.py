@@ -13,7 +13,11 @@ FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
   removed and every patched function put back (``_remove``), so training
   goes on at full speed; a live config that names later steps, or a live
   directive (tprobe start/stop: Session.last_step is None while one is in
-  force), puts them back at the next start().
+  force), puts them back at the next start(). Before that, a start() whose
+  step records nothing suspends the hooks a framework can take out cheaply
+  (``_suspend``: PyTorch's module and parameter-gradient hooks) and the
+  next start() whose step records puts them back (``_resume``), so an
+  undumped step runs at nearly full speed too.
 - Rank: read at construction and again at the first start(); when it
   changed (torch.distributed or mindspore.communication came up after the
   debugger) the session is made again for the new rank, as msprobe reads
@@ -79,6 +83,13 @@ class DebuggerCore:
         """Removes every hook and puts every patched function back."""
         raise NotImplementedError
 
+    def _suspend(self) -> None:
+        """Takes out, until _resume(), the hooks that only cost while no
+        step records (the step that starts records nothing)."""
+
+    def _resume(self) -> None:
+        """Puts back what _suspend() took out (the step records)."""
+
     def _step_done(self) -> None:
         """Runs after each step() (state kept for one step is let go)."""
 
@@ -130,6 +141,7 @@ class DebuggerCore:
         self._rt = Runtime(session, session.level)
         self._started = False
         self._hooked = True  # False once the configured steps are done
+        self._suspended = False  # _suspend() ran, and no _resume() since
         self._warned_model = False
         self._warned_disabled = False
         self._make_hooks()
@@ -175,7 +187,7 @@ class DebuggerCore:
         if self is None:
             return
         self._rt.session.stop()
-        self._rt.refresh()
+        self._rt.on = False  # no session collects after its stop()
         self._dump_enable.poll()
 
     @classmethod
@@ -214,6 +226,7 @@ class DebuggerCore:
                              f"got {step!r}")
         self._rt.session.set_step(step)
         self._rt.refresh()
+        self._follow_collecting()
 
     @classmethod
     def save(cls, variable: Any, name: str,
@@ -257,8 +270,24 @@ class DebuggerCore:
         try:
             self._dump_enable.poll()
             self._start(model)
+            self._follow_collecting()
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.start", error)
+
+    def _follow_collecting(self) -> None:
+        """The hooks are in while the step records and suspended while it
+        does not (whether it records is settled at start(), or by
+        set_init_step(): stop(), step() and a live config or directive
+        never turn recording on before the next start())."""
+        if not self._hooked:
+            return
+        if self._rt.on:
+            if self._suspended:
+                self._suspended = False
+                self._resume()
+        elif not self._suspended:
+            self._suspended = True
+            self._suspend()
 
     def _start(self, model: Any) -> None:
         rt = self._rt
@@ -272,6 +301,7 @@ class DebuggerCore:
             rt.refresh()
             if self._hooked:
                 self._hooked = False
+                self._suspended = False
                 rt.on = False
                 self._remove()
             return

@@ -15,10 +15,14 @@ the config's message; after construction nothing tprobe does raises into
 training. API hooks (and, at level mix, the optimizer hooks) are installed
 at construction (create the debugger before the model runs), module and
 parameter-gradient hooks at the first start() with a model; all of them
-are removed at the first start() after the last configured step.
+are removed at the first start() after the last configured step. The
+module and parameter-gradient hooks are out of torch's hook dicts in a
+step that records nothing and back for one that records
+(tprobe.torch.hook_switch).
 """
 
 import sys
+import weakref
 from typing import Any, List, Optional
 
 import torch
@@ -64,6 +68,8 @@ class PrecisionDebugger(DebuggerCore):
         self._grads = GradHooks(rt)
         self._modules = ModuleHooks(rt, self._grads)
         self._apis = ApiHooks(rt)
+        # The model the last start() hooked (a weak reference), or None.
+        self._model_hooked: Optional[weakref.ref] = None
         self._optimizer = OptimizerHooks(rt)
         _C.set_fallback(values.fallback)
 
@@ -80,22 +86,38 @@ class PrecisionDebugger(DebuggerCore):
             self._optimizer.install()
 
     def _hook_model(self, model: Any) -> None:
+        if self._model_hooked is not None and self._model_hooked() is model:
+            return  # the model of the last start(), hooked already
         if self._rt.level in MODULE_LEVELS:
             self._grads.megatron = is_megatron(model)
             self._modules.register(model)
+            # A list of models is walked again at each start().
+            if isinstance(model, torch.nn.Module):
+                self._model_hooked = weakref.ref(model)
+
+    def _suspend(self) -> None:
+        self._modules.suspend()
+        self._grads.suspend()
+
+    def _resume(self) -> None:
+        self._modules.resume()
+        self._grads.resume()
 
     def _remove(self) -> None:
         self._apis.restore()
         self._optimizer.restore()
         self._modules.remove()
         self._grads.remove()
+        self._model_hooked = None
 
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None,
               rank_id: Any = None, scheduled_tokens: Any = None) -> None:
-        refuse_token_arguments({"token_range": token_range,
-                                "rank_id": rank_id,
-                                "scheduled_tokens": scheduled_tokens})
+        if (token_range is not None or rank_id is not None
+                or scheduled_tokens is not None):
+            refuse_token_arguments({"token_range": token_range,
+                                    "rank_id": rank_id,
+                                    "scheduled_tokens": scheduled_tokens})
         self = cls._get()
         if self is not None:
             self._begin(model)
@@ -122,6 +144,7 @@ class PrecisionDebugger(DebuggerCore):
             raise TypeError(f"module_dump: dump_name must be a str, got "
                             f"{name!r}")
         self._grads.megatron = is_megatron(module)
+        self._model_hooked = None  # the next start() sets megatron again
         if not self._modules.register_one(module, name):
             sys.stderr.write("[tprobe] module_dump: the module is hooked "
                              "already (start() with its model); it is "

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from tprobe._common.runtime import Runtime
+from tprobe.torch.hook_switch import HookSwitch
 
 
 def is_megatron(model: Any) -> bool:
@@ -46,6 +47,16 @@ class GradHooks:
         # The AccumulateGrad nodes hooked for main_grad: a node nobody holds
         # is made anew at the next forward, without the hook.
         self._accumulators: list = []
+        self._switch = HookSwitch()
+
+    def suspend(self) -> None:
+        """Takes the hooks out for steps that record nothing
+        (tprobe.torch.hook_switch); those registered meanwhile too."""
+        self._switch.suspend(self._handles)
+
+    def resume(self) -> None:
+        """Puts the hooks back in their places."""
+        self._switch.resume()
 
     def ensure(self, module: torch.nn.Module, base: str) -> None:
         """Hooks the module's own parameters, once per module; ``base`` is
@@ -70,9 +81,12 @@ class GradHooks:
             else:
                 handle = param.register_hook(send)
             self._handles.append(handle)
+            if self._switch.suspended:
+                self._switch.take((handle,))
 
     def remove(self) -> None:
         """Takes every gradient hook off."""
+        self._switch.forget()
         for handle in self._handles:
             handle.remove()
         self._handles.clear()

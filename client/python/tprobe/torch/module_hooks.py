@@ -62,6 +62,7 @@ from tprobe._C import AliasForward, Call, Session, alias_backward
 from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
 from tprobe.torch.grad_hooks import GradHooks
+from tprobe.torch.hook_switch import HookSwitch
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -406,9 +407,20 @@ class ModuleHooks:
         # module_dump(): whether its modules record now.
         self.module_dump_on = False
         self._handles: list = []  # each hook's RemovableHandle
+        self._switch = HookSwitch()
+
+    def suspend(self) -> None:
+        """Takes the hooks out of the modules for steps that record nothing
+        (tprobe.torch.hook_switch); those registered meanwhile too."""
+        self._switch.suspend(self._handles)
+
+    def resume(self) -> None:
+        """Puts the hooks back in their places."""
+        self._switch.resume()
 
     def remove(self) -> None:
         """Takes every module hook off; register() hooks a model again."""
+        self._switch.forget()
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
@@ -463,3 +475,5 @@ class ModuleHooks:
             handles = (module.register_forward_pre_hook(_eager(hook.pre)),
                        module.register_forward_hook(_eager(hook.post)))
         self._handles.extend(handles)
+        if self._switch.suspended:
+            self._switch.take(handles)
