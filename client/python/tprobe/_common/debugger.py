@@ -251,8 +251,10 @@ class DebuggerCore:
             self._rt.warn_once("PrecisionDebugger.save", error)
 
     def _flush_debug_save(self) -> None:
-        """Writes save()'s gradient entries whose backward ran."""
-        if self._debug_save is None:
+        """Writes save()'s gradient entries whose backward ran (save()
+        records only at level debug, and a live level change comes after
+        this flush in step())."""
+        if self._debug_save is None or self._rt.level != "debug":
             return
         try:
             self._debug_save.flush(self._rt.session)
