@@ -229,6 +229,10 @@ def _wrap(report: Callable, item: Any) -> Any:
     needs a gradient replaced by its alias, which hands ``report`` the
     gradients, one per tensor; None when it holds no such tensor."""
     kind = type(item)
+    if kind is tuple and len(item) == 1:  # the usual case: one argument
+        only = item[0]
+        if isinstance(only, _Tensor):
+            return _alias(report, [only]) if only.requires_grad else None
     flat = _flat(item) if kind is tuple or kind is list else None
     if flat is not None:  # the usual case: no container inside
         slots, tensors = flat
@@ -365,31 +369,27 @@ class _ModuleHook:
                 # calls after it are not taken for its children.
                 rt.session.module_end(call.handle, None, None)
                 return None
-            return self._close(call, module, output)
+            handle = call.handle
+            # The session leaves output and parameters out of a call
+            # without an entry (handle.entry).
+            rt.session.module_end(handle, output, module._parameters)
+            if not handle.backward:
+                return None
+            if not self.params_hooked:
+                self.params_hooked = True
+                self.grad_hooks.ensure(module, self.base)
+            if not call.wants_backward:
+                return None
+            if isinstance(output, _Tensor):  # the usual case, without a walk
+                if not output.requires_grad:
+                    return None
+                return _alias(call.on_output_grads, [output])[0]
+            return _wrap(call.on_output_grads, output)
         except Exception as error:  # noqa: BLE001
             rt.warn_once("a module forward hook", error)
             return None
         finally:
             local.busy -= 1
-
-    def _close(self, call: _Call, module: torch.nn.Module,
-               output: Any) -> Any:
-        handle = call.handle
-        # The session leaves output and parameters out of a call without
-        # an entry (handle.entry).
-        self.rt.session.module_end(handle, output, module._parameters)
-        if not handle.backward:
-            return None
-        if not self.params_hooked:
-            self.params_hooked = True
-            self.grad_hooks.ensure(module, self.base)
-        if not call.wants_backward:
-            return None
-        if isinstance(output, _Tensor):  # the usual case, without a walk
-            if not output.requires_grad:
-                return None
-            return _alias(call.on_output_grads, [output])[0]
-        return _wrap(call.on_output_grads, output)
 
 
 class ModuleHooks:
