@@ -56,12 +56,23 @@ bool Drainer::ReachedCut(uint32_t ring_index, uint64_t cut,
 bool Drainer::OnBoundary(uint32_t ring_index, const record::BoundaryView& v,
                          const std::vector<uint64_t>* targets,
                          bool targets_final, uint32_t* step) {
-  v1::Request request;
-  if (!request.ParseFromArray(v.request.data(),
-                              static_cast<int>(v.request.size()))) {
-    Corrupt(ring_index, "a boundary record that is not a Request");
-    return true;
+  const uint64_t position = state_.rings[ring_index].reader.position();
+  auto waiting = std::find_if(
+      waiting_.begin(), waiting_.end(), [&](const WaitingBoundary& w) {
+        return w.ring == ring_index && w.position == position;
+      });
+  if (waiting == waiting_.end()) {
+    v1::Request parsed;
+    if (!parsed.ParseFromArray(v.request.data(),
+                               static_cast<int>(v.request.size()))) {
+      Corrupt(ring_index, "a boundary record that is not a Request");
+      return true;
+    }
+    waiting = waiting_.insert(
+        waiting_.end(),
+        WaitingBoundary{ring_index, position, std::move(parsed)});
   }
+  v1::Request& request = waiting->request;
   if (request.version() != control::kProtocolVersion) {
     Corrupt(ring_index, "a boundary record of protocol version " +
                             std::to_string(request.version()));
@@ -100,6 +111,7 @@ bool Drainer::OnBoundary(uint32_t ring_index, const record::BoundaryView& v,
   // Closing a tensor incomplete keeps no bytes, so it cannot fail.
   Report(ring_index, state_.tensors.ClosePending(ring_index, Rules()));
   state_.boundary = Boundary{ring_index, std::move(request)};
+  waiting_.erase(waiting);
   return true;
 }
 

@@ -80,7 +80,8 @@ class Drainer {
   // A Boundary record on ring `ring`: parsed and checked (a bad one is
   // corruption), and made state_.boundary when every other ring has been
   // read up to the cut the rank's ledger gives it. Returns false when it
-  // must wait for that; then *step is the step it closes.
+  // must wait for that; then *step is the step it closes, and the parsed
+  // record is kept in waiting_.
   bool OnBoundary(uint32_t ring, const record::BoundaryView& v,
                   const std::vector<uint64_t>* targets, bool targets_final,
                   uint32_t* step);
@@ -131,6 +132,16 @@ class Drainer {
   const Rank& rank_;
   RankState& state_;
   spdlog::logger& log_;
+  // The boundaries at the head of their rings that wait for other rings,
+  // each parsed once: Run scans every ring again for each record it
+  // applies, and a boundary waits while the other rings' records up to its
+  // cuts are applied (the parse was 4.5 % of the daemon's CPU at mix).
+  struct WaitingBoundary {
+    uint32_t ring;
+    uint64_t position;  // the ring reader's, at the record
+    v1::Request request;
+  };
+  std::vector<WaitingBoundary> waiting_;
 };
 
 }  // namespace tprobe::daemon
