@@ -96,12 +96,12 @@ class PrecisionDebugger(DebuggerCore):
                 self._model_hooked = weakref.ref(model)
 
     def _suspend(self) -> None:
-        self._modules.suspend()
-        self._grads.suspend()
+        self._modules.switch.suspend()
+        self._grads.switch.suspend()
 
     def _resume(self) -> None:
-        self._modules.resume()
-        self._grads.resume()
+        self._modules.switch.resume()
+        self._grads.switch.resume()
 
     def _remove(self) -> None:
         self._apis.restore()

@@ -43,20 +43,12 @@ class GradHooks:
         # Set by the debugger from the model it hooks (is_megatron).
         self.megatron = False
         self._modules: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
-        self._handles: list = []  # each hook's RemovableHandle
+        # Each hook's RemovableHandle; out of the parameters for the steps
+        # that record nothing (tprobe.torch.hook_switch).
+        self.switch = HookSwitch()
         # The AccumulateGrad nodes hooked for main_grad: a node nobody holds
         # is made anew at the next forward, without the hook.
         self._accumulators: list = []
-        self._switch = HookSwitch()
-
-    def suspend(self) -> None:
-        """Takes the hooks out for steps that record nothing
-        (tprobe.torch.hook_switch); those registered meanwhile too."""
-        self._switch.suspend(self._handles)
-
-    def resume(self) -> None:
-        """Puts the hooks back in their places."""
-        self._switch.resume()
 
     def ensure(self, module: torch.nn.Module, base: str) -> None:
         """Hooks the module's own parameters, once per module; ``base`` is
@@ -80,16 +72,11 @@ class GradHooks:
                     lambda p, send=send: send(p.grad))
             else:
                 handle = param.register_hook(send)
-            self._handles.append(handle)
-            if self._switch.suspended:
-                self._switch.take((handle,))
+            self.switch.add((handle,))
 
     def remove(self) -> None:
         """Takes every gradient hook off."""
-        self._switch.forget()
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        self.switch.remove()
         self._accumulators.clear()
         self._modules = weakref.WeakSet()
 

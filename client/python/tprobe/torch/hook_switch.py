@@ -30,19 +30,29 @@ _Taken = Tuple[Dict[Any, Any], List[Any], Dict[Any, Any]]
 
 
 class HookSwitch:
+    """The RemovableHandles of one kind of tprobe's hooks (module or
+    parameter-gradient), which it takes out and puts back as a whole."""
+
     def __init__(self) -> None:
         self.suspended = False
+        self._handles: List[Any] = []
         self._taken: List[_Taken] = []
 
-    def suspend(self, handles: Iterable[Any]) -> None:
-        """Takes the handles' hooks out; a no-op while suspended."""
+    def add(self, handles: Iterable[Any]) -> None:
+        """Keeps newly registered hooks' handles; out at once while
+        suspended (back at resume())."""
+        handles = tuple(handles)
+        self._handles.extend(handles)
+        if self.suspended:
+            self._take(handles)
+
+    def suspend(self) -> None:
+        """Takes every hook out; a no-op while suspended."""
         if not self.suspended:
             self.suspended = True
-            self.take(handles)
+            self._take(self._handles)
 
-    def take(self, handles: Iterable[Any]) -> None:
-        """Takes the hooks of ``handles`` out (they are back at resume());
-        for hooks registered while suspended."""
+    def _take(self, handles: Iterable[Any]) -> None:
         by_dict: Dict[int, _Taken] = {}
         for handle in handles:
             key = handle.id
@@ -69,10 +79,13 @@ class HookSwitch:
             _put_back(hooks, order, taken)
         self._taken.clear()
 
-    def forget(self) -> None:
-        """Drops what was taken out (the hooks are being removed)."""
+    def remove(self) -> None:
+        """Removes every hook (those taken out are dropped)."""
         self.suspended = False
         self._taken.clear()
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
 
 
 def _put_back(hooks: Dict[Any, Any], order: List[Any],

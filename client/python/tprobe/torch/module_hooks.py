@@ -406,24 +406,13 @@ class ModuleHooks:
         self._alone: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
         # module_dump(): whether its modules record now.
         self.module_dump_on = False
-        self._handles: list = []  # each hook's RemovableHandle
-        self._switch = HookSwitch()
-
-    def suspend(self) -> None:
-        """Takes the hooks out of the modules for steps that record nothing
-        (tprobe.torch.hook_switch); those registered meanwhile too."""
-        self._switch.suspend(self._handles)
-
-    def resume(self) -> None:
-        """Puts the hooks back in their places."""
-        self._switch.resume()
+        # Each hook's RemovableHandle; out of the modules for the steps
+        # that record nothing (tprobe.torch.hook_switch).
+        self.switch = HookSwitch()
 
     def remove(self) -> None:
         """Takes every module hook off; register() hooks a model again."""
-        self._switch.forget()
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        self.switch.remove()
         self._models = weakref.WeakSet()
         self._hooked = weakref.WeakSet()
         self._alone = weakref.WeakSet()
@@ -474,6 +463,4 @@ class ModuleHooks:
         else:
             handles = (module.register_forward_pre_hook(_eager(hook.pre)),
                        module.register_forward_hook(_eager(hook.post)))
-        self._handles.extend(handles)
-        if self._switch.suspended:
-            self._switch.take(handles)
+        self.switch.add(handles)
