@@ -10,14 +10,9 @@
 #include <iterator>
 #include <string_view>
 
-namespace py = pybind11;
+#include "client/python/binding/py_compat.h"
 
-#if PY_VERSION_HEX < 0x030A0000
-static inline PyObject* Py_NewRef(PyObject* o) {
-  Py_INCREF(o);
-  return o;
-}
-#endif
+namespace py = pybind11;
 
 namespace tprobe::python {
 namespace {

@@ -4,14 +4,9 @@
 
 #include <Python.h>
 
-namespace py = pybind11;
+#include "client/python/binding/py_compat.h"
 
-#if PY_VERSION_HEX < 0x030A0000
-static inline PyObject* Py_NewRef(PyObject* o) {
-  Py_INCREF(o);
-  return o;
-}
-#endif
+namespace py = pybind11;
 
 namespace tprobe::python {
 namespace {
