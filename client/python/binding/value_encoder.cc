@@ -15,6 +15,7 @@
 
 #include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
+#include "client/python/binding/py_compat.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
 
