@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "client/python/binding/py_compat.h"
+#include "client/python/binding/py_types.h"
 
 namespace py = pybind11;
 
@@ -654,33 +655,18 @@ PyGetSetDef g_wrapper_getset[] = {
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-void Ready(PyTypeObject* type) {
-  if (PyType_Ready(type) != 0) throw py::error_already_set();
-}
-
-void Add(py::module_& m, const char* name, PyTypeObject* type) {
-  m.attr(name) =
-      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type));
-}
-
-PyObject* Intern(const char* text) {
-  PyObject* s = PyUnicode_InternFromString(text);
-  if (s == nullptr) throw py::error_already_set();
-  return s;
-}
-
 }  // namespace
 
 void DefineApiHook(py::module_& m, SessionOf session_of) {
   g_session_of = session_of;
-  s_requires_grad = Intern("requires_grad");
-  s_grad_fn = Intern("grad_fn");
-  s_register_hook = Intern("register_hook");
-  s_warn_once = Intern("warn_once");
-  s_values = Intern("values");
-  s_inputs = Intern("inputs");
-  s_outputs = Intern("outputs");
-  s_dict = Intern("__dict__");
+  s_requires_grad = InternName("requires_grad");
+  s_grad_fn = InternName("grad_fn");
+  s_register_hook = InternName("register_hook");
+  s_warn_once = InternName("warn_once");
+  s_values = InternName("values");
+  s_inputs = InternName("inputs");
+  s_outputs = InternName("outputs");
+  s_dict = InternName("__dict__");
 
   PyTypeObject& state = g_state_type;
   state.tp_name = "tprobe._C.HookState";
@@ -696,8 +682,8 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   state.tp_clear = StateClear;
   state.tp_members = g_state_members;
   state.tp_getset = g_state_getset;
-  Ready(&state);
-  Add(m, "HookState", &state);
+  ReadyType(&state);
+  AddType(m, "HookState", &state);
 
   PyTypeObject& busy = g_busy_type;
   busy.tp_name = "tprobe._C.BusyFlag";
@@ -709,7 +695,7 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   busy.tp_flags = Py_TPFLAGS_DEFAULT;
   busy.tp_descr_get = BusyGet;
   busy.tp_descr_set = BusySet;
-  Ready(&busy);
+  ReadyType(&busy);
   m.attr("busy_flag") = py::reinterpret_steal<py::object>(
       reinterpret_cast<PyObject*>(PyObject_New(BusyFlag, &busy)));
 
@@ -720,7 +706,7 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   hook.tp_flags = Py_TPFLAGS_DEFAULT;
   hook.tp_dealloc = HookDealloc;
   hook.tp_call = HookCall;
-  Ready(&hook);
+  ReadyType(&hook);
 
   PyTypeObject& wrapper = g_wrapper_type;
   wrapper.tp_name = "tprobe._C.ApiWrapper";
@@ -750,8 +736,8 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   wrapper.tp_dictoffset = offsetof(ApiWrapper, dict);
   wrapper.tp_weaklistoffset = offsetof(ApiWrapper, weakrefs);
   wrapper.tp_getset = g_wrapper_getset;
-  Ready(&wrapper);
-  Add(m, "ApiWrapper", &wrapper);
+  ReadyType(&wrapper);
+  AddType(m, "ApiWrapper", &wrapper);
 }
 
 }  // namespace tprobe::python

@@ -5,6 +5,7 @@
 #include <Python.h>
 
 #include "client/python/binding/py_compat.h"
+#include "client/python/binding/py_types.h"
 
 namespace py = pybind11;
 
@@ -116,21 +117,11 @@ PyObject* BackwardGet(PyObject* self, PyObject* obj, PyObject*) {
   return PyMethod_New(self, obj);
 }
 
-void Ready(PyTypeObject* type) {
-  if (PyType_Ready(type) != 0) throw py::error_already_set();
-}
-
-PyObject* Intern(const char* text) {
-  PyObject* s = PyUnicode_InternFromString(text);
-  if (s == nullptr) throw py::error_already_set();
-  return s;
-}
-
 }  // namespace
 
 void DefineModuleAlias(py::module_& m) {
-  s_report = Intern("report");
-  s_materialize_grads = Intern("materialize_grads");
+  s_report = InternName("report");
+  s_materialize_grads = InternName("materialize_grads");
 
   PyTypeObject& forward = g_forward_type;
   forward.tp_name = "tprobe._C.AliasForward";
@@ -144,9 +135,8 @@ void DefineModuleAlias(py::module_& m) {
   forward.tp_dealloc = ForwardDealloc;
   forward.tp_vectorcall_offset = offsetof(AliasForward, vectorcall);
   forward.tp_call = PyVectorcall_Call;
-  Ready(&forward);
-  m.attr("AliasForward") =
-      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&forward));
+  ReadyType(&forward);
+  AddType(m, "AliasForward", &forward);
 
   PyTypeObject& backward = g_backward_type;
   backward.tp_name = "tprobe._C.AliasBackward";
@@ -160,7 +150,7 @@ void DefineModuleAlias(py::module_& m) {
   backward.tp_vectorcall_offset = offsetof(AliasBackward, vectorcall);
   backward.tp_call = PyVectorcall_Call;
   backward.tp_descr_get = BackwardGet;
-  Ready(&backward);
+  ReadyType(&backward);
   auto* instance = PyObject_New(AliasBackward, &backward);
   if (instance == nullptr) throw py::error_already_set();
   instance->vectorcall = BackwardCall;
