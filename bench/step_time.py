@@ -7,7 +7,7 @@ dumped, measured in one invocation.
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
         [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
-        [--no-undumped]
+        [--no-undumped] [--compile [--warmup N]]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -36,6 +36,13 @@ every round, run from DIR (a `pip install --no-deps --target DIR
 mindstudio-probe==8.3.3`) on this interpreter, for context; --msprobe
 installed runs the msprobe this interpreter imports (26.x in the project's
 venv).
+
+--compile (torch 2.x, CPU) adds a second table, measured in the same
+rounds: examples/compiled_transformer.py eager and under torch.compile
+(Inductor), with no tool and with tprobe at L0, every step dumped, and the
+compiled step with tprobe relative to the eager step with tprobe (issue
+50: it must be the faster). Those runs train --warmup more steps first
+(default 2), unmeasured: compilation happens in them.
 """
 
 import argparse
@@ -52,6 +59,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
+_COMPILED_SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples",
+                                "compiled_transformer.py")
+# The --compile table's rows, label: (compiled, with tprobe at L0).
+_COMPILE_ROWS = {"eager none": (False, False),
+                 "compiled none": (True, False),
+                 "eager tprobe L0": (False, True),
+                 "compiled tprobe L0": (True, True)}
 _CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
 _LEVELS = ("L0", "L1", "mix")
 # The step list of an undumped run: a step the training never reaches.
@@ -129,11 +143,29 @@ def _tuned(config: str, on: str, task: str, dumped: bool, tmp: str) -> str:
     return path
 
 
+def print_table(title, rows, wall, cpu, daemon, entries, base) -> None:
+    """The medians of `rows`, times relative to row `base`'s."""
+    wall_base = statistics.median(wall[base])
+    cpu_base = statistics.median(cpu[base])
+    # us/entry: the trainer's CPU time a step costs over no tool, per entry
+    # of its dump.json (a module call at L0, an API call at L1).
+    print(f"{title:26s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
+    for row in rows:
+        w, c = statistics.median(wall[row]), statistics.median(cpu[row])
+        d = statistics.median(daemon[row]) * 1e3
+        n = entries[row]
+        per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
+        print(f"{row:26s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Step time of examples/train_tiny_gpt.py with no tool "
         "and with tprobe (and msprobe) at L0, L1 and mix, every step dumped "
-        "and no step dumped, in interleaved rounds.")
+        "and no step dumped, in interleaved rounds; with --compile also "
+        "examples/compiled_transformer.py eager and compiled.")
     ap.add_argument("--tprobed", required=True, help="the tprobed binary")
     ap.add_argument("--steps", type=int, default=30,
                     help="training steps per run (default 30; every step "
@@ -161,7 +193,16 @@ def main() -> int:
     ap.add_argument("--no-undumped", action="store_true",
                     help="leave out the undumped rows (each tool with "
                     '"step": [100000], loaded but dumping no step)')
+    ap.add_argument("--compile", action="store_true",
+                    help="also examples/compiled_transformer.py eager and "
+                    "under torch.compile, with no tool and tprobe L0 "
+                    "(torch 2.x, --device cpu)")
+    ap.add_argument("--warmup", type=int, default=2,
+                    help="with --compile: steps trained first and not "
+                    "measured, where compilation happens (default 2)")
     args = ap.parse_args()
+    if args.compile and args.device != "cpu":
+        ap.error("--compile trains on the CPU only")
     # label: (tool, level, statistics_on or None, dumped)
     tools = {"none": ("none", None, None, True)}
     dumped = (True,) if args.no_undumped else (True, False)
@@ -173,10 +214,11 @@ def main() -> int:
                     label = " ".join([name, lv] + ([on] if on else []) +
                                      ([] if dump else ["undumped"]))
                     tools[label] = (name, lv, on, dump)
-    wall = {t: [] for t in tools}
-    cpu = {t: [] for t in tools}
-    daemon = {t: [] for t in tools}
-    entries = {t: 0 for t in tools}
+    rows = list(tools) + (list(_COMPILE_ROWS) if args.compile else [])
+    wall = {t: [] for t in rows}
+    cpu = {t: [] for t in rows}
+    daemon = {t: [] for t in rows}
+    entries = {t: 0 for t in rows}
     with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
@@ -209,19 +251,37 @@ def main() -> int:
                     daemon[tool].append(d)
                     if tool != "none" and r == 0:
                         entries[tool] = entries_per_step(cmd[-1])
-    wall_base = statistics.median(wall["none"])
-    cpu_base = statistics.median(cpu["none"])
-    # us/entry: the trainer's CPU time a step costs over no tool, per entry
-    # of its dump.json (a module call at L0, an API call at L1).
-    print(f"{'tool':26s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
-          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
-    for tool in tools:
-        w, c = statistics.median(wall[tool]), statistics.median(cpu[tool])
-        d = statistics.median(daemon[tool]) * 1e3
-        n = entries[tool]
-        per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
-        print(f"{tool:26s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
-              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
+                for row, (compiled, tool) in (
+                        _COMPILE_ROWS.items() if args.compile else ()):
+                    cmd = [_COMPILED_SCRIPT, "--steps",
+                           str(args.warmup + args.steps)]
+                    if compiled:
+                        cmd.append("--compile")
+                    if tool:
+                        config = os.path.join(_CONFIGS, "L0", "config.json")
+                        if args.task != "statistics":
+                            config = _tuned(config, None, args.task, True,
+                                            tmp)
+                        cmd += ["--config", config, "--out",
+                                os.path.join(tmp, "dump", *row.split(),
+                                             str(r))]
+                    else:
+                        cmd.append("--no-tool")
+                    w, c, d = step_times(cmd, env, tprobed.proc.pid)
+                    wall[row] += w[args.warmup:]
+                    cpu[row] += c[args.warmup:]
+                    daemon[row].append(d)
+                    if tool and r == 0:
+                        entries[row] = entries_per_step(cmd[-1])
+    print_table("tool", tools, wall, cpu, daemon, entries, "none")
+    if args.compile:
+        print()
+        print_table("compiled_transformer.py", _COMPILE_ROWS, wall, cpu,
+                    daemon, entries, "eager none")
+        ratio = [statistics.median(m["compiled tprobe L0"]) /
+                 statistics.median(m["eager tprobe L0"]) for m in (wall, cpu)]
+        print(f"compiled tprobe L0 / eager tprobe L0: wall {ratio[0]:.2f}, "
+              f"cpu {ratio[1]:.2f}")
     return 0
 
 

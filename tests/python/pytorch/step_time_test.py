@@ -2,7 +2,9 @@
 that it cannot rot: every row is printed, no tool first, then tprobe at L0,
 L1 and mix dumped and undumped ("step": [100000]), and msprobe likewise
 where this interpreter imports it (--msprobe installed); the dumped rows
-count step 1's entries, the undumped ones none.
+count step 1's entries, the undumped ones none. Where torch has
+torch.compile, --compile's table too: examples/compiled_transformer.py
+eager and compiled, with no tool and tprobe L0, and the ratio line.
 """
 
 import os
@@ -10,12 +12,16 @@ import subprocess
 import sys
 import unittest
 
+import torch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "support"))
 from tprobed_fixture import ROOT, python_path, tprobed_binary  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench", "step_time.py")
 LEVELS = ("L0", "L1", "mix")
+COMPILE_ROWS = ["eager none", "compiled none", "eager tprobe L0",
+                "compiled tprobe L0"]
 
 
 def has_msprobe() -> bool:
@@ -55,6 +61,28 @@ class StepTimeTest(unittest.TestCase):
                 self.assertEqual(entries, 0, label)
             else:
                 self.assertGreater(entries, 0, label)
+
+    @unittest.skipUnless(hasattr(torch, "compile"), "torch 1.x: no compile")
+    def test_compile_rows(self) -> None:
+        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+               "--small", "--steps", "2", "--rounds", "1", "--no-undumped",
+               "--compile"]
+        run = subprocess.run(cmd, env=dict(os.environ,
+                                           PYTHONPATH=python_path()),
+                             capture_output=True, text=True, timeout=900)
+        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
+        table = run.stdout.split("\n\n", 1)[1].splitlines()
+        self.assertTrue(table[0].startswith("compiled_transformer.py "),
+                        run.stdout)
+        rows = {line[:26].strip(): line[26:].split()
+                for line in table[1:-1]}
+        self.assertEqual(list(rows), COMPILE_ROWS, run.stdout)
+        for label, numbers in rows.items():
+            self.assertGreater(float(numbers[0]), 0, run.stdout)
+            self.assertEqual(int(numbers[5]) > 0, "tprobe" in label,
+                             run.stdout)
+        self.assertRegex(table[-1], r"^compiled tprobe L0 / eager tprobe L0: "
+                         r"wall \d+\.\d+, cpu \d+\.\d+$")
 
 
 if __name__ == "__main__":
