@@ -31,7 +31,7 @@ from tprobe import _C
 from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.unsupported import refuse_token_arguments, unsupported
-from tprobe.torch import framework, values
+from tprobe.torch import compiled_hooks, framework, values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.grad_hooks import GradHooks, is_megatron
 from tprobe.torch.module_hooks import ModuleHooks
@@ -96,12 +96,16 @@ class PrecisionDebugger(DebuggerCore):
                 self._model_hooked = weakref.ref(model)
 
     def _suspend(self) -> None:
-        self._modules.switch.suspend()
+        if not self._modules.compiled:
+            self._modules.switch.suspend()
         self._grads.switch.suspend()
 
     def _resume(self) -> None:
         self._modules.switch.resume()
         self._grads.switch.resume()
+
+    def _step_done(self) -> None:
+        compiled_hooks.forget()
 
     def _remove(self) -> None:
         self._apis.restore()

@@ -54,14 +54,16 @@ whose guards would call the hooked Tensor.stride at run time.
 import inspect
 import sys
 import weakref
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 
 from tprobe._C import AliasForward, Call, Session, alias_backward
 from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
+from tprobe.torch import compiled_hooks
 from tprobe.torch.grad_hooks import GradHooks
+from tprobe.torch.grad_walk import CONTAINERS, grad_tensors, replace
 from tprobe.torch.hook_switch import HookSwitch
 
 _Tensor = torch.Tensor
@@ -77,10 +79,19 @@ _DISABLE_DYNAMO = getattr(getattr(torch, "compiler", None), "disable", None)
 # PyTorch >= 2.0: whether functorch transforms (vmap, grad) are active.
 _FUNCTORCH_ACTIVE = getattr(torch._C, "_are_functorch_transforms_active",
                             None)
+# Whether the hooks trace into compiled graphs (tprobe.torch.compiled_hooks),
+# and Dynamo's "am I tracing" (a constant True while it traces a hook).
+_TRACED = compiled_hooks.SUPPORTED
+_compiling = compiled_hooks.is_compiling
 
 
 def _eager(hook: Callable) -> Callable:
-    return _DISABLE_DYNAMO(hook) if _DISABLE_DYNAMO is not None else hook
+    """The hook as registered: as it is where it traces into graphs, else
+    kept out of Dynamo (torch.compiler.disable), which then runs it eagerly
+    with a graph break."""
+    if _TRACED or _DISABLE_DYNAMO is None:
+        return hook
+    return _DISABLE_DYNAMO(hook)
 
 
 class _Alias(torch.autograd.Function):
@@ -182,36 +193,14 @@ class _Call:
                 handle, self.grad_outputs or [], grad_inputs)
 
 
-# How deep the walk goes into nested containers (msprobe stops at 400 with
-# an error; a structure that deep is cut off here, the rest left unaliased).
-_MAX_DEPTH = 400
-_CONTAINERS = (tuple, list, dict)
 # The input_kwargs of a hook that gets none (PyTorch 1.13); never changed.
 _NO_KWARGS: dict = {}
-
-
-def _grad_tensors(item: Any, found: List[_Tensor], depth: int) -> None:
-    """Appends to ``found`` the tensors in ``item`` that need a gradient,
-    depth first through tuples (namedtuples included), lists and dicts (the
-    dict's values in order: a HuggingFace ModelOutput's set fields), as
-    msprobe 26.x lists them: one item per such tensor, so a bool mask beside
-    them gets no slot. Other objects (a plain dataclass) are not entered."""
-    if isinstance(item, _Tensor):
-        if item.requires_grad:
-            found.append(item)
-    elif depth < _MAX_DEPTH:
-        if isinstance(item, (tuple, list)):
-            for value in item:
-                _grad_tensors(value, found, depth + 1)
-        elif isinstance(item, dict):
-            for value in item.values():
-                _grad_tensors(value, found, depth + 1)
 
 
 def _flat(items: Sequence[Any]) -> "Optional[tuple]":
     """(slots, tensors): the tensors among ``items`` that need a gradient
     and their slots, when no item is a container; None when one is (the
-    walk then goes through _grad_tensors and _replace)."""
+    walk then goes through grad_tensors and replace)."""
     slots: List[int] = []
     tensors: List[_Tensor] = []
     for i, item in enumerate(items):
@@ -219,7 +208,7 @@ def _flat(items: Sequence[Any]) -> "Optional[tuple]":
             if item.requires_grad:
                 slots.append(i)
                 tensors.append(item)
-        elif isinstance(item, _CONTAINERS):
+        elif isinstance(item, CONTAINERS):
             return None
     return slots, tensors
 
@@ -246,50 +235,20 @@ def _wrap(report: Callable, item: Any) -> Any:
             return item
         return tuple(items)
     tensors = []
-    _grad_tensors(item, tensors, 0)
+    grad_tensors(item, tensors, 0)
     if not tensors:
         return None
-    return _replace(item, iter(_alias(report, tensors)), 0)
-
-
-def _replace(item: Any, aliases: Iterator[_Tensor], depth: int) -> Any:
-    """``item`` with each tensor that _grad_tensors found replaced by the
-    next of ``aliases``, walked in the same order. A tuple that holds one
-    is rebuilt with its type (a namedtuple through its fields); a list or a
-    dict is changed in place, as msprobe does (a forward that appends to a
-    list argument is seen by its caller; a ModelOutput mirrors its items in
-    its attributes); a container without one is returned as it is."""
-    if isinstance(item, _Tensor):
-        return next(aliases) if item.requires_grad else item
-    if depth >= _MAX_DEPTH:
-        return item
-    if isinstance(item, (tuple, list)):
-        items = [_replace(value, aliases, depth + 1) for value in item]
-        if all(new is old for new, old in zip(items, item)):
-            return item
-        if isinstance(item, list):
-            item[:] = items
-            return item
-        kind = type(item)
-        if kind is tuple:
-            return tuple(items)
-        if hasattr(item, "_fields"):  # a namedtuple
-            return kind(*items)
-        return kind(items)  # e.g. torch.return_types
-    if isinstance(item, dict):
-        for key, value in list(item.items()):
-            new = _replace(value, aliases, depth + 1)
-            if new is not value:
-                item[key] = new
-    return item
+    return replace(item, iter(_alias(report, tensors)), 0)
 
 
 class _ModuleHook:
     """The forward pre-hook and hook of one module, holding what every call
-    of it shares."""
+    of it shares. Inside a graph that torch.compile builds, they hand the
+    call to tprobe.torch.compiled_hooks, which calls back begin(), take()
+    and end() when the graph runs."""
 
     __slots__ = ("rt", "base", "gate", "grad_hooks", "params_hooked",
-                 "inplace")
+                 "inplace", "key", "__weakref__")
 
     def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
                  gate: Optional[Callable[[], bool]],
@@ -302,6 +261,55 @@ class _ModuleHook:
         # Modules with inplace=True get no backward entry (read once: a
         # missing attribute costs nn.Module.__getattr__ an exception).
         self.inplace = bool(getattr(module, "inplace", False))
+        # How a compiled graph names this hook and its module.
+        self.key = compiled_hooks.register(self, module) \
+            if compiled_hooks.SUPPORTED else 0
+
+    def records(self) -> bool:
+        """Whether a call that begins now is reported."""
+        return self.rt.on and (self.gate is None or self.gate()) and \
+            not self.rt.local.busy
+
+    def begin(self, module: torch.nn.Module, args: tuple,
+              kwargs: dict) -> Optional[_Call]:
+        """Opens a call on this thread (the caller holds local.busy): the
+        client core names and counts it, takes its stack and inputs."""
+        rt = self.rt
+        handle = rt.session.module_open(self.base, args, kwargs)
+        if handle is None:
+            return None
+        call = _Call(rt, module, self.base, handle)
+        calls = rt.local.modules
+        if calls is None:
+            calls = rt.modules()
+        calls.append(call)
+        return call
+
+    def take(self, module: torch.nn.Module) -> Optional[_Call]:
+        """The innermost open call of ``module``, off this thread's stack."""
+        rt = self.rt
+        calls = rt.local.modules
+        if not calls:
+            return None
+        call = calls[-1]
+        if call.module is module:
+            calls.pop()  # the usual case: the innermost open call
+            return call
+        return rt.pop_call(module)
+
+    def end(self, call: _Call, module: torch.nn.Module, output: Any) -> bool:
+        """Closes ``call`` with its output and the module's parameters (the
+        caller holds local.busy); True when its backward is awaited."""
+        handle = call.handle
+        # The session leaves output and parameters out of a call without
+        # an entry (handle.entry).
+        self.rt.session.module_end(handle, output, module._parameters)
+        if not handle.backward:
+            return False
+        if not self.params_hooked:
+            self.params_hooked = True
+            self.grad_hooks.ensure(module, self.base)
+        return call.wants_backward
 
     # PyTorch 1.13: hooks without kwargs.
     def pre(self, module: torch.nn.Module, args: tuple) -> Optional[tuple]:
@@ -313,33 +321,25 @@ class _ModuleHook:
 
     def pre_kwargs(self, module: torch.nn.Module, args: tuple,
                    kwargs: Optional[dict]) -> Any:
-        rt = self.rt
-        if not rt.on or (self.gate is not None and not self.gate()):
+        if _TRACED and _compiling():
+            return compiled_hooks.pre(self, module, args, kwargs)
+        if not self.records():
             return None
-        local = rt.local
-        if local.busy:
-            return None
+        local = self.rt.local
         local.busy += 1
         try:
             # As msprobe 26.x: the stack and the inputs are taken when the
             # module begins (an in-place module shows its inputs unchanged).
-            handle = rt.session.module_open(
-                self.base, args, kwargs if kwargs is not None else _NO_KWARGS)
-            if handle is None:
-                return None
-            call = _Call(rt, module, self.base, handle)
-            calls = local.modules
-            if calls is None:
-                calls = rt.modules()
-            calls.append(call)
-            if not handle.backward or self.inplace or \
-                    not torch.is_grad_enabled():
+            call = self.begin(
+                module, args, kwargs if kwargs is not None else _NO_KWARGS)
+            if call is None or not call.handle.backward or self.inplace \
+                    or not torch.is_grad_enabled():
                 return None
             call.wants_backward = True
             new_args = _wrap(call.on_input_grads, args)
             call.waits_inputs = new_args is not None
         except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module forward pre-hook", error)
+            self.rt.warn_once("a module forward pre-hook", error)
             return None
         finally:
             local.busy -= 1
@@ -349,18 +349,15 @@ class _ModuleHook:
 
     def post_kwargs(self, module: torch.nn.Module, args: tuple,
                     kwargs: Optional[dict], output: Any) -> Any:
+        if _TRACED and _compiling():
+            return compiled_hooks.post(self, output)
         rt = self.rt
         local = rt.local
-        calls = local.modules
-        if not calls or local.busy:
+        if not local.modules or local.busy:
             return None
-        call = calls[-1]
-        if call.module is module:
-            calls.pop()  # the usual case: the innermost open call
-        else:
-            call = rt.pop_call(module)
-            if call is None:
-                return None
+        call = self.take(module)
+        if call is None:
+            return None
         local.busy += 1
         try:
             if output is None and sys.exc_info()[1] is not None:
@@ -369,16 +366,7 @@ class _ModuleHook:
                 # calls after it are not taken for its children.
                 rt.session.module_end(call.handle, None, None)
                 return None
-            handle = call.handle
-            # The session leaves output and parameters out of a call
-            # without an entry (handle.entry).
-            rt.session.module_end(handle, output, module._parameters)
-            if not handle.backward:
-                return None
-            if not self.params_hooked:
-                self.params_hooked = True
-                self.grad_hooks.ensure(module, self.base)
-            if not call.wants_backward:
+            if not self.end(call, module, output):
                 return None
             if isinstance(output, _Tensor):  # the usual case, without a walk
                 if not output.requires_grad:
@@ -407,8 +395,12 @@ class ModuleHooks:
         # module_dump(): whether its modules record now.
         self.module_dump_on = False
         # Each hook's RemovableHandle; out of the modules for the steps
-        # that record nothing (tprobe.torch.hook_switch).
+        # that record nothing (tprobe.torch.hook_switch), unless a model is
+        # compiled: Dynamo does not guard module hooks (skip_nnmodule_hook_
+        # guards), so a graph keeps the hooks it was traced with, and its
+        # hooks must be in whenever it is traced (compiled_hooks).
         self.switch = HookSwitch()
+        self.compiled = False
 
     def remove(self) -> None:
         """Takes every module hook off; register() hooks a model again."""
@@ -419,7 +411,7 @@ class ModuleHooks:
 
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
-        models = list(model) if many else [model]
+        models = [self._unwrap(m) for m in (model if many else [model])]
         for where, module in new_submodules(models, many, self._models,
                                             torch.nn.Module,
                                             lambda m: m.named_modules()):
@@ -441,9 +433,21 @@ class ModuleHooks:
             Session.module_base(path, type(module).__name__))
         return True
 
+    def _unwrap(self, model: Any) -> Any:
+        """The model that torch.compile wrapped (an OptimizedModule keeps
+        it as ``_orig_mod``), named as eager names it."""
+        while isinstance(model, torch.nn.Module) and \
+                type(model).__name__ == "OptimizedModule" and \
+                "_orig_mod" in model._modules:
+            self.compiled = True
+            model = model._modules["_orig_mod"]
+        return model
+
     def _hook(self, module: torch.nn.Module, path: str,
               gate: Optional[Callable[[], bool]]) -> None:
         self._hooked.add(module)
+        if getattr(module, "_compiled_call_impl", None) is not None:
+            self.compiled = True  # Module.compile()
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)

@@ -1,0 +1,340 @@
+"""Module hooks inside the graphs that torch.compile builds (levels L0 and
+mix), with no graph break: what a compiled model really runs is dumped,
+under eager's names.
+
+When Dynamo traces a module call it inlines the module's hooks; tprobe's
+(tprobe.torch.module_hooks) see that they are being traced and take this
+path instead of calling the binding, which Dynamo cannot trace. Four
+custom ops (torch.library) stand for the binding's calls in the graph:
+
+- ``tprobe::module_open(tensors, site)`` where the call begins, with the
+  tensors of its args and kwargs;
+- ``tprobe::module_close(tensors, site)`` where it ends, with those of its
+  output;
+- ``tprobe::backward_begin(call, grads)`` and ``tprobe::backward_end(call,
+  grads)`` in the backward graph, from an identity autograd.Function
+  (_Tap) around the output tensors and the argument tensors that need a
+  gradient, as the eager hooks' _Alias nodes do.
+
+They are effectful (torch.library._register_effectful_op, ORDERED): AOT
+autograd threads a token through them, so Inductor neither removes nor
+reorders them, in the forward and in the backward graph alike, and the
+calls reach the client core in eager's order. At run time each op's kernel
+is the eager hook's own code (_ModuleHook.begin/take/end and _Call's
+backward reports) on the tensors the compiled graph computed: the client
+core names and counts the calls (``Module.{path}.{Class}.forward.{N}``),
+applies the filters, takes the stack and the statistics as it does for
+eager calls (statistics_on: framework or daemon alike), so the tree has
+eager's entries with compile's values. Where nothing records (an undumped
+step, after the last step) the kernels return at once; the ops stay in the
+graph, so that selecting steps never recompiles.
+
+What is not a tensor in the arguments or output (an int, None, a string, a
+dict's keys) is known when Dynamo traces the call: the hook describes it as
+a layout of constants, and ``_site`` (which Dynamo runs once, at trace
+time, and keeps as a constant: torch._dynamo.assume_constant_result) files
+it under a site number that the op carries; the kernel rebuilds the
+arguments from the layout and the tensors.
+
+The id of a call whose backward is awaited travels through the graph as a
+0-d int64 tensor (module_open's and module_close's result), saved by _Tap
+for the backward, so that each backward op reaches its own call whatever
+the order of the backward. Ids not reached by a backward are let go at
+step().
+
+Needs torch.library.custom_op and effectful ops (torch >= 2.8); elsewhere
+(SUPPORTED is False) the hooks keep out of Dynamo and run eagerly.
+"""
+
+import sys
+import weakref
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import torch
+
+from tprobe.torch.grad_walk import MAX_DEPTH, grad_tensors, replace
+
+_library = torch.library
+_compiler = getattr(torch, "compiler", None)
+SUPPORTED = (hasattr(_library, "custom_op")
+             and hasattr(_library, "_register_effectful_op")
+             and hasattr(_library, "EffectType")
+             and hasattr(_compiler, "is_compiling"))
+is_compiling = _compiler.is_compiling if SUPPORTED else None
+
+# Hook key -> (the _ModuleHook, its module), both weakly.
+_hooks: Dict[int, Tuple[weakref.ref, weakref.ref]] = {}
+# Site -> (hook key, "open" or "close", layout, backward), filed at trace
+# time; backward: 0 none, 1 awaited without argument gradients, 2 with.
+_sites: List[Tuple[int, str, Any, int]] = []
+_site_ids: Dict[Tuple[int, str, Any, int], int] = {}
+# id(call) -> the _Call whose backward is awaited.
+_calls: Dict[int, Any] = {}
+
+# A tensor in a layout; one that needs a gradient (inside the compiled
+# graph, which runs without autograd, none does: the kernel hands the
+# client core a detached alias that says so, as the eager hook's would).
+_TENSOR = ("t",)
+_NEEDS_GRAD = ("g",)
+
+
+def register(hook: Any, module: torch.nn.Module) -> int:
+    """Files a module's hook; its key goes into the sites of its calls."""
+    key = len(_hooks) + 1
+    _hooks[key] = (weakref.ref(hook), weakref.ref(module))
+    return key
+
+
+def forget() -> None:
+    """Lets go of the calls whose backward never came (at step())."""
+    _calls.clear()
+
+
+# --- at trace time -------------------------------------------------------
+
+def _layout(item: Any, tensors: List[torch.Tensor], depth: int) -> Any:
+    """``item`` as constants, each tensor appended to ``tensors`` and
+    marked _TENSOR or _NEEDS_GRAD."""
+    if isinstance(item, torch.Tensor):
+        tensors.append(item)
+        return _NEEDS_GRAD if item.requires_grad else _TENSOR
+    if depth < MAX_DEPTH:
+        if isinstance(item, list):
+            return ("l", tuple([_layout(v, tensors, depth + 1)
+                                for v in item]))
+        if isinstance(item, tuple):
+            return ("u", tuple([_layout(v, tensors, depth + 1)
+                                for v in item]))
+        if isinstance(item, dict):
+            return ("d", tuple(item.keys()),
+                    tuple([_layout(v, tensors, depth + 1)
+                           for v in item.values()]))
+    return ("c", item)
+
+
+def _site(key: int, role: str, layout: Any, backward: int) -> int:
+    filed = (key, role, layout, backward)
+    site = _site_ids.get(filed)
+    if site is None:
+        site = _site_ids[filed] = len(_sites)
+        _sites.append(filed)
+    return site
+
+
+# Dynamo calls _site at trace time and puts its result in the graph as a
+# constant (what torch._dynamo.assume_constant_result marks; set here so
+# that importing tprobe does not import Dynamo).
+_site._dynamo_marked_constant = True  # type: ignore[attr-defined]
+
+
+class _TapOutput(torch.autograd.Function):
+    """Identity on a module's output tensors; its backward hands their
+    gradients to tprobe::backward_begin with the call's id. (Two classes,
+    not one with a flag in ctx: Dynamo traces a Function's backward once
+    for the class.)"""
+
+    @staticmethod
+    def forward(ctx: Any, call: torch.Tensor,
+                *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.save_for_backward(call)
+        return tuple([t.detach() for t in tensors])
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Optional[torch.Tensor]) -> tuple:
+        (call,) = ctx.saved_tensors
+        torch.ops.tprobe.backward_begin(call, list(grads))
+        return (None,) + grads
+
+
+class _TapArgs(torch.autograd.Function):
+    """Identity on a module's argument tensors; its backward hands their
+    gradients to tprobe::backward_end."""
+
+    @staticmethod
+    def forward(ctx: Any, call: torch.Tensor,
+                *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.save_for_backward(call)
+        return tuple([t.detach() for t in tensors])
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Optional[torch.Tensor]) -> tuple:
+        (call,) = ctx.saved_tensors
+        torch.ops.tprobe.backward_end(call, list(grads))
+        return (None,) + grads
+
+
+def _tap(tap: Any, call: torch.Tensor, item: Any) -> Any:
+    """``item`` with its tensors that need a gradient through ``tap``;
+    None when it has none."""
+    found: List[torch.Tensor] = []
+    grad_tensors(item, found, 0)
+    if not found:
+        return None
+    aliases = tap.apply(call, *found)
+    if isinstance(item, torch.Tensor):
+        return aliases[0]
+    return replace(item, iter(aliases), 0)
+
+
+def pre(hook: Any, module: torch.nn.Module, args: tuple,
+        kwargs: Optional[dict]) -> Any:
+    """The forward pre-hook, traced: opens the call, taps the arguments."""
+    tensors: List[torch.Tensor] = []
+    layout = _layout((args, kwargs if kwargs is not None else {}),
+                     tensors, 0)
+    backward = 0
+    if not hook.inplace and torch.is_grad_enabled():
+        found: List[torch.Tensor] = []
+        grad_tensors(args, found, 0)
+        backward = 2 if found else 1
+    call = torch.ops.tprobe.module_open(
+        tensors, _site(hook.key, "open", layout, backward))
+    if backward != 2:
+        return None
+    new_args = _tap(_TapArgs, call, args)
+    return new_args if kwargs is None else (new_args, kwargs)
+
+
+def post(hook: Any, output: Any) -> Any:
+    """The forward hook, traced: closes the call, taps the output."""
+    tensors: List[torch.Tensor] = []
+    layout = _layout(output, tensors, 0)
+    call = torch.ops.tprobe.module_close(
+        tensors, _site(hook.key, "close", layout, 0))
+    if hook.inplace or not torch.is_grad_enabled():
+        return None
+    return _tap(_TapOutput, call, output)
+
+
+# --- at run time ---------------------------------------------------------
+
+def _rebuild(layout: Any, tensors: Iterator[torch.Tensor]) -> Any:
+    """The value that _layout described, with the run's tensors."""
+    tag = layout[0]
+    if tag == "t":
+        return next(tensors)
+    if tag == "g":
+        return next(tensors).detach().requires_grad_()
+    if tag == "c":
+        return layout[1]
+    if tag == "d":
+        return dict(zip(layout[1],
+                        [_rebuild(v, tensors) for v in layout[2]]))
+    items = [_rebuild(v, tensors) for v in layout[1]]
+    return items if tag == "l" else tuple(items)
+
+
+def _filed(site: int) -> Tuple[Any, Any, Any, int]:
+    """(hook, module, layout, backward) of a site; None for a hook or a
+    module that is gone."""
+    key, _, layout, backward = _sites[site]
+    hook_ref, module_ref = _hooks[key]
+    return hook_ref(), module_ref(), layout, backward
+
+
+def _open(tensors: List[torch.Tensor], site: int) -> int:
+    hook, module, layout, backward = _filed(site)
+    if hook is None or module is None or not hook.records():
+        return 0
+    rt = hook.rt
+    local = rt.local
+    local.busy += 1
+    try:
+        args, kwargs = _rebuild(layout, iter(tensors))
+        call = hook.begin(module, args, kwargs)
+        if call is None or not call.handle.backward or not backward:
+            return 0
+        call.wants_backward = True
+        call.waits_inputs = backward == 2
+        _calls[id(call)] = call
+        return id(call)
+    except Exception as error:  # noqa: BLE001
+        rt.warn_once("a compiled module forward pre-hook", error)
+        return 0
+    finally:
+        local.busy -= 1
+
+
+def _close(tensors: List[torch.Tensor], site: int) -> int:
+    hook, module, layout, _ = _filed(site)
+    if hook is None or module is None:
+        return 0
+    rt = hook.rt
+    local = rt.local
+    if not local.modules or local.busy:
+        return 0
+    call = hook.take(module)
+    if call is None:
+        return 0
+    local.busy += 1
+    try:
+        if hook.end(call, module, _rebuild(layout, iter(tensors))):
+            return id(call)
+        _calls.pop(id(call), None)
+        return 0
+    except Exception as error:  # noqa: BLE001
+        rt.warn_once("a compiled module forward hook", error)
+        return 0
+    finally:
+        local.busy -= 1
+
+
+def _call_id(value: int) -> torch.Tensor:
+    return torch.tensor(value, dtype=torch.int64)
+
+
+def _define_ops() -> None:
+    """The four ops, effectful (see the module docstring)."""
+
+    @_library.custom_op("tprobe::module_open", mutates_args=())
+    def module_open(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
+        return _call_id(_open(tensors, site))
+
+    @_library.custom_op("tprobe::module_close", mutates_args=())
+    def module_close(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
+        return _call_id(_close(tensors, site))
+
+    @_library.custom_op("tprobe::backward_begin", mutates_args=())
+    def backward_begin(call: torch.Tensor,
+                       grads: List[Optional[torch.Tensor]]) -> None:
+        waiting = _calls.get(int(call))
+        if waiting is None:
+            return
+        if not waiting.waits_inputs:
+            del _calls[int(call)]
+        elif waiting.rt.on:
+            # Held until backward_end: Inductor reuses a buffer's memory
+            # once the graph is done with it, whoever else holds it.
+            grads = [None if g is None else g.clone() for g in grads]
+        waiting.on_output_grads(grads)
+
+    @_library.custom_op("tprobe::backward_end", mutates_args=())
+    def backward_end(call: torch.Tensor,
+                     grads: List[Optional[torch.Tensor]]) -> None:
+        waiting = _calls.pop(int(call), None)
+        if waiting is not None:
+            waiting.on_input_grads(grads)
+
+    def fake_id(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
+        return torch.empty((), dtype=torch.int64)
+
+    def fake_none(call: torch.Tensor,
+                  grads: List[Optional[torch.Tensor]]) -> None:
+        return None
+
+    for op, fake in ((module_open, fake_id), (module_close, fake_id),
+                     (backward_begin, fake_none),
+                     (backward_end, fake_none)):
+        op.register_fake(fake)
+        _library._register_effectful_op(op._qualname,
+                                        _library.EffectType.ORDERED)
+
+
+if SUPPORTED:
+    try:
+        _define_ops()
+    except Exception as error:  # noqa: BLE001 - this torch's library differs
+        SUPPORTED = False
+        sys.stderr.write(f"[tprobe] torch.compile: module hooks cannot "
+                         f"enter compiled graphs ({error!r}); they run "
+                         f"eagerly, with a graph break each\n")
