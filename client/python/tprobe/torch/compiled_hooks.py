@@ -42,8 +42,9 @@ for the backward, so that each backward op reaches its own call whatever
 the order of the backward. Ids not reached by a backward are let go at
 step().
 
-Needs torch.library.custom_op and effectful ops (torch >= 2.8); elsewhere
-(SUPPORTED is False) the hooks keep out of Dynamo and run eagerly.
+Needs torch.library.custom_op and effectful-op registration (torch 2.13
+has both); elsewhere (SUPPORTED is False) the hooks keep out of Dynamo and
+run eagerly.
 """
 
 import sys

@@ -46,9 +46,12 @@ hooks are its bound methods, and one _Call per call carries the backward
 state (no closures); _Alias goes through torch's C++ Function.apply and its
 backward node runs the backward directly.
 
-Under torch.compile the hooks run eagerly (``torch.compiler.disable``):
-Dynamo neither traces nor compiles them, so no compiled hook frame exists
-whose guards would call the hooked Tensor.stride at run time.
+Under torch.compile (where torch.library has effectful custom ops, as
+torch 2.13 has) a hook that Dynamo traces hands the call to
+tprobe.torch.compiled_hooks, which puts it into the graph as effectful
+custom ops whose kernels call begin(), take() and end() below, with no
+graph break; where torch has no such ops the hooks are kept out of Dynamo
+(torch.compiler.disable) and run eagerly, with a graph break each.
 """
 
 import inspect
