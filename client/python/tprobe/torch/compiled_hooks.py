@@ -77,6 +77,9 @@ _calls: Dict[int, Any] = {}
 # client core a detached alias that says so, as the eager hook's would).
 _TENSOR = ("t",)
 _NEEDS_GRAD = ("g",)
+# What a layout keeps as it is (and Dynamo as a constant).
+_CONSTANTS = (bool, int, float, complex, str, bytes, slice, torch.dtype,
+              torch.device, torch.memory_format, torch.layout)
 
 
 def register(hook: Any, module: torch.nn.Module) -> int:
@@ -110,15 +113,28 @@ def _layout(item: Any, tensors: List[torch.Tensor], depth: int) -> Any:
             return ("d", tuple(item.keys()),
                     tuple([_layout(v, tensors, depth + 1)
                            for v in item.values()]))
-    return ("c", item)
+    if item is None or isinstance(item, _CONSTANTS):
+        return ("c", item)
+    # Anything else (an object of the model's own) cannot be a constant of
+    # the graph: its type is recorded, and the entry shows None.
+    return ("o", type(item).__name__)
 
 
 def _site(key: int, role: str, layout: Any, backward: int) -> int:
     filed = (key, role, layout, backward)
-    site = _site_ids.get(filed)
-    if site is None:
-        site = _site_ids[filed] = len(_sites)
-        _sites.append(filed)
+    try:
+        site = _site_ids.get(filed)
+    except TypeError:  # an unhashable constant (a slice): filed anew
+        site = None
+    else:
+        if site is not None:
+            return site
+    site = len(_sites)
+    _sites.append(filed)
+    try:
+        _site_ids[filed] = site
+    except TypeError:
+        pass
     return site
 
 
@@ -218,6 +234,8 @@ def _rebuild(layout: Any, tensors: Iterator[torch.Tensor]) -> Any:
         return next(tensors).detach().requires_grad_()
     if tag == "c":
         return layout[1]
+    if tag == "o":
+        return None
     if tag == "d":
         return dict(zip(layout[1],
                         [_rebuild(v, tensors) for v in layout[2]]))
