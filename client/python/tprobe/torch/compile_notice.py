@@ -7,8 +7,11 @@ function (F.linear, torch.matmul, F.scaled_dot_product_attention, and so
 the modules that call them) ends the graph there: a graph break. The call
 runs eagerly and is dumped with eager's numerics, and Dynamo compiles what
 follows as a new graph. What Dynamo traces itself, tensor methods and
-operators (``x.chunk(3)``, ``x + y``), stays in its graphs and is not
-dumped.
+operators (``x.chunk(3)``, ``x + y``, ``x @ w``), stays in its graphs and
+is not dumped; but Inductor's extern kernels call torch.mm, torch.addmm and
+torch.bmm as Inductor found them when it was imported: the wrappers, when
+that came after they were installed, and then the compiled forward's and
+backward's matmuls are dumped as ``Torch.mm.N.forward`` entries.
 
 - start(): said when the model given to start() (or the constructor's) is
   compiled: a torch._dynamo OptimizedModule (``torch.compile(model)``), a
@@ -38,9 +41,12 @@ from tprobe._common.runtime import Runtime
 _HAS_COMPILE = hasattr(torch, "compile")
 
 _WHY = ("torch.compile cannot trace tprobe's API wrappers, so Dynamo breaks "
-        "the graph at each hooked API call and runs that call eagerly: it is "
-        "dumped with eager's numerics, not compile's, and the tensor methods "
-        "and operators that Dynamo keeps in its graphs are not dumped")
+        "the graph at each hooked API call and runs that call eagerly, "
+        "dumped with eager's numerics, not compile's; what the compiled "
+        "graphs run (the tensor methods and operators Dynamo keeps there) is "
+        "not dumped, but the matmuls Inductor calls through torch can be, as "
+        "Torch.mm, Torch.addmm or Torch.bmm forward entries, the backward's "
+        "too")
 
 
 def _dynamo(name: str) -> Any:

@@ -33,6 +33,7 @@ from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.unsupported import refuse_token_arguments, unsupported
 from tprobe.torch import compiled_hooks, framework, values
 from tprobe.torch.api_hooks import ApiHooks
+from tprobe.torch.compile_notice import CompileNotice
 from tprobe.torch.grad_hooks import GradHooks, is_megatron
 from tprobe.torch.module_hooks import ModuleHooks
 from tprobe.torch.optimizer_hooks import OptimizerHooks
@@ -71,6 +72,7 @@ class PrecisionDebugger(DebuggerCore):
         # The model the last start() hooked (a weak reference), or None.
         self._model_hooked: Optional[weakref.ref] = None
         self._optimizer = OptimizerHooks(rt)
+        self._compile_notice = CompileNotice(rt)
         _C.set_fallback(values.fallback)
 
     def _make_debug_save(self) -> DebugSave:
@@ -106,6 +108,7 @@ class PrecisionDebugger(DebuggerCore):
 
     def _step_done(self) -> None:
         compiled_hooks.forget()
+        self._compile_notice.step()
 
     def _remove(self) -> None:
         self._apis.restore()
@@ -125,6 +128,9 @@ class PrecisionDebugger(DebuggerCore):
         self = cls._get()
         if self is not None:
             self._begin(model)
+            self._compile_notice.start(
+                model if model is not None else self.model,
+                self._apis.installed)
 
     @classmethod
     def forward_backward_dump_end(cls) -> None:
