@@ -21,10 +21,15 @@ trees with the same entry names in the same order, their statistics apart
 only by compile's float rounding; `tprobe compare` pairs every row.
 
 --plant makes compiled code depart from eager in one known module, as a
-fused kernel with a precision bug would: under compile only
-(torch.compiler.is_compiling()), the GELU of blocks.1's MLP runs on its
-input rounded to bfloat16. The script names that module; `tprobe compare
-COMPILED_TREE EAGER_TREE` should name it as the first divergence.
+kernel that computes and stores in reduced precision would: under compile
+only (torch.compiler.is_compiling()), the GELU of blocks.1's MLP runs in
+bfloat16 and returns bfloat16 (the MLP casts it back for fc2; in eager that
+cast does nothing). The script names the module; `tprobe compare
+COMPILED_TREE EAGER_TREE` names it as the first divergence (its output's
+dtype). A rounding alone would not do: Inductor drops a float32 -> bfloat16
+-> float32 round trip inside a fused kernel (its emulate_precision_casts is
+off), and compare's msprobe verdicts pass a module whose output norm moved
+by less than 10 % while its inputs' norms did not move.
 
 tprobe uses the daemon on --socket (or $TPROBE_SOCKET) and starts none;
 otherwise it starts a private tprobed when none answers on the default
@@ -48,8 +53,8 @@ PLANTED = "blocks.1.mlp.act"
 
 
 class Gelu(nn.Module):
-    """GELU; with `planted` set, under compile only, on its input rounded to
-    bfloat16 (a reduced-precision kernel that eager does not have)."""
+    """GELU; with `planted` set, under compile only, in bfloat16 (a
+    reduced-precision kernel that eager does not have)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -57,7 +62,7 @@ class Gelu(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.planted and torch.compiler.is_compiling():
-            return F.gelu(x.to(torch.bfloat16).to(x.dtype))
+            return F.gelu(x.to(torch.bfloat16))
         return F.gelu(x)
 
 
@@ -84,7 +89,7 @@ class Mlp(nn.Module):
         self.fc2 = nn.Linear(4 * DIM, DIM)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.act(self.fc1(x)))
+        return self.fc2(self.act(self.fc1(x)).to(x.dtype))
 
 
 class Block(nn.Module):
@@ -160,8 +165,8 @@ def main() -> int:
     ap.add_argument("--compile", action="store_true",
                     help="train torch.compile(model) (Inductor)")
     ap.add_argument("--plant", action="store_true",
-                    help=f"with --compile: {PLANTED}'s GELU on bfloat16 "
-                    "input under compile only")
+                    help=f"with --compile: {PLANTED}'s GELU in bfloat16 "
+                    "under compile only")
     ap.add_argument("--level", choices=("L0", "L1", "mix"), default="L0",
                     help="tprobe's dump level (default L0)")
     ap.add_argument("--steps", type=int, default=3,
@@ -199,7 +204,7 @@ def main() -> int:
     if args.plant:
         net.get_submodule(PLANTED).planted = True
         print(f"planted: {PLANTED} (Module.{PLANTED}.Gelu.forward.0) runs "
-              "on bfloat16 input under compile", flush=True)
+              "in bfloat16 under compile", flush=True)
     model = torch.compile(net) if args.compile else net
     optimizer = torch.optim.AdamW(net.parameters(), lr=3e-3)
     data = batches(torch.Generator().manual_seed(1))
