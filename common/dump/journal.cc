@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -111,7 +112,9 @@ Json AccountingJson(const Accounting& a) {
 
 void ApplyAccounting(const Json& j, Accounting& a) {
   if (!j.is_array() || j.size() != 9) return;
-  // entries and duplicates_dropped are recounted by replaying the entries.
+  // entries are recounted by replaying them; so are duplicates_dropped,
+  // except those dropped before the journal began (RecoverStep).
+  a.duplicates_dropped = j[1].get<uint64_t>();
   a.tensors_incomplete = j[2].get<uint64_t>();
   a.dropped.ring_full = j[3].get<uint64_t>();
   a.dropped.too_large = j[4].get<uint64_t>();
@@ -196,6 +199,10 @@ void Journal::Parent(const std::string& node,
 void Journal::Stack(const std::string& name,
                     const std::vector<std::string>& lines) {
   Append(kStack, Json::array({name, lines}));
+}
+
+void Journal::Backdate(std::chrono::steady_clock::time_point since) {
+  if (changed_ && since < oldest_) oldest_ = since;
 }
 
 Status Journal::Sync(const Accounting& accounting,
@@ -310,7 +317,7 @@ Result<bool> RecoverStep(const std::string& dir) {
   const uint64_t duplicates = a.duplicates_dropped;
   a = accounting;
   a.entries = entries;
-  a.duplicates_dropped = duplicates;
+  a.duplicates_dropped = std::max(duplicates, accounting.duplicates_dropped);
   a.recovered = true;
   if (Status s = WriteStepTree(dir, *tree); !s.ok()) return s;
   ::unlink(path.c_str());

@@ -71,6 +71,13 @@ class Journal {
               const std::optional<std::string>& parent);
   void Stack(const std::string& name, const std::vector<std::string>& lines);
 
+  // The changes buffered since the last Sync date from `since`, not from
+  // when they were buffered: for a caller that buffers a tree's content in
+  // one go, late (the daemon's Assembler journals a step only once it is
+  // kJournalPeriod old), so that Sync writes it as soon as it would have
+  // written changes buffered one by one.
+  void Backdate(std::chrono::steady_clock::time_point since);
+
   // Appends what was buffered, then the accounting when it changed, to the
   // file (one write), if the oldest buffered change is kJournalPeriod old
   // at `now` or kJournalBytes are buffered. Returns an error naming the

@@ -75,7 +75,9 @@ bool Drainer::ApplyOrdered(uint32_t ring, const record::Decoded& decoded) {
 void Drainer::PlaceNode(uint32_t step, const std::string& name,
                         std::optional<std::string> parent) {
   if (dump::StepTree* tree = Tree(step, name)) {
-    state_.assembler.JournalOf(step)->Parent(name, parent);
+    if (dump::Journal* journal = state_.assembler.JournalOf(step)) {
+      journal->Parent(name, parent);
+    }
     tree->SetParent(name, std::move(parent));
   }
 }
@@ -205,7 +207,9 @@ void Drainer::KeepEntry(dump::StepTree& tree, uint32_t step, uint32_t ring,
        (!rendered.overflow || state_.overflow_limit_reached))) {
     return;
   }
-  state_.assembler.JournalOf(step)->Entry(name, rendered.text);
+  if (dump::Journal* journal = state_.assembler.JournalOf(step)) {
+    journal->Entry(name, rendered.text);
+  }
   const dump::AddResult added = tree.AddEntry(name, rendered.text);
   if (added != dump::AddResult::kDuplicate) {
     WriteTensorFiles(step, ring, rendered.files);
@@ -237,7 +241,9 @@ void Drainer::AddStack(dump::StepTree& tree, uint32_t step,
                       ") was never interned");
     return;
   }
-  state_.assembler.JournalOf(step)->Stack(name, *stack);
+  if (dump::Journal* journal = state_.assembler.JournalOf(step)) {
+    journal->Stack(name, *stack);
+  }
   tree.AddStack(name, *stack);
 }
 

@@ -29,9 +29,10 @@ dump::StepTree* Assembler::Tree(uint32_t step) {
     dump::Journal journal(dir, options_.task, options_.level,
                           std::string(options_.framework->name), data_dir);
     it = trees_
-             .emplace(step, Open{std::move(dir), std::move(tree),
-                                 TensorStore(TensorDataDir(step)),
-                                 std::move(journal)})
+             .emplace(step,
+                      Open{std::move(dir), std::move(tree),
+                           TensorStore(TensorDataDir(step)), std::move(journal),
+                           std::chrono::steady_clock::now()})
              .first;
   }
   it->second.dirty = true;
@@ -162,13 +163,47 @@ size_t Assembler::open_bytes() const {
 
 dump::Journal* Assembler::JournalOf(uint32_t step) {
   auto it = trees_.find(step);
-  return it == trees_.end() ? nullptr : &it->second.journal;
+  return it == trees_.end() || !it->second.journalled ? nullptr
+                                                      : &it->second.journal;
+}
+
+void Assembler::BeginJournal(Open& open) {
+  const dump::StepTree& tree = open.tree;
+  dump::Journal& journal = open.journal;
+  // The three parts are independent: replayed in this order, they rebuild
+  // the tree as the changes one by one would have.
+  for (const dump::StepTree::Entry& entry : tree.entries()) {
+    journal.Entry(entry.name, entry.text);
+  }
+  const dump::Json construct = tree.ConstructDocument();
+  for (const auto& [node, parent] : construct.items()) {
+    journal.Parent(node, parent.is_null()
+                             ? std::nullopt
+                             : std::optional(parent.get<std::string>()));
+  }
+  // The daemon's trees group their stacks: {"0": [[names], [lines]], ...}.
+  const dump::Json stacks = tree.StackDocument();
+  for (const auto& [group, names_lines] : stacks.items()) {
+    const auto lines = names_lines[1].get<std::vector<std::string>>();
+    for (const auto& name : names_lines[0]) {
+      journal.Stack(name.get<std::string>(), lines);
+    }
+  }
+  journal.Backdate(open.opened);
+  open.journalled = true;
 }
 
 Status Assembler::SyncJournals() {
   Status first;
   const auto now = std::chrono::steady_clock::now();
   for (auto& [step, open] : trees_) {
+    if (!open.journalled) {
+      if (now - open.opened < dump::kJournalPeriod &&
+          open.tree.held_bytes() < dump::kJournalBytes) {
+        continue;
+      }
+      BeginJournal(open);
+    }
     Status s = open.journal.Sync(open.tree.accounting(), now);
     if (first.ok() && !s.ok()) first = s;
   }

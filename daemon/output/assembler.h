@@ -11,11 +11,16 @@
 // data that still arrives for such a step is late and gets no tree.
 //
 // Each open tree has a TensorStore for its dump_tensor_data/ files, and a
-// Journal (common/dump/journal.h): every change to the tree is also made to its
-// journal, which SyncJournals appends to disk, so a daemon killed mid-step
-// leaves a journal that RecoverStep turns into the step's files. A tree's files
-// are written once, when its step closes (Finish); WriteDirty (an explicit
-// flush) writes open trees marked step_open.
+// Journal (common/dump/journal.h), which SyncJournals appends to disk, so a
+// daemon killed mid-step leaves a journal that RecoverStep turns into the
+// step's files. A young tree has no journal yet: most steps close within
+// kJournalPeriod, and journalling each of their changes (the entry's text
+// copied, its stack encoded) was a sixth of the daemon's CPU at level mix.
+// Once a tree is kJournalPeriod old (or holds kJournalBytes), SyncJournals
+// puts its whole content into its journal, dated from its opening, and from
+// then on every change to the tree is also made to its journal (JournalOf).
+// A tree's files are written once, when its step closes (Finish); WriteDirty
+// (an explicit flush) writes open trees marked step_open.
 //
 // Loss accounting: ring drops (from the ring headers) are charged to the
 // step being captured until the rank's own count of the step settles them
@@ -27,6 +32,7 @@
 //
 // Thread safety: none. The owning Rank's mutex guards it.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -137,12 +143,15 @@ class Assembler {
   // error.
   Status Finish(uint32_t step);
 
-  // The journal of `step`'s open tree, or nullptr when Finish() closed it.
-  // The caller makes the same change to the journal as to the tree.
+  // The journal of `step`'s open tree, or nullptr when the tree has none
+  // yet (SyncJournals) or Finish() closed it. The caller makes the same
+  // change to the journal as to the tree.
   dump::Journal* JournalOf(uint32_t step);
 
-  // Appends every open tree's journalled changes that are due to disk
-  // (Journal::Sync). Returns the first error.
+  // Begins the journal of every open tree that is due (kJournalPeriod old,
+  // or holding kJournalBytes) and has none, then appends every open tree's
+  // journalled changes that are due to disk (Journal::Sync). Returns the
+  // first error.
   Status SyncJournals();
 
   // Absolute directory of step's tensor files (dump_tensor_data/), for a
@@ -160,8 +169,14 @@ class Assembler {
     dump::StepTree tree;
     TensorStore tensors;
     dump::Journal journal;
+    std::chrono::steady_clock::time_point opened;
+    // The journal holds the tree's content and takes its changes.
+    bool journalled = false;
     bool dirty = true;
   };
+
+  // Buffers the whole of the tree in its journal, dated from its opening.
+  static void BeginJournal(Open& open);
 
   // Writes the tree if it changed since it was last written, or if it was
   // last written open and now closes.

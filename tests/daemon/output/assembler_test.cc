@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
+#include "common/dump/tree_writer.h"
 #include "daemon/ingest/drain.h"
 #include "daemon/process/logger.h"
 #include "tests/daemon/ring_records.h"
@@ -200,6 +202,52 @@ TEST_F(AssemblerTest, ANewDumpPathTakesTheTreesOpenedAfterIt) {
   EXPECT_FALSE(fs::exists(dir_.path() + "/moved/step0"));
   EXPECT_TRUE(fs::exists(dir_.path() + "/moved/step1/rank3/dump.json"));
   EXPECT_TRUE(fs::exists(dir_.path() + "/moved/step1/rank3/tprobe.json"));
+}
+
+// A young tree has no journal; once it is kJournalPeriod old its content
+// goes into the journal in one go, and later changes follow it there: what
+// the journal recovers is the tree as it was, duplicates counted.
+TEST_F(AssemblerTest, ATreeJournalledLateRecoversAsItWas) {
+  namespace fs = std::filesystem;
+  Assembler a(Options());
+  dump::StepTree* tree = a.Tree(0);
+  const dump::Json body = dump::Json::object({{"output", dump::Json::array()}});
+  tree->AddEntry("Module.a.A.forward.0", body);
+  tree->AddEntry("Functional.relu.0.forward", body);
+  tree->AddEntry("Functional.relu.0.forward", body);  // a duplicate
+  tree->SetParent("Module.a.A.forward.0", std::nullopt);
+  tree->SetParent("Functional.relu.0.forward", "Module.a.A.forward.0");
+  tree->AddStack("Module.a.A.forward.0", {"File a.py, line 1"});
+  tree->AddStack("Functional.relu.0.forward", {"File a.py, line 1"});
+  EXPECT_EQ(a.JournalOf(0), nullptr);
+  ASSERT_TRUE(a.SyncJournals().ok());
+  EXPECT_EQ(a.JournalOf(0), nullptr);  // still young: nothing to disk
+
+  std::this_thread::sleep_for(dump::kJournalPeriod);
+  ASSERT_TRUE(a.SyncJournals().ok());
+  EXPECT_TRUE(fs::exists(File(0, dump::kJournalFileName)));
+  dump::Journal* journal = a.JournalOf(0);
+  ASSERT_NE(journal, nullptr);
+  const dump::Json later = dump::Json::object({{"input", dump::Json::array()}});
+  journal->Entry("Module.a.A.forward.0", dump::EntryText::FromJson(later));
+  tree->AddEntry("Module.a.A.forward.0", later);
+  journal->Stack("Functional.gelu.0.forward", {"File b.py, line 2"});
+  tree->AddStack("Functional.gelu.0.forward", {"File b.py, line 2"});
+  std::this_thread::sleep_for(dump::kJournalPeriod);
+  ASSERT_TRUE(a.SyncJournals().ok());
+
+  const std::string live = dir_.path() + "/live";
+  ASSERT_TRUE(dump::WriteStepTree(live, *tree).ok());
+  const std::string dir = dir_.path() + "/step0/rank3";
+  ASSERT_EQ(dump::RecoverStep(dir).value(), true);
+  for (const char* name : {"dump.json", "stack.json", "construct.json"}) {
+    EXPECT_EQ(ReadFile(dir + "/" + name), ReadFile(live + "/" + name)) << name;
+  }
+  const dump::Json accounting =
+      dump::Json::parse(ReadFile(dir + "/tprobe.json"));
+  EXPECT_EQ(accounting["entries"], 2);
+  EXPECT_EQ(accounting["duplicates_dropped"], 1);
+  EXPECT_EQ(accounting["recovered"], true);
 }
 
 // The assembly of one producer's records: construct nesting and dedup.
