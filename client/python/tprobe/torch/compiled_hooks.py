@@ -7,27 +7,31 @@ When Dynamo traces a module call it inlines the module's hooks; tprobe's
 path instead of calling the binding, which Dynamo cannot trace. Four
 custom ops (torch.library) stand for the binding's calls in the graph:
 
-- ``tprobe::module_open(tensors, site)`` where the call begins, with the
-  tensors of its args and kwargs;
-- ``tprobe::module_close(tensors, site)`` where it ends, with those of its
-  output;
+- ``tprobe::module_open(tensors, key, site)`` where the call begins, with
+  the tensors of its args and kwargs;
+- ``tprobe::module_close(tensors, key, site)`` where it ends, with those of
+  its output;
 - ``tprobe::backward_begin(call, grads)`` and ``tprobe::backward_end(call,
-  grads)`` in the backward graph, from an identity autograd.Function
-  (_Tap) around the output tensors and the argument tensors that need a
-  gradient, as the eager hooks' _Alias nodes do.
+  grads)`` in the backward graph, from identity autograd Functions
+  (_TapOutput, _TapArgs) around the output tensors and the argument
+  tensors that need a gradient, as the eager hooks' _Alias nodes do.
 
 They are effectful (torch.library._register_effectful_op, ORDERED): AOT
 autograd threads a token through them, so Inductor neither removes nor
 reorders them, in the forward and in the backward graph alike, and the
-calls reach the client core in eager's order. At run time each op's kernel
+calls reach the client core in eager's order (the backward through AOT
+autograd: compiled autograd is not needed). At run time each op's kernel
 is the eager hook's own code (_ModuleHook.begin/take/end and _Call's
 backward reports) on the tensors the compiled graph computed: the client
 core names and counts the calls (``Module.{path}.{Class}.forward.{N}``),
 applies the filters, takes the stack and the statistics as it does for
 eager calls (statistics_on: framework or daemon alike), so the tree has
 eager's entries with compile's values. Where nothing records (an undumped
-step, after the last step) the kernels return at once; the ops stay in the
-graph, so that selecting steps never recompiles.
+step, after the last step) the kernels return at once.
+
+``key`` names the module's hook (register()): a 0-d tensor, so an input of
+the graph, not a constant, and the blocks of a model, each compiled alone,
+share one graph as they do without tprobe.
 
 What is not a tensor in the arguments or output (an int, None, a string, a
 dict's keys) is known when Dynamo traces the call: the hook describes it as
@@ -37,8 +41,8 @@ it under a site number that the op carries; the kernel rebuilds the
 arguments from the layout and the tensors.
 
 The id of a call whose backward is awaited travels through the graph as a
-0-d int64 tensor (module_open's and module_close's result), saved by _Tap
-for the backward, so that each backward op reaches its own call whatever
+0-d int64 tensor (module_open's and module_close's result), saved by the
+taps for the backward, so that each backward op reaches its own call whatever
 the order of the backward. Ids not reached by a backward are let go at
 step().
 
@@ -65,10 +69,10 @@ is_compiling = _compiler.is_compiling if SUPPORTED else None
 
 # Hook key -> (the _ModuleHook, its module), both weakly.
 _hooks: Dict[int, Tuple[weakref.ref, weakref.ref]] = {}
-# Site -> (hook key, "open" or "close", layout, backward), filed at trace
-# time; backward: 0 none, 1 awaited without argument gradients, 2 with.
-_sites: List[Tuple[int, str, Any, int]] = []
-_site_ids: Dict[Tuple[int, str, Any, int], int] = {}
+# Site -> ("open" or "close", layout, backward), filed at trace time;
+# backward: 0 none, 1 awaited without argument gradients, 2 with.
+_sites: List[Tuple[str, Any, int]] = []
+_site_ids: Dict[Tuple[str, Any, int], int] = {}
 # id(call) -> the _Call whose backward is awaited.
 _calls: Dict[int, Any] = {}
 
@@ -82,11 +86,13 @@ _CONSTANTS = (bool, int, float, complex, str, bytes, slice, torch.dtype,
               torch.device, torch.memory_format, torch.layout)
 
 
-def register(hook: Any, module: torch.nn.Module) -> int:
-    """Files a module's hook; its key goes into the sites of its calls."""
+def register(hook: Any, module: torch.nn.Module) -> torch.Tensor:
+    """Files a module's hook under a key that its ops carry: a 0-d tensor,
+    which Dynamo makes an input of the graph (an int attribute would be a
+    constant, and each module a graph of its own)."""
     key = len(_hooks) + 1
     _hooks[key] = (weakref.ref(hook), weakref.ref(module))
-    return key
+    return torch.tensor(key, dtype=torch.int64)
 
 
 def forget() -> None:
@@ -120,8 +126,8 @@ def _layout(item: Any, tensors: List[torch.Tensor], depth: int) -> Any:
     return ("o", type(item).__name__)
 
 
-def _site(key: int, role: str, layout: Any, backward: int) -> int:
-    filed = (key, role, layout, backward)
+def _site(role: str, layout: Any, backward: int) -> int:
+    filed = (role, layout, backward)
     try:
         site = _site_ids.get(filed)
     except TypeError:  # an unhashable constant (a slice): filed anew
@@ -205,7 +211,7 @@ def pre(hook: Any, module: torch.nn.Module, args: tuple,
         grad_tensors(args, found, 0)
         backward = 2 if found else 1
     call = torch.ops.tprobe.module_open(
-        tensors, _site(hook.key, "open", layout, backward))
+        tensors, hook.key, _site("open", layout, backward))
     if backward != 2:
         return None
     new_args = _tap(_TapArgs, call, args)
@@ -217,7 +223,7 @@ def post(hook: Any, output: Any) -> Any:
     tensors: List[torch.Tensor] = []
     layout = _layout(output, tensors, 0)
     call = torch.ops.tprobe.module_close(
-        tensors, _site(hook.key, "close", layout, 0))
+        tensors, hook.key, _site("close", layout, 0))
     if hook.inplace or not torch.is_grad_enabled():
         return None
     return _tap(_TapOutput, call, output)
@@ -243,16 +249,16 @@ def _rebuild(layout: Any, tensors: Iterator[torch.Tensor]) -> Any:
     return items if tag == "l" else tuple(items)
 
 
-def _filed(site: int) -> Tuple[Any, Any, Any, int]:
-    """(hook, module, layout, backward) of a site; None for a hook or a
-    module that is gone."""
-    key, _, layout, backward = _sites[site]
+def _filed(key: int, site: int) -> Tuple[Any, Any, Any, int]:
+    """(hook, module, layout, backward) of a hook's call at a site; None
+    for a hook or a module that is gone."""
+    _, layout, backward = _sites[site]
     hook_ref, module_ref = _hooks[key]
     return hook_ref(), module_ref(), layout, backward
 
 
-def _open(tensors: List[torch.Tensor], site: int) -> int:
-    hook, module, layout, backward = _filed(site)
+def _open(tensors: List[torch.Tensor], key: torch.Tensor, site: int) -> int:
+    hook, module, layout, backward = _filed(int(key), site)
     if hook is None or module is None or not hook.records():
         return 0
     rt = hook.rt
@@ -274,8 +280,9 @@ def _open(tensors: List[torch.Tensor], site: int) -> int:
         local.busy -= 1
 
 
-def _close(tensors: List[torch.Tensor], site: int) -> int:
-    hook, module, layout, _ = _filed(site)
+def _close(tensors: List[torch.Tensor], key: torch.Tensor,
+           site: int) -> int:
+    hook, module, layout, _ = _filed(int(key), site)
     if hook is None or module is None:
         return 0
     rt = hook.rt
@@ -306,12 +313,14 @@ def _define_ops() -> None:
     """The four ops, effectful (see the module docstring)."""
 
     @_library.custom_op("tprobe::module_open", mutates_args=())
-    def module_open(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
-        return _call_id(_open(tensors, site))
+    def module_open(tensors: List[torch.Tensor], key: torch.Tensor,
+                    site: int) -> torch.Tensor:
+        return _call_id(_open(tensors, key, site))
 
     @_library.custom_op("tprobe::module_close", mutates_args=())
-    def module_close(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
-        return _call_id(_close(tensors, site))
+    def module_close(tensors: List[torch.Tensor], key: torch.Tensor,
+                     site: int) -> torch.Tensor:
+        return _call_id(_close(tensors, key, site))
 
     @_library.custom_op("tprobe::backward_begin", mutates_args=())
     def backward_begin(call: torch.Tensor,
@@ -334,7 +343,8 @@ def _define_ops() -> None:
         if waiting is not None:
             waiting.on_input_grads(grads)
 
-    def fake_id(tensors: List[torch.Tensor], site: int) -> torch.Tensor:
+    def fake_id(tensors: List[torch.Tensor], key: torch.Tensor,
+                site: int) -> torch.Tensor:
         return torch.empty((), dtype=torch.int64)
 
     def fake_none(call: torch.Tensor,

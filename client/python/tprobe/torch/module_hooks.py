@@ -57,7 +57,7 @@ graph break; where torch has no such ops the hooks are kept out of Dynamo
 import inspect
 import sys
 import weakref
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 
@@ -266,7 +266,7 @@ class _ModuleHook:
         self.inplace = bool(getattr(module, "inplace", False))
         # How a compiled graph names this hook and its module.
         self.key = compiled_hooks.register(self, module) \
-            if compiled_hooks.SUPPORTED else 0
+            if compiled_hooks.SUPPORTED else None
 
     def records(self) -> bool:
         """Whether a call that begins now is reported."""
@@ -383,6 +383,16 @@ class _ModuleHook:
             local.busy -= 1
 
 
+_ORIG_MOD = "_orig_mod"
+
+
+def _is_compile_wrapper(module: Any) -> bool:
+    """Whether ``module`` is torch.compile's OptimizedModule."""
+    return isinstance(module, torch.nn.Module) and \
+        type(module).__name__ == "OptimizedModule" and \
+        _ORIG_MOD in module._modules
+
+
 class ModuleHooks:
     """Registers the hooks on every submodule of the models given to
     PrecisionDebugger.start(), once per model."""
@@ -415,9 +425,14 @@ class ModuleHooks:
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
         models = [self._unwrap(m) for m in (model if many else [model])]
+        if not self.compiled:
+            self.compiled = any(
+                _is_compile_wrapper(sub) or
+                getattr(sub, "_compiled_call_impl", None) is not None
+                for m in models if isinstance(m, torch.nn.Module)
+                for sub in m.modules())
         for where, module in new_submodules(models, many, self._models,
-                                            torch.nn.Module,
-                                            lambda m: m.named_modules()):
+                                            torch.nn.Module, self._named):
             self._hook(module, where, None)
 
     def register_one(self, module: torch.nn.Module, path: str) -> bool:
@@ -437,24 +452,37 @@ class ModuleHooks:
         return True
 
     def _unwrap(self, model: Any) -> Any:
-        """The model that torch.compile wrapped (an OptimizedModule keeps
-        it as ``_orig_mod``), named as eager names it."""
-        while isinstance(model, torch.nn.Module) and \
-                type(model).__name__ == "OptimizedModule" and \
-                "_orig_mod" in model._modules:
+        """The module that torch.compile wrapped (an OptimizedModule keeps
+        it as ``_orig_mod``), or ``model`` itself."""
+        while _is_compile_wrapper(model):
             self.compiled = True
-            model = model._modules["_orig_mod"]
+            model = model._modules[_ORIG_MOD]
         return model
+
+    @staticmethod
+    def _named(model: torch.nn.Module) -> Iterator[tuple]:
+        """model.named_modules() as eager names them: a block that
+        torch.compile wrapped in place (``blocks[0] = torch.compile(
+        block)``) is named ``blocks.0``, not ``blocks.0._orig_mod``, and
+        the wrapper gets no hooks (it would be one more entry)."""
+        for path, module in model.named_modules():
+            if _is_compile_wrapper(module):
+                continue
+            if _ORIG_MOD in path:
+                path = ".".join(p for p in path.split(".") if p != _ORIG_MOD)
+            yield path, module
 
     def _hook(self, module: torch.nn.Module, path: str,
               gate: Optional[Callable[[], bool]]) -> None:
         self._hooked.add(module)
-        if getattr(module, "_compiled_call_impl", None) is not None:
-            self.compiled = True  # Module.compile()
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
-        if _ALWAYS_CALL:
+        # Not always_call in a compiled model: Dynamo guards the hook's id
+        # in the always_call dict, and each of its blocks would compile
+        # alone (a forward that raises leaves its call open until a later
+        # call of the module or the step's end closes it).
+        if _ALWAYS_CALL and not self.compiled:
             handles = (
                 module.register_forward_pre_hook(_eager(hook.pre_kwargs),
                                                  with_kwargs=True),
