@@ -135,11 +135,14 @@ int BusySet(PyObject*, PyObject*, PyObject* value) {
 
 // Registered on the grad_fn of an API call's first output tensor: reports
 // the call's backward (input = the gradients flowing into the node, output
-// = those it passes on). It fires even after stop(), as in msprobe.
+// = those it passes on). It fires even after stop(), as in msprobe. Called
+// through vectorcall with the node's two tuples, which are encoded as they
+// are (a tuple is a list to msprobe): no argument tuple, no copies.
 struct BackwardHook {
-  PyObject_HEAD PyObject* state;  // HookState
-  PyObject* base;                 // the API's name base
-  int64_t index;                  // the forward call's N
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* state;  // HookState
+  PyObject* base;   // the API's name base
+  int64_t index;    // the forward call's N
 };
 
 PyTypeObject g_hook_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -151,28 +154,21 @@ void HookDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-PyObject* HookCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+// hook(grad_inputs, grad_outputs): the node's tuples, positional.
+PyObject* HookCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                   PyObject* kwnames) {
   auto* hook = reinterpret_cast<BackwardHook*>(self);
-  PyObject *grad_inputs, *grad_outputs;
-  static const char* keywords[] = {"grad_inputs", "grad_outputs", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO",
-                                   const_cast<char**>(keywords), &grad_inputs,
-                                   &grad_outputs)) {
+  if (PyVectorcall_NARGS(nargsf) != 2 ||
+      (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "an API backward hook takes (grad_inputs, grad_outputs)");
     return nullptr;
   }
   auto* state = reinterpret_cast<HookState*>(hook->state);
   ++t_busy;
   if (state->api != nullptr) {
     PyObject* session = Py_NewRef(state->session);  // keeps api alive
-    PyObject* input = PySequence_List(grad_outputs);
-    PyObject* output = input ? PySequence_List(grad_inputs) : nullptr;
-    if (output != nullptr) {
-      state->api->ApiCallBackward(hook->base, hook->index, input, output);
-    } else {
-      Warn(hook->state, "an API backward hook");
-    }
-    Py_XDECREF(output);
-    Py_XDECREF(input);
+    state->api->ApiCallBackward(hook->base, hook->index, args[1], args[0]);
     Py_DECREF(session);
   }
   --t_busy;
@@ -364,11 +360,13 @@ bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
   } else if (grad_fn != nullptr) {
     auto* hook = PyObject_New(BackwardHook, &g_hook_type);
     if (hook != nullptr) {
+      hook->vectorcall = HookCall;
       hook->state = Py_NewRef(w->state);
       hook->base = Py_NewRef(w->base);
       hook->index = index;
-      PyObject* handle = PyObject_CallMethodObjArgs(
-          grad_fn, s_register_hook, reinterpret_cast<PyObject*>(hook), nullptr);
+      // grad_fn.register_hook(hook), with no bound method made.
+      PyObject* handle = PyObject_CallMethodOneArg(
+          grad_fn, s_register_hook, reinterpret_cast<PyObject*>(hook));
       ok = handle != nullptr;
       Py_XDECREF(handle);
       Py_DECREF(hook);
@@ -703,9 +701,10 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   hook.tp_name = "tprobe._C.ApiBackwardHook";
   hook.tp_doc = "A grad_fn hook that reports an API call's backward.";
   hook.tp_basicsize = sizeof(BackwardHook);
-  hook.tp_flags = Py_TPFLAGS_DEFAULT;
+  hook.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
   hook.tp_dealloc = HookDealloc;
-  hook.tp_call = HookCall;
+  hook.tp_vectorcall_offset = offsetof(BackwardHook, vectorcall);
+  hook.tp_call = PyVectorcall_Call;
   ReadyType(&hook);
 
   PyTypeObject& wrapper = g_wrapper_type;
