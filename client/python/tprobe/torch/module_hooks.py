@@ -88,11 +88,11 @@ _TRACED = compiled_hooks.SUPPORTED
 _compiling = compiled_hooks.is_compiling
 
 
-def _eager(hook: Callable) -> Callable:
-    """The hook as registered: as it is where it traces into graphs, else
-    kept out of Dynamo (torch.compiler.disable), which then runs it eagerly
-    with a graph break."""
-    if _TRACED or _DISABLE_DYNAMO is None:
+def _eager(hook: Callable, traced: bool) -> Callable:
+    """The hook as registered: as it is where it traces into graphs
+    (``traced``), else kept out of Dynamo (torch.compiler.disable), which
+    then runs it eagerly with a graph break."""
+    if traced or _DISABLE_DYNAMO is None:
         return hook
     return _DISABLE_DYNAMO(hook)
 
@@ -325,6 +325,8 @@ class _ModuleHook:
     def pre_kwargs(self, module: torch.nn.Module, args: tuple,
                    kwargs: Optional[dict]) -> Any:
         if _TRACED and _compiling():
+            if self.rt.level != "L0":  # see _PRE_OUTSIDE_DYNAMO
+                return _PRE_OUTSIDE_DYNAMO(self, module, args, kwargs)
             return compiled_hooks.pre(self, module, args, kwargs)
         if not self.records():
             return None
@@ -353,6 +355,8 @@ class _ModuleHook:
     def post_kwargs(self, module: torch.nn.Module, args: tuple,
                     kwargs: Optional[dict], output: Any) -> Any:
         if _TRACED and _compiling():
+            if self.rt.level != "L0":
+                return _POST_OUTSIDE_DYNAMO(self, module, args, kwargs, output)
             return compiled_hooks.post(self, output)
         rt = self.rt
         local = rt.local
@@ -382,6 +386,18 @@ class _ModuleHook:
         finally:
             local.busy -= 1
 
+
+# The hooks trace into compiled graphs at level L0 only. At mix (or L1, for
+# a module of module_dump) the API wrappers break the graph around every
+# call, so compile runs the model eagerly anyway (tprobe.torch.
+# compile_notice says so), and graphs cut that fine would record torch's
+# own calls (Tensor.stride at risk_level ALL) in their guards and ops:
+# there the hooks are registered outside Dynamo (_eager), and hooks
+# registered at L0 go outside it through these after a live change of
+# level.
+if _TRACED:
+    _PRE_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.pre_kwargs)
+    _POST_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.post_kwargs)
 
 _ORIG_MOD = "_orig_mod"
 
@@ -478,24 +494,24 @@ class ModuleHooks:
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
+        traced = _TRACED and self.rt.level == "L0" and gate is None
+        pre = _eager(hook.pre_kwargs, traced)
+        post = _eager(hook.post_kwargs, traced)
         # Not always_call in a compiled model: Dynamo guards the hook's id
         # in the always_call dict, and each of its blocks would compile
         # alone (a forward that raises leaves its call open until a later
         # call of the module or the step's end closes it).
         if _ALWAYS_CALL and not self.compiled:
             handles = (
-                module.register_forward_pre_hook(_eager(hook.pre_kwargs),
-                                                 with_kwargs=True),
-                module.register_forward_hook(_eager(hook.post_kwargs),
-                                             with_kwargs=True,
+                module.register_forward_pre_hook(pre, with_kwargs=True),
+                module.register_forward_hook(post, with_kwargs=True,
                                              always_call=True))
         elif _WITH_KWARGS:
             handles = (
-                module.register_forward_pre_hook(_eager(hook.pre_kwargs),
-                                                 with_kwargs=True),
-                module.register_forward_hook(_eager(hook.post_kwargs),
-                                             with_kwargs=True))
+                module.register_forward_pre_hook(pre, with_kwargs=True),
+                module.register_forward_hook(post, with_kwargs=True))
         else:
-            handles = (module.register_forward_pre_hook(_eager(hook.pre)),
-                       module.register_forward_hook(_eager(hook.post)))
+            handles = (
+                module.register_forward_pre_hook(_eager(hook.pre, False)),
+                module.register_forward_hook(_eager(hook.post, False)))
         self.switch.add(handles)
