@@ -168,10 +168,11 @@ bool Drainer::OnEntry(uint32_t ring, const record::EntryView& v) {
   options.md5 = state_.config.summary_mode == config::SummaryMode::kMd5;
   options.xor_sum = state_.config.summary_mode == config::SummaryMode::kXor;
   options.framework = state_.assembler.options().framework;
-  // The tensors the entry refers to: it uses each once.
-  std::vector<uint32_t> referenced;
-  auto lookup = [&](uint32_t ref) -> const TensorInfo* {
-    referenced.push_back(ref);
+  // The tensors the entry refers to: it uses each once. The lambda holds
+  // two words: std::function keeps it without an allocation.
+  state_.referenced.clear();
+  auto lookup = [this, ring](uint32_t ref) -> const TensorInfo* {
+    state_.referenced.push_back(ref);
     return state_.tensors.Find(ring, ref);
   };
   if (Status s = state_.renderer.Render(*name, v.body, lookup, options,
@@ -184,7 +185,7 @@ bool Drainer::OnEntry(uint32_t ring, const record::EntryView& v) {
   // stack.json covers every call, kept or not (msprobe collects it
   // separately); StepTree lists a name once.
   AddStack(*tree, step, *name, v.entry.stack_id);
-  state_.tensors.Forget(ring, &referenced);
+  state_.tensors.Forget(ring, &state_.referenced);
   return true;
 }
 

@@ -84,9 +84,11 @@ struct RankState {
   // Finalised (Goodbye, death or shutdown): nothing more to do.
   bool closed = false;
   std::string last_error;
-  // Reused for every entry, so rendering costs no allocation once warm.
+  // Reused for every entry, so rendering costs no allocation once warm:
+  // the renderer, what it rendered, and the refs of the tensors it used.
   EntryRenderer renderer;
   RenderedEntry rendered;
+  std::vector<uint32_t> referenced;
 };
 
 }  // namespace tprobe::daemon

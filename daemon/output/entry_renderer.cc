@@ -129,9 +129,9 @@ void EntryRenderer::BeginDict() {
 void EntryRenderer::BeginTyped(std::string_view type) {
   Open(Frame::kTyped);
   writer_.BeginDict();
-  writer_.Key("type");
+  writer_.KeyToken(R"("type")");
   writer_.String(type);
-  writer_.Key("value");
+  writer_.KeyToken(R"("value")");
 }
 
 void EntryRenderer::End() {
@@ -199,16 +199,16 @@ void EntryRenderer::WriteTensorObject(const TensorInfo& tensor,
                                       const std::string* data_name) {
   const RenderOptions& options = *options_;
   writer_.BeginDict();
-  writer_.Key("type");
+  writer_.KeyToken(R"("type")");
   writer_.String(options.framework->tensor_type);
-  writer_.Key("dtype");
+  writer_.KeyToken(R"("dtype")");
   writer_.String(options.framework->dtype_name(tensor.dtype));
-  writer_.Key("shape");
+  writer_.KeyToken(R"("shape")");
   writer_.BeginList();
   for (int64_t dim : tensor.shape) writer_.Int(dim);
   writer_.End();
   if (options.xor_sum) {
-    writer_.Key("md5");
+    writer_.KeyToken(R"("md5")");
     // null: incomplete, or no elements
     const auto* hex = std::get_if<std::string>(&tensor.xor_sum);
     const auto* value = std::get_if<double>(&tensor.xor_sum);
@@ -224,15 +224,15 @@ void EntryRenderer::WriteTensorObject(const TensorInfo& tensor,
                      writer_);
   }
   if (options.framework->writes_requires_grad) {
-    writer_.Key("requires_grad");
+    writer_.KeyToken(R"("requires_grad")");
     writer_.Bool(tensor.requires_grad);
   }
   if (data_name != nullptr) {
-    writer_.Key("data_name");
+    writer_.KeyToken(R"("data_name")");
     writer_.String(*data_name);
   }
   if (options.md5) {
-    writer_.Key("md5");
+    writer_.KeyToken(R"("md5")");
     if (tensor.complete && tensor.md5) {
       writer_.String(*tensor.md5);
     } else {
