@@ -2,6 +2,7 @@
 
 #include "client/python/binding/api_calls.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,53 @@ namespace py = pybind11;
 namespace tprobe::python {
 
 using client::Part;
+
+namespace {
+
+// This thread's builder of API entries, kept between calls with its
+// buffers' capacity (an entry then allocates nothing), lent to one entry
+// at a time: a nested one (none is expected: the call's thread is busy)
+// gets a builder of its own.
+class PooledEntry {
+ public:
+  explicit PooledEntry(client::Recorder& core) {
+    Pool& pool = ThePool();
+    if (pool.lent) {
+      own_ = std::make_unique<client::EntryBuilder>(core);
+      entry_ = own_.get();
+      return;
+    }
+    if (pool.entry == nullptr || &pool.entry->recorder() != &core) {
+      pool.entry = std::make_unique<client::EntryBuilder>(core);
+    } else {
+      pool.entry->Reset();
+    }
+    pool.lent = true;
+    entry_ = pool.entry.get();
+  }
+  ~PooledEntry() {
+    if (own_ == nullptr) ThePool().lent = false;
+  }
+  PooledEntry(const PooledEntry&) = delete;
+  PooledEntry& operator=(const PooledEntry&) = delete;
+
+  client::EntryBuilder& operator*() { return *entry_; }
+
+ private:
+  struct Pool {
+    std::unique_ptr<client::EntryBuilder> entry;
+    bool lent = false;
+  };
+  static Pool& ThePool() {
+    thread_local Pool pool;
+    return pool;
+  }
+
+  std::unique_ptr<client::EntryBuilder> own_;
+  client::EntryBuilder* entry_;
+};
+
+}  // namespace
 
 ApiCalls::ApiCalls(HookedSession& session, EntryValues& values)
     : session_(session), values_(values) {}
@@ -83,7 +131,8 @@ void ApiCalls::EndApiCall(ApiCall& call, PyObject* output) {
     client::CallPlan& plan = call.plan;
     session.CheckEnd(&plan);
     if (output != nullptr) {
-      client::EntryBuilder entry(session.recorder());
+      PooledEntry pooled(session.recorder());
+      client::EntryBuilder& entry = *pooled;
       if (plan.entry()) {
         if (plan.input && call.inputs) {
           entry.Whole(Part::kInputArgs).Raw(call.args);

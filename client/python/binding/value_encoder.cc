@@ -563,10 +563,13 @@ class Encoder {
       return;
     }
     // The common case, a contiguous CPU tensor that is not complex, is its
-    // own host copy.
+    // own host copy. A tensor of at most one element is contiguous whatever
+    // its strides (torch skips the dimensions of size 1): no
+    // is_contiguous() call, which goes through torch's argument parser.
     const bool own = is_cpu && *dtype != DType::kComplex64 &&
                      *dtype != DType::kComplex128 &&
-                     reads.Flag(t, TensorReads::kIsContiguous);
+                     (Numel(shape.dims, shape.ndim) <= 1 ||
+                      reads.Flag(t, TensorReads::kIsContiguous));
     py::object src = own ? py::reinterpret_borrow<py::object>(t)
                          : HostContiguous(t, *dtype, is_cpu);
     const auto ptr = py::cast<uintptr_t>(reads.Get(src, TensorReads::kDataPtr));
