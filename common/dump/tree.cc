@@ -1,6 +1,7 @@
 #include "common/dump/tree.h"
 
 #include "common/dump/json_reindent.h"
+#include "common/dump/json_stream_writer.h"
 
 namespace tprobe::dump {
 namespace {
@@ -78,14 +79,17 @@ void StepTree::AddStack(const std::string& name,
     stacks_.push_back(StackGroup{{name}, lines});
     return;
   }
-  std::string key;
+  // The key is built in a buffer kept from call to call: a known stack
+  // (most calls) costs no allocation.
+  stack_key_.clear();
   for (const auto& line : lines) {
-    key += line;
-    key.push_back('\0');
+    stack_key_ += line;
+    stack_key_.push_back('\0');
   }
-  auto [it, inserted] = stack_index_.emplace(key, stacks_.size());
-  if (inserted) {
-    held_bytes_ += 2 * key.size();  // the lines and their index key
+  auto it = stack_index_.find(stack_key_);
+  if (it == stack_index_.end()) {
+    held_bytes_ += 2 * stack_key_.size();  // the lines and their index key
+    it = stack_index_.emplace(stack_key_, stacks_.size()).first;
     stacks_.push_back(StackGroup{{}, lines});
   }
   stacks_[it->second].names.push_back(name);
@@ -127,24 +131,37 @@ std::string StepTree::DumpJson() const {
   return out;
 }
 
-Json StepTree::StackDocument() const {
-  Json doc = Json::object();
+std::string StepTree::StackJson() const {
+  std::string out;
+  JsonStreamWriter writer;
+  writer.Reset(&out, 0);
+  writer.BeginDict();
+  auto lines = [&writer](const std::vector<std::string>& list) {
+    writer.BeginList();
+    for (const std::string& item : list) writer.String(item);
+    writer.End();
+  };
   if (stack_style_ == StackStyle::kPerEntry) {
     for (const StackGroup& entry : stacks_) {
-      doc[entry.names.front()] = Json(entry.lines);
+      writer.Key(entry.names.front());
+      lines(entry.lines);
     }
-    return doc;
+  } else {
+    for (size_t i = 0; i < stacks_.size(); ++i) {
+      writer.Key(std::to_string(i));
+      writer.BeginList();
+      lines(stacks_[i].names);
+      lines(stacks_[i].lines);
+      writer.End();
+    }
   }
-  for (size_t i = 0; i < stacks_.size(); ++i) {
-    doc[std::to_string(i)] =
-        Json::array({Json(stacks_[i].names), Json(stacks_[i].lines)});
-  }
-  return doc;
+  writer.End();
+  return out;
 }
 
-Json StepTree::ConstructDocument() const {
-  if (level_ == "L1") return Json::object();  // msprobe writes none for L1
-  return construct_;
+std::string StepTree::ConstructJson() const {
+  if (level_ == "L1") return "{}";  // msprobe writes none for L1
+  return PythonJsonDumps(construct_);
 }
 
 Json StepTree::AccountingDocument() const {

@@ -187,10 +187,23 @@ class StepTree {
   // debug.json for a debug-level tree, where an entry's value is the value
   // of its last member.
   std::string DumpJson() const;
-  // The other documents, in msprobe's key order.
-  Json StackDocument() const;
-  Json ConstructDocument() const;
+  // The bytes of stack.json and construct.json (as PythonJsonDumps writes
+  // them, with no JSON tree built on the way), in msprobe's key order.
+  std::string StackJson() const;
+  std::string ConstructJson() const;
+  // tprobe.json's document.
   Json AccountingDocument() const;
+
+  // construct.json's nodes and their parents, in order (kept even at L1,
+  // whose construct.json is {}).
+  const Json& construct() const { return construct_; }
+  // Grouped: one per distinct stack, in first-use order. Per entry: one per
+  // entry, names[0].
+  struct StackGroup {
+    std::vector<std::string> names;
+    std::vector<std::string> lines;
+  };
+  const std::vector<StackGroup>& stacks() const { return stacks_; }
 
  private:
   std::string task_;
@@ -203,13 +216,9 @@ class StepTree {
   // Positions of the names in entries_ and construct_.
   std::unordered_map<std::string, size_t> entry_index_;
   std::unordered_map<std::string, size_t> construct_index_;
-  // Grouped: one per distinct stack. Per entry: one per entry, names[0].
-  struct StackGroup {
-    std::vector<std::string> names;
-    std::vector<std::string> lines;
-  };
   std::vector<StackGroup> stacks_;
   std::unordered_map<std::string, size_t> stack_index_;  // joined lines
+  std::string stack_key_;  // AddStack's buffer for the joined lines
   std::unordered_set<std::string> stack_names_;
   Accounting accounting_;
   size_t held_bytes_ = 0;

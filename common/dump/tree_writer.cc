@@ -48,8 +48,8 @@ Status WriteStepTree(const std::string& dir, const StepTree& tree) {
   }
   const std::pair<const char*, std::string> files[] = {
       {"dump.json", tree.DumpJson()},
-      {"stack.json", PythonJsonDumps(tree.StackDocument())},
-      {"construct.json", PythonJsonDumps(tree.ConstructDocument())},
+      {"stack.json", tree.StackJson()},
+      {"construct.json", tree.ConstructJson()},
       {"tprobe.json", PythonJsonDumps(tree.AccountingDocument())},
   };
   for (const auto& [name, bytes] : files) {

@@ -175,18 +175,14 @@ void Assembler::BeginJournal(Open& open) {
   for (const dump::StepTree::Entry& entry : tree.entries()) {
     journal.Entry(entry.name, entry.text);
   }
-  const dump::Json construct = tree.ConstructDocument();
-  for (const auto& [node, parent] : construct.items()) {
+  for (const auto& [node, parent] : tree.construct().items()) {
     journal.Parent(node, parent.is_null()
                              ? std::nullopt
                              : std::optional(parent.get<std::string>()));
   }
-  // The daemon's trees group their stacks: {"0": [[names], [lines]], ...}.
-  const dump::Json stacks = tree.StackDocument();
-  for (const auto& [group, names_lines] : stacks.items()) {
-    const auto lines = names_lines[1].get<std::vector<std::string>>();
-    for (const auto& name : names_lines[0]) {
-      journal.Stack(name.get<std::string>(), lines);
+  for (const dump::StepTree::StackGroup& group : tree.stacks()) {
+    for (const std::string& name : group.names) {
+      journal.Stack(name, group.lines);
     }
   }
   journal.Backdate(open.opened);

@@ -90,8 +90,8 @@ TEST_F(JournalTest, RecoveryRebuildsTheSameDumpJsonStackAndConstruct) {
   ASSERT_TRUE(recovered.ok()) << recovered.status().message();
   EXPECT_TRUE(recovered.value());
   EXPECT_EQ(Read("dump.json"), live.DumpJson());
-  EXPECT_EQ(Read("stack.json"), PythonJsonDumps(live.StackDocument()));
-  EXPECT_EQ(Read("construct.json"), PythonJsonDumps(live.ConstructDocument()));
+  EXPECT_EQ(Read("stack.json"), live.StackJson());
+  EXPECT_EQ(Read("construct.json"), live.ConstructJson());
   const Json accounting = Json::parse(Read("tprobe.json"));
   EXPECT_EQ(accounting["entries"], 3);
   EXPECT_EQ(accounting["duplicates_dropped"], 1);

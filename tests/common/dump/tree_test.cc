@@ -126,7 +126,7 @@ TEST(StepTreeTest, GroupedStacksListEachNameOnceInFirstUseOrder) {
   tree.AddStack("B", {"File b.py, line 2"});
   tree.AddStack("C", {"File a.py, line 1"});
   tree.AddStack("A", {"File c.py, line 3"});  // a re-dump: ignored
-  EXPECT_EQ(PythonJsonDumps(tree.StackDocument()), R"({
+  EXPECT_EQ(tree.StackJson(), R"({
  "0": [
   [
    "A",
@@ -152,7 +152,7 @@ TEST(StepTreeTest, PerEntryStacksKeepEveryEntryInOrderEvenWithoutLines) {
   tree.AddStack("Cell.b.B.forward.0", {});
   tree.AddStack("Cell.a.A.forward.0", {"File a.py, line 1"});
   tree.AddStack("Cell.b.B.forward.0", {"File ignored.py"});
-  EXPECT_EQ(PythonJsonDumps(tree.StackDocument()), R"({
+  EXPECT_EQ(tree.StackJson(), R"({
  "Cell.b.B.forward.0": [],
  "Cell.a.A.forward.0": [
   "File a.py, line 1"
