@@ -309,59 +309,85 @@ def _call_id(value: int) -> torch.Tensor:
     return torch.tensor(value, dtype=torch.int64)
 
 
-def _define_ops() -> None:
-    """The four ops, effectful (see the module docstring)."""
+# The ops' schemas and kernels. Defined through torch.library.Library, not
+# custom_op: a custom_op's call goes through a Python autograd wrapper and
+# its redispatch (about 10 us an op here); these kernels are called by the
+# dispatcher directly (CompositeExplicitAutograd: the graph that calls them
+# runs without autograd).
+_SCHEMAS = {
+    "module_open": "(Tensor[] tensors, Tensor key, int site) -> Tensor",
+    "module_close": "(Tensor[] tensors, Tensor key, int site) -> Tensor",
+    "backward_begin": "(Tensor call, Tensor?[] grads) -> ()",
+    "backward_end": "(Tensor call, Tensor?[] grads) -> ()",
+}
 
-    @_library.custom_op("tprobe::module_open", mutates_args=())
-    def module_open(tensors: List[torch.Tensor], key: torch.Tensor,
-                    site: int) -> torch.Tensor:
-        return _call_id(_open(tensors, key, site))
 
-    @_library.custom_op("tprobe::module_close", mutates_args=())
-    def module_close(tensors: List[torch.Tensor], key: torch.Tensor,
-                     site: int) -> torch.Tensor:
-        return _call_id(_close(tensors, key, site))
+def _module_open(tensors: List[torch.Tensor], key: torch.Tensor,
+                 site: int) -> torch.Tensor:
+    return _call_id(_open(tensors, key, site))
 
-    @_library.custom_op("tprobe::backward_begin", mutates_args=())
-    def backward_begin(call: torch.Tensor,
-                       grads: List[Optional[torch.Tensor]]) -> None:
-        waiting = _calls.get(int(call))
-        if waiting is None:
-            return
-        if not waiting.waits_inputs:
-            del _calls[int(call)]
-        elif waiting.rt.on:
-            # Held until backward_end: Inductor reuses a buffer's memory
-            # once the graph is done with it, whoever else holds it.
-            grads = [None if g is None else g.clone() for g in grads]
-        waiting.on_output_grads(grads)
 
-    @_library.custom_op("tprobe::backward_end", mutates_args=())
-    def backward_end(call: torch.Tensor,
-                     grads: List[Optional[torch.Tensor]]) -> None:
-        waiting = _calls.pop(int(call), None)
-        if waiting is not None:
-            waiting.on_input_grads(grads)
+def _module_close(tensors: List[torch.Tensor], key: torch.Tensor,
+                  site: int) -> torch.Tensor:
+    return _call_id(_close(tensors, key, site))
 
-    def fake_id(tensors: List[torch.Tensor], key: torch.Tensor,
-                site: int) -> torch.Tensor:
-        return torch.empty((), dtype=torch.int64)
 
-    def fake_none(call: torch.Tensor,
+def _backward_begin(call: torch.Tensor,
+                    grads: List[Optional[torch.Tensor]]) -> None:
+    waiting = _calls.get(int(call))
+    if waiting is None:
+        return
+    if not waiting.waits_inputs:
+        del _calls[int(call)]
+    elif waiting.rt.on:
+        # Held until backward_end: Inductor reuses a buffer's memory once
+        # the graph is done with it, whoever else holds it.
+        grads = [None if g is None else g.clone() for g in grads]
+    waiting.on_output_grads(grads)
+
+
+def _backward_end(call: torch.Tensor,
                   grads: List[Optional[torch.Tensor]]) -> None:
-        return None
+    waiting = _calls.pop(int(call), None)
+    if waiting is not None:
+        waiting.on_input_grads(grads)
 
-    for op, fake in ((module_open, fake_id), (module_close, fake_id),
-                     (backward_begin, fake_none),
-                     (backward_end, fake_none)):
-        op.register_fake(fake)
-        _library._register_effectful_op(op._qualname,
+
+def _fake_id(tensors: List[torch.Tensor], key: torch.Tensor,
+             site: int) -> torch.Tensor:
+    return torch.empty((), dtype=torch.int64)
+
+
+def _fake_none(call: torch.Tensor,
+               grads: List[Optional[torch.Tensor]]) -> None:
+    return None
+
+
+_KERNELS = {
+    "module_open": (_module_open, _fake_id),
+    "module_close": (_module_close, _fake_id),
+    "backward_begin": (_backward_begin, _fake_none),
+    "backward_end": (_backward_end, _fake_none),
+}
+
+
+def _define_ops() -> Any:
+    """The four ops, effectful (see the module docstring); returns the
+    library, which must stay alive."""
+    library = _library.Library("tprobe", "DEF")
+    for name, schema in _SCHEMAS.items():
+        kernel, fake = _KERNELS[name]
+        library.define(name + schema)
+        library.impl(name, kernel, "CompositeExplicitAutograd")
+        _library.register_fake("tprobe::" + name, fake, lib=library)
+        _library._register_effectful_op("tprobe::" + name,
                                         _library.EffectType.ORDERED)
+    return library
 
 
 if SUPPORTED:
     try:
-        _define_ops()
+        _LIBRARY = _define_ops()
     except Exception as error:  # noqa: BLE001 - this torch's library differs
         SUPPORTED = False
         sys.stderr.write(f"[tprobe] torch.compile: module hooks cannot "
