@@ -53,7 +53,7 @@ run eagerly.
 
 import sys
 import weakref
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -69,9 +69,11 @@ is_compiling = _compiler.is_compiling if SUPPORTED else None
 
 # Hook key -> (the _ModuleHook, its module), both weakly.
 _hooks: Dict[int, Tuple[weakref.ref, weakref.ref]] = {}
-# Site -> ("open" or "close", layout, backward), filed at trace time;
-# backward: 0 none, 1 awaited without argument gradients, 2 with.
-_sites: List[Tuple[str, Any, int]] = []
+# Site -> (how the kernel rebuilds the value from its tensors, backward),
+# filed at trace time; backward: 0 none, 1 awaited without argument
+# gradients, 2 with. _site_ids: ("open" or "close", layout, backward) ->
+# site.
+_sites: List[Tuple[Callable[[List[torch.Tensor]], Any], int]] = []
 _site_ids: Dict[Tuple[str, Any, int], int] = {}
 # id(call) -> the _Call whose backward is awaited.
 _calls: Dict[int, Any] = {}
@@ -136,7 +138,7 @@ def _site(role: str, layout: Any, backward: int) -> int:
         if site is not None:
             return site
     site = len(_sites)
-    _sites.append(filed)
+    _sites.append((_builder(role, layout), backward))
     try:
         _site_ids[filed] = site
     except TypeError:
@@ -249,23 +251,53 @@ def _rebuild(layout: Any, tensors: Iterator[torch.Tensor]) -> Any:
     return items if tag == "l" else tuple(items)
 
 
-def _filed(key: int, site: int) -> Tuple[Any, Any, Any, int]:
-    """(hook, module, layout, backward) of a hook's call at a site; None
+def _builder(role: str, layout: Any) -> Callable[[List[torch.Tensor]], Any]:
+    """How a site's kernel rebuilds its value: _rebuild, or a shortcut for
+    the usual layouts (positional tensors, no kwargs; one output tensor)."""
+    if layout[0] in ("t", "g"):
+        return _one_grad if layout[0] == "g" else _one
+    if role == "open":
+        args, kwargs = layout[1]
+        if args[0] == "u" and kwargs == ("d", (), ()) and \
+                all(item[0] in ("t", "g") for item in args[1]):
+            grads = tuple([item[0] == "g" for item in args[1]])
+            if not any(grads):
+                return _positional
+            return lambda tensors: (tuple([
+                t.detach().requires_grad_() if g else t
+                for t, g in zip(tensors, grads)]), {})
+    return lambda tensors: _rebuild(layout, iter(tensors))
+
+
+def _one(tensors: List[torch.Tensor]) -> torch.Tensor:
+    return tensors[0]
+
+
+def _one_grad(tensors: List[torch.Tensor]) -> torch.Tensor:
+    return tensors[0].detach().requires_grad_()
+
+
+def _positional(tensors: List[torch.Tensor]) -> Tuple[tuple, dict]:
+    return tuple(tensors), {}
+
+
+def _filed(key: int, site: int) -> Tuple[Any, Any, Callable, int]:
+    """(hook, module, builder, backward) of a hook's call at a site; None
     for a hook or a module that is gone."""
-    _, layout, backward = _sites[site]
+    build, backward = _sites[site]
     hook_ref, module_ref = _hooks[key]
-    return hook_ref(), module_ref(), layout, backward
+    return hook_ref(), module_ref(), build, backward
 
 
 def _open(tensors: List[torch.Tensor], key: torch.Tensor, site: int) -> int:
-    hook, module, layout, backward = _filed(int(key), site)
+    hook, module, build, backward = _filed(int(key), site)
     if hook is None or module is None or not hook.records():
         return 0
     rt = hook.rt
     local = rt.local
     local.busy += 1
     try:
-        args, kwargs = _rebuild(layout, iter(tensors))
+        args, kwargs = build(tensors)
         call = hook.begin(module, args, kwargs)
         if call is None or not call.handle.backward or not backward:
             return 0
@@ -282,7 +314,7 @@ def _open(tensors: List[torch.Tensor], key: torch.Tensor, site: int) -> int:
 
 def _close(tensors: List[torch.Tensor], key: torch.Tensor,
            site: int) -> int:
-    hook, module, layout, _ = _filed(int(key), site)
+    hook, module, build, _ = _filed(int(key), site)
     if hook is None or module is None:
         return 0
     rt = hook.rt
@@ -294,7 +326,7 @@ def _close(tensors: List[torch.Tensor], key: torch.Tensor,
         return 0
     local.busy += 1
     try:
-        if hook.end(call, module, _rebuild(layout, iter(tensors))):
+        if hook.end(call, module, build(tensors)):
             return id(call)
         _calls.pop(id(call), None)
         return 0
@@ -306,7 +338,7 @@ def _close(tensors: List[torch.Tensor], key: torch.Tensor,
 
 
 def _call_id(value: int) -> torch.Tensor:
-    return torch.tensor(value, dtype=torch.int64)
+    return torch.scalar_tensor(value, dtype=torch.int64)
 
 
 # The ops' schemas and kernels. Defined through torch.library.Library, not
