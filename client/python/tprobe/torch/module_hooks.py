@@ -409,6 +409,28 @@ def _is_compile_wrapper(module: Any) -> bool:
         _ORIG_MOD in module._modules
 
 
+def _forget_compiled(models: List[Any]) -> None:
+    """Drops what Dynamo compiled of these models' forwards before their
+    hooks were in (a warm-up run before start()): Dynamo does not guard
+    module hooks, so those graphs would run on without them, and every
+    step would be dumped empty. The forwards compile again, with the
+    hooks, at their next call."""
+    dynamo = sys.modules.get("torch._dynamo")
+    reset_code = getattr(dynamo, "reset_code", None)
+    if reset_code is None:
+        return  # nothing compiled yet
+    codes = set()
+    for model in models:
+        if isinstance(model, torch.nn.Module):
+            for module in model.modules():
+                forward = getattr(type(module), "forward", None)
+                code = getattr(forward, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+    for code in codes:
+        reset_code(code)
+
+
 class ModuleHooks:
     """Registers the hooks on every submodule of the models given to
     PrecisionDebugger.start(), once per model."""
@@ -450,6 +472,8 @@ class ModuleHooks:
         for where, module in new_submodules(models, many, self._models,
                                             torch.nn.Module, self._named):
             self._hook(module, where, None)
+        if self.compiled:
+            _forget_compiled(models)
 
     def register_one(self, module: torch.nn.Module, path: str) -> bool:
         """Hooks ``module`` alone (not its children) as ``Module.{path}.
