@@ -7,26 +7,30 @@ When Dynamo traces a module call it inlines the module's hooks; tprobe's
 path instead of calling the binding, which Dynamo cannot trace. Four
 custom ops (torch.library) stand for the binding's calls in the graph:
 
-- ``tprobe::module_open(tensors, key, site)`` where the call begins, with
-  the tensors of its args and kwargs;
-- ``tprobe::module_close(tensors, key, site)`` where it ends, with those of
-  its output;
+- ``tprobe::module_open(chain, tensors, key, site)`` where the call
+  begins, with the tensors of its args and kwargs;
+- ``tprobe::module_close(chain, tensors, key, site)`` where it ends, with
+  those of its output;
 - ``tprobe::backward_begin(call, grads)`` and ``tprobe::backward_end(call,
   grads)`` in the backward graph, from identity autograd Functions
   (_TapOutput, _TapArgs) around the output tensors and the argument
   tensors that need a gradient, as the eager hooks' _Alias nodes do.
 
-They are effectful (torch.library._register_effectful_op, ORDERED): AOT
-autograd threads a token through them, so Inductor neither removes nor
-reorders them, in the forward and in the backward graph alike, and the
-calls reach the client core in eager's order (the backward through AOT
-autograd: compiled autograd is not needed). At run time each op's kernel
-is the eager hook's own code (_ModuleHook.begin/take/end and _Call's
-backward reports) on the tensors the compiled graph computed: the client
-core names and counts the calls (``Module.{path}.{Class}.forward.{N}``),
-applies the filters, takes the stack and the statistics as it does for
-eager calls (statistics_on: framework or daemon alike), so the tree has
-eager's entries with compile's values. Where nothing records (an undumped
+Inductor must neither drop them (they return nothing anyone uses) nor
+reorder them: the forward's two declare that they change one tensor
+(_CHAIN), so each depends on the one before, and the backward's two are
+effectful (torch.library._register_effectful_op, ORDERED: AOT autograd
+threads a token through them). So the calls reach the client core in
+eager's order (the backward through AOT autograd: compiled autograd is not
+needed).
+
+At run time each op's kernel is the eager hook's own code
+(_ModuleHook.begin/take/end and _Call's backward reports) on the tensors
+the compiled graph computed: the client core names and counts the calls
+(``Module.{path}.{Class}.forward.{N}``), applies the filters, takes the
+stack and the statistics as it does for eager calls (statistics_on:
+framework or daemon alike), so the tree has eager's entries with
+compile's values. Where nothing records (an undumped
 step, after the last step) the kernels return at once.
 
 ``key`` names the module's hook (register()): a 0-d tensor, so an input of
@@ -83,6 +87,13 @@ _calls: Dict[int, Any] = {}
 # client core a detached alias that says so, as the eager hook's would).
 _TENSOR = ("t",)
 _NEEDS_GRAD = ("g",)
+# What the forward's ops declare they change, so that their order is data:
+# Inductor keeps an effectful op's token order only partly (independent
+# branches, two embeddings, were reordered), a chain of writes to one
+# tensor fully. Not in the backward: a graph that saved it would find it
+# changed by the next graph's forward (blocks compiled alone); there the
+# ops are effectful.
+_CHAIN = torch.zeros(1)
 # What a layout keeps as it is (and Dynamo as a constant).
 _CONSTANTS = (bool, int, float, complex, str, bytes, slice, torch.dtype,
               torch.device, torch.memory_format, torch.layout)
@@ -213,7 +224,7 @@ def pre(hook: Any, module: torch.nn.Module, args: tuple,
         grad_tensors(args, found, 0)
         backward = 2 if found else 1
     call = torch.ops.tprobe.module_open(
-        tensors, hook.key, _site("open", layout, backward))
+        _CHAIN, tensors, hook.key, _site("open", layout, backward))
     if backward != 2:
         return None
     new_args = _tap(_TapArgs, call, args)
@@ -225,7 +236,7 @@ def post(hook: Any, output: Any) -> Any:
     tensors: List[torch.Tensor] = []
     layout = _layout(output, tensors, 0)
     call = torch.ops.tprobe.module_close(
-        tensors, hook.key, _site("close", layout, 0))
+        _CHAIN, tensors, hook.key, _site("close", layout, 0))
     if hook.inplace or not torch.is_grad_enabled():
         return None
     return _tap(_TapOutput, call, output)
@@ -347,20 +358,22 @@ def _call_id(value: int) -> torch.Tensor:
 # dispatcher directly (CompositeExplicitAutograd: the graph that calls them
 # runs without autograd).
 _SCHEMAS = {
-    "module_open": "(Tensor[] tensors, Tensor key, int site) -> Tensor",
-    "module_close": "(Tensor[] tensors, Tensor key, int site) -> Tensor",
+    "module_open": "(Tensor(a!) chain, Tensor[] tensors, Tensor key, "
+                   "int site) -> Tensor",
+    "module_close": "(Tensor(a!) chain, Tensor[] tensors, Tensor key, "
+                    "int site) -> Tensor",
     "backward_begin": "(Tensor call, Tensor?[] grads) -> ()",
     "backward_end": "(Tensor call, Tensor?[] grads) -> ()",
 }
 
 
-def _module_open(tensors: List[torch.Tensor], key: torch.Tensor,
-                 site: int) -> torch.Tensor:
+def _module_open(chain: torch.Tensor, tensors: List[torch.Tensor],
+                 key: torch.Tensor, site: int) -> torch.Tensor:
     return _call_id(_open(tensors, key, site))
 
 
-def _module_close(tensors: List[torch.Tensor], key: torch.Tensor,
-                  site: int) -> torch.Tensor:
+def _module_close(chain: torch.Tensor, tensors: List[torch.Tensor],
+                  key: torch.Tensor, site: int) -> torch.Tensor:
     return _call_id(_close(tensors, key, site))
 
 
@@ -385,8 +398,8 @@ def _backward_end(call: torch.Tensor,
         waiting.on_input_grads(grads)
 
 
-def _fake_id(tensors: List[torch.Tensor], key: torch.Tensor,
-             site: int) -> torch.Tensor:
+def _fake_id(chain: torch.Tensor, tensors: List[torch.Tensor],
+             key: torch.Tensor, site: int) -> torch.Tensor:
     return torch.empty((), dtype=torch.int64)
 
 
@@ -412,8 +425,9 @@ def _define_ops() -> Any:
         library.define(name + schema)
         library.impl(name, kernel, "CompositeExplicitAutograd")
         _library.register_fake("tprobe::" + name, fake, lib=library)
-        _library._register_effectful_op("tprobe::" + name,
-                                        _library.EffectType.ORDERED)
+        if name.startswith("backward"):
+            _library._register_effectful_op("tprobe::" + name,
+                                            _library.EffectType.ORDERED)
     return library
 
 
