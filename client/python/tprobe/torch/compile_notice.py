@@ -36,6 +36,7 @@ import torch
 
 from tprobe._common.debugger import API_LEVELS
 from tprobe._common.runtime import Runtime
+from tprobe.torch import compiled_hooks
 
 # Whether this torch has torch.compile (PyTorch 2.x).
 _HAS_COMPILE = hasattr(torch, "compile")
@@ -52,14 +53,6 @@ _WHY = ("torch.compile cannot trace tprobe's API wrappers, so Dynamo breaks "
 def _dynamo(name: str) -> Any:
     """torch._dynamo.{name} when torch._dynamo is imported, else None."""
     return sys.modules.get("torch._dynamo." + name)
-
-
-def _is_compiled(module: torch.nn.Module) -> bool:
-    """Whether `module` or a submodule of it is compiled."""
-    optimized = getattr(_dynamo("eval_frame"), "OptimizedModule", ())
-    return any(isinstance(sub, optimized)
-               or getattr(sub, "_compiled_call_impl", None) is not None
-               for sub in module.modules())
 
 
 def _counted() -> Tuple[int, int, int]:
@@ -102,7 +95,7 @@ class CompileNotice:
                 if not isinstance(root, torch.nn.Module) or root in self._seen:
                     continue
                 self._seen.add(root)
-                if _is_compiled(root):
+                if compiled_hooks.is_compiled(root):
                     self._said_start = True
                     self._say(f"level {self.rt.level} on a compiled model: "
                               f"{_WHY}; how many graph breaks that makes is "

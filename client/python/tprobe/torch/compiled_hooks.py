@@ -108,6 +108,22 @@ def register(hook: Any, module: torch.nn.Module) -> torch.Tensor:
     return torch.tensor(key, dtype=torch.int64)
 
 
+def is_compile_wrapper(module: Any) -> bool:
+    """Whether ``module`` is torch.compile's OptimizedModule (which keeps
+    the compiled module as ``_orig_mod``)."""
+    return isinstance(module, torch.nn.Module) and \
+        type(module).__name__ == "OptimizedModule" and \
+        "_orig_mod" in module._modules
+
+
+def is_compiled(module: torch.nn.Module) -> bool:
+    """Whether torch.compile wrapped or compiled ``module`` or one of its
+    submodules (an OptimizedModule, or Module.compile())."""
+    return any(is_compile_wrapper(sub)
+               or getattr(sub, "_compiled_call_impl", None) is not None
+               for sub in module.modules())
+
+
 def forget() -> None:
     """Lets go of the calls whose backward never came (at step())."""
     _calls.clear()
@@ -163,17 +179,21 @@ def _site(role: str, layout: Any, backward: int) -> int:
 _site._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
-class _TapOutput(torch.autograd.Function):
-    """Identity on a module's output tensors; its backward hands their
-    gradients to tprobe::backward_begin with the call's id. (Two classes,
-    not one with a flag in ctx: Dynamo traces a Function's backward once
-    for the class.)"""
+class _Tap(torch.autograd.Function):
+    """Identity on tensors that saves the call's id for the backward, which
+    each subclass writes (two classes, not one with a flag in ctx: Dynamo
+    traces a Function's backward once for the class)."""
 
     @staticmethod
     def forward(ctx: Any, call: torch.Tensor,
                 *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
         ctx.save_for_backward(call)
         return tuple([t.detach() for t in tensors])
+
+
+class _TapOutput(_Tap):
+    """Around a module's output tensors: their gradients go to
+    tprobe::backward_begin."""
 
     @staticmethod
     def backward(ctx: Any, *grads: Optional[torch.Tensor]) -> tuple:
@@ -182,15 +202,9 @@ class _TapOutput(torch.autograd.Function):
         return (None,) + grads
 
 
-class _TapArgs(torch.autograd.Function):
-    """Identity on a module's argument tensors; its backward hands their
-    gradients to tprobe::backward_end."""
-
-    @staticmethod
-    def forward(ctx: Any, call: torch.Tensor,
-                *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-        ctx.save_for_backward(call)
-        return tuple([t.detach() for t in tensors])
+class _TapArgs(_Tap):
+    """Around a module's argument tensors: their gradients go to
+    tprobe::backward_end."""
 
     @staticmethod
     def backward(ctx: Any, *grads: Optional[torch.Tensor]) -> tuple:

@@ -402,13 +402,6 @@ if _TRACED:
 _ORIG_MOD = "_orig_mod"
 
 
-def _is_compile_wrapper(module: Any) -> bool:
-    """Whether ``module`` is torch.compile's OptimizedModule."""
-    return isinstance(module, torch.nn.Module) and \
-        type(module).__name__ == "OptimizedModule" and \
-        _ORIG_MOD in module._modules
-
-
 def _forget_compiled(models: List[Any]) -> None:
     """Drops what Dynamo compiled of these models' forwards before their
     hooks were in (a warm-up run before start()): Dynamo does not guard
@@ -464,11 +457,8 @@ class ModuleHooks:
         many = isinstance(model, (list, tuple))
         models = [self._unwrap(m) for m in (model if many else [model])]
         if not self.compiled:
-            self.compiled = any(
-                _is_compile_wrapper(sub) or
-                getattr(sub, "_compiled_call_impl", None) is not None
-                for m in models if isinstance(m, torch.nn.Module)
-                for sub in m.modules())
+            self.compiled = any(compiled_hooks.is_compiled(m) for m in models
+                                if isinstance(m, torch.nn.Module))
         for where, module in new_submodules(models, many, self._models,
                                             torch.nn.Module, self._named):
             self._hook(module, where, None)
@@ -494,7 +484,7 @@ class ModuleHooks:
     def _unwrap(self, model: Any) -> Any:
         """The module that torch.compile wrapped (an OptimizedModule keeps
         it as ``_orig_mod``), or ``model`` itself."""
-        while _is_compile_wrapper(model):
+        while compiled_hooks.is_compile_wrapper(model):
             self.compiled = True
             model = model._modules[_ORIG_MOD]
         return model
@@ -506,7 +496,7 @@ class ModuleHooks:
         block)``) is named ``blocks.0``, not ``blocks.0._orig_mod``, and
         the wrapper gets no hooks (it would be one more entry)."""
         for path, module in model.named_modules():
-            if _is_compile_wrapper(module):
+            if compiled_hooks.is_compile_wrapper(module):
                 continue
             if _ORIG_MOD in path:
                 path = ".".join(p for p in path.split(".") if p != _ORIG_MOD)
