@@ -50,8 +50,8 @@ taps for the backward, so that each backward op reaches its own call whatever
 the order of the backward. Ids not reached by a backward are let go at
 step().
 
-Needs torch.library.custom_op and effectful-op registration (torch 2.13
-has both); elsewhere (SUPPORTED is False) the hooks keep out of Dynamo and
+Needs torch.library's effectful-op registration and
+torch.compiler.is_compiling (torch 2.13 has both); elsewhere (SUPPORTED is False) the hooks keep out of Dynamo and
 run eagerly.
 """
 
@@ -65,8 +65,7 @@ from tprobe.torch.grad_walk import MAX_DEPTH, grad_tensors, replace
 
 _library = torch.library
 _compiler = getattr(torch, "compiler", None)
-SUPPORTED = (hasattr(_library, "custom_op")
-             and hasattr(_library, "_register_effectful_op")
+SUPPORTED = (hasattr(_library, "_register_effectful_op")
              and hasattr(_library, "EffectType")
              and hasattr(_compiler, "is_compiling"))
 is_compiling = _compiler.is_compiling if SUPPORTED else None
@@ -213,11 +212,10 @@ class _TapArgs(_Tap):
         return (None,) + grads
 
 
-def _tap(tap: Any, call: torch.Tensor, item: Any) -> Any:
-    """``item`` with its tensors that need a gradient through ``tap``;
-    None when it has none."""
-    found: List[torch.Tensor] = []
-    grad_tensors(item, found, 0)
+def _tap(tap: Any, call: torch.Tensor, item: Any,
+         found: List[torch.Tensor]) -> Any:
+    """``item`` with ``found``, its tensors that need a gradient
+    (grad_tensors), through ``tap``; None when there are none."""
     if not found:
         return None
     aliases = tap.apply(call, *found)
@@ -233,15 +231,15 @@ def pre(hook: Any, module: torch.nn.Module, args: tuple,
     layout = _layout((args, kwargs if kwargs is not None else {}),
                      tensors, 0)
     backward = 0
+    found: List[torch.Tensor] = []
     if not hook.inplace and torch.is_grad_enabled():
-        found: List[torch.Tensor] = []
         grad_tensors(args, found, 0)
         backward = 2 if found else 1
     call = torch.ops.tprobe.module_open(
         _CHAIN, tensors, hook.key, _site("open", layout, backward))
     if backward != 2:
         return None
-    new_args = _tap(_TapArgs, call, args)
+    new_args = _tap(_TapArgs, call, args, found)
     return new_args if kwargs is None else (new_args, kwargs)
 
 
@@ -253,7 +251,9 @@ def post(hook: Any, output: Any) -> Any:
         _CHAIN, tensors, hook.key, _site("close", layout, 0))
     if hook.inplace or not torch.is_grad_enabled():
         return None
-    return _tap(_TapOutput, call, output)
+    found: List[torch.Tensor] = []
+    grad_tensors(output, found, 0)
+    return _tap(_TapOutput, call, output, found)
 
 
 # --- at run time ---------------------------------------------------------

@@ -46,12 +46,12 @@ hooks are its bound methods, and one _Call per call carries the backward
 state (no closures); _Alias goes through torch's C++ Function.apply and its
 backward node runs the backward directly.
 
-Under torch.compile (where torch.library has effectful custom ops, as
-torch 2.13 has) a hook that Dynamo traces hands the call to
-tprobe.torch.compiled_hooks, which puts it into the graph as effectful
-custom ops whose kernels call begin(), take() and end() below, with no
-graph break; where torch has no such ops the hooks are kept out of Dynamo
-(torch.compiler.disable) and run eagerly, with a graph break each.
+Under torch.compile at level L0 (where torch.library registers effectful
+ops, as torch 2.13 does) a hook that Dynamo traces hands the call to
+tprobe.torch.compiled_hooks, which puts it into the graph as custom ops
+whose kernels call begin(), take() and end() below, with no graph break;
+elsewhere the hooks are kept out of Dynamo (torch.compiler.disable) and
+run eagerly, with a graph break each.
 """
 
 import inspect
