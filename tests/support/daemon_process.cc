@@ -17,10 +17,12 @@
 
 namespace tprobe::testing {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl =
-      std::string(base && *base ? base : "/tmp") + "/tprobe-test-XXXXXX";
+TempDir::TempDir(const std::string& base) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = (!base.empty() ? base
+                      : tmp && *tmp ? std::string(tmp)
+                                    : std::string("/tmp")) +
+                     "/tprobe-test-XXXXXX";
   char* made = ::mkdtemp(tmpl.data());
   path_ = made ? made : "";
 }

@@ -13,10 +13,12 @@
 
 namespace tprobe::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed by the destructor.
+// A fresh directory under `base`, or under $TMPDIR (or /tmp) when `base` is
+// empty, removed by the destructor. path() is empty when it could not be
+// made.
 class TempDir {
  public:
-  TempDir();
+  explicit TempDir(const std::string& base = "");
   ~TempDir();
   const std::string& path() const { return path_; }
 
