@@ -25,23 +25,32 @@ StepTree::StepTree(std::string task, std::string level, std::string framework,
 
 AddResult StepTree::AddEntry(const std::string& name, const EntryText& body) {
   auto [slot, inserted] = entry_index_.try_emplace(name, entries_.size());
+  // An empty parameters_grad entry holds the place of gradients that come
+  // later (client Session::ReserveParamGrad); msprobe writes none.
+  const bool placeholder = body.empty() && IsParamGradEntry(name);
   if (inserted) {
-    entries_.push_back(Entry{name, body});
+    entries_.push_back(Entry{name, body, placeholder});
     held_bytes_ += name.size() + body.held_bytes();
-    ++accounting_.entries;
+    if (!placeholder) ++accounting_.entries;
     return AddResult::kNew;
   }
-  EntryText& existing = entries_[slot->second].text;
+  Entry& entry = entries_[slot->second];
+  EntryText& existing = entry.text;
+  if (placeholder) return AddResult::kMerged;  // it has its place already
   if (existing == body) {
     ++accounting_.duplicates_dropped;
     return AddResult::kDuplicate;
   }
+  const bool filled = entry.held_place && existing.empty();
   held_bytes_ -= existing.held_bytes();
   for (size_t i = 0; i < body.size(); ++i) {
     existing.Set(body.key(i), body.value(i));
   }
   held_bytes_ += existing.held_bytes();
-  if (name.starts_with("Module.") || name.starts_with("Cell.")) {
+  if (filled) {
+    ++accounting_.entries;  // in the place held for it
+  } else if (!entry.held_place &&
+             (name.starts_with("Module.") || name.starts_with("Cell."))) {
     // msprobe 26.x moves an updated module entry to the end (its outputs
     // come after its children's entries). Linear in the entries after it.
     const size_t from = slot->second;
@@ -108,17 +117,15 @@ std::string StepTree::DumpJson() const {
   } else {
     out += "null";
   }
-  out += ",\n \"data\": ";
-  if (entries_.empty()) {
-    out += "{}\n}";
-    return out;
-  }
-  out += '{';
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    out += i == 0 ? "\n  " : ",\n  ";
-    AppendPythonString(out, entries_[i].name);
+  out += ",\n \"data\": {";
+  bool first = true;
+  for (const Entry& entry : entries_) {
+    const EntryText& text = entry.text;
+    if (entry.held_place && text.empty()) continue;  // no gradient came
+    out += first ? "\n  " : ",\n  ";
+    first = false;
+    AppendPythonString(out, entry.name);
     out += ": ";
-    const EntryText& text = entries_[i].text;
     if (!debug_level()) {
       text.AppendTo(out);
     } else if (text.empty() ||
@@ -127,7 +134,7 @@ std::string StepTree::DumpJson() const {
       out += "null";
     }
   }
-  out += "\n }\n}";
+  out += first ? "}\n}" : "\n }\n}";
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -52,6 +53,12 @@ struct Outage {
   StepLosses dropped;
   uint64_t read_by_lost_daemon = 0;
 };
+
+// Whether `name` is a parameter gradients entry's,
+// "{Module|Cell}.{path}.{class}.parameters_grad.{K}".
+inline bool IsParamGradEntry(std::string_view name) {
+  return name.find(".parameters_grad.") != std::string_view::npos;
+}
 
 // At most this many names are listed per kind (all are counted).
 inline constexpr size_t kMaxIncompleteNames = 64;
@@ -145,7 +152,11 @@ class StepTree {
   // as a duplicate. An existing name with other content is merged key by
   // key, as msprobe's dict.update does, keeping the entry's position; a
   // module or cell entry ("Module.*", "Cell.*") moves to the end, as in
-  // msprobe 26.x. Contents are compared by their bytes.
+  // msprobe 26.x. Contents are compared by their bytes. An empty
+  // parameters_grad entry is a placeholder: the client holds the place of
+  // gradients that come later (under torch.compile, after the compiled
+  // backward); the first content fills it where it is, and dump.json
+  // leaves out one that was never filled. Only filled entries count.
   AddResult AddEntry(const std::string& name, const EntryText& body);
   // The same for an entry given as a JSON object.
   AddResult AddEntry(const std::string& name, const Json& body) {
@@ -171,6 +182,8 @@ class StepTree {
   struct Entry {
     std::string name;
     EntryText text;
+    // Added as a placeholder: its content goes in where it is.
+    bool held_place = false;
   };
   const std::vector<Entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty() && construct_.empty(); }

@@ -159,6 +159,12 @@ bool Drainer::OnEntry(uint32_t ring, const record::EntryView& v) {
   // A skipped entry's tensors are released with their step.
   if (tree == nullptr) return true;
   if (v.body.empty()) {
+    if (dump::IsParamGradEntry(*name)) {
+      // The place of gradients that come later (StepTree::AddEntry).
+      state_.rendered.Clear();
+      KeepEntry(*tree, step, ring, *name);
+      return true;
+    }
     // A call whose stack is listed while data_mode keeps none of its data.
     AddStack(*tree, step, *name, v.entry.stack_id);
     return true;

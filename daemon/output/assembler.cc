@@ -173,6 +173,11 @@ void Assembler::BeginJournal(Open& open) {
   // The three parts are independent: replayed in this order, they rebuild
   // the tree as the changes one by one would have.
   for (const dump::StepTree::Entry& entry : tree.entries()) {
+    // A filled placeholder first as the placeholder: the gradients still
+    // to come merge into it where it is.
+    if (entry.held_place && !entry.text.empty()) {
+      journal.Entry(entry.name, dump::EntryText());
+    }
     journal.Entry(entry.name, entry.text);
   }
   for (const auto& [node, parent] : tree.construct().items()) {

@@ -46,7 +46,7 @@ Status EntryRenderer::Render(std::string_view name,
                              const RenderOptions& options, RenderedEntry* out) {
   assert(!(options.md5 && options.xor_sum));
   name_ = name;
-  param_grads_ = name.find(".parameters_grad.") != std::string_view::npos;
+  param_grads_ = dump::IsParamGradEntry(name);
   lookup_ = &lookup;
   options_ = &options;
   out_ = out;

@@ -99,6 +99,34 @@ TEST_F(JournalTest, RecoveryRebuildsTheSameDumpJsonStackAndConstruct) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/" + kJournalFileName));
 }
 
+// A parameters_grad placeholder (an empty entry: StepTree::AddEntry) is
+// journalled and recovered as one: filled where it is, or left out.
+TEST_F(JournalTest, PlaceholdersAreRecoveredAsPlaceholders) {
+  StepTree live("statistics", "L0", "pytorch");
+  Journal journal(dir_, "statistics", "L0", "pytorch", std::nullopt);
+  const std::string fc = "Module.fc.Linear.parameters_grad.0";
+  const std::string ln = "Module.ln.LayerNorm.parameters_grad.0";
+  const std::pair<std::string, Json> entries[] = {
+      {fc, Json::object()}, {"Module.fc.Linear.backward.0", {{"input", 1}}},
+      {ln, Json::object()}, {fc, {{"weight", 2}}},
+      {fc, {{"bias", 3}}},
+  };
+  for (const auto& [name, body] : entries) {
+    const EntryText text = EntryText::FromJson(body);
+    journal.Entry(name, text);
+    live.AddEntry(name, text);
+  }
+  Flush(journal, live.accounting());
+
+  Result<bool> recovered = RecoverStep(dir_);
+  ASSERT_TRUE(recovered.ok()) << recovered.status().message();
+  const std::string dump = Read("dump.json");
+  EXPECT_EQ(dump, live.DumpJson());
+  EXPECT_LT(dump.find(fc), dump.find("Module.fc.Linear.backward.0"));
+  EXPECT_EQ(dump.find(ln), std::string::npos);
+  EXPECT_EQ(Json::parse(Read("tprobe.json"))["entries"], 2);
+}
+
 TEST_F(JournalTest, AnEntryThatIsNotJsonEndsWhatIsRecovered) {
   StepTree live("statistics", "mix", "pytorch");
   Journal journal(dir_, "statistics", "mix", "pytorch", std::nullopt);

@@ -97,6 +97,45 @@ TEST(StepTreeTest, MergedModuleEntriesMoveToTheEndEvenForGradients) {
             (std::vector<std::string>{"bias", "weight"}));
 }
 
+// Under torch.compile the client holds the place of parameter gradients
+// that come after the compiled backward: an empty parameters_grad entry.
+TEST(StepTreeTest, APlaceholderIsFilledWhereItIsOrLeftOut) {
+  StepTree tree("statistics", "L0", "pytorch");
+  const std::string fc = "Module.fc.Linear.parameters_grad.0";
+  const std::string ln = "Module.ln.LayerNorm.parameters_grad.0";
+  EXPECT_EQ(tree.AddEntry(fc, EntryText()), AddResult::kNew);
+  tree.AddEntry("Module.fc.Linear.backward.0", Json{{"input", 1}});
+  EXPECT_EQ(tree.AddEntry(ln, EntryText()), AddResult::kNew);
+  tree.AddEntry("Module.ln.LayerNorm.backward.0", Json{{"input", 2}});
+  EXPECT_EQ(tree.accounting().entries, 2u) << "a placeholder is no entry";
+  // The gradients, one piece a parameter, fill it without moving it; a
+  // second placeholder for the same entry changes nothing.
+  EXPECT_EQ(tree.AddEntry(fc, Json{{"weight", 3}}), AddResult::kMerged);
+  EXPECT_EQ(tree.AddEntry(fc, Json{{"bias", 4}}), AddResult::kMerged);
+  EXPECT_EQ(tree.AddEntry(fc, EntryText()), AddResult::kMerged);
+  EXPECT_EQ(Names(tree),
+            (std::vector<std::string>{fc, "Module.fc.Linear.backward.0", ln,
+                                      "Module.ln.LayerNorm.backward.0"}));
+  EXPECT_EQ(Keys(tree, fc), (std::vector<std::string>{"weight", "bias"}));
+  EXPECT_EQ(tree.accounting().entries, 3u);
+  EXPECT_EQ(tree.accounting().duplicates_dropped, 0u);
+  // ln's gradients never came: dump.json leaves it out.
+  Json doc = {{"task", "statistics"},
+              {"level", "L0"},
+              {"framework", "pytorch"},
+              {"dump_data_dir", nullptr},
+              {"data", Json::object()}};
+  doc["data"][fc] = {{"weight", 3}, {"bias", 4}};
+  doc["data"]["Module.fc.Linear.backward.0"] = {{"input", 1}};
+  doc["data"]["Module.ln.LayerNorm.backward.0"] = {{"input", 2}};
+  EXPECT_EQ(tree.DumpJson(), PythonJsonDumps(doc));
+  // A tree of placeholders alone has no data.
+  StepTree only("statistics", "L0", "pytorch");
+  only.AddEntry(ln, EntryText());
+  doc["data"] = Json::object();
+  EXPECT_EQ(only.DumpJson(), PythonJsonDumps(doc));
+}
+
 TEST(StepTreeTest, DumpJsonIsPythonJsonDumpsOfTheDocument) {
   StepTree tree("statistics", "mix", "pytorch");
   Json doc = {{"task", "statistics"},

@@ -206,7 +206,9 @@ TEST_F(AssemblerTest, ANewDumpPathTakesTheTreesOpenedAfterIt) {
 
 // A young tree has no journal; once it is kJournalPeriod old its content
 // goes into the journal in one go, and later changes follow it there: what
-// the journal recovers is the tree as it was, duplicates counted.
+// the journal recovers is the tree as it was, duplicates counted, and a
+// parameters_grad placeholder filled in part still takes the rest where
+// it is.
 TEST_F(AssemblerTest, ATreeJournalledLateRecoversAsItWas) {
   namespace fs = std::filesystem;
   Assembler a(Options());
@@ -215,6 +217,10 @@ TEST_F(AssemblerTest, ATreeJournalledLateRecoversAsItWas) {
   tree->AddEntry("Module.a.A.forward.0", body);
   tree->AddEntry("Functional.relu.0.forward", body);
   tree->AddEntry("Functional.relu.0.forward", body);  // a duplicate
+  const std::string grads = "Module.b.B.parameters_grad.0";
+  tree->AddEntry(grads, dump::EntryText());
+  tree->AddEntry("Module.b.B.backward.0", body);
+  tree->AddEntry(grads, dump::Json::object({{"weight", 1}}));
   tree->SetParent("Module.a.A.forward.0", std::nullopt);
   tree->SetParent("Functional.relu.0.forward", "Module.a.A.forward.0");
   tree->AddStack("Module.a.A.forward.0", {"File a.py, line 1"});
@@ -233,6 +239,10 @@ TEST_F(AssemblerTest, ATreeJournalledLateRecoversAsItWas) {
   tree->AddEntry("Module.a.A.forward.0", later);
   journal->Stack("Functional.gelu.0.forward", {"File b.py, line 2"});
   tree->AddStack("Functional.gelu.0.forward", {"File b.py, line 2"});
+  const dump::Json bias = dump::Json::object({{"bias", 2}});
+  journal->Entry(grads, dump::EntryText::FromJson(bias));
+  tree->AddEntry(grads, bias);
+  ASSERT_EQ(tree->entries()[1].name, grads) << "filled where it was";
   std::this_thread::sleep_for(dump::kJournalPeriod);
   ASSERT_TRUE(a.SyncJournals().ok());
 
@@ -245,7 +255,7 @@ TEST_F(AssemblerTest, ATreeJournalledLateRecoversAsItWas) {
   }
   const dump::Json accounting =
       dump::Json::parse(ReadFile(dir + "/tprobe.json"));
-  EXPECT_EQ(accounting["entries"], 2);
+  EXPECT_EQ(accounting["entries"], 4);
   EXPECT_EQ(accounting["duplicates_dropped"], 1);
   EXPECT_EQ(accounting["recovered"], true);
 }
