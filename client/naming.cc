@@ -134,6 +134,16 @@ uint32_t CallIndices::ParamGrad(std::string_view module_base,
   return step_word::Read(passes.k.load(std::memory_order_acquire), epoch);
 }
 
+uint32_t CallIndices::NextParamGradPass(std::string_view module_base) {
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  Passes& passes = *passes_.Find(module_base).value;
+  if (step_word::Read(passes.first.load(std::memory_order_acquire), epoch) ==
+      0) {
+    return 0;
+  }
+  return step_word::Read(passes.k.load(std::memory_order_acquire), epoch) + 1;
+}
+
 void CallIndices::Reset() {
   modules_.Reset();
   apis_.Reset();

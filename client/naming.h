@@ -222,6 +222,8 @@ class CallIndices {
   // pass is counted each time the first parameter that got a gradient in
   // the step gets another, so all parameters of one pass share K.
   uint32_t ParamGrad(std::string_view module_base, std::string_view param);
+  // The K that the module's next pass will get, counting nothing.
+  uint32_t NextParamGradPass(std::string_view module_base);
 
   // Forgets every count (at step()).
   void Reset();

@@ -568,20 +568,21 @@ void Session::EndCall(const CallPlan& plan) noexcept try {
   NoteStopped("Session::EndCall");
 }
 
-bool Session::BeginParamGrad(std::string_view module_base,
-                             std::string_view param, CallPlan* plan) noexcept
-    try {
+bool Session::KeepsParamGrad(std::string_view module_base) {
+  const ConfigVersion& version = this->current();
+  return version.keeps_backward && collecting() &&
+         (version.config.level != config::Level::kL1 ||
+          DumpedAlone(module_base));
+}
+
+bool Session::PlanParamGrad(std::string_view module_base, uint32_t index,
+                            CallPlan* plan) {
   ConfigVersion& version = this->current();
-  if (!version.keeps_backward || !collecting() ||
-      (version.config.level == config::Level::kL1 &&
-       !DumpedAlone(module_base))) {
-    return false;
-  }
   plan->kind = record::CallKind::kModule;
   plan->forward = false;
   plan->step = step();
   plan->construct = false;  // construct.json has no parameters_grad nodes
-  plan->index = indices_.ParamGrad(module_base, param);
+  plan->index = index;
   SetParamGradName(&plan->name, module_base, plan->index);
   plan->dumped = version.selection.everything() ||
                  version.selection.ParamGrad(module_base);
@@ -593,9 +594,30 @@ bool Session::BeginParamGrad(std::string_view module_base,
     if (recorder_.attached()) ledger_.NoteLostEntry(plan->name);
   }
   return plan->name_id != 0;
+}
+
+bool Session::BeginParamGrad(std::string_view module_base,
+                             std::string_view param, CallPlan* plan) noexcept
+    try {
+  return KeepsParamGrad(module_base) &&
+         PlanParamGrad(module_base, indices_.ParamGrad(module_base, param),
+                       plan);
 } catch (...) {
   NoteStopped("Session::BeginParamGrad");
   return false;
+}
+
+void Session::ReserveParamGrad(std::string_view module_base) noexcept try {
+  CallPlan plan;
+  if (!KeepsParamGrad(module_base) ||
+      !PlanParamGrad(module_base, indices_.NextParamGradPass(module_base),
+                     &plan)) {
+    return;
+  }
+  EntryBuilder entry(recorder());
+  WriteEntry(plan, 0, entry);
+} catch (...) {
+  NoteStopped("Session::ReserveParamGrad");
 }
 
 void Session::DumpAloneAtL1(std::string base) noexcept try {

@@ -160,6 +160,12 @@ class TPROBE_INTERNAL Session {
   // caller writes the entry {param: [grad]}.
   bool BeginParamGrad(std::string_view module_base, std::string_view param,
                       CallPlan* plan) noexcept;
+  // Writes the entry of the module's next parameter gradients before they
+  // come, empty: it holds their place in dump.json, and the daemon fills
+  // it with them (or leaves it out when none comes). Under torch.compile
+  // the gradients come after the whole compiled backward; this puts them
+  // where eager's come. Does nothing where BeginParamGrad would not dump.
+  void ReserveParamGrad(std::string_view module_base) noexcept;
 
   // msprobe's module_dump at level L1: the module named `base` is recorded
   // as a module (its calls and parameter gradients, with no construct
@@ -243,6 +249,12 @@ class TPROBE_INTERNAL Session {
   bool InApi() const;
   // Whether level L1 records the module `base` (DumpAloneAtL1).
   bool DumpedAlone(std::string_view base);
+  // Whether the parameter gradients of the module `module_base` are
+  // recorded at all (BeginParamGrad's first test), and the plan of their
+  // entry with K `index` (its second: false when the entry is not dumped).
+  bool KeepsParamGrad(std::string_view module_base);
+  bool PlanParamGrad(std::string_view module_base, uint32_t index,
+                     CallPlan* plan);
   // Sends the name (and the CallBegin) the plan needs.
   void Publish(const ConfigVersion& version, CallPlan* plan);
   // Writes the CallBegin of the running group if it has none yet.

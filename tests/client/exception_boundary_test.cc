@@ -55,6 +55,7 @@ static_assert(noexcept(Some<Session>().Configure(Some<const std::string>())));
 static_assert(noexcept(Some<Session>().BeginModule("", true, 0, nullptr)));
 static_assert(noexcept(Some<Session>().BeginApi("", true, 0, nullptr)));
 static_assert(noexcept(Some<Session>().BeginParamGrad("", "", nullptr)));
+static_assert(noexcept(Some<Session>().ReserveParamGrad("")));
 static_assert(noexcept(Some<Session>().CheckEnd(nullptr)));
 static_assert(noexcept(Some<Session>().EndCall(Some<const CallPlan>())));
 static_assert(noexcept(Some<Session>().DumpAloneAtL1(std::string())));

@@ -192,6 +192,23 @@ TEST(NamingTest, ParamGradIndexCountsPassesByTheFirstParameter) {
   }
 }
 
+// The K a module's next pass will get, which a placeholder entry is named
+// with before its gradients come (under torch.compile), counts nothing.
+TEST(NamingTest, NextParamGradPassPeeksAtK) {
+  CallIndices indices;
+  EXPECT_EQ(indices.NextParamGradPass("Module.fc.Linear"), 0u);
+  EXPECT_EQ(indices.NextParamGradPass("Module.fc.Linear"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "weight"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "bias"), 0u);
+  EXPECT_EQ(indices.NextParamGradPass("Module.fc.Linear"), 1u);
+  EXPECT_EQ(indices.NextParamGradPass("Module.emb.Embedding"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "weight"), 1u);
+  EXPECT_EQ(indices.NextParamGradPass("Module.fc.Linear"), 2u);
+  indices.Reset();
+  EXPECT_EQ(indices.NextParamGradPass("Module.fc.Linear"), 0u);
+  EXPECT_EQ(indices.ParamGrad("Module.fc.Linear", "bias"), 0u);
+}
+
 // A key keeps its value's address and its id for good; ids are unique and
 // never 0, in the lock-free slots and in the locked overflow alike.
 TEST(NamingTest, TextTableKeepsEachKeysValueAndId) {

@@ -139,17 +139,26 @@ std::shared_ptr<const Stack> CaptureStack() {
   return stack;
 }
 
-uint32_t InternCapturedStack(client::Recorder& core) {
-  std::shared_ptr<const Stack> stack = CaptureStack();
-  if (!stack) return 0;
+std::shared_ptr<Stack> MakeStack(const std::vector<std::string>& lines) {
+  auto stack = std::make_shared<Stack>();
+  for (const std::string& line : lines) stack->text.Add(line);
+  return stack;
+}
+
+uint32_t InternStack(client::Recorder& core, const Stack& stack) {
   const uint64_t token = core.InternToken();
-  if (token != 0 && stack->token == token) return stack->id;
-  const uint32_t id = stack->text.Intern(core);
+  if (token != 0 && stack.token == token) return stack.id;
+  const uint32_t id = stack.text.Intern(core);
   if (id != 0) {
-    stack->token = token;
-    stack->id = id;
+    stack.token = token;
+    stack.id = id;
   }
   return id;
+}
+
+uint32_t InternCapturedStack(client::Recorder& core) {
+  std::shared_ptr<const Stack> stack = CaptureStack();
+  return stack ? InternStack(core, *stack) : 0;
 }
 
 }  // namespace tprobe::python

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/entry_builder.h"
 
@@ -36,6 +37,14 @@ void SetOwnFrames(std::string dir);
 // The running Python code's stack; null when there is no Python frame.
 // Needs the GIL; raises nothing but pybind11's errors.
 std::shared_ptr<const Stack> CaptureStack();
+
+// A stack given line by line (stack.json's list, innermost first): a
+// compiled graph's call, as Dynamo traced it.
+std::shared_ptr<Stack> MakeStack(const std::vector<std::string>& lines);
+
+// `stack` interned in this thread's ring of `core`; 0 when it could not be
+// sent.
+uint32_t InternStack(client::Recorder& core, const Stack& stack);
 
 // The running Python code's stack, interned in this thread's ring of
 // `core`; 0 when there is no Python frame. Raises as CaptureStack does.

@@ -23,8 +23,8 @@ py::object ModuleCalls::Begin(py::handle base) {
 
 // Writes the input side of the entry (input_args, input_kwargs), as msprobe
 // 26.x does in the forward pre-hook.
-void ModuleCalls::Inputs(py::handle handle, py::handle args,
-                         py::handle kwargs) {
+void ModuleCalls::Inputs(py::handle handle, py::handle args, py::handle kwargs,
+                         const Stack* stack) {
   session_.Hook("Session.module_inputs", [&](client::Session& session) {
     const Call* call = session_.Open(handle);
     if (call == nullptr || !call->plan.stack()) return;
@@ -39,14 +39,18 @@ void ModuleCalls::Inputs(py::handle handle, py::handle args,
       }
     }
     // With an empty body the record only lists the stack.
-    session.WriteEntry(plan, InternCapturedStack(session.recorder()), entry);
+    client::Recorder& recorder = session.recorder();
+    session.WriteEntry(plan,
+                       stack != nullptr ? InternStack(recorder, *stack)
+                                        : InternCapturedStack(recorder),
+                       entry);
   });
 }
 
 py::object ModuleCalls::Open(py::handle base, py::handle args,
-                             py::handle kwargs) {
+                             py::handle kwargs, const Stack* stack) {
   py::object handle = Begin(base);
-  if (!handle.is_none()) Inputs(handle, args, kwargs);
+  if (!handle.is_none()) Inputs(handle, args, kwargs, stack);
   return handle;
 }
 
@@ -128,6 +132,13 @@ bool ModuleCalls::ParamGrad(py::handle base, py::handle name, py::handle grad) {
         return session.WriteEntry(plan, 0, entry);
       },
       false);
+}
+
+void ModuleCalls::ReserveParamGrad(py::handle base) {
+  session_.Hook("Session.param_grad_due", [&](client::Session& session) {
+    std::string_view text;
+    if (Text(base, &text)) session.ReserveParamGrad(text);
+  });
 }
 
 }  // namespace tprobe::python

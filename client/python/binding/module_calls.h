@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "client/python/binding/call_stack.h"
 #include "client/python/binding/entry_values.h"
 #include "client/python/binding/hooked_session.h"
 
@@ -26,12 +27,13 @@ class ModuleCalls {
 
   pybind11::object Begin(pybind11::handle base);
   // Lists the beginning call's stack and writes its inputs, if data_mode
-  // keeps them (its forward pre-hook).
+  // keeps them (its forward pre-hook). The stack is `stack` when given
+  // (a compiled graph's call), else the running code's.
   void Inputs(pybind11::handle handle, pybind11::handle args,
-              pybind11::handle kwargs);
+              pybind11::handle kwargs, const Stack* stack = nullptr);
   // Begin and then Inputs, in one call from the forward pre-hook.
   pybind11::object Open(pybind11::handle base, pybind11::handle args,
-                        pybind11::handle kwargs);
+                        pybind11::handle kwargs, const Stack* stack = nullptr);
   // Writes the call's outputs and parameters, if scope, list and data_mode
   // keep them, and closes it (its forward hook). A call whose handle says
   // no `entry` is closed as if both were None.
@@ -46,6 +48,9 @@ class ModuleCalls {
   // A gradient of the parameter `name` of the module `base`.
   bool ParamGrad(pybind11::handle base, pybind11::handle name,
                  pybind11::handle grad);
+  // Holds the place of the module's next parameter gradients in dump.json
+  // (Session::ReserveParamGrad).
+  void ReserveParamGrad(pybind11::handle base);
 
  private:
   // The handle of a module call `base` opened forward or backward (of

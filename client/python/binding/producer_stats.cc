@@ -326,6 +326,18 @@ void DefineProducerStats(py::module_& m) {
       "the summary modes the hook computes; the daemon computes the "
       "others.");
   m.def(
+      "producer_summary",
+      [](bool is_cpu) -> py::object {
+        if (!ProducerComputes(is_cpu)) return py::none();
+        return py::str(kSummaryNames[static_cast<size_t>(
+            g_summary.load(std::memory_order_relaxed))]);
+      },
+      py::arg("is_cpu"),
+      "What the statistics hook computes for a tensor on the host (is_cpu) "
+      "or on a device under the current session's config: 'statistics', "
+      "'xor', 'md5' or 'tensor' (as the hook is told), or None when the "
+      "daemon computes it.");
+  m.def(
       "count_producer_stats_failure",
       [](const py::bytes& places, const std::string& error) {
         PyErr_SetString(PyExc_RuntimeError, error.c_str());

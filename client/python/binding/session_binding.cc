@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "client/naming.h"
+#include "client/python/binding/call_stack.h"
 #include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/py_session.h"
@@ -47,6 +49,20 @@ void DefineSession(py::module_& m) {
       .def_property_readonly(
           "index", [](const Call& c) { return c.plan.index; },
           "N in the call's name (its backward's too).");
+
+  py::class_<Stack, std::shared_ptr<Stack>>(
+      m, "Stack",
+      "A call's stack given whole (stack.json's lines, innermost first), "
+      "for Session.module_open: a compiled graph's call, as Dynamo traced "
+      "it.")
+      .def(py::init([](const py::iterable& lines) {
+             std::vector<std::string> text;
+             for (py::handle line : lines) {
+               text.push_back(line.cast<std::string>());
+             }
+             return MakeStack(text);
+           }),
+           py::arg("lines"));
 
   py::class_<PySession>(m, "Session")
       .def(py::init([](std::string config_path, std::string dump_path,
@@ -188,14 +204,16 @@ void DefineSession(py::module_& m) {
           "and writes its inputs (if data_mode keeps them).")
       .def(
           "module_open",
-          [](PySession& s, py::handle base, py::handle args,
-             py::handle kwargs) {
-            return s.modules().Open(base, args, kwargs);
+          [](PySession& s, py::handle base, py::handle args, py::handle kwargs,
+             const Stack* stack) {
+            return s.modules().Open(base, args, kwargs, stack);
           },
           py::arg("base"), py::arg("args"), py::arg("kwargs"),
+          py::arg("stack") = py::none(),
           "module_begin and then module_inputs (kwargs None: none), in one "
           "call; returns the Call (None: not recorded, else module_end must "
-          "follow).")
+          "follow). The call's stack is `stack` (a Stack) when given, else "
+          "the running code's.")
       .def(
           "module_end",
           [](PySession& s, py::handle call, py::handle output,
@@ -261,6 +279,15 @@ void DefineSession(py::module_& m) {
           },
           py::arg("base"), py::arg("name"), py::arg("grad"),
           "Records a parameter gradient of the module `base`.")
+      .def(
+          "param_grad_due",
+          [](PySession& s, py::handle base) {
+            s.modules().ReserveParamGrad(base);
+          },
+          py::arg("base"),
+          "Holds the place in dump.json of the module's next parameter "
+          "gradients, which come later (under torch.compile: after the "
+          "compiled backward).")
       .def(
           "encode",
           [](PySession& s, py::handle value) {
