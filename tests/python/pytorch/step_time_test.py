@@ -47,7 +47,7 @@ class StepTimeTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith("tool "), run.stdout)
         rows = {}
         for line in lines[1:]:
-            label, numbers = line[:26].strip(), line[26:].split()
+            label, numbers = line[:30].strip(), line[30:].split()
             rows[label] = numbers
         want = ["none"] + [f"{tool} {lv}{suffix}" for tool in tools
                            for suffix in ("", " undumped") for lv in LEVELS]
@@ -74,7 +74,7 @@ class StepTimeTest(unittest.TestCase):
         table = run.stdout.split("\n\n", 1)[1].splitlines()
         self.assertTrue(table[0].startswith("compiled_transformer.py "),
                         run.stdout)
-        rows = {line[:26].strip(): line[26:].split()
+        rows = {line[:30].strip(): line[30:].split()
                 for line in table[1:-1]}
         self.assertEqual(list(rows), COMPILE_ROWS, run.stdout)
         for label, numbers in rows.items():

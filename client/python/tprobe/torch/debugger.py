@@ -100,9 +100,11 @@ class PrecisionDebugger(DebuggerCore):
     def _suspend(self) -> None:
         if not self._modules.compiled:
             self._modules.switch.suspend()
+        compiled_hooks.recording(False)
         self._grads.switch.suspend()
 
     def _resume(self) -> None:
+        compiled_hooks.recording(True)
         self._modules.switch.resume()
         self._grads.switch.resume()
 
@@ -116,6 +118,7 @@ class PrecisionDebugger(DebuggerCore):
         self._modules.remove()
         self._grads.remove()
         self._model_hooked = None
+        compiled_hooks.recording(True)  # as a new install's hooks start
 
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None,

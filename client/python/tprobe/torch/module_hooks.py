@@ -46,8 +46,8 @@ hooks are its bound methods, and one _Call per call carries the backward
 state (no closures); _Alias goes through torch's C++ Function.apply and its
 backward node runs the backward directly.
 
-Under torch.compile at level L0 (where torch.library registers effectful
-ops, as torch 2.13 does) a hook that Dynamo traces hands the call to
+Under torch.compile at level L0 (where torch.library has register_fake,
+as torch 2.13 does) a hook that Dynamo traces hands the call to
 tprobe.torch.compiled_hooks, which puts it into the graph as custom ops
 whose kernels call begin(), take() and end() below, with no graph break;
 elsewhere the hooks are kept out of Dynamo (torch.compiler.disable) and
@@ -273,12 +273,16 @@ class _ModuleHook:
         return self.rt.on and (self.gate is None or self.gate()) and \
             not self.rt.local.busy
 
-    def begin(self, module: torch.nn.Module, args: tuple,
-              kwargs: dict) -> Optional[_Call]:
+    def begin(self, module: torch.nn.Module, args: tuple, kwargs: dict,
+              stack: Any = None) -> Optional[_Call]:
         """Opens a call on this thread (the caller holds local.busy): the
-        client core names and counts it, takes its stack and inputs."""
+        client core names and counts it, takes its stack (``stack``, a
+        _C.Stack, when given) and inputs."""
         rt = self.rt
-        handle = rt.session.module_open(self.base, args, kwargs)
+        session = rt.session
+        handle = session.module_open(self.base, args, kwargs) \
+            if stack is None else \
+            session.module_open(self.base, args, kwargs, stack)
         if handle is None:
             return None
         call = _Call(rt, module, self.base, handle)
@@ -445,6 +449,10 @@ class ModuleHooks:
         # hooks must be in whenever it is traced (compiled_hooks).
         self.switch = HookSwitch()
         self.compiled = False
+        # The modules torch.compile compiled alone (compiled_hooks.
+        # compiled_alone): their own hooks run outside Dynamo.
+        self._alone_compiled: "weakref.WeakSet[torch.nn.Module]" = \
+            weakref.WeakSet()
 
     def remove(self) -> None:
         """Takes every module hook off; register() hooks a model again."""
@@ -459,6 +467,11 @@ class ModuleHooks:
         if not self.compiled:
             self.compiled = any(compiled_hooks.is_compiled(m) for m in models
                                 if isinstance(m, torch.nn.Module))
+        if self.compiled:
+            for m in models:
+                if isinstance(m, torch.nn.Module):
+                    self._alone_compiled.update(
+                        compiled_hooks.compiled_alone(m))
         for where, module in new_submodules(models, many, self._models,
                                             torch.nn.Module, self._named):
             self._hook(module, where, None)
@@ -508,7 +521,11 @@ class ModuleHooks:
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
-        traced = _TRACED and self.rt.level == "L0" and gate is None
+        # A module compiled alone runs its own hooks outside its graph
+        # (torch calls them around the compiled forward, and compiled here
+        # they would be two more graphs): those stay eager.
+        traced = _TRACED and self.rt.level == "L0" and gate is None and \
+            module not in self._alone_compiled
         pre = _eager(hook.pre_kwargs, traced)
         post = _eager(hook.post_kwargs, traced)
         # Not always_call in a compiled model: Dynamo guards the hook's id

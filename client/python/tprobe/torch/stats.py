@@ -103,9 +103,21 @@ def _reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
     return _max_min(t) + (t.mean(), _norm(t)), _KINDS[(_F, _F, _F, _F)]
 
 
+# Statistics a compiled graph computed for the tensors of the call being
+# handed to the binding (tprobe.torch.compiled_hooks.give), by id(tensor):
+# a float tensor's (Max, Min, Mean, Norm) as a 4-element tensor of its
+# dtype, which serves as the 4 0-d results.
+given: Dict[int, torch.Tensor] = {}
+GIVEN_KINDS = _KINDS[(_F, _F, _F, _F)]
+
+
 def reduce(t: torch.Tensor) -> Tuple[Tuple[torch.Tensor, ...], bytes]:
     """The statistics of `t` (with elements), each a 0-d tensor, and their
     kinds. No autograd graph is recorded."""
+    if given:
+        values = given.get(id(t))
+        if values is not None:
+            return values, GIVEN_KINDS
     if t.requires_grad:
         with torch.no_grad():
             return _reduce(t)
