@@ -39,9 +39,11 @@ venv).
 
 --compile (torch 2.x, CPU) adds a second table, measured in the same
 rounds: examples/compiled_transformer.py eager and under torch.compile
-(Inductor), with no tool and with tprobe at L0, every step dumped, and the
-compiled step with tprobe relative to the eager step with tprobe (issue
-50: it must be the faster). Those runs train --warmup more steps first
+(Inductor), with no tool and with tprobe at L0, every step dumped and no
+step dumped (and dumped once per --statistics-on value: the compiled
+graphs compute a device's tensors' statistics themselves), and the compiled
+step with tprobe relative to the eager step with tprobe (issue 50: it
+must be the faster). Those runs train --warmup more steps first
 (default 2), unmeasured: compilation happens in them.
 """
 
@@ -61,11 +63,14 @@ import tprobed_fixture  # noqa: E402
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
 _COMPILED_SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples",
                                 "compiled_transformer.py")
-# The --compile table's rows, label: (compiled, with tprobe at L0).
-_COMPILE_ROWS = {"eager none": (False, False),
-                 "compiled none": (True, False),
-                 "eager tprobe L0": (False, True),
-                 "compiled tprobe L0": (True, True)}
+# The --compile table's rows, label: (compiled, tprobe at L0: None, every
+# step dumped or no step dumped).
+_COMPILE_ROWS = {"eager none": (False, None),
+                 "compiled none": (True, None),
+                 "eager tprobe L0": (False, "dumped"),
+                 "compiled tprobe L0": (True, "dumped"),
+                 "eager tprobe L0 undumped": (False, "undumped"),
+                 "compiled tprobe L0 undumped": (True, "undumped")}
 _CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
 _LEVELS = ("L0", "L1", "mix")
 # The step list of an undumped run: a step the training never reaches.
@@ -149,14 +154,14 @@ def print_table(title, rows, wall, cpu, daemon, entries, base) -> None:
     cpu_base = statistics.median(cpu[base])
     # us/entry: the trainer's CPU time a step costs over no tool, per entry
     # of its dump.json (a module call at L0, an API call at L1).
-    print(f"{title:26s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
+    print(f"{title:30s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
           f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
     for row in rows:
         w, c = statistics.median(wall[row]), statistics.median(cpu[row])
         d = statistics.median(daemon[row]) * 1e3
         n = entries[row]
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
-        print(f"{row:26s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+        print(f"{row:30s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
               f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
 
 
@@ -195,7 +200,8 @@ def main() -> int:
                     '"step": [100000], loaded but dumping no step)')
     ap.add_argument("--compile", action="store_true",
                     help="also examples/compiled_transformer.py eager and "
-                    "under torch.compile, with no tool and tprobe L0 "
+                    "under torch.compile, with no tool and tprobe L0 (dumped "
+                    "and undumped) "
                     "(torch 2.x, --device cpu)")
     ap.add_argument("--warmup", type=int, default=2,
                     help="with --compile: steps trained first and not "
@@ -214,7 +220,16 @@ def main() -> int:
                     label = " ".join([name, lv] + ([on] if on else []) +
                                      ([] if dump else ["undumped"]))
                     tools[label] = (name, lv, on, dump)
-    rows = list(tools) + (list(_COMPILE_ROWS) if args.compile else [])
+    # label: (compiled, tprobe at L0: None, "dumped" or "undumped";
+    # statistics_on or None)
+    compile_rows = {} if not args.compile else {
+        row: how + (None,) for row, how in _COMPILE_ROWS.items()
+        if how[1] != "undumped" or not args.no_undumped}
+    for on in (args.statistics_on or []) if args.compile else []:
+        for compiled in (False, True):
+            label = f"{'compiled' if compiled else 'eager'} tprobe L0 {on}"
+            compile_rows[label] = (compiled, "dumped", on)
+    rows = list(tools) + list(compile_rows)
     wall = {t: [] for t in rows}
     cpu = {t: [] for t in rows}
     daemon = {t: [] for t in rows}
@@ -251,16 +266,16 @@ def main() -> int:
                     daemon[tool].append(d)
                     if tool != "none" and r == 0:
                         entries[tool] = entries_per_step(cmd[-1])
-                for row, (compiled, tool) in (
-                        _COMPILE_ROWS.items() if args.compile else ()):
+                for row, (compiled, tool, on) in compile_rows.items():
                     cmd = [_COMPILED_SCRIPT, "--steps",
                            str(args.warmup + args.steps)]
                     if compiled:
                         cmd.append("--compile")
                     if tool:
                         config = os.path.join(_CONFIGS, "L0", "config.json")
-                        if args.task != "statistics":
-                            config = _tuned(config, None, args.task, True,
+                        dumped = tool == "dumped"
+                        if on or args.task != "statistics" or not dumped:
+                            config = _tuned(config, on, args.task, dumped,
                                             tmp)
                         cmd += ["--config", config, "--out",
                                 os.path.join(tmp, "dump", *row.split(),
@@ -276,12 +291,14 @@ def main() -> int:
     print_table("tool", tools, wall, cpu, daemon, entries, "none")
     if args.compile:
         print()
-        print_table("compiled_transformer.py", _COMPILE_ROWS, wall, cpu,
+        print_table("compiled_transformer.py", compile_rows, wall, cpu,
                     daemon, entries, "eager none")
-        ratio = [statistics.median(m["compiled tprobe L0"]) /
-                 statistics.median(m["eager tprobe L0"]) for m in (wall, cpu)]
-        print(f"compiled tprobe L0 / eager tprobe L0: wall {ratio[0]:.2f}, "
-              f"cpu {ratio[1]:.2f}")
+        for on in [""] + [" " + on for on in args.statistics_on or []]:
+            ratio = [statistics.median(m["compiled tprobe L0" + on]) /
+                     statistics.median(m["eager tprobe L0" + on])
+                     for m in (wall, cpu)]
+            print(f"compiled tprobe L0{on} / eager tprobe L0{on}: wall "
+                  f"{ratio[0]:.2f}, cpu {ratio[1]:.2f}")
     return 0
 
 

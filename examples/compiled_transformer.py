@@ -3,7 +3,8 @@
 under torch.compile, with tprobe dumping it; then says where the tree is.
 
     PYTHONPATH=build/python .venv/bin/python examples/compiled_transformer.py \
-        [--compile [--plant]] [--level L0|L1|mix] [--steps N] [--out DIR] \
+        [--compile | --compile-blocks] [--plant] [--level L0|L1|mix] \
+        [--steps N] [--out DIR] \
         [--dump-steps N ...] [--tprobed PATH | --socket PATH] [--no-tool]
 
 The model has what a compiled model's dump must get right: token and
@@ -19,6 +20,8 @@ prints Dynamo's counts: graph breaks, graphs and compiled frames. A run
 without --compile and one with it, same seeds and config, are meant to give
 trees with the same entry names in the same order, their statistics apart
 only by compile's float rounding; `tprobe compare` pairs every row.
+--compile-blocks compiles each block alone instead, as TorchTitan does
+(`blocks[i] = torch.compile(block)`), and debugger.start() gets the model.
 
 --plant makes compiled code depart from eager in one known module, as a
 kernel that computes and stores in reduced precision would: under compile
@@ -164,9 +167,12 @@ def main() -> int:
         epilog="\n\n".join(__doc__.split("\n\n")[2:]))
     ap.add_argument("--compile", action="store_true",
                     help="train torch.compile(model) (Inductor)")
+    ap.add_argument("--compile-blocks", action="store_true",
+                    help="compile each block alone: blocks[i] = "
+                    "torch.compile(block)")
     ap.add_argument("--plant", action="store_true",
-                    help=f"with --compile: {PLANTED}'s GELU in bfloat16 "
-                    "under compile only")
+                    help=f"with --compile or --compile-blocks: {PLANTED}'s "
+                    "GELU in bfloat16 under compile only")
     ap.add_argument("--level", choices=("L0", "L1", "mix"), default="L0",
                     help="tprobe's dump level (default L0)")
     ap.add_argument("--steps", type=int, default=3,
@@ -185,8 +191,12 @@ def main() -> int:
     ap.add_argument("--no-tool", action="store_true",
                     help="train without tprobe (a baseline)")
     args = ap.parse_args()
-    if args.plant and not args.compile:
-        ap.error("--plant changes compiled code only: add --compile")
+    if args.compile and args.compile_blocks:
+        ap.error("--compile and --compile-blocks: choose one")
+    compiled = args.compile or args.compile_blocks
+    if args.plant and not compiled:
+        ap.error("--plant changes compiled code only: add --compile or "
+                 "--compile-blocks")
     if args.tprobed:
         os.environ["TPROBED"] = os.path.abspath(args.tprobed)
     if args.socket:
@@ -206,6 +216,9 @@ def main() -> int:
         print(f"planted: {PLANTED} (Module.{PLANTED}.Gelu.forward.0) runs "
               "in bfloat16 under compile", flush=True)
     model = torch.compile(net) if args.compile else net
+    if args.compile_blocks:
+        for i, block in enumerate(net.blocks):
+            net.blocks[i] = torch.compile(block)
     optimizer = torch.optim.AdamW(net.parameters(), lr=3e-3)
     data = batches(torch.Generator().manual_seed(1))
     for step in range(args.steps):
@@ -222,7 +235,7 @@ def main() -> int:
             debugger.step()
         print(f"step {step} loss {loss.item():.4f}", flush=True)
 
-    if args.compile:
+    if compiled:
         print(dynamo_counts(), flush=True)
     if debugger:
         print(f"dump tree: {os.path.abspath(args.out)} (step<N>/<rank>/)",
