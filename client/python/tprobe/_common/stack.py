@@ -3,9 +3,9 @@
 Each line is ``File {path}, line {n}, in {function}, \\n {source line}``,
 innermost frame first. tprobe's own frames (files under this package) and
 frames without source text are left out. The session takes the running
-code's stack itself when a call's entry begins (module_inputs, api_inputs;
-client/python/binding/call_stack.cc); ``own_frames()`` tells it which frames are
-tprobe's own.
+code's stack itself when a call's entry begins (module_inputs,
+api_inputs; client/python/binding/call_stack.cc); ``own_frames()`` tells
+it which frames are tprobe's own.
 """
 
 import os

@@ -30,11 +30,12 @@ the argument tensors (it runs when the module's backward is done); the
 tuples around them are rebuilt with their types (a namedtuple through its
 fields), lists and dicts changed in place, as msprobe does (a forward that
 appends to a list argument is seen by its caller; a ModelOutput mirrors
-its items in its attributes). Unlike register_full_backward_hook, whose outputs are
-views created by a custom Function, these nodes return plain aliases, so
-code that later changes a module's output in place (``out += x``) keeps
-working. Modules with ``inplace=True`` get no backward entry: their input
-would be changed through the alias (msprobe misses these too).
+its items in its attributes). Unlike register_full_backward_hook, whose
+outputs are views created by a custom Function, these nodes return plain
+aliases, so code that later changes a module's output in place (``out +=
+x``) keeps working. Modules with ``inplace=True`` get no backward entry:
+their input would be changed through the alias (msprobe misses these
+too).
 
 A forward that raises: on PyTorch >= 2.1 the forward hook is registered
 with ``always_call`` and runs anyway, with no output; the call then ends
