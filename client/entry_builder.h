@@ -123,6 +123,7 @@ class StackText {
     first_ = false;
     text_.append(line);
   }
+  bool empty() const { return first_; }
   // The stack's id; 0 when it could not be sent.
   uint32_t Intern(Recorder& core) const {
     return core.Intern(record::InternKind::kStack, text_);

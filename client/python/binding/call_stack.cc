@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -63,8 +64,25 @@ Cache& TheCache() {
   return *cache;
 }
 
-// Adds the line of `frame` to `stack`, unless it is tprobe's own or has no
-// source text.
+// Whether a frame of the file `path` is tprobe's own (left out).
+bool IsOwn(const Cache& cache, std::string_view path) {
+  return !cache.own_dir.empty() &&
+         path.substr(0, cache.own_dir.size()) == cache.own_dir;
+}
+
+// Adds a frame's line to `stack` (`text`: its source line, as linecache
+// gives it), unless the frame has no line or no source text. The caller
+// leaves out tprobe's own frames (IsOwn).
+void AddLine(const std::string& path, int line, const std::string& function,
+             py::handle text, Stack* stack) {
+  if (line == 0) return;
+  const std::string stripped = text.attr("strip")().cast<std::string>();
+  if (stripped.empty()) return;
+  stack->text.Add("File " + path + ", line " + std::to_string(line) + ", in " +
+                  function + ", \n " + stripped);
+}
+
+// Adds the line of `frame` to `stack`, unless it is tprobe's own.
 void AddFrame(const Cache& cache, const py::object& getline,
               PyFrameObject* frame, Stack* stack) {
   py::object code_ref = py::reinterpret_steal<py::object>(
@@ -73,18 +91,9 @@ void AddFrame(const Cache& cache, const py::object& getline,
   const int line = PyFrame_GetLineNumber(frame);
   py::handle filename(code->co_filename);
   const std::string path = py::str(filename).cast<std::string>();
-  if (std::string_view(path).substr(0, cache.own_dir.size()) == cache.own_dir &&
-      !cache.own_dir.empty()) {
-    return;
-  }
-  if (line == 0) return;
-  const std::string text =
-      getline(filename, line).attr("strip")().cast<std::string>();
-  if (text.empty()) return;
-  const std::string name =
-      py::str(py::handle(code->co_name)).cast<std::string>();
-  stack->text.Add("File " + path + ", line " + std::to_string(line) + ", in " +
-                  name + ", \n " + text);
+  if (IsOwn(cache, path) || line == 0) return;
+  AddLine(path, line, py::str(py::handle(code->co_name)).cast<std::string>(),
+          getline(filename, line), stack);
 }
 
 // The stack of `frame` and its callers, formatted.
@@ -139,9 +148,15 @@ std::shared_ptr<const Stack> CaptureStack() {
   return stack;
 }
 
-std::shared_ptr<Stack> MakeStack(const std::vector<std::string>& lines) {
+std::shared_ptr<Stack> MakeStack(const py::iterable& frames) {
+  const Cache& cache = TheCache();
   auto stack = std::make_shared<Stack>();
-  for (const std::string& line : lines) stack->text.Add(line);
+  for (py::handle frame : frames) {
+    auto [path, line, function, text] = frame.cast<
+        std::tuple<std::string, py::object, std::string, py::object>>();
+    if (IsOwn(cache, path) || line.is_none() || text.is_none()) continue;
+    AddLine(path, line.cast<int>(), function, py::str(text), stack.get());
+  }
   return stack;
 }
 

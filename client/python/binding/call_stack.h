@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "client/entry_builder.h"
 
@@ -38,9 +37,11 @@ void SetOwnFrames(std::string dir);
 // Needs the GIL; raises nothing but pybind11's errors.
 std::shared_ptr<const Stack> CaptureStack();
 
-// A stack given line by line (stack.json's list, innermost first): a
-// compiled graph's call, as Dynamo traced it.
-std::shared_ptr<Stack> MakeStack(const std::vector<std::string>& lines);
+// A stack given frame by frame, innermost first, each a (path, line or
+// None, function, source text or None) tuple, formatted and filtered as a
+// captured stack's frames are: a compiled graph's call, as Dynamo traced
+// it. Raises pybind11's cast error for another shape.
+std::shared_ptr<Stack> MakeStack(const pybind11::iterable& frames);
 
 // `stack` interned in this thread's ring of `core`; 0 when it could not be
 // sent.

@@ -6,7 +6,6 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "client/naming.h"
 #include "client/python/binding/call_stack.h"
@@ -52,17 +51,13 @@ void DefineSession(py::module_& m) {
 
   py::class_<Stack, std::shared_ptr<Stack>>(
       m, "Stack",
-      "A call's stack given whole (stack.json's lines, innermost first), "
-      "for Session.module_open: a compiled graph's call, as Dynamo traced "
-      "it.")
-      .def(py::init([](const py::iterable& lines) {
-             std::vector<std::string> text;
-             for (py::handle line : lines) {
-               text.push_back(line.cast<std::string>());
-             }
-             return MakeStack(text);
-           }),
-           py::arg("lines"));
+      "A call's stack given whole, for Session.module_open: frames "
+      "innermost first, each (path, line or None, function, source text "
+      "or None), formatted and filtered as the running code's would be (a "
+      "compiled graph's call, as Dynamo traced it); false when no line is "
+      "left.")
+      .def(py::init(&MakeStack), py::arg("frames"))
+      .def("__bool__", [](const Stack& s) { return !s.text.empty(); });
 
   py::class_<PySession>(m, "Session")
       .def(py::init([](std::string config_path, std::string dump_path,

@@ -9,7 +9,6 @@ it which frames are tprobe's own.
 """
 
 import os
-from typing import Iterable, List, Tuple
 
 from tprobe import _C
 
@@ -19,17 +18,3 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def own_frames() -> None:
     """Leaves the frames of files under this package out of every stack."""
     _C.set_own_frames(_PACKAGE_DIR)
-
-
-def lines(frames: Iterable[Tuple[str, int, str, str]]) -> List[str]:
-    """stack.json's lines of ``frames`` (path, line, function, source text),
-    innermost first, as the session formats the running code's: tprobe's
-    own frames and those without source text left out (a stack made for a
-    call that the session cannot see run, Session.module_open's
-    ``stack``)."""
-    found = []
-    for path, line, function, text in frames:
-        text = (text or "").strip()
-        if text and line and not path.startswith(_PACKAGE_DIR):
-            found.append(f"File {path}, line {line}, in {function}, \n {text}")
-    return found

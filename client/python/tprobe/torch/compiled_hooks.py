@@ -84,7 +84,6 @@ except ImportError:  # an older torch: no _Direct (SUPPORTED is False there)
     _DispatchMode = object  # type: ignore[assignment,misc]
 
 from tprobe import _C
-from tprobe._common import stack as call_stack
 from tprobe.torch import stats as framework_stats
 from tprobe.torch.grad_walk import MAX_DEPTH, grad_tensors, replace
 
@@ -119,7 +118,7 @@ class _Site:
 
 
 # The sites, filed at trace time. _site_ids: ("open" or "close", layout,
-# backward, statistics' tensors, stack lines) -> site.
+# backward, statistics' tensors, stack frames) -> site.
 _sites: List[_Site] = []
 _site_ids: Dict[Tuple[str, Any, int, Tuple[int, ...], Tuple[str, ...]],
                 int] = {}
@@ -243,8 +242,9 @@ def _layout(item: Any, tensors: List[torch.Tensor], depth: int) -> Any:
     return ("o", type(item).__name__)
 
 
-def _traced_stack() -> Tuple[str, ...]:
-    """stack.json's lines for the call being traced, as eager's would be:
+def _traced_stack() -> Tuple[Tuple[str, int, str, Optional[str]], ...]:
+    """The frames of stack.json's lines for the call being traced (path,
+    line, function, source text), innermost first, as eager's would be:
     the frames of the code Dynamo traces (its record of them), then the
     real frames that called the compiled code, less Dynamo's own. Taken
     once, when Dynamo traces the call: a graph called later from elsewhere
@@ -267,7 +267,7 @@ def _traced_stack() -> Tuple[str, ...]:
     frames += [(f.f_code.co_filename, f.f_lineno, f.f_code.co_name,
                 linecache.getline(f.f_code.co_filename, f.f_lineno))
                for f in outer]
-    return tuple(call_stack.lines(frames))
+    return tuple(frames)
 
 
 # Where Dynamo begins to compile a frame, and Dynamo's files.
@@ -277,8 +277,8 @@ _DYNAMO_DIR = "/torch/_dynamo/"
 
 def _site(role: str, layout: Any, backward: int,
           stats: Tuple[int, ...]) -> int:
-    lines = _traced_stack() if role == "open" else ()
-    filed = (role, layout, backward, stats, lines)
+    frames = _traced_stack() if role == "open" else ()
+    filed = (role, layout, backward, stats, frames)
     try:
         site = _site_ids.get(filed)
     except TypeError:  # an unhashable constant (a slice): filed anew
@@ -287,8 +287,9 @@ def _site(role: str, layout: Any, backward: int,
         if site is not None:
             return site
     site = len(_sites)
+    stack = _C.Stack(frames)
     _sites.append(_Site(_builder(role, layout), _grads(layout), stats,
-                        backward, _C.Stack(lines) if lines else None))
+                        backward, stack if stack else None))
     try:
         _site_ids[filed] = site
     except TypeError:
