@@ -7,7 +7,7 @@ dumped, measured in one invocation.
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
         [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
-        [--no-undumped] [--compile [--warmup N]]
+        [--no-undumped] [--no-tensor-shim] [--compile [--warmup N]]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -31,6 +31,9 @@ first. deploy/gpu_check.sh runs it so on a machine with a device.
 in place of statistics.
 --statistics-on runs tprobe once per value of tprobe.statistics_on given
 (auto, framework, daemon), side by side.
+--no-tensor-shim adds tprobe dumped at each level reading tensors through
+their Python attributes (TPROBE_TENSOR_SHIM=0) in place of torch's C shim
+(tprobe/torch/tensor_shim.py), rows "tprobe L1 no-shim", side by side.
 --msprobe DIR adds msprobe at L0, L1 and mix, dumped and undumped, to
 every round, run from DIR (a `pip install --no-deps --target DIR
 mindstudio-probe==8.3.3`) on this interpreter, for context; --msprobe
@@ -198,6 +201,11 @@ def main() -> int:
     ap.add_argument("--no-undumped", action="store_true",
                     help="leave out the undumped rows (each tool with "
                     '"step": [100000], loaded but dumping no step)')
+    ap.add_argument("--no-tensor-shim", action="store_true",
+                    help="also tprobe dumped at each level reading tensors "
+                    "through Python's attributes (TPROBE_TENSOR_SHIM=0), "
+                    "rows 'tprobe L1 no-shim': the C shim weighed side by "
+                    "side")
     ap.add_argument("--compile", action="store_true",
                     help="also examples/compiled_transformer.py eager and "
                     "under torch.compile, with no tool and tprobe L0 (dumped "
@@ -220,6 +228,11 @@ def main() -> int:
                     label = " ".join([name, lv] + ([on] if on else []) +
                                      ([] if dump else ["undumped"]))
                     tools[label] = (name, lv, on, dump)
+    # The rows that read tensors through Python (TPROBE_TENSOR_SHIM=0).
+    no_shim = set()
+    for lv in _LEVELS if args.no_tensor_shim else ():
+        no_shim.add(f"tprobe {lv} no-shim")
+        tools[f"tprobe {lv} no-shim"] = ("tprobe", lv, None, True)
     # label: (compiled, tprobe at L0: None, "dumped" or "undumped";
     # statistics_on or None)
     compile_rows = {} if not args.compile else {
@@ -246,6 +259,8 @@ def main() -> int:
                     if args.data_bound:
                         cmd.append("--data-bound")
                     run_env, prelude = env, ""
+                    if tool in no_shim:
+                        run_env = dict(env, TPROBE_TENSOR_SHIM="0")
                     if args.device.startswith("npu"):
                         prelude = "import torch_npu\n"
                     if name != "none":

@@ -9,7 +9,8 @@
 //   module_alias.h     the forward and backward of the module hooks'
 //                      identity autograd Function, in C++;
 //   call_stack.h       the call stacks of stack.json;
-//   producer_stats.h   statistics the framework computes (statistics_on).
+//   producer_stats.h   statistics the framework computes (statistics_on);
+//   tensor_shim.h      tensor facts read through torch's stable C shim.
 //
 // Thread safety: every function of the module is called with the GIL held.
 
@@ -24,6 +25,7 @@
 #include "client/python/binding/module_alias.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/session_binding.h"
+#include "client/python/binding/tensor_shim.h"
 #include "client/python/binding/type_discovery.h"
 #include "client/risk_level.h"
 #include "common/config/config.h"
@@ -51,6 +53,13 @@ PYBIND11_MODULE(_C, m) {
       py::arg("fn"),
       "Sets the callable that encodes values of types the binding does not "
       "know: it returns None, ('raw', json_like) or ('value', python_value).");
+
+  m.def("use_tensor_shim", &tprobe::python::UseTensorShim, py::arg("sample"),
+        py::arg("types"),
+        "Reads tensors of exactly these types (a tuple) through torch's "
+        "stable C shim when sample (a CPU float32 tensor with a storage "
+        "offset and strides that are not row-major) reads the same through "
+        "it as through Python; None turns it off. Returns whether it is on.");
 
   m.def(
       "api_risk",

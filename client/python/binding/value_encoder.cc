@@ -16,6 +16,7 @@
 #include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/py_compat.h"
+#include "client/python/binding/tensor_shim.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
 
@@ -539,8 +540,23 @@ class Encoder {
   }
 
   // A tensor whose dtype the ring lacks (float8), or without data of its
-  // own (meta, FakeTensor, DTensor), goes to the Python fallback.
+  // own (meta, FakeTensor, DTensor), goes to the Python fallback. A plain
+  // tensor is read through torch's C shim where it is on (tensor_shim.h),
+  // else through its Python attributes.
   void EncodeTensor(py::handle t, ValueWriter& out, int depth) {
+    TensorFacts facts;
+    if (ReadTensorFacts(t.ptr(), &facts)) {
+      TensorShape shape{facts.dtype};
+      if (facts.sizes.size() > record::kMaxDims) {
+        out.Null();
+        return;
+      }
+      for (int64_t d : facts.sizes) shape.dims[shape.ndim++] = d;
+      EncodeRead(
+          t, shape, facts.is_cpu, out, depth,
+          [&] { return facts.contiguous(); }, [&] { return facts.data; });
+      return;
+    }
     TensorReads& reads = Reads();
     std::optional<DType> dtype = TensorDType(reads.Get(t, TensorReads::kDType));
     // A CPU tensor is not a meta tensor: one lookup for the common case.
@@ -554,30 +570,50 @@ class Encoder {
       out.Null();
       return;
     }
-    const bool requires_grad = reads.Flag(t, TensorReads::kRequiresGrad);
+    EncodeRead(
+        t, shape, is_cpu, out, depth,
+        [&] { return reads.Flag(t, TensorReads::kIsContiguous); },
+        [&] { return DataOf(t); });
+  }
+
+  // The rest of EncodeTensor, once the dtype, device and shape of `t` are
+  // read: `contiguous()` and `data()` read those of t itself, when needed.
+  template <typename Contiguous, typename Data>
+  void EncodeRead(py::handle t, const TensorShape& shape, bool is_cpu,
+                  ValueWriter& out, int depth, Contiguous contiguous,
+                  Data data) {
+    const bool requires_grad = Reads().Flag(t, TensorReads::kRequiresGrad);
     const size_t nbytes = shape.nbytes();
     if (nbytes != 0 && ProducerComputes(is_cpu)) {
       // Reduced by torch on the tensor's device, never copied here.
-      EncodeByProducer(entry_, t, *dtype, shape.span(), requires_grad, nbytes,
-                       out);
+      EncodeByProducer(entry_, t, shape.dtype, shape.span(), requires_grad,
+                       nbytes, out);
       return;
     }
     // The common case, a contiguous CPU tensor that is not complex, is its
     // own host copy. A tensor of at most one element is contiguous whatever
     // its strides (torch skips the dimensions of size 1): no
     // is_contiguous() call, which goes through torch's argument parser.
-    const bool own = is_cpu && *dtype != DType::kComplex64 &&
-                     *dtype != DType::kComplex128 &&
-                     (Numel(shape.dims, shape.ndim) <= 1 ||
-                      reads.Flag(t, TensorReads::kIsContiguous));
-    py::object src = own ? py::reinterpret_borrow<py::object>(t)
-                         : HostContiguous(t, *dtype, is_cpu);
-    const auto ptr = py::cast<uintptr_t>(reads.Get(src, TensorReads::kDataPtr));
-    if (ptr == 0 && nbytes != 0) {
+    const bool own = is_cpu && shape.dtype != DType::kComplex64 &&
+                     shape.dtype != DType::kComplex128 &&
+                     (Numel(shape.dims, shape.ndim) <= 1 || contiguous());
+    // A copy made here lives until its bytes are pushed.
+    py::object copy;
+    if (!own) copy = HostContiguous(t, shape.dtype, is_cpu);
+    const void* ptr = own ? data() : DataOf(copy);
+    if (ptr == nullptr && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
     }
-    Push(out, shape, requires_grad, reinterpret_cast<const void*>(ptr), nbytes);
+    Push(out, shape, requires_grad, ptr, nbytes);
+  }
+
+  // The address of `t`'s first element (its data_ptr()).
+  static const void* DataOf(py::handle t) {
+    TensorFacts facts;
+    if (ReadTensorFacts(t.ptr(), &facts)) return facts.data;
+    const auto ptr = py::cast<uintptr_t>(Reads().Get(t, TensorReads::kDataPtr));
+    return reinterpret_cast<const void*>(ptr);
   }
 
   // A mindspore.Tensor: asnumpy() is the host copy MindSpore keeps for a

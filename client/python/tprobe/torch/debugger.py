@@ -31,7 +31,7 @@ from tprobe import _C
 from tprobe._common.debug_save import DebugSave
 from tprobe._common.debugger import API_LEVELS, MODULE_LEVELS, DebuggerCore
 from tprobe._common.unsupported import refuse_token_arguments, unsupported
-from tprobe.torch import compiled_hooks, framework, values
+from tprobe.torch import compiled_hooks, framework, tensor_shim, values
 from tprobe.torch.api_hooks import ApiHooks
 from tprobe.torch.compile_notice import CompileNotice
 from tprobe.torch.grad_hooks import GradHooks, is_megatron
@@ -74,6 +74,7 @@ class PrecisionDebugger(DebuggerCore):
         self._optimizer = OptimizerHooks(rt)
         self._compile_notice = CompileNotice(rt)
         _C.set_fallback(values.fallback)
+        tensor_shim.use()
 
     def _make_debug_save(self) -> DebugSave:
         return DebugSave(lambda value: isinstance(value, torch.Tensor),
