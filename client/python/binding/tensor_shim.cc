@@ -78,7 +78,7 @@ bool Load(Shim* shim) {
   }
   shim->cpu = Code(lib, "aoti_torch_device_type_cpu");
   shim->meta = Code(lib, "aoti_torch_device_type_meta");
-  if (shim->cpu < 0) return false;
+  if (shim->cpu < 0 || shim->meta < 0) return false;
   shim->dtypes.fill(-1);
   constexpr std::string_view kPrefix = "torch.";
   for (const DTypeInfo& info : kDTypes) {
