@@ -48,7 +48,8 @@ def kinds() -> dict:
         "bool": base > 0,
         "int64": torch.arange(-3, 5),
         "uint8": torch.arange(0, 250, 7, dtype=torch.uint8),
-        "int32_transposed": torch.arange(12, dtype=torch.int32).reshape(3, 4).t(),
+        "int32_transposed":
+            torch.arange(12, dtype=torch.int32).reshape(3, 4).t(),
         "float16": base.to(torch.float16),
         "bfloat16": base.to(torch.bfloat16),
         "float64": base.double().t(),
