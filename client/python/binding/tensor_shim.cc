@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -139,14 +140,10 @@ bool ReadWith(const Shim& shim, PyObject* t, TensorFacts* out) {
   return impl != nullptr && Read(shim, &impl, out);
 }
 
-template <typename T>
+// Whether `read` holds the ints of the Python sequence `python`.
 bool Same(std::span<const int64_t> read, py::handle python) {
-  const auto values = python.cast<std::vector<T>>();
-  if (values.size() != read.size()) return false;
-  for (size_t i = 0; i < read.size(); ++i) {
-    if (read[i] != static_cast<int64_t>(values[i])) return false;
-  }
-  return true;
+  const auto values = python.cast<std::vector<int64_t>>();
+  return std::equal(read.begin(), read.end(), values.begin(), values.end());
 }
 
 // Whether `sample` reads the same through the shim as through Python.
@@ -157,8 +154,8 @@ bool Agrees(const Shim& shim, py::handle sample) {
   return facts.dtype == DType::kFloat32 &&
          py::str(sample.attr("dtype")).cast<std::string>() == "torch.float32" &&
          facts.is_cpu == sample.attr("is_cpu").cast<bool>() &&
-         Same<int64_t>(facts.sizes, sample.attr("shape")) &&
-         Same<int64_t>(facts.strides, sample.attr("stride")()) &&
+         Same(facts.sizes, sample.attr("shape")) &&
+         Same(facts.strides, sample.attr("stride")()) &&
          reinterpret_cast<uintptr_t>(facts.data) == data &&
          facts.contiguous() == sample.attr("is_contiguous")().cast<bool>();
 }

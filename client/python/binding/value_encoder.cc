@@ -573,7 +573,7 @@ class Encoder {
     EncodeRead(
         t, shape, is_cpu, out, depth,
         [&] { return reads.Flag(t, TensorReads::kIsContiguous); },
-        [&] { return DataOf(t); });
+        [&] { return PythonDataOf(t); });
   }
 
   // The rest of EncodeTensor, once the dtype, device and shape of `t` are
@@ -608,10 +608,15 @@ class Encoder {
     Push(out, shape, requires_grad, ptr, nbytes);
   }
 
-  // The address of `t`'s first element (its data_ptr()).
+  // The address of `t`'s first element (its data_ptr()), through the shim
+  // where it reads t, else through Python.
   static const void* DataOf(py::handle t) {
     TensorFacts facts;
     if (ReadTensorFacts(t.ptr(), &facts)) return facts.data;
+    return PythonDataOf(t);
+  }
+
+  static const void* PythonDataOf(py::handle t) {
     const auto ptr = py::cast<uintptr_t>(Reads().Get(t, TensorReads::kDataPtr));
     return reinterpret_cast<const void*>(ptr);
   }

@@ -280,10 +280,7 @@ class _ModuleHook:
         client core names and counts it, takes its stack (``stack``, a
         _C.Stack, when given) and inputs."""
         rt = self.rt
-        session = rt.session
-        handle = session.module_open(self.base, args, kwargs) \
-            if stack is None else \
-            session.module_open(self.base, args, kwargs, stack)
+        handle = rt.session.module_open(self.base, args, kwargs, stack)
         if handle is None:
             return None
         call = _Call(rt, module, self.base, handle)
