@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -181,36 +182,36 @@ bool TensorFacts::contiguous() const {
   return true;
 }
 
-bool UseTensorShim(py::handle sample, py::handle types) {
+bool UseTensorShim(py::handle sample, const py::tuple& types) {
+  std::vector<PyTypeObject*> known;
+  for (py::handle type : types) {
+    if (!PyType_Check(type.ptr())) {
+      throw py::type_error("use_tensor_shim: types must hold types only");
+    }
+    known.push_back(reinterpret_cast<PyTypeObject*>(type.ptr()));
+  }
   if (g_shim != nullptr) {
     Drop(g_shim);
     g_shim = nullptr;
   }
   if (sample.is_none()) return false;
-  auto* shim = new Shim();
-  if (!Load(shim)) {
-    Drop(shim);
-    return false;
-  }
+  std::unique_ptr<Shim, void (*)(Shim*)> shim(new Shim(), Drop);
+  if (!Load(shim.get())) return false;
   shim->cdata_name = PyUnicode_InternFromString("_cdata");
   if (shim->cdata_name == nullptr) throw py::error_already_set();
-  for (py::handle type : py::reinterpret_borrow<py::tuple>(types)) {
-    if (!PyType_Check(type.ptr())) throw py::type_error("types: not a type");
-    shim->types.push_back(
-        reinterpret_cast<PyTypeObject*>(type.inc_ref().ptr()));
+  for (PyTypeObject* type : known) {
+    Py_INCREF(type);
+    shim->types.push_back(type);
   }
   // The at::Tensor right after the header holds the TensorImpl that
   // `_cdata` names; else the holder is `_cdata` itself.
   void* impl = CdataOf(sample.ptr(), shim->cdata_name);
+  if (impl == nullptr) return false;  // not a tensor
   const auto* in_object = reinterpret_cast<void* const*>(
       reinterpret_cast<char*>(sample.ptr()) + sizeof(PyObject));
-  shim->holder = impl != nullptr && *in_object == impl ? Holder::kInObject
-                                                       : Holder::kCdata;
-  if (impl == nullptr || !Agrees(*shim, sample)) {
-    Drop(shim);
-    return false;
-  }
-  g_shim = shim;
+  shim->holder = *in_object == impl ? Holder::kInObject : Holder::kCdata;
+  if (!Agrees(*shim, sample)) return false;
+  g_shim = shim.release();
   return true;
 }
 

@@ -48,7 +48,8 @@ struct TensorFacts {
 // types), when `sample` (a CPU float32 tensor with a storage offset and
 // strides that are not row-major) reads the same through it as through
 // Python; turns it off when `sample` is None. Returns whether it is on.
-bool UseTensorShim(pybind11::handle sample, pybind11::handle types);
+// Raises TypeError (the shim as it was) when `types` holds a non-type.
+bool UseTensorShim(pybind11::handle sample, const pybind11::tuple& types);
 
 // Reads `t` through the shim; false (out unspecified) when the shim is off,
 // t's type is not one of its types, its dtype is one the ring lacks, it is

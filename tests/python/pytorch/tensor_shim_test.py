@@ -112,6 +112,14 @@ class TensorShimTest(unittest.TestCase):
         self.assertTrue(self.flushed)
         self.assertEqual(self.failures, 0)
 
+    def test_bad_types_are_a_type_error(self) -> None:
+        sample = torch.zeros(2)
+        for types in ([torch.Tensor], (torch.Tensor, 1), 5):
+            with self.subTest(types=types), self.assertRaises(TypeError):
+                _C.use_tensor_shim(sample, types)
+        self.assertFalse(_C.use_tensor_shim(3, (torch.Tensor,)))
+        self.assertEqual(tensor_shim.use(), self.on)
+
     def test_both_reads_give_the_same_values(self) -> None:
         self.maxDiff = None
         python = self.data["python"]["output"]
