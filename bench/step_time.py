@@ -7,7 +7,8 @@ dumped, measured in one invocation.
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
         [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
-        [--no-undumped] [--no-tensor-shim] [--compile [--warmup N]]
+        [--no-undumped] [--no-tensor-shim] [--no-module-wrapper]
+        [--compile [--warmup N]]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -33,7 +34,10 @@ in place of statistics.
 (auto, framework, daemon), side by side.
 --no-tensor-shim adds tprobe dumped at each level reading tensors through
 their Python attributes (TPROBE_TENSOR_SHIM=0) in place of torch's C shim
-(tprobe/torch/tensor_shim.py), rows "tprobe L1 no-shim", side by side.
+(tprobe/torch/tensor_shim.py), rows "tprobe L1 no-shim", side by side;
+--no-module-wrapper so with modules called through torch's hooks
+(TPROBE_MODULE_WRAPPER=0) in place of tprobe._C.ModuleWrapper
+(tprobe/torch/module_hooks.py), rows "tprobe L0 no-wrapper".
 --msprobe DIR adds msprobe at L0, L1 and mix, dumped and undumped, to
 every round, run from DIR (a `pip install --no-deps --target DIR
 mindstudio-probe==8.3.3`) on this interpreter, for context; --msprobe
@@ -80,6 +84,10 @@ _LEVELS = ("L0", "L1", "mix")
 _NEVER = [100000]
 # msprobe 8.3.3 uses numpy.unicode_, which numpy 2 no longer has.
 _SHIM_833 = "import numpy; numpy.unicode_ = numpy.str_\n"
+# The fast paths of tprobe that a run can weigh side by side: option (with
+# its "no-"), the rows' tag, the environment switch that turns it off.
+_WITHOUT = (("tensor_shim", "no-shim", "TPROBE_TENSOR_SHIM"),
+            ("module_wrapper", "no-wrapper", "TPROBE_MODULE_WRAPPER"))
 
 
 # Runs the script with print() patched to note wall and CPU time at each
@@ -206,6 +214,11 @@ def main() -> int:
                     "through Python's attributes (TPROBE_TENSOR_SHIM=0), "
                     "rows 'tprobe L1 no-shim': the C shim weighed side by "
                     "side")
+    ap.add_argument("--no-module-wrapper", action="store_true",
+                    help="also tprobe dumped at each level with modules "
+                    "called through torch's hooks (TPROBE_MODULE_WRAPPER=0), "
+                    "rows 'tprobe L0 no-wrapper': the module call wrapper "
+                    "weighed side by side")
     ap.add_argument("--compile", action="store_true",
                     help="also examples/compiled_transformer.py eager and "
                     "under torch.compile, with no tool and tprobe L0 (dumped "
@@ -228,11 +241,12 @@ def main() -> int:
                     label = " ".join([name, lv] + ([on] if on else []) +
                                      ([] if dump else ["undumped"]))
                     tools[label] = (name, lv, on, dump)
-    # The rows that read tensors through Python (TPROBE_TENSOR_SHIM=0).
-    no_shim = set()
-    for lv in _LEVELS if args.no_tensor_shim else ():
-        no_shim.add(f"tprobe {lv} no-shim")
-        tools[f"tprobe {lv} no-shim"] = ("tprobe", lv, None, True)
+    # The rows with one fast path off: label -> its environment switch.
+    without = {}
+    for option, tag, switch in _WITHOUT:
+        for lv in _LEVELS if getattr(args, "no_" + option) else ():
+            without[f"tprobe {lv} {tag}"] = switch
+            tools[f"tprobe {lv} {tag}"] = ("tprobe", lv, None, True)
     # label: (compiled, tprobe at L0: None, "dumped" or "undumped";
     # statistics_on or None)
     compile_rows = {} if not args.compile else {
@@ -259,8 +273,8 @@ def main() -> int:
                     if args.data_bound:
                         cmd.append("--data-bound")
                     run_env, prelude = env, ""
-                    if tool in no_shim:
-                        run_env = dict(env, TPROBE_TENSOR_SHIM="0")
+                    if tool in without:
+                        run_env = dict(env, **{without[tool]: "0"})
                     if args.device.startswith("npu"):
                         prelude = "import torch_npu\n"
                     if name != "none":

@@ -8,6 +8,8 @@
 //                      wrapper in C++);
 //   module_alias.h     the forward and backward of the module hooks'
 //                      identity autograd Function, in C++;
+//   module_wrapper.h   the module call wrapper (ModuleWrapper) that runs
+//                      the module hooks around a module's call, in C++;
 //   call_stack.h       the call stacks of stack.json;
 //   producer_stats.h   statistics the framework computes (statistics_on);
 //   tensor_shim.h      tensor facts read through torch's stable C shim.
@@ -23,6 +25,7 @@
 #include "client/python/binding/api_hook.h"
 #include "client/python/binding/call_stack.h"
 #include "client/python/binding/module_alias.h"
+#include "client/python/binding/module_wrapper.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/session_binding.h"
 #include "client/python/binding/tensor_shim.h"
@@ -38,6 +41,7 @@ PYBIND11_MODULE(_C, m) {
 
   tprobe::python::DefineApiHook(m, &tprobe::python::ApiSessionOf);
   tprobe::python::DefineModuleAlias(m);
+  tprobe::python::DefineModuleWrapper(m);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
         "Frames of files under dir are tprobe's own: the stacks of the "

@@ -184,9 +184,15 @@ def is_compile_wrapper(module: Any) -> bool:
 def is_compiled(module: torch.nn.Module) -> bool:
     """Whether torch.compile wrapped or compiled ``module`` or one of its
     submodules (an OptimizedModule, or Module.compile())."""
-    return any(is_compile_wrapper(sub)
-               or getattr(sub, "_compiled_call_impl", None) is not None
+    return any(is_compile_wrapper(sub) or _compiled_in_place(sub)
                for sub in module.modules())
+
+
+def _compiled_in_place(module: torch.nn.Module) -> bool:
+    """Whether Module.compile() compiled ``module``: it set the module's
+    _compiled_call_impl (which tprobe's module call wrapper sets too)."""
+    call = getattr(module, "_compiled_call_impl", None)
+    return call is not None and not isinstance(call, _C.ModuleWrapper)
 
 
 def recording(on: bool) -> None:
@@ -204,8 +210,7 @@ def compiled_alone(model: torch.nn.Module) -> List[torch.nn.Module]:
     hook would be a graph of its own."""
     return [sub._modules["_orig_mod"] if is_compile_wrapper(sub) else sub
             for sub in model.modules()
-            if is_compile_wrapper(sub)
-            or getattr(sub, "_compiled_call_impl", None) is not None]
+            if is_compile_wrapper(sub) or _compiled_in_place(sub)]
 
 
 def forget() -> None:

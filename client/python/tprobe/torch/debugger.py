@@ -99,14 +99,13 @@ class PrecisionDebugger(DebuggerCore):
                 self._model_hooked = weakref.ref(model)
 
     def _suspend(self) -> None:
-        if not self._modules.compiled:
-            self._modules.switch.suspend()
+        self._modules.suspend()
         compiled_hooks.recording(False)
         self._grads.switch.suspend()
 
     def _resume(self) -> None:
         compiled_hooks.recording(True)
-        self._modules.switch.resume()
+        self._modules.resume()
         self._grads.switch.resume()
 
     def _step_done(self) -> None:

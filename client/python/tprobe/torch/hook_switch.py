@@ -1,6 +1,7 @@
 """Hook suspension: tprobe's module and parameter-gradient hooks out of
-torch's hook dicts for the steps that record nothing, and back in where
-they were for the steps that record.
+torch's hook dicts, and its module call wrappers out of their modules, for
+the steps that record nothing, and back in where they were for the steps
+that record.
 
 A hook that returns at once still costs its Python call, and a module with
 any hook leaves torch's fast path of Module.__call__ (which runs forward
@@ -22,8 +23,13 @@ have with tprobe's hooks in; a hook removed meanwhile stays out.
 Thread safety: the training thread only (start(), and register() from it).
 """
 
-from typing import Any, Dict, Iterable, List, Tuple
+import weakref
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
+from tprobe._C import ModuleWrapper
+
+# Where Module.__call__ finds a module call wrapper (PyTorch >= 2.1).
+_CALL_IMPL = "_compiled_call_impl"
 # One dict's suspension: the dict, its keys in order before, and the hooks
 # taken out of it by key.
 _Taken = Tuple[Dict[Any, Any], List[Any], Dict[Any, Any]]
@@ -112,3 +118,57 @@ def _put_back(hooks: Dict[Any, Any], order: List[Any],
     rebuilt.extend((k, taken[k]) for k in pending[done:])
     hooks.clear()
     hooks.update(rebuilt)
+
+
+class WrapperSwitch:
+    """The module call wrappers (tprobe.torch.module_hooks), each set as
+    its module's ``_compiled_call_impl``: deleted there for the steps that
+    record nothing (Module.__call__ then takes torch's path, which runs
+    forward alone when the module has no hooks) and made anew at resume()
+    by ``make(module, hook)``. The modules are held weakly, each with its
+    hook object, which must not hold the module: a model the trainer drops
+    is freed, suspended or not."""
+
+    def __init__(self, make: Callable[[Any, Any], Any]) -> None:
+        self.suspended = False
+        self._make = make
+        self._hooks: "weakref.WeakKeyDictionary[Any, Any]" = \
+            weakref.WeakKeyDictionary()
+
+    def add(self, module: Any, hook: Any) -> None:
+        """Wraps ``module``'s calls in ``hook``'s wrapper (while suspended,
+        at resume())."""
+        self._hooks[module] = hook
+        if not self.suspended:
+            vars(module)[_CALL_IMPL] = self._make(module, hook)
+
+    def items(self) -> List[Tuple[Any, Any]]:
+        """The wrapped modules, each with its hook object."""
+        return list(self._hooks.items())
+
+    def suspend(self) -> None:
+        if not self.suspended:
+            self.suspended = True
+            self._take(self._hooks.keys())
+
+    def resume(self) -> None:
+        if not self.suspended:
+            return
+        self.suspended = False
+        for module, hook in list(self._hooks.items()):
+            own = vars(module)
+            if own.get(_CALL_IMPL) is None:
+                own[_CALL_IMPL] = self._make(module, hook)
+
+    def remove(self) -> None:
+        """Takes every wrapper out for good."""
+        self._take(self._hooks.keys())
+        self._hooks = weakref.WeakKeyDictionary()
+        self.suspended = False
+
+    @staticmethod
+    def _take(modules: Iterable[Any]) -> None:
+        for module in list(modules):
+            own = vars(module)
+            if isinstance(own.get(_CALL_IMPL), ModuleWrapper):
+                del own[_CALL_IMPL]

@@ -56,19 +56,21 @@ run eagerly, with a graph break each.
 """
 
 import inspect
+import os
 import sys
 import weakref
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 
-from tprobe._C import AliasForward, Call, Session, alias_backward
+from tprobe._C import (AliasForward, Call, ModuleWrapper, Session,
+                       alias_backward)
 from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
 from tprobe.torch import compiled_hooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.grad_walk import CONTAINERS, grad_tensors, replace
-from tprobe.torch.hook_switch import HookSwitch
+from tprobe.torch.hook_switch import HookSwitch, WrapperSwitch
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -83,6 +85,15 @@ _DISABLE_DYNAMO = getattr(getattr(torch, "compiler", None), "disable", None)
 # PyTorch >= 2.0: whether functorch transforms (vmap, grad) are active.
 _FUNCTORCH_ACTIVE = getattr(torch._C, "_are_functorch_transforms_active",
                             None)
+# PyTorch >= 2.1: Module.__call__ calls a module's _compiled_call_impl, when
+# set, in place of _call_impl: where the module call wrapper goes
+# (TPROBE_MODULE_WRAPPER=0 keeps torch's hook path everywhere).
+_WRAPS = "_compiled_call_impl" in vars(torch.nn.Module) and \
+    os.environ.get("TPROBE_MODULE_WRAPPER", "1") != "0"
+_GLOBAL_HOOKS = tuple(
+    getattr(sys.modules[torch.nn.Module.__module__], name, None) for name in
+    ("_global_forward_pre_hooks", "_global_forward_hooks",
+     "_global_backward_pre_hooks", "_global_backward_hooks"))
 # Whether the hooks trace into compiled graphs (tprobe.torch.compiled_hooks),
 # and Dynamo's "am I tracing" (a constant True while it traces a hook).
 _TRACED = compiled_hooks.SUPPORTED
@@ -360,6 +371,11 @@ class _ModuleHook:
             if self.rt.level != "L0":
                 return _POST_OUTSIDE_DYNAMO(self, module, args, kwargs, output)
             return compiled_hooks.post(self, output)
+        if output is None and sys.exc_info()[1] is not None:
+            # The forward raised (an always_call hook runs then, with no
+            # output).
+            self.abort(module)
+            return None
         rt = self.rt
         local = rt.local
         if not local.modules or local.busy:
@@ -369,12 +385,6 @@ class _ModuleHook:
             return None
         local.busy += 1
         try:
-            if output is None and sys.exc_info()[1] is not None:
-                # The forward raised (an always_call hook runs then, with
-                # no output): the call ends without an entry, so that the
-                # calls after it are not taken for its children.
-                rt.session.module_end(call.handle, None, None)
-                return None
             if not self.end(call, module, output):
                 return None
             if isinstance(output, _Tensor):  # the usual case, without a walk
@@ -387,6 +397,50 @@ class _ModuleHook:
             return None
         finally:
             local.busy -= 1
+
+
+    def abort(self, module: torch.nn.Module) -> None:
+        """The forward of ``module`` raised: its innermost open call ends
+        without an entry, so that the calls after it are not taken for its
+        children."""
+        rt = self.rt
+        local = rt.local
+        if not local.modules or local.busy:
+            return
+        call = self.take(module)
+        if call is None:
+            return
+        local.busy += 1
+        try:
+            rt.session.module_end(call.handle, None, None)
+        except Exception as error:  # noqa: BLE001
+            rt.warn_once("a module forward hook", error)
+        finally:
+            local.busy -= 1
+
+
+    def wrapper(self, module: torch.nn.Module,
+                compiled: Callable[[torch.nn.Module], None]
+                ) -> ModuleWrapper:
+        """The module call wrapper that runs these hooks around
+        ``module``'s calls (tprobe._C.ModuleWrapper), for its
+        _compiled_call_impl; ``compiled(module)`` when it runs under
+        torch.compile."""
+        return ModuleWrapper(module, module._call_impl, self.pre_kwargs,
+                             self.post_kwargs, self.abort, compiled)
+
+
+def _wrappable(module: torch.nn.Module) -> bool:
+    """Whether a module call wrapper stands in for the hooks on ``module``
+    (PyTorch >= 2.1): its calls then skip torch's hook loop. The wrapper
+    runs around that loop, so it sees what the hooks would only where the
+    loop has nothing else to run: no hook on the module, and no global
+    module hook, when it is hooked (a hook that comes later runs inside
+    the wrapper). Not where module.compile() set its own call."""
+    return _WRAPS and module._compiled_call_impl is None and \
+        not (module._forward_pre_hooks or module._forward_hooks or
+             module._backward_pre_hooks or module._backward_hooks or
+             any(_GLOBAL_HOOKS))
 
 
 # The hooks trace into compiled graphs at level L0 only. At mix (or L1, for
@@ -446,6 +500,10 @@ class ModuleHooks:
         # guards), so a graph keeps the hooks it was traced with, and its
         # hooks must be in whenever it is traced (compiled_hooks).
         self.switch = HookSwitch()
+        # The modules whose calls go through a module call wrapper in place
+        # of the hooks (_wrappable), out for those steps too.
+        self.wrappers = WrapperSwitch(
+            lambda module, hook: hook.wrapper(module, self._compiled))
         self.compiled = False
         # The modules torch.compile compiled alone (compiled_hooks.
         # compiled_alone): their own hooks run outside Dynamo.
@@ -455,16 +513,32 @@ class ModuleHooks:
     def remove(self) -> None:
         """Takes every module hook off; register() hooks a model again."""
         self.switch.remove()
+        self.wrappers.remove()
         self._models = weakref.WeakSet()
         self._hooked = weakref.WeakSet()
         self._alone = weakref.WeakSet()
 
+    def suspend(self) -> None:
+        """Takes the hooks and wrappers out for steps that record nothing
+        (the hooks stay in a compiled model: see ``switch``)."""
+        if not self.compiled:
+            self.switch.suspend()
+        self.wrappers.suspend()
+
+    def resume(self) -> None:
+        """Puts back what suspend() took out."""
+        self.switch.resume()
+        self.wrappers.resume()
+
     def register(self, model: Any) -> None:
         many = isinstance(model, (list, tuple))
+        was_compiled = self.compiled
         models = [self._unwrap(m) for m in (model if many else [model])]
         if not self.compiled:
             self.compiled = any(compiled_hooks.is_compiled(m) for m in models
                                 if isinstance(m, torch.nn.Module))
+        if self.compiled and not was_compiled:
+            self._wrappers_to_hooks()
         if self.compiled:
             for m in models:
                 if isinstance(m, torch.nn.Module):
@@ -519,11 +593,33 @@ class ModuleHooks:
         hook = _ModuleHook(self.rt, module,
                            Session.module_base(path, type(module).__name__),
                            gate, self.grad_hooks)
+        if not self.compiled and _wrappable(module):
+            self.wrappers.add(module, hook)
+        else:
+            self._register_hooks(module, hook)
+
+    def _wrappers_to_hooks(self) -> None:
+        """A model turned out compiled: Dynamo traces hooks (compiled_hooks)
+        but not a wrapper, so each wrapped module gets the hooks instead."""
+        for module, hook in self.wrappers.items():
+            self._register_hooks(module, hook)
+        self.wrappers.remove()
+
+    def _compiled(self, module: torch.nn.Module) -> None:
+        """A wrapped module runs under torch.compile (a model compiled after
+        start() hooked it): the hooks go in for good in every wrapper's
+        place, where Dynamo traces them from its next compile on."""
+        if not self.compiled:
+            self.compiled = True
+            self._wrappers_to_hooks()
+
+    def _register_hooks(self, module: torch.nn.Module,
+                        hook: _ModuleHook) -> None:
         # A module compiled alone runs its own hooks outside its graph
         # (torch calls them around the compiled forward, and compiled here
         # they would be two more graphs): those stay eager.
-        traced = _TRACED and self.rt.level == "L0" and gate is None and \
-            module not in self._alone_compiled
+        traced = _TRACED and self.rt.level == "L0" and hook.gate is None \
+            and module not in self._alone_compiled
         pre = _eager(hook.pre_kwargs, traced)
         post = _eager(hook.post_kwargs, traced)
         # Not always_call in a compiled model: Dynamo guards the hook's id
