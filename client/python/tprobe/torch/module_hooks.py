@@ -45,7 +45,10 @@ without an entry, so the calls after it are not taken for its children.
 Cost per call: one hook object per module holds what its calls share, the
 hooks are its bound methods, and one _Call per call carries the backward
 state (no closures); _Alias goes through torch's C++ Function.apply and its
-backward node runs the backward directly.
+backward node runs the backward directly. On PyTorch >= 2.1 a module with
+no other hook is called through tprobe._C.ModuleWrapper, its
+_compiled_call_impl, which runs the pre- and post-hook around _call_impl
+without torch's hook loop (_wrappable; docs/pytorch.md).
 
 Under torch.compile at level L0 (where torch.library has register_fake,
 as torch 2.13 does) a hook that Dynamo traces hands the call to
