@@ -166,14 +166,24 @@ void WrapperDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// A module's fields stay readable (tests, and the hook switch) but fixed.
-PyObject* WrapperModule(PyObject* self, void*) {
-  PyObject* module = reinterpret_cast<ModuleWrapper*>(self)->module;
-  return Py_NewRef(module != nullptr ? module : Py_None);
+// The fields stay readable (a DataParallel replica's wrapper is made from
+// its module's) but fixed.
+template <PyObject* ModuleWrapper::*Field>
+PyObject* Get(PyObject* self, void*) {
+  PyObject* value = reinterpret_cast<ModuleWrapper*>(self)->*Field;
+  return Py_NewRef(value != nullptr ? value : Py_None);
 }
 
 PyGetSetDef g_wrapper_getset[] = {
-    {"module", WrapperModule, nullptr, "the wrapped module", nullptr},
+    {"module", Get<&ModuleWrapper::module>, nullptr, "the wrapped module",
+     nullptr},
+    {"pre", Get<&ModuleWrapper::pre>, nullptr, "pre(module, args, kwargs)",
+     nullptr},
+    {"post", Get<&ModuleWrapper::post>, nullptr,
+     "post(module, args, kwargs, output)", nullptr},
+    {"abort", Get<&ModuleWrapper::abort>, nullptr, "abort(module)", nullptr},
+    {"compiled", Get<&ModuleWrapper::compiled>, nullptr, "compiled(module)",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 }  // namespace

@@ -11,7 +11,8 @@ without torch's hook loop, where nothing else hooks the module.
   for a step the config does not select and back for the next that is
   selected; a module with a user's hook keeps tprobe's hooks in torch's
   dict instead; a deepcopy or a pickle of the model carries no wrapper,
-  and the copy runs.
+  and the copy runs; nn.DataParallel's replica of a module gets a wrapper
+  of its own, and its calls are the module's entries.
 (A forward that raises, through the wrapper: module_hooks_test; torch.
 compile after start(): debugger_api_test's compiled model.)
 """
@@ -123,7 +124,19 @@ class ModuleWrapperTest(unittest.TestCase):
         for step in range(3):
             debugger.start(model)
             seen.append(wrapped())
-            model(x).sum().backward()
+            if step < 2:
+                out = model(x)
+            else:
+                # nn.DataParallel's replica of the last Linear in its place
+                # (its parameters are the module's here, as the test has
+                # no devices to broadcast to): wrapped for itself.
+                last = model[2]._replicate_for_data_parallel()
+                last._parameters = model[2]._parameters
+                self.assertIs(vars(last)["_compiled_call_impl"].module, last)
+                self.assertIs(vars(model[2])["_compiled_call_impl"].module,
+                              model[2])
+                out = last(model[1](model[0](x)))
+            out.sum().backward()
             debugger.stop()
             if step == 0:
                 self.assertEqual(len(model[0]._forward_hooks), 2)

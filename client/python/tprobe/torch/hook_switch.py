@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Iterable, List, Tuple
 from tprobe._C import ModuleWrapper
 
 # Where Module.__call__ finds a module call wrapper (PyTorch >= 2.1).
-_CALL_IMPL = "_compiled_call_impl"
+CALL_IMPL = "_compiled_call_impl"
 # One dict's suspension: the dict, its keys in order before, and the hooks
 # taken out of it by key.
 _Taken = Tuple[Dict[Any, Any], List[Any], Dict[Any, Any]]
@@ -140,7 +140,7 @@ class WrapperSwitch:
         at resume())."""
         self._hooks[module] = hook
         if not self.suspended:
-            vars(module)[_CALL_IMPL] = self._make(module, hook)
+            vars(module)[CALL_IMPL] = self._make(module, hook)
 
     def items(self) -> List[Tuple[Any, Any]]:
         """The wrapped modules, each with its hook object."""
@@ -157,8 +157,8 @@ class WrapperSwitch:
         self.suspended = False
         for module, hook in list(self._hooks.items()):
             own = vars(module)
-            if own.get(_CALL_IMPL) is None:
-                own[_CALL_IMPL] = self._make(module, hook)
+            if own.get(CALL_IMPL) is None:
+                own[CALL_IMPL] = self._make(module, hook)
 
     def remove(self) -> None:
         """Takes every wrapper out for good."""
@@ -170,5 +170,5 @@ class WrapperSwitch:
     def _take(modules: Iterable[Any]) -> None:
         for module in list(modules):
             own = vars(module)
-            if isinstance(own.get(_CALL_IMPL), ModuleWrapper):
-                del own[_CALL_IMPL]
+            if isinstance(own.get(CALL_IMPL), ModuleWrapper):
+                del own[CALL_IMPL]

@@ -73,7 +73,7 @@ from tprobe._common.runtime import Runtime
 from tprobe.torch import compiled_hooks
 from tprobe.torch.grad_hooks import GradHooks
 from tprobe.torch.grad_walk import CONTAINERS, grad_tensors, replace
-from tprobe.torch.hook_switch import HookSwitch, WrapperSwitch
+from tprobe.torch.hook_switch import CALL_IMPL, HookSwitch, WrapperSwitch
 
 _Tensor = torch.Tensor
 _detach = torch.Tensor.detach
@@ -91,7 +91,7 @@ _FUNCTORCH_ACTIVE = getattr(torch._C, "_are_functorch_transforms_active",
 # PyTorch >= 2.1: Module.__call__ calls a module's _compiled_call_impl, when
 # set, in place of _call_impl: where the module call wrapper goes
 # (TPROBE_MODULE_WRAPPER=0 keeps torch's hook path everywhere).
-_WRAPS = "_compiled_call_impl" in vars(torch.nn.Module) and \
+_WRAPS = CALL_IMPL in vars(torch.nn.Module) and \
     os.environ.get("TPROBE_MODULE_WRAPPER", "1") != "0"
 _GLOBAL_HOOKS = tuple(
     getattr(sys.modules[torch.nn.Module.__module__], name, None) for name in
@@ -433,6 +433,28 @@ class _ModuleHook:
                              self.post_kwargs, self.abort, compiled)
 
 
+def _replica_wrapped(replicate: Callable) -> Callable:
+    """torch's Module._replicate_for_data_parallel, for nn.DataParallel,
+    with a wrapped module's replica (which gets a copy of its __dict__)
+    wrapped for itself: the copied wrapper would call the module, not the
+    replica."""
+    def replicate_for_data_parallel(self: torch.nn.Module) -> Any:
+        replica = replicate(self)
+        wrapper = vars(replica).get(CALL_IMPL)
+        if isinstance(wrapper, ModuleWrapper):
+            vars(replica)[CALL_IMPL] = ModuleWrapper(
+                replica, replica._call_impl, wrapper.pre, wrapper.post,
+                wrapper.abort, wrapper.compiled)
+        return replica
+
+    return replicate_for_data_parallel
+
+
+if _WRAPS:
+    torch.nn.Module._replicate_for_data_parallel = _replica_wrapped(
+        torch.nn.Module._replicate_for_data_parallel)
+
+
 def _wrappable(module: torch.nn.Module) -> bool:
     """Whether a module call wrapper stands in for the hooks on ``module``
     (PyTorch >= 2.1): its calls then skip torch's hook loop. The wrapper
@@ -440,7 +462,7 @@ def _wrappable(module: torch.nn.Module) -> bool:
     loop has nothing else to run: no hook on the module, and no global
     module hook, when it is hooked (a hook that comes later runs inside
     the wrapper). Not where module.compile() set its own call."""
-    return _WRAPS and module._compiled_call_impl is None and \
+    return _WRAPS and getattr(module, CALL_IMPL) is None and \
         not (module._forward_pre_hooks or module._forward_hooks or
              module._backward_pre_hooks or module._backward_hooks or
              any(_GLOBAL_HOOKS))
