@@ -59,19 +59,19 @@ class GradHooks:
         for name, param in module._parameters.items():
             if param is None or not param.requires_grad:
                 continue
-            send = self._sender(base, name)
             torch_2_1 = hasattr(param, "register_post_accumulate_grad_hook")
             accumulator = (_accumulator(param) if torch_2_1 and self.megatron
                            and hasattr(param, "main_grad") else None)
             if accumulator is not None:
+                send = self._sender(base, name, False)
                 handle = accumulator.register_hook(
                     lambda *_, p=param, send=send: send(p.main_grad))
                 self._accumulators.append(accumulator)
             elif torch_2_1:
                 handle = param.register_post_accumulate_grad_hook(
-                    lambda p, send=send: send(p.grad))
+                    self._sender(base, name, True))
             else:
-                handle = param.register_hook(send)
+                handle = param.register_hook(self._sender(base, name, False))
             self.switch.add((handle,))
 
     def remove(self) -> None:
@@ -80,11 +80,18 @@ class GradHooks:
         self._accumulators.clear()
         self._modules = weakref.WeakSet()
 
-    def _sender(self, base: str, param: str) -> Callable:
+    def _sender(self, base: str, param: str, of_param: bool) -> Callable:
+        """The hook that sends the gradient it is given, or, ``of_param``,
+        the ``.grad`` of the parameter it is given (a post-accumulate-grad
+        hook: one Python frame a gradient)."""
         rt = self.rt
 
-        def hook(grad: torch.Tensor) -> None:
-            if not rt.on or grad is None:
+        def hook(grad: Any) -> None:
+            if not rt.on:
+                return None
+            if of_param:
+                grad = grad.grad
+            if grad is None:
                 return None
             local = rt.local
             local.busy += 1
