@@ -175,6 +175,78 @@ PyObject* HookCall(PyObject* self, PyObject* const* args, size_t nargsf,
   Py_RETURN_NONE;
 }
 
+// --- registering the backward hook -----------------------------------------
+
+// torch's grad_fn.register_hook(hook) calls torch.autograd.Function.
+// _register_hook(hooks, hook), which puts the hook into the node's hook dict
+// (a new OrderedDict when `hooks` is None) and returns (dict, handle), the
+// handle a RemovableHandle. That Python path costs more than the API call's
+// whole entry; tprobe keeps no handle (its hook lives as long as the node),
+// so an ApiBackwardHook goes into the dict here, keyed by itself (torch keys
+// by integer ids: no clash), and the handle is None. Any other hook goes to
+// torch's own function, so a hook the user registers later on the same node
+// gets its handle as before (the dict stays an OrderedDict, which its handle
+// refers to weakly).
+struct NodeHookRegistrar {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* original;      // torch's _register_hook
+  PyObject* ordered_dict;  // collections.OrderedDict
+};
+
+PyTypeObject g_registrar_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject* RegistrarCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                        PyObject* kwnames) {
+  auto* registrar = reinterpret_cast<NodeHookRegistrar*>(self);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 2 || kwnames != nullptr || !Py_IS_TYPE(args[1], &g_hook_type)) {
+    return PyObject_Vectorcall(registrar->original, args, nargsf, kwnames);
+  }
+  PyObject* hooks = args[0] == Py_None
+                        ? PyObject_CallNoArgs(registrar->ordered_dict)
+                        : Py_NewRef(args[0]);
+  PyObject* result = nullptr;
+  if (hooks != nullptr && PyObject_SetItem(hooks, args[1], args[1]) == 0) {
+    result = PyTuple_Pack(2, hooks, Py_None);
+  }
+  Py_XDECREF(hooks);
+  return result;
+}
+
+void RegistrarDealloc(PyObject* self) {
+  auto* registrar = reinterpret_cast<NodeHookRegistrar*>(self);
+  Py_XDECREF(registrar->original);
+  Py_XDECREF(registrar->ordered_dict);
+  Py_TYPE(self)->tp_free(self);
+}
+
+// NodeHookRegistrar(original, ordered_dict).
+PyObject* RegistrarNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject *original, *ordered_dict;
+  static const char* kKeywords[] = {"original", "ordered_dict", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:NodeHookRegistrar",
+                                   const_cast<char**>(kKeywords), &original,
+                                   &ordered_dict)) {
+    return nullptr;
+  }
+  auto* registrar =
+      reinterpret_cast<NodeHookRegistrar*>(type->tp_alloc(type, 0));
+  if (registrar == nullptr) return nullptr;
+  registrar->vectorcall = RegistrarCall;
+  registrar->original = Py_NewRef(original);
+  registrar->ordered_dict = Py_NewRef(ordered_dict);
+  return reinterpret_cast<PyObject*>(registrar);
+}
+
+PyObject* RegistrarGetOriginal(PyObject* self, void*) {
+  return Py_NewRef(reinterpret_cast<NodeHookRegistrar*>(self)->original);
+}
+
+PyGetSetDef g_registrar_getset[] = {
+    {"original", RegistrarGetOriginal, nullptr,
+     "torch's _register_hook, which every other hook goes to.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
 // --- the API wrapper --------------------------------------------------------
 
 struct ApiWrapper {
@@ -706,6 +778,24 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   hook.tp_vectorcall_offset = offsetof(BackwardHook, vectorcall);
   hook.tp_call = PyVectorcall_Call;
   ReadyType(&hook);
+
+  PyTypeObject& registrar = g_registrar_type;
+  registrar.tp_name = "tprobe._C.NodeHookRegistrar";
+  registrar.tp_doc =
+      "NodeHookRegistrar(original, ordered_dict): stands in for torch's "
+      "Function._register_hook(hooks, hook) -> (dict, handle), which "
+      "grad_fn.register_hook calls: an ApiBackwardHook goes into the "
+      "node's hook dict (a new ordered_dict() when hooks is None) with no "
+      "handle (None); any other hook goes to `original`.";
+  registrar.tp_basicsize = sizeof(NodeHookRegistrar);
+  registrar.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  registrar.tp_new = RegistrarNew;
+  registrar.tp_dealloc = RegistrarDealloc;
+  registrar.tp_vectorcall_offset = offsetof(NodeHookRegistrar, vectorcall);
+  registrar.tp_call = PyVectorcall_Call;
+  registrar.tp_getset = g_registrar_getset;
+  ReadyType(&registrar);
+  AddType(m, "NodeHookRegistrar", &registrar);
 
   PyTypeObject& wrapper = g_wrapper_type;
   wrapper.tp_name = "tprobe._C.ApiWrapper";

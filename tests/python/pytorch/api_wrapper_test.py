@@ -2,7 +2,9 @@
 training process against a real tprobed: an API that raises propagates its
 own exception and leaves no entry while training goes on, APIs called inside
 a hooked API are not recorded, the wrapper shows the original's metadata and
-binds as a Tensor method, and restore() puts the originals back.
+binds as a Tensor method, hooks the user puts on the grad_fn that tprobe
+hooked run (and come off) as torch's own, and restore() puts the originals
+back.
 """
 
 import json
@@ -40,6 +42,15 @@ _SCENARIO = textwrap.dedent("""
     except RuntimeError as e:
         error = str(e)
     w = torch.matmul(y, torch.ones(4, 2))
+    # The user's own hooks on the node whose backward tprobe records.
+    registrar = type(torch.autograd.Function._register_hook).__name__
+    user_grads = []
+    kept = w.grad_fn.register_hook(
+        lambda grad_inputs, grad_outputs: user_grads.append(
+            [list(g.shape) for g in grad_outputs]))
+    removed = w.grad_fn.register_hook(
+        lambda grad_inputs, grad_outputs: user_grads.append("removed"))
+    removed.remove()
     z = F.normalize(w, dim=1)
     bound = x.add(2)  # Tensor.add bound as a method of x
     z.sum().backward()
@@ -50,11 +61,14 @@ _SCENARIO = textwrap.dedent("""
     restored = (torch.add is orig["add"]
                 and torch.Tensor.add is orig["Tensor.add"]
                 and F.normalize is orig["normalize"]
-                and torch.matmul is orig["matmul"])
+                and torch.matmul is orig["matmul"]
+                and "_register_hook" not in vars(torch.autograd.Function))
     print("RESULT " + json.dumps({
         "meta": meta, "error": error, "flushed": flushed,
         "restored": restored, "busy": d._rt.local.busy,
         "y_max": float(y.max()), "bound_ok": bool(torch.equal(bound, x + 2)),
+        "registrar": registrar, "user_grads": user_grads,
+        "handle": type(kept).__name__,
     }))
 """)
 
@@ -115,6 +129,15 @@ class ApiWrapperTest(unittest.TestCase):
         self.assertTrue(self.result["bound_ok"])
         self.assertIn("y = torch.add(x, 1)",
                       self.stacks["Torch.add.0.forward"][0])
+
+    def test_user_hooks_on_a_hooked_grad_fn(self) -> None:
+        # tprobe's hook went in through its registrar, and the user's two
+        # hooks on the same node through torch's own path: the kept one ran
+        # once with the node's gradient, the removed one never.
+        self.assertEqual(self.result["registrar"], "NodeHookRegistrar")
+        self.assertEqual(self.result["handle"], "RemovableHandle")
+        self.assertEqual(self.result["user_grads"], [[[3, 2]]])
+        self.assertIn("Torch.matmul.1.backward", self.data)
 
     def test_metadata_and_restore(self) -> None:
         for key, checks in self.result["meta"].items():

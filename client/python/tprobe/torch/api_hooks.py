@@ -15,15 +15,20 @@ call, since collectives work in place.
 Backward: a hook on the grad_fn of the first output tensor reports
 ``{Prefix}.{api}.{N}.backward`` with input = the gradients flowing into that
 node and output = the gradients it passes on. As in msprobe it fires even
-after stop(), for backward passes of calls dumped before.
+after stop(), for backward passes of calls dumped before. While the wrappers
+are in, torch's Function._register_hook (what grad_fn.register_hook calls)
+is a tprobe._C.NodeHookRegistrar, which puts that hook into the node's hook
+dict without the Python path that makes a RemovableHandle; every other hook
+still goes through torch's.
 """
 
+import collections
 import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 
-from tprobe._C import ApiWrapper, Session
+from tprobe._C import ApiWrapper, NodeHookRegistrar, Session
 from tprobe.torch import api_list
 from tprobe._common.wrapping import stand_in
 from tprobe._common.runtime import Runtime
@@ -78,6 +83,11 @@ def _resolve(owner: Any, dotted: str) -> Tuple[Any, str]:
     return owner, parts[-1]
 
 
+# Where grad_fn.register_hook(hook) puts a hook: torch looks this name up on
+# torch.autograd.Function (its _HookMixin base defines it).
+_REGISTER_HOOK = "_register_hook"
+
+
 class ApiHooks:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -85,6 +95,10 @@ class ApiHooks:
         self._replaced: List[Tuple[Any, str, Any, bool]] = []
 
     def install(self) -> None:
+        self._replace(torch.autograd.Function, _REGISTER_HOOK,
+                      NodeHookRegistrar(
+                          getattr(torch.autograd.Function, _REGISTER_HOOK),
+                          collections.OrderedDict))
         for prefix, owners, names in _targets():
             for api in names:
                 target, attr = _resolve(owners[0], api)
@@ -98,9 +112,13 @@ class ApiHooks:
                     if (target is None
                             or getattr(target, attr, None) is not original):
                         continue
-                    own = attr in getattr(target, "__dict__", {})
-                    self._replaced.append((target, attr, original, own))
-                    setattr(target, attr, wrapper)
+                    self._replace(target, attr, wrapper)
+
+    def _replace(self, target: Any, attr: str, value: Any) -> None:
+        own = attr in getattr(target, "__dict__", {})
+        self._replaced.append(
+            (target, attr, getattr(target, attr), own))
+        setattr(target, attr, value)
 
     @property
     def installed(self) -> bool:
