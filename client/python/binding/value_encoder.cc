@@ -16,6 +16,7 @@
 #include "client/python/binding/hook_guard.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/py_compat.h"
+#include "client/python/binding/strided_copy.h"
 #include "client/python/binding/tensor_shim.h"
 #include "common/dtype.h"
 #include "common/record/record.h"
@@ -30,6 +31,10 @@ using record::ValueWriter;
 // Tensors at least this large are copied with the GIL released; below it the
 // release costs more than the copy.
 constexpr size_t kReleaseGilBytes = size_t{64} << 10;
+// A strided CPU tensor whose strides the shim read and whose data is at most
+// this large is gathered here (strided_copy.h); a larger one is copied by
+// torch's contiguous(), whose cost is then the copy's.
+constexpr size_t kGatherBytes = kReleaseGilBytes;
 
 // Interned attribute names.
 struct Names {
@@ -553,7 +558,7 @@ class Encoder {
       }
       for (int64_t d : facts.sizes) shape.dims[shape.ndim++] = d;
       EncodeRead(
-          t, shape, facts.is_cpu, out, depth,
+          t, shape, facts.strides, facts.is_cpu, out, depth,
           [&] { return facts.contiguous(); }, [&] { return facts.data; });
       return;
     }
@@ -571,15 +576,17 @@ class Encoder {
       return;
     }
     EncodeRead(
-        t, shape, is_cpu, out, depth,
+        t, shape, {}, is_cpu, out, depth,
         [&] { return reads.Flag(t, TensorReads::kIsContiguous); },
         [&] { return PythonDataOf(t); });
   }
 
   // The rest of EncodeTensor, once the dtype, device and shape of `t` are
-  // read: `contiguous()` and `data()` read those of t itself, when needed.
+  // read (and its strides, through the shim; empty through Python):
+  // `contiguous()` and `data()` read those of t itself, when needed.
   template <typename Contiguous, typename Data>
-  void EncodeRead(py::handle t, const TensorShape& shape, bool is_cpu,
+  void EncodeRead(py::handle t, const TensorShape& shape,
+                  std::span<const int64_t> strides, bool is_cpu,
                   ValueWriter& out, int depth, Contiguous contiguous,
                   Data data) {
     const bool requires_grad = Reads().Flag(t, TensorReads::kRequiresGrad);
@@ -594,13 +601,26 @@ class Encoder {
     // own host copy. A tensor of at most one element is contiguous whatever
     // its strides (torch skips the dimensions of size 1): no
     // is_contiguous() call, which goes through torch's argument parser.
-    const bool own = is_cpu && shape.dtype != DType::kComplex64 &&
-                     shape.dtype != DType::kComplex128 &&
-                     (Numel(shape.dims, shape.ndim) <= 1 || contiguous());
-    // A copy made here lives until its bytes are pushed.
+    const bool host_real = is_cpu && shape.dtype != DType::kComplex64 &&
+                           shape.dtype != DType::kComplex128;
+    const bool own =
+        host_real && (Numel(shape.dims, shape.ndim) <= 1 || contiguous());
+    const void* ptr = own ? data() : nullptr;
+    // A small strided one is gathered into this thread's scratch.
+    if (!own && host_real && !strides.empty() && nbytes <= kGatherBytes &&
+        (ptr = data()) != nullptr) {
+      static thread_local std::vector<std::byte> scratch;
+      scratch.resize(std::max(scratch.size(), nbytes));
+      CopyStrided(static_cast<const std::byte*>(ptr), shape.span(), strides,
+                  ElementSize(shape.dtype), scratch.data());
+      ptr = scratch.data();
+    }
+    // Else a copy made here, which lives until its bytes are pushed.
     py::object copy;
-    if (!own) copy = HostContiguous(t, shape.dtype, is_cpu);
-    const void* ptr = own ? data() : DataOf(copy);
+    if (!own && ptr == nullptr) {
+      copy = HostContiguous(t, shape.dtype, is_cpu);
+      ptr = DataOf(copy);
+    }
     if (ptr == nullptr && nbytes != 0) {
       EncodeOther(t, out, depth);
       return;
