@@ -61,8 +61,10 @@ class Torch:
         return {
             "api": torch.sin is not sin,
             "tensor_api": torch.Tensor.add is not add,
+            # hooks, or (torch >= 2.1) tprobe's module call wrapper
             "modules": bool(linear._forward_pre_hooks
-                            or linear._forward_hooks),
+                            or linear._forward_hooks
+                            or vars(linear).get("_compiled_call_impl")),
             # a tensor hook (torch 1.13) or a post-accumulate one
             "grads": bool(linear.weight._backward_hooks or getattr(
                 linear.weight, "_post_accumulate_grad_hooks", None)),
