@@ -314,15 +314,31 @@ PyTypeObject g_wrapper_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 bool Compiling(ApiWrapper* w) {
   if (w->compiling == nullptr) return false;
   if (w->compiling_name != nullptr) {
-    PyObject* dict = PyObject_GetAttr(w->compiling, s_dict);
+    // The local's __dict__ for this thread state, found once: it cannot be
+    // replaced, and lives as long as the thread state and the local (which
+    // w holds), so it is kept borrowed. A thread state is known by its id,
+    // never reused (a C++ thread that takes the GIL may get a new state
+    // each time, at the same address).
+    thread_local PyObject* t_local = nullptr;
+    thread_local uint64_t t_state = 0;
+    thread_local PyObject* t_dict = nullptr;
+    const uint64_t state = PyThreadState_GetID(PyThreadState_Get());
+    if (t_local != w->compiling || t_state != state) {
+      PyObject* dict = PyObject_GetAttr(w->compiling, s_dict);
+      if (dict == nullptr || !PyDict_Check(dict)) {
+        Py_XDECREF(dict);
+        PyErr_Clear();
+        return false;
+      }
+      t_local = w->compiling;
+      t_state = state;
+      t_dict = dict;
+      Py_DECREF(dict);  // the local's own reference keeps it
+    }
     PyObject* context =
-        dict != nullptr && PyDict_Check(dict)
-            ? PyDict_GetItemWithError(dict, w->compiling_name)  // borrowed
-            : nullptr;
-    const bool compiling = context != nullptr && context != Py_None;
-    Py_XDECREF(dict);
-    PyErr_Clear();
-    return compiling;
+        PyDict_GetItemWithError(t_dict, w->compiling_name);  // borrowed
+    if (context == nullptr) PyErr_Clear();
+    return context != nullptr && context != Py_None;
   }
   PyObject* context = PyObject_CallNoArgs(w->compiling);
   if (context == nullptr) {

@@ -53,6 +53,22 @@ _SCENARIO = textwrap.dedent("""
     removed.remove()
     z = F.normalize(w, dim=1)
     bound = x.add(2)  # Tensor.add bound as a method of x
+    # While Dynamo compiles on a thread (its compile context set there),
+    # that thread's calls are not recorded; another thread's are.
+    try:
+        import threading
+        from torch import _guards
+        tls = _guards._TLS
+        tls.compile_context = object()
+        torch.sub(x, 1)  # compiling: not recorded
+        other = threading.Thread(target=lambda: torch.sub(x, 2))
+        other.start()
+        other.join()  # Torch.sub.0
+        tls.compile_context = None
+        torch.sub(x, 3)  # Torch.sub.1
+        compiling = True
+    except (ImportError, AttributeError):  # torch 1.13
+        compiling = False
     z.sum().backward()
     d.stop()
     d.step()
@@ -68,7 +84,8 @@ _SCENARIO = textwrap.dedent("""
         "restored": restored, "busy": d._rt.local.busy,
         "y_max": float(y.max()), "bound_ok": bool(torch.equal(bound, x + 2)),
         "registrar": registrar, "user_grads": user_grads,
-        "handle": type(kept).__name__,
+        "handle": type(kept).__name__, "compiling": compiling,
+        "x_max": float(x.max()),
     }))
 """)
 
@@ -138,6 +155,16 @@ class ApiWrapperTest(unittest.TestCase):
         self.assertEqual(self.result["handle"], "RemovableHandle")
         self.assertEqual(self.result["user_grads"], [[[3, 2]]])
         self.assertIn("Torch.matmul.1.backward", self.data)
+
+    def test_calls_while_dynamo_compiles_are_not_recorded(self) -> None:
+        if not self.result["compiling"]:
+            self.skipTest("this torch has no compile context")
+        subs = sorted(n for n in self.data if n.startswith("Torch.sub."))
+        self.assertEqual(subs, ["Torch.sub.0.forward", "Torch.sub.1.forward"])
+        for n, minus in ((0, 2), (1, 3)):
+            out = self.data[f"Torch.sub.{n}.forward"]["output"][0]
+            self.assertAlmostEqual(out["Max"], self.result["x_max"] - minus,
+                                   places=5)
 
     def test_metadata_and_restore(self) -> None:
         for key, checks in self.result["meta"].items():
