@@ -25,7 +25,6 @@ SessionOf g_session_of = nullptr;
 thread_local long t_busy = 0;
 
 // Interned attribute names, made at module init.
-PyObject* s_requires_grad = nullptr;
 PyObject* s_grad_fn = nullptr;
 PyObject* s_register_hook = nullptr;
 PyObject* s_warn_once = nullptr;
@@ -439,11 +438,9 @@ bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
   PyObject* tensor = FirstTensor(out, w->tensor_type, 0);
   if (tensor == nullptr) return !PyErr_Occurred();
   bool ok = false;
-  PyObject* grad_fn = nullptr;
-  PyObject* requires_grad = PyObject_GetAttr(tensor, s_requires_grad);
-  const int wanted = requires_grad ? PyObject_IsTrue(requires_grad) : -1;
-  if (wanted == 1) grad_fn = PyObject_GetAttr(tensor, s_grad_fn);
-  if (wanted == 0 || grad_fn == Py_None) {
+  // None where the tensor needs no gradient (or is a leaf): no hook then.
+  PyObject* grad_fn = PyObject_GetAttr(tensor, s_grad_fn);
+  if (grad_fn == Py_None) {
     ok = true;
   } else if (grad_fn != nullptr) {
     auto* hook = PyObject_New(BackwardHook, &g_hook_type);
@@ -461,7 +458,6 @@ bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
     }
   }
   Py_XDECREF(grad_fn);
-  Py_XDECREF(requires_grad);
   Py_DECREF(tensor);
   return ok;
 }
@@ -745,7 +741,6 @@ PyGetSetDef g_wrapper_getset[] = {
 
 void DefineApiHook(py::module_& m, SessionOf session_of) {
   g_session_of = session_of;
-  s_requires_grad = InternName("requires_grad");
   s_grad_fn = InternName("grad_fn");
   s_register_hook = InternName("register_hook");
   s_warn_once = InternName("warn_once");
