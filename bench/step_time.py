@@ -7,7 +7,7 @@ dumped, measured in one invocation.
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
         [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
-        [--no-undumped] [--no-tensor-shim] [--no-module-wrapper]
+        [--no-undumped] [--no-tensor-shim] [--no-module-wrapper] \
         [--compile [--warmup N]]
 
 Each configuration runs as its own process; a step's time is the gap between

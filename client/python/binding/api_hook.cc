@@ -237,15 +237,6 @@ PyObject* RegistrarNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(registrar);
 }
 
-PyObject* RegistrarGetOriginal(PyObject* self, void*) {
-  return Py_NewRef(reinterpret_cast<NodeHookRegistrar*>(self)->original);
-}
-
-PyGetSetDef g_registrar_getset[] = {
-    {"original", RegistrarGetOriginal, nullptr,
-     "torch's _register_hook, which every other hook goes to.", nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
 // --- the API wrapper --------------------------------------------------------
 
 struct ApiWrapper {
@@ -804,7 +795,6 @@ void DefineApiHook(py::module_& m, SessionOf session_of) {
   registrar.tp_dealloc = RegistrarDealloc;
   registrar.tp_vectorcall_offset = offsetof(NodeHookRegistrar, vectorcall);
   registrar.tp_call = PyVectorcall_Call;
-  registrar.tp_getset = g_registrar_getset;
   ReadyType(&registrar);
   AddType(m, "NodeHookRegistrar", &registrar);
 

@@ -59,18 +59,15 @@ void CopyStrided(const std::byte* first, std::span<const int64_t> sizes,
     std::memcpy(out, first, element_size);
     return;
   }
-  for (int64_t size : sizes) {
-    if (size == 0) return;
-  }
   const size_t last = ndim - 1;
-  // The index of the current row over the outer dimensions, odometer-wise.
+  int64_t rows = 1;  // one per index over the outer dimensions
+  for (size_t d = 0; d < last; ++d) rows *= sizes[d];
+  // That index, odometer-wise, and the first element of its row.
   std::array<int64_t, record::kMaxDims> index{};
   const std::byte* row = first;
-  while (true) {
+  for (int64_t r = 0; r < rows; ++r) {
     out = CopyRow(row, sizes[last], strides[last], element_size, out);
-    size_t d = last;
-    while (d > 0) {
-      --d;
+    for (size_t d = last; d-- > 0;) {
       const auto step = static_cast<ptrdiff_t>(strides[d]) *
                         static_cast<ptrdiff_t>(element_size);
       if (++index[d] < sizes[d]) {
@@ -79,9 +76,7 @@ void CopyStrided(const std::byte* first, std::span<const int64_t> sizes,
       }
       row -= step * (sizes[d] - 1);
       index[d] = 0;
-      if (d == 0) return;
     }
-    if (last == 0) return;
   }
 }
 

@@ -401,7 +401,6 @@ class _ModuleHook:
         finally:
             local.busy -= 1
 
-
     def abort(self, module: torch.nn.Module) -> None:
         """The forward of ``module`` raised: its innermost open call ends
         without an entry, so that the calls after it are not taken for its
@@ -420,7 +419,6 @@ class _ModuleHook:
             rt.warn_once("a module forward hook", error)
         finally:
             local.busy -= 1
-
 
     def wrapper(self, module: torch.nn.Module,
                 compiled: Callable[[torch.nn.Module], None]
