@@ -8,7 +8,7 @@ dumped, measured in one invocation.
         [--small | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
         [--no-undumped] [--no-tensor-shim] [--no-module-wrapper] \
-        [--compile [--warmup N]]
+        [--baseline DIR] [--compile [--warmup N]]
 
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
@@ -38,6 +38,10 @@ their Python attributes (TPROBE_TENSOR_SHIM=0) in place of torch's C shim
 --no-module-wrapper so with modules called through torch's hooks
 (TPROBE_MODULE_WRAPPER=0) in place of tprobe._C.ModuleWrapper
 (tprobe/torch/module_hooks.py), rows "tprobe L0 no-wrapper".
+--baseline DIR adds tprobe dumped at each level from another build's
+Python package (DIR: that build's python folder, e.g. a worktree of an
+earlier commit, built), rows "tprobe L1 baseline": two builds weighed side
+by side in one run (both talk to this run's tprobed).
 --msprobe DIR adds msprobe at L0, L1 and mix, dumped and undumped, to
 every round, run from DIR (a `pip install --no-deps --target DIR
 mindstudio-probe==8.3.3`) on this interpreter, for context; --msprobe
@@ -219,6 +223,10 @@ def main() -> int:
                     "called through torch's hooks (TPROBE_MODULE_WRAPPER=0), "
                     "rows 'tprobe L0 no-wrapper': the module call wrapper "
                     "weighed side by side")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also tprobe dumped at each level from the build "
+                    "whose Python package is in DIR (its build/python), "
+                    "rows 'tprobe L1 baseline': two builds side by side")
     ap.add_argument("--compile", action="store_true",
                     help="also examples/compiled_transformer.py eager and "
                     "under torch.compile, with no tool and tprobe L0 (dumped "
@@ -247,6 +255,8 @@ def main() -> int:
         for lv in _LEVELS if getattr(args, "no_" + option) else ():
             without[f"tprobe {lv} {tag}"] = switch
             tools[f"tprobe {lv} {tag}"] = ("tprobe", lv, None, True)
+    for lv in _LEVELS if args.baseline else ():
+        tools[f"tprobe {lv} baseline"] = ("tprobe", lv, None, True)
     # label: (compiled, tprobe at L0: None, "dumped" or "undumped";
     # statistics_on or None)
     compile_rows = {} if not args.compile else {
@@ -275,6 +285,8 @@ def main() -> int:
                     run_env, prelude = env, ""
                     if tool in without:
                         run_env = dict(env, **{without[tool]: "0"})
+                    if tool.endswith(" baseline"):
+                        run_env = dict(env, PYTHONPATH=args.baseline)
                     if args.device.startswith("npu"):
                         prelude = "import torch_npu\n"
                     if name != "none":

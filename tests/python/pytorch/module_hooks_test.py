@@ -1,6 +1,8 @@
 """Module hooks at level L0, on a real model through a real tprobed: a
-module called twice in one forward, a module with no tensor input, and a
-module whose forward raises (the training loop catches it). The backward
+module called twice in one forward, a module with no tensor input, a
+module whose forward raises (the training loop catches it), and one whose
+output its caller changes in place, and one that uses its output itself
+(an auxiliary loss). The backward
 entries are checked against the gradients torch itself computes, and every
 step must come out alike: an exception must leave nothing open behind it.
 """
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 import unittest
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
@@ -40,12 +43,34 @@ class Constant(nn.Module):
         return self.w * scale
 
 
+class Router(nn.Module):
+    """Uses its output itself too: an auxiliary loss of it, which the caller
+    adds to the loss (as a mixture of experts' router does); returns it as
+    it is, or a view of it (``view``)."""
+
+    def __init__(self, view: bool) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.view = view
+        self.aux: Optional[torch.Tensor] = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.proj(x)
+        self.aux = logits.square().sum()
+        return logits.unsqueeze(0) if self.view else logits
+
+
 class Net(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.fails = Fails()
         self.lin = nn.Linear(4, 4)
         self.const = Constant()
+        self.out = nn.Linear(4, 4)
+        self.router = Router(view=False)
+        self.router_view = Router(view=True)
+        self.wide = nn.Linear(4, 4)
+        self.wide_grad: Optional[torch.Tensor] = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         try:
@@ -53,7 +78,24 @@ class Net(nn.Module):
         except ValueError:
             pass
         h = self.lin(torch.tanh(self.lin(x)))  # one module, two calls
-        return (h * self.const(3.0)).square().sum()
+        # An output its caller changes in place, after a hook of its own
+        # that it takes off again (it would zero the gradient).
+        y = self.out(h)
+        dropped = y.register_hook(lambda grad: grad * 0)
+        y.mul_(2.0)
+        dropped.remove()
+        # A view (a Linear's output on a 3-d input) changed in place; a
+        # hook on it would be lost (its grad_fn changes), so its gradient
+        # is worked out here: that of z.square().sum().
+        z = self.wide(h.unsqueeze(0))
+        z.add_(1.0)
+        self.wide_grad = 2.0 * z.detach()
+        # The routers' outputs go on only through the sums: their gradient
+        # from there is 3.0 everywhere.
+        routed = (self.router(h) * 3.0).sum() + self.router.aux + \
+            (self.router_view(h) * 3.0).sum() + self.router_view.aux
+        return (y * self.const(3.0)).square().sum() + routed + \
+            z.square().sum()
 
 
 def train(debugger):
@@ -75,9 +117,12 @@ def train(debugger):
             return hook
 
         hooks = [model.lin.register_forward_hook(keep("lin")),
-                 model.const.register_forward_hook(keep("const"))]
+                 model.const.register_forward_hook(keep("const")),
+                 model.out.register_forward_hook(keep("out")),
+                 model.router.proj.register_forward_hook(keep("proj"))]
         debugger.start(model)
         model(torch.randn(2, 4, generator=gen)).backward()
+        seen["wide.0"] = model.wide_grad
         debugger.stop()
         debugger.step()
         for hook in hooks:
@@ -176,6 +221,40 @@ class ModuleHooksTest(unittest.TestCase):
             # No argument needs a gradient: the entry's output is empty.
             self.assertEqual(backward["output"], [])
             self.assertIn("Module.const.Constant.parameters_grad.0", data)
+
+    def test_output_changed_in_place_by_its_caller(self) -> None:
+        for step, (data, _) in enumerate(self.trees):
+            # input: the gradient w.r.t. the value the module returned (a
+            # hook taken before the change gets that one), not w.r.t. the
+            # value after the change, and not zeroed by the hook taken off.
+            backward = data["Module.out.Linear.backward.0"]
+            self.assertEqual(len(backward["input"]), 1)
+            self.assertGrad(backward["input"][0], self.grads[step]["out.0"],
+                            f"step {step} out")
+            self.assertNotEqual(backward["input"][0]["Norm"], 0.0)
+            self.assertEqual(len(backward["output"]), 1)
+            # The same for a view (changed in place, a view gets a new
+            # grad_fn).
+            backward = data["Module.wide.Linear.backward.0"]
+            self.assertGrad(backward["input"][0], self.grads[step]["wide.0"],
+                            f"step {step} wide")
+
+    def test_output_the_module_uses_itself(self) -> None:
+        for step, (data, construct) in enumerate(self.trees):
+            # As msprobe: a router's entry has the gradient from the uses
+            # of what it returned alone, not from its own auxiliary loss.
+            for router in ("router", "router_view"):
+                backward = data[f"Module.{router}.Router.backward.0"]["input"]
+                self.assertEqual(len(backward), 1)
+                self.assertEqual((backward[0]["Max"], backward[0]["Min"]),
+                                 (3.0, 3.0), f"step {step} {router}")
+            # Its child returned the same tensor: the child's entry has
+            # every use of it, and its backward is inside the router's.
+            self.assertGrad(
+                data["Module.router.proj.Linear.backward.0"]["input"][0],
+                self.grads[step]["proj.0"], f"step {step} proj")
+            self.assertEqual(construct["Module.router.proj.Linear.backward.0"],
+                             "Module.router.Router.backward.0")
 
 
 if __name__ == "__main__":
