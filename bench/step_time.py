@@ -238,6 +238,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.compile and args.device != "cpu":
         ap.error("--compile trains on the CPU only")
+    # Without a tprobe package in DIR the baseline rows would import
+    # whichever tprobe the interpreter has installed, and say nothing.
+    if args.baseline and not os.path.isfile(
+            os.path.join(args.baseline, "tprobe", "__init__.py")):
+        ap.error(f"--baseline {args.baseline}: no tprobe package there "
+                 "(give a build's python folder, e.g. build/python)")
     # label: (tool, level, statistics_on or None, dumped)
     tools = {"none": ("none", None, None, True)}
     dumped = (True,) if args.no_undumped else (True, False)

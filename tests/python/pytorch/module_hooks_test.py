@@ -1,8 +1,8 @@
 """Module hooks at level L0, on a real model through a real tprobed: a
 module called twice in one forward, a module with no tensor input, a
-module whose forward raises (the training loop catches it), and one whose
-output its caller changes in place, and one that uses its output itself
-(an auxiliary loss). The backward
+module whose forward raises (the training loop catches it), modules whose
+output their caller changes in place (a plain tensor and a view), and
+routers that use their output themselves (an auxiliary loss). The backward
 entries are checked against the gradients torch itself computes, and every
 step must come out alike: an exception must leave nothing open behind it.
 """
@@ -100,7 +100,8 @@ class Net(nn.Module):
 
 def train(debugger):
     """STEPS steps; returns, per step, the gradients torch computed for the
-    outputs of lin's two calls and of const, by tensor hooks."""
+    outputs of lin's two calls, const, out and router.proj, by tensor hooks,
+    and that of wide's output, worked out by the model."""
     torch.manual_seed(5)
     model = Net()
     gen = torch.Generator().manual_seed(6)

@@ -5,11 +5,14 @@ where this interpreter imports it (--msprobe installed); the dumped rows
 count step 1's entries, the undumped ones none. Where torch has
 torch.compile, --compile's table too: examples/compiled_transformer.py
 eager and compiled, with no tool and tprobe L0, and the ratio line.
+--baseline adds a row per level for another build's package (this one's,
+here), and refuses a folder without a tprobe package.
 """
 
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import torch
@@ -61,6 +64,31 @@ class StepTimeTest(unittest.TestCase):
                 self.assertEqual(entries, 0, label)
             else:
                 self.assertGreater(entries, 0, label)
+
+    def test_baseline_rows(self) -> None:
+        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+               "--small", "--steps", "2", "--rounds", "1", "--no-undumped",
+               "--baseline", python_path()]
+        run = subprocess.run(cmd, env=dict(os.environ,
+                                           PYTHONPATH=python_path()),
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
+        rows = {line[:30].strip(): line[30:].split()
+                for line in run.stdout.splitlines()[1:]}
+        want = ["none"] + [f"tprobe {lv}{suffix}" for suffix in
+                           ("", " baseline") for lv in LEVELS]
+        self.assertEqual(list(rows), want, run.stdout)
+        for label in want[1:]:
+            self.assertGreater(int(rows[label][5]), 0, label)
+
+    def test_baseline_without_tprobe_is_refused(self) -> None:
+        with tempfile.TemporaryDirectory() as empty:
+            run = subprocess.run(
+                [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+                 "--baseline", empty], capture_output=True, text=True,
+                timeout=60)
+        self.assertEqual(run.returncode, 2, run.stdout)
+        self.assertIn("no tprobe package there", run.stderr)
 
     @unittest.skipUnless(hasattr(torch, "compile"), "torch 1.x: no compile")
     def test_compile_rows(self) -> None:
