@@ -751,6 +751,13 @@ class _Resolve(_DispatchMode):
     """Runs nothing: calling an op under it makes torch's dispatcher find
     (and keep) the op's OpOverload, before _Direct takes its name."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Else torch wraps __torch_dispatch__ in torch._disable_dynamo,
+        # whose first call imports torch._dynamo (about 0.9 s); this mode
+        # runs once, when this module is imported, never under compile.
+        return False
+
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         return _fake_id() if func is _OPS["module_open"] or \

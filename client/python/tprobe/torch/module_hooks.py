@@ -473,10 +473,18 @@ def _wrappable(module: torch.nn.Module) -> bool:
 # own calls (Tensor.stride at risk_level ALL) in their guards and ops:
 # there the hooks are registered outside Dynamo (_eager), and hooks
 # registered at L0 go outside it through these after a live change of
-# level.
-if _TRACED:
-    _PRE_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.pre_kwargs)
-    _POST_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.post_kwargs)
+# level. Made when the first hook that Dynamo may trace is registered
+# (_outside_dynamo): torch.compiler.disable imports torch._dynamo, about
+# 0.9 s, which an eager model whose modules are all wrapped never needs.
+_PRE_OUTSIDE_DYNAMO: Optional[Callable] = None
+_POST_OUTSIDE_DYNAMO: Optional[Callable] = None
+
+
+def _outside_dynamo() -> None:
+    global _PRE_OUTSIDE_DYNAMO, _POST_OUTSIDE_DYNAMO
+    if _PRE_OUTSIDE_DYNAMO is None:
+        _PRE_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.pre_kwargs)
+        _POST_OUTSIDE_DYNAMO = _DISABLE_DYNAMO(_ModuleHook.post_kwargs)
 
 _ORIG_MOD = "_orig_mod"
 
@@ -643,6 +651,8 @@ class ModuleHooks:
         # they would be two more graphs): those stay eager.
         traced = _TRACED and self.rt.level == "L0" and hook.gate is None \
             and module not in self._alone_compiled
+        if traced:
+            _outside_dynamo()
         pre = _eager(hook.pre_kwargs, traced)
         post = _eager(hook.post_kwargs, traced)
         # Not always_call in a compiled model: Dynamo guards the hook's id
