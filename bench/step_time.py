@@ -255,14 +255,17 @@ def main() -> int:
                     label = " ".join([name, lv] + ([on] if on else []) +
                                      ([] if dump else ["undumped"]))
                     tools[label] = (name, lv, on, dump)
-    # The rows with one fast path off: label -> its environment switch.
-    without = {}
-    for option, tag, switch in _WITHOUT:
-        for lv in _LEVELS if getattr(args, "no_" + option) else ():
-            without[f"tprobe {lv} {tag}"] = switch
+    # The rows dumped at each level with an environment of their own (one
+    # fast path off, or another build's package): tag -> what they add.
+    variants = {tag: {switch: "0"} for option, tag, switch in _WITHOUT
+                if getattr(args, "no_" + option)}
+    if args.baseline:
+        variants["baseline"] = {"PYTHONPATH": args.baseline}
+    env_of = {}  # label -> what its row adds to the environment
+    for tag, changes in variants.items():
+        for lv in _LEVELS:
+            env_of[f"tprobe {lv} {tag}"] = changes
             tools[f"tprobe {lv} {tag}"] = ("tprobe", lv, None, True)
-    for lv in _LEVELS if args.baseline else ():
-        tools[f"tprobe {lv} baseline"] = ("tprobe", lv, None, True)
     # label: (compiled, tprobe at L0: None, "dumped" or "undumped";
     # statistics_on or None)
     compile_rows = {} if not args.compile else {
@@ -288,11 +291,8 @@ def main() -> int:
                         cmd.append("--small")
                     if args.data_bound:
                         cmd.append("--data-bound")
-                    run_env, prelude = env, ""
-                    if tool in without:
-                        run_env = dict(env, **{without[tool]: "0"})
-                    if tool.endswith(" baseline"):
-                        run_env = dict(env, PYTHONPATH=args.baseline)
+                    run_env = dict(env, **env_of.get(tool, {}))
+                    prelude = ""
                     if args.device.startswith("npu"):
                         prelude = "import torch_npu\n"
                     if name != "none":
