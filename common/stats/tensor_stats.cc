@@ -7,155 +7,13 @@
 #include <optional>
 #include <type_traits>
 
-#include "common/stats/cpu_features.h"
+#include "common/stats/float_reducer.h"
 #include "common/stats/half.h"
 
 namespace tprobe::stats {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Partial result of the fused pass. The sum of squares is NaN exactly when
-// some element was NaN (x*x is never -inf), so no separate NaN flag is kept.
-struct Partial {
-  float min = kInf;
-  float max = -kInf;
-  double sum = 0.0;
-  double sum_sq = 0.0;
-
-  void Add(float x) {
-    min = x < min ? x : min;
-    max = x > max ? x : max;
-    sum += x;
-    sum_sq += static_cast<double>(x) * x;
-  }
-  void Merge(const Partial& o) {
-    min = o.min < min ? o.min : min;
-    max = o.max > max ? o.max : max;
-    sum += o.sum;
-    sum_sq += o.sum_sq;
-  }
-};
-
-// The fused fp32 pass is written with GCC/Clang vector types instead of being
-// left to the auto-vectoriser: at -O2, GCC 12's "very cheap" cost model
-// either leaves such a loop scalar or keeps its accumulators in memory.
-template <size_t kBytes>
-struct Vec {
-  typedef float F __attribute__((vector_size(kBytes)));
-  typedef double D __attribute__((vector_size(kBytes)));
-};
-
-// A float that may sit at any address and alias any bytes: GCC/Clang's
-// sanctioned way to load floats from a std::byte buffer.
-using UnalignedFloat [[gnu::may_alias, gnu::aligned(1)]] = float;
-
-// One fused pass over `n` floats at `p` (any alignment): min, max, sum and
-// sum of squares, with two float vectors of min/max lanes and four double
-// vectors each of sum and sum-of-squares lanes. d*d is exact in double for a
-// float d, so whether the compiler fuses the multiply-add does not matter.
-// Always inlined, so that it is compiled for the caller's target.
-template <size_t kBytes>
-[[gnu::always_inline]] inline Partial AccumulateF32Lanes(const std::byte* p,
-                                                         size_t n) {
-  using F = typename Vec<kBytes>::F;
-  using D = typename Vec<kBytes>::D;
-  constexpr size_t kFloats = kBytes / sizeof(float);
-  constexpr size_t kDoubles = kBytes / sizeof(double);
-  F min0, max0;
-  for (size_t k = 0; k < kFloats; ++k) {
-    min0[k] = kInf;
-    max0[k] = -kInf;
-  }
-  F min1 = min0, max1 = max0;
-  D sum0 = {}, sum1 = {}, sum2 = {}, sum3 = {};
-  D sq0 = {}, sq1 = {}, sq2 = {}, sq3 = {};
-  size_t i = 0;
-  for (; i + 2 * kFloats <= n; i += 2 * kFloats) {
-    const auto* x = reinterpret_cast<const UnalignedFloat*>(p + i * 4);
-    F a, b;
-    std::memcpy(&a, x, sizeof(a));
-    std::memcpy(&b, x + kFloats, sizeof(b));
-    min0 = a < min0 ? a : min0;
-    max0 = a > max0 ? a : max0;
-    min1 = b < min1 ? b : min1;
-    max1 = b > max1 ? b : max1;
-    // Widened element by element, which GCC turns into cvtps2pd from memory
-    // (__builtin_convertvector goes through 128-bit halves in GCC 12).
-    D a0, a1, b0, b1;
-#pragma GCC unroll 8
-    for (size_t k = 0; k < kDoubles; ++k) {
-      a0[k] = x[k];
-      a1[k] = x[kDoubles + k];
-      b0[k] = x[2 * kDoubles + k];
-      b1[k] = x[3 * kDoubles + k];
-    }
-    sum0 += a0;
-    sum1 += a1;
-    sum2 += b0;
-    sum3 += b1;
-    sq0 += a0 * a0;
-    sq1 += a1 * a1;
-    sq2 += b0 * b0;
-    sq3 += b1 * b1;
-  }
-  Partial r;
-  const D sums = (sum0 + sum1) + (sum2 + sum3);
-  const D sqs = (sq0 + sq1) + (sq2 + sq3);
-  for (size_t k = 0; k < kFloats; ++k) {
-    r.Merge({min0[k], max0[k], 0.0, 0.0});
-    r.Merge({min1[k], max1[k], 0.0, 0.0});
-  }
-  for (size_t k = 0; k < kDoubles; ++k) r.Merge({kInf, -kInf, sums[k], sqs[k]});
-  for (; i < n; ++i) {
-    r.Add(reinterpret_cast<const UnalignedFloat*>(p)[i]);
-  }
-  return r;
-}
-
-#if defined(__x86_64__)
-// 256-bit AVX2 + FMA version, used when the CPU has them (every x86-64 CPU
-// since about 2013); the baseline build only assumes SSE2.
-[[gnu::target("avx2,fma")]] Partial AccumulateF32Avx2(const std::byte* p,
-                                                      size_t n) {
-  return AccumulateF32Lanes<32>(p, n);
-}
-#endif
-
-Partial AccumulateF32(const std::byte* p, size_t n) {
-#if defined(__x86_64__)
-  if (CpuHasAvx2Fma()) {
-    return AccumulateF32Avx2(p, n);
-  }
-#endif
-  return AccumulateF32Lanes<16>(p, n);
-}
-
-// Converts each element to float with `to_float` (reading ElementSize bytes
-// at a time) in cache-sized chunks, and runs the fused pass on every chunk.
-template <typename T, typename ToFloat>
-Partial AccumulateConverted(const std::byte* p, size_t n, ToFloat to_float) {
-  constexpr size_t kChunk = 2048;
-  alignas(64) float buf[kChunk];
-  Partial total;
-  for (size_t base = 0; base < n; base += kChunk) {
-    const size_t m = n - base < kChunk ? n - base : kChunk;
-    for (size_t k = 0; k < m; ++k) {
-      T v;
-      std::memcpy(&v, p + (base + k) * sizeof(T), sizeof(T));
-      buf[k] = to_float(v);
-    }
-    total.Merge(AccumulateF32(reinterpret_cast<const std::byte*>(buf), m));
-  }
-  return total;
-}
-
-template <typename T>
-Partial AccumulateCastToFloat(const std::byte* p, size_t n) {
-  return AccumulateConverted<T>(p, n,
-                                [](T v) { return static_cast<float>(v); });
-}
 
 // Max/Min/Mean/Norm of a floating tensor from its partial sums; `round`
 // narrows a double to the native dtype (float32, float16 or bfloat16).
@@ -163,8 +21,7 @@ Partial AccumulateCastToFloat(const std::byte* p, size_t n) {
 // torch accumulates sum and sum of squares in float32 for all three dtypes
 // (CPU and CUDA), so a sum beyond the float32 range makes its Mean or Norm
 // infinite even when the final value would fit; the same happens here.
-template <typename Round>
-TensorStats FloatStats(const Partial& p, size_t n, Round round) {
+TensorStats FloatStats(const Partial& p, size_t n, double (*round)(double)) {
   if (std::isnan(p.sum_sq)) return {kNaN, kNaN, kNaN, kNaN};
   const bool sum_overflows = std::isinf(static_cast<float>(p.sum));
   const bool sum_sq_overflows = std::isinf(static_cast<float>(p.sum_sq));
@@ -175,6 +32,25 @@ TensorStats FloatStats(const Partial& p, size_t n, Round round) {
 }
 
 double RoundToFloat(double v) { return static_cast<float>(v); }
+
+// How FloatStats narrows a Mean or Norm of a `dtype` tensor.
+auto RoundFor(DType dtype) -> double (*)(double) {
+  if (dtype == DType::kFloat16) return RoundToHalf;
+  if (dtype == DType::kBFloat16) return RoundToBFloat16;
+  return RoundToFloat;
+}
+
+// Whether ComputeStats reduces a `dtype` tensor of `shape` with a
+// FloatReducer (every floating or integer tensor of one or more
+// dimensions that PyTorchMaxMinStats leaves).
+bool Reduced(DType dtype, std::span<const int64_t> shape, StatRules rules) {
+  if (shape.empty() || dtype == DType::kBool || dtype == DType::kComplex64 ||
+      dtype == DType::kComplex128) {
+    return false;
+  }
+  return rules == StatRules::kMindSpore || dtype == DType::kFloat32 ||
+         dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+}
 
 // The value of a single element, as msprobe's .item() would give it.
 template <typename T>
@@ -314,34 +190,37 @@ TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
     }
   }
 
-  switch (dtype) {
-    case DType::kFloat32:
-      return FloatStats(AccumulateF32(p, n), n, RoundToFloat);
-    case DType::kFloat16:
-      return FloatStats(AccumulateConverted<uint16_t>(p, n, HalfToFloat), n,
-                        RoundToHalf);
-    case DType::kBFloat16:
-      return FloatStats(AccumulateConverted<uint16_t>(p, n, BFloat16ToFloat), n,
-                        RoundToBFloat16);
-    case DType::kFloat64:
-      return FloatStats(AccumulateCastToFloat<double>(p, n), n, RoundToFloat);
-    case DType::kInt8:
-      return FloatStats(AccumulateCastToFloat<int8_t>(p, n), n, RoundToFloat);
-    case DType::kUInt8:
-      return FloatStats(AccumulateCastToFloat<uint8_t>(p, n), n, RoundToFloat);
-    case DType::kInt16:
-      return FloatStats(AccumulateCastToFloat<int16_t>(p, n), n, RoundToFloat);
-    case DType::kInt32:
-      return FloatStats(AccumulateCastToFloat<int32_t>(p, n), n, RoundToFloat);
-    case DType::kInt64:
-      return FloatStats(AccumulateCastToFloat<int64_t>(p, n), n, RoundToFloat);
-    case DType::kBool:
-    case DType::kComplex64:
-    case DType::kComplex128:
-      break;  // Handled above.
+  FloatReducer reducer(dtype);
+  reducer.Add(data);
+  return FloatStats(reducer.Finish(), n, RoundFor(dtype));
+}
+
+StatsStream::StatsStream(DType dtype, std::span<const int64_t> shape,
+                         StatRules rules)
+    : dtype_(dtype),
+      shape_(shape.begin(), shape.end()),
+      rules_(rules),
+      elements_(ElementCount(shape)) {
+  if (elements_ != 0 && Reduced(dtype, shape, rules)) {
+    reducer_ = std::make_unique<FloatReducer>(dtype);
   }
-  assert(false && "ComputeStats: unknown dtype");
-  return {};
+}
+
+StatsStream::~StatsStream() = default;
+StatsStream::StatsStream(StatsStream&&) noexcept = default;
+StatsStream& StatsStream::operator=(StatsStream&&) noexcept = default;
+
+void StatsStream::Add(std::span<const std::byte> bytes) {
+  if (reducer_) {
+    reducer_->Add(bytes);
+  } else {
+    kept_.insert(kept_.end(), bytes.begin(), bytes.end());
+  }
+}
+
+TensorStats StatsStream::Finish() {
+  if (!reducer_) return ComputeStats(dtype_, shape_, kept_, rules_);
+  return FloatStats(reducer_->Finish(), elements_, RoundFor(dtype_));
 }
 
 }  // namespace tprobe::stats

@@ -39,8 +39,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <variant>
+#include <vector>
 
 #include "common/dtype.h"
 
@@ -78,6 +80,40 @@ enum class StatRules { kPyTorch, kMindSpore };
 // Thread safety: pure; any number of threads may call it concurrently.
 TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
                          std::span<const std::byte> data, StatRules rules);
+
+class FloatReducer;  // float_reducer.h
+
+// The statistics of a tensor whose bytes come in pieces, in order (the
+// daemon reduces a tensor's chunks where they lie in the ring instead of
+// gathering them first): Finish() returns what ComputeStats returns for
+// all the bytes at once, bit for bit, however they were cut. The tensors
+// ComputeStats reduces in one fused pass (floating ones, and MindSpore's
+// integers, of one or more dimensions) are reduced piece by piece and
+// nothing is kept; the others (bool, complex, 0-d, PyTorch's integer and
+// float64 Max/Min) keep their bytes until Finish.
+//
+// Thread safety: none; one stream per tensor.
+class StatsStream {
+ public:
+  StatsStream(DType dtype, std::span<const int64_t> shape, StatRules rules);
+  ~StatsStream();
+  StatsStream(StatsStream&&) noexcept;
+  StatsStream& operator=(StatsStream&&) noexcept;
+
+  // The next bytes of the tensor.
+  void Add(std::span<const std::byte> bytes);
+  // REQUIRES: the bytes added are exactly the tensor's (ElementCount(shape)
+  // times ElementSize(dtype)); called once.
+  TensorStats Finish();
+
+ private:
+  DType dtype_;
+  std::vector<int64_t> shape_;
+  StatRules rules_;
+  size_t elements_;
+  std::unique_ptr<FloatReducer> reducer_;  // null: the bytes are kept
+  std::vector<std::byte> kept_;
+};
 
 }  // namespace tprobe::stats
 

@@ -47,6 +47,11 @@ Result<Outcome> TensorAssembler::OnTensor(uint32_t ring_index,
   pending.info.dtype = v.dtype;
   pending.info.shape = std::move(v.shape);
   pending.info.requires_grad = v.tensor.requires_grad != 0;
+  if (!rules.keep_bytes && rules.summary_mode != config::SummaryMode::kXor &&
+      v.tensor.nbytes <= rules.limits.max_tensor_bytes) {
+    pending.stream.emplace(pending.info.dtype, pending.info.shape,
+                           rules.framework->stat_rules);
+  }
   return OpenPending(ring_index, std::move(pending), rules);
 }
 
@@ -57,7 +62,7 @@ Result<Outcome> TensorAssembler::OpenPending(uint32_t ring_index,
   if (nbytes > rules.limits.max_tensor_bytes) {
     // Never buffered: its chunks are skipped and it stays incomplete.
     pending.broken = true;
-  } else {
+  } else if (!pending.stream) {
     pending.bytes.reserve(std::min<uint64_t>(nbytes, kMaxPendingReserve));
   }
   rings_[ring_index].pending = std::move(pending);
@@ -101,13 +106,21 @@ Result<Outcome> TensorAssembler::OnChunk(uint32_t ring_index,
   }
   PendingTensor& p = *ring.pending;
   if (p.broken) return Outcome::kApplied;
-  const uint64_t received = p.bytes.size();
-  if (v.chunk.offset != received || v.bytes.size() > p.meta.nbytes - received) {
+  if (v.chunk.offset != p.received ||
+      v.bytes.size() > p.meta.nbytes - p.received) {
     p.broken = true;  // a chunk went missing: the tensor cannot complete
     return Outcome::kApplied;
   }
-  p.bytes.insert(p.bytes.end(), v.bytes.begin(), v.bytes.end());
-  if (p.bytes.size() == p.meta.nbytes) {
+  if (p.stream) {
+    p.stream->Add(v.bytes);
+    if (rules.summary_mode == config::SummaryMode::kMd5) {
+      p.crc = stats::Crc32(v.bytes, p.crc);
+    }
+  } else {
+    p.bytes.insert(p.bytes.end(), v.bytes.begin(), v.bytes.end());
+  }
+  p.received += v.bytes.size();
+  if (p.received == p.meta.nbytes) {
     return Close(ring_index, /*complete=*/true, rules);
   }
   return Outcome::kApplied;
@@ -127,7 +140,13 @@ Result<Outcome> TensorAssembler::Close(uint32_t ring_index, bool complete,
   if (p.target) return DeliverBytes(p, complete, rules);
   TensorInfo info = std::move(p.info);
   info.complete = complete;
-  if (complete) {
+  if (complete && p.stream) {
+    info.stats = p.stream->Finish();
+    if (rules.summary_mode == config::SummaryMode::kMd5) {
+      info.crc = p.crc;
+      info.md5 = stats::Crc32Hex(info.crc);
+    }
+  } else if (complete) {
     info.stats = stats::ComputeStats(info.dtype, info.shape, p.bytes,
                                      rules.framework->stat_rules);
     if (rules.summary_mode == config::SummaryMode::kXor) {

@@ -21,6 +21,7 @@
 #include "common/config/config.h"
 #include "common/dump/framework.h"
 #include "common/record/codec.h"
+#include "common/stats/tensor_stats.h"
 #include "common/status.h"
 #include "daemon/ingest/rank_limits.h"
 #include "daemon/output/entry_renderer.h"
@@ -133,9 +134,15 @@ class TensorAssembler {
   struct PendingTensor {
     record::TensorRecord meta;  // ref and nbytes only, for ProducerBytes
     TensorInfo info;            // dtype, shape, requires_grad
+    // The bytes, where they are kept (task tensor, summary_mode xor, a
+    // ProducerBytes record's); else reduced as they come (`stream`), so
+    // that a chunk is read once, where it lies in the ring.
     std::vector<std::byte> bytes;
-    bool broken = false;  // a chunk was out of order: never completes
-    uint64_t record = 0;  // its Tensor record's index on the ring
+    std::optional<stats::StatsStream> stream;
+    uint32_t crc = 0;       // of the bytes so far, with `stream` under md5
+    uint64_t received = 0;  // bytes so far
+    bool broken = false;    // a chunk was out of order: never completes
+    uint64_t record = 0;    // its Tensor record's index on the ring
     std::optional<BytesTarget> target;  // ProducerBytes: whose bytes
   };
   struct Ring {

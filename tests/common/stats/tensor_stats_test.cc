@@ -504,5 +504,71 @@ TEST_F(TensorStatsTest, Float32AccumulatorOverflowGivesInfinityLikeTorch) {
   EXPECT_EQ(stats.max, Stat(static_cast<double>(3e38f)));
 }
 
+// The exact bits of a Stat, for comparing two results: the JSON spelling
+// of a double is its shortest round trip, so equal text is equal bits.
+std::string Bits(const TensorStats& s) { return StatsJson(s); }
+
+// A StatsStream fed a tensor's bytes in pieces cut anywhere (inside an
+// element, one byte at a time, empty pieces) gives ComputeStats's result
+// for the whole buffer, bit for bit, for every dtype and both rules.
+TEST_F(TensorStatsTest, StatsStreamMatchesComputeStatsHoweverCut) {
+  std::mt19937_64 rng(20261206);
+  const std::vector<std::vector<int64_t>> shapes = {
+      {}, {0}, {1}, {7}, {17}, {2049}, {3, 5000}, {70000}};
+  const DType dtypes[] = {
+      DType::kFloat32, DType::kFloat16, DType::kBFloat16,  DType::kFloat64,
+      DType::kInt8,    DType::kUInt8,   DType::kInt16,     DType::kInt32,
+      DType::kInt64,   DType::kBool,    DType::kComplex64, DType::kComplex128};
+  int checked = 0;
+  for (DType dtype : dtypes) {
+    for (const std::vector<int64_t>& shape : shapes) {
+      const size_t n = Numel(shape);
+      std::vector<std::byte> data(n * ElementSize(dtype));
+      if (dtype == DType::kFloat32 || dtype == DType::kComplex64) {
+        std::vector<float> f = Normal(data.size() / 4, 3.0f);
+        if (f.size() > 9) f[f.size() / 3] = kInf;
+        std::memcpy(data.data(), f.data(), data.size());
+      } else if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+        std::vector<float> f = Normal(n, 3.0f);
+        std::vector<uint16_t> h =
+            dtype == DType::kFloat16 ? Halves(f) : BFloat16s(f);
+        std::memcpy(data.data(), h.data(), data.size());
+      } else if (dtype == DType::kFloat64 || dtype == DType::kComplex128) {
+        std::normal_distribution<double> normal(0.5, 3.0);
+        for (size_t i = 0; i < data.size() / 8; ++i) {
+          const double v = normal(rng);
+          std::memcpy(data.data() + i * 8, &v, 8);
+        }
+      } else if (dtype == DType::kBool) {
+        for (std::byte& b : data) b = std::byte(rng() % 2);
+      } else {
+        for (std::byte& b : data) b = std::byte(rng());
+      }
+      for (StatRules rules : {StatRules::kPyTorch, StatRules::kMindSpore}) {
+        const std::string whole = Bits(ComputeStats(dtype, shape, data, rules));
+        for (int cut = 0; cut < 4; ++cut) {
+          StatsStream stream(dtype, shape, rules);
+          size_t at = 0;
+          while (at < data.size()) {
+            // Pieces of 1 byte, of up to 13 bytes, of up to 70 KiB, and
+            // empty ones between.
+            const size_t most = cut == 0 ? 1 : cut == 1 ? 13 : 70000;
+            const size_t take =
+                std::min<size_t>(data.size() - at, 1 + rng() % most);
+            stream.Add({data.data() + at, take});
+            if (cut == 3) stream.Add({});
+            at += take;
+          }
+          EXPECT_EQ(Bits(stream.Finish()), whole)
+              << "dtype " << static_cast<int>(dtype) << ", " << n
+              << " elements, cut " << cut;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 12 * 8 * 2 * 4);
+}
+
 }  // namespace
 }  // namespace tprobe::stats
