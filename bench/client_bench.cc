@@ -238,11 +238,6 @@ void Memcpy(std::byte* dst, const void* src, size_t n) {
 }
 void BM_MemcpyColdBaseline(benchmark::State& state) { CopyCold<Memcpy>(state); }
 BENCHMARK(BM_MemcpyColdBaseline)->Arg(1 << 16)->Arg(1 << 20);
-// The push's own copy (non-temporal stores from shm::kStreamCopyBytes on).
-void BM_CopyToRingCold(benchmark::State& state) {
-  CopyCold<shm::CopyToRing>(state);
-}
-BENCHMARK(BM_CopyToRingCold)->Arg(1 << 16)->Arg(1 << 20);
 
 void BM_TensorPush(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));

@@ -287,7 +287,7 @@ bool Recorder::WriteChunks(ThreadRing* ring, uint32_t ref, const void* data,
         Reserve(ring, record::RecordType::kChunk, record::ChunkSize(n));
     if (c == nullptr) return false;  // the daemon sees an incomplete tensor
     record::PutChunkHeader(c, ref, offset);
-    shm::CopyToRing(c + sizeof(record::ChunkRecord), bytes + offset, n);
+    std::memcpy(c + sizeof(record::ChunkRecord), bytes + offset, n);
     ring->writer->Commit();
     offset += n;
   }

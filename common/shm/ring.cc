@@ -6,10 +6,6 @@
 #include <new>
 #include <string>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace tprobe::shm {
 namespace {
 
@@ -82,38 +78,6 @@ void RingWriter::Publish() {
   published_head_ = head_;
   unpublished_records_ = 0;
   header_->head.store(head_, std::memory_order_release);
-}
-
-void CopyToRing(std::byte* dst, const void* src, size_t n) {
-  if (n == 0) return;  // an empty tensor's data may be null
-#if defined(__SSE2__)
-  if (n >= kStreamCopyBytes) {
-    const auto* from = static_cast<const std::byte*>(src);
-    // Up to the next line boundary with plain stores, then whole lines.
-    const size_t lead =
-        (kCacheLine - reinterpret_cast<uintptr_t>(dst) % kCacheLine) %
-        kCacheLine;
-    std::memcpy(dst, from, lead);
-    size_t done = lead;
-    for (; n - done >= kCacheLine; done += kCacheLine) {
-      const auto* s = reinterpret_cast<const __m128i*>(from + done);
-      auto* d = reinterpret_cast<__m128i*>(dst + done);
-      const __m128i a = _mm_loadu_si128(s);
-      const __m128i b = _mm_loadu_si128(s + 1);
-      const __m128i c = _mm_loadu_si128(s + 2);
-      const __m128i e = _mm_loadu_si128(s + 3);
-      _mm_stream_si128(d, a);
-      _mm_stream_si128(d + 1, b);
-      _mm_stream_si128(d + 2, c);
-      _mm_stream_si128(d + 3, e);
-    }
-    std::memcpy(dst + done, from + done, n - done);
-    // The streamed stores become visible before any later store.
-    _mm_sfence();
-    return;
-  }
-#endif
-  std::memcpy(dst, src, n);
 }
 
 void PublishCommitted(RingHeader* header, uint64_t committed_head) {

@@ -151,17 +151,6 @@ class RingWriter {
   uint64_t cached_tail_ = 0;
 };
 
-// Copies a payload of `n` bytes into space Reserve() returned. A copy of at
-// least kStreamCopyBytes uses non-temporal stores where the target has SSE2:
-// the bytes go to memory without first pulling the destination lines (last
-// held by the reader's core) into this core's cache, which the reader, on
-// another core, reads much later anyway. It then ends with a store fence, so
-// that the release stores that commit and publish the record (the mirror,
-// the counters, head) are ordered after those stores; smaller copies are a
-// memcpy. See README.md, "Publication order".
-inline constexpr size_t kStreamCopyBytes = 64 * 1024;
-void CopyToRing(std::byte* dst, const void* src, size_t n);
-
 // Publishes head up to `committed_head` (a value the ring's writer mirrored,
 // see RingWriter) unless head is there already: head never goes back, and
 // the writer's own stores are never undone.

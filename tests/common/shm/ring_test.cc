@@ -285,45 +285,6 @@ TEST_F(RingTest, PublishCommittedFromAnotherThreadNeverMovesHeadBack) {
 
 // A reader made on a ring already read from (a daemon taking over a
 // segment) starts where the last one stopped.
-// The push's copy: plain below kStreamCopyBytes, streamed (non-temporal
-// stores, then a fence) from there on, whatever the alignment of either end;
-// the bytes around the destination are left alone.
-TEST(CopyToRingTest, CopiesEveryByteAtEverySizeAndAlignment) {
-  std::mt19937 rng(7);
-  const size_t sizes[] = {0,
-                          1,
-                          kStreamCopyBytes - 1,
-                          kStreamCopyBytes,
-                          kStreamCopyBytes + 1,
-                          kStreamCopyBytes + kCacheLine + 3,
-                          3 * kStreamCopyBytes + 17};
-  // An empty tensor's data may be null: nothing is read or written.
-  std::byte untouched{0xAB};
-  CopyToRing(&untouched, nullptr, 0);
-  EXPECT_EQ(untouched, std::byte{0xAB});
-  for (size_t size : sizes) {
-    for (size_t dst_offset : {0, 1, 8, 63}) {
-      for (size_t src_offset : {0, 5}) {
-        // One spare byte, so that even an empty source has an address.
-        std::vector<std::byte> src(size + src_offset + 1);
-        for (auto& b : src) b = static_cast<std::byte>(rng());
-        std::vector<std::byte> dst(size + dst_offset + 128, std::byte{0xAB});
-        CopyToRing(dst.data() + dst_offset, src.data() + src_offset, size);
-        ASSERT_EQ(
-            std::memcmp(dst.data() + dst_offset, src.data() + src_offset, size),
-            0)
-            << size << " bytes at +" << dst_offset << " from +" << src_offset;
-        for (size_t i = 0; i < dst_offset; ++i) {
-          ASSERT_EQ(dst[i], std::byte{0xAB});
-        }
-        for (size_t i = dst_offset + size; i < dst.size(); ++i) {
-          ASSERT_EQ(dst[i], std::byte{0xAB});
-        }
-      }
-    }
-  }
-}
-
 TEST_F(RingTest, NewReaderStartsAtTheTail) {
   RingWriter w(&header_, data());
   {
