@@ -48,6 +48,7 @@ Result<Outcome> TensorAssembler::OnTensor(uint32_t ring_index,
   pending.info.shape = std::move(v.shape);
   pending.info.requires_grad = v.tensor.requires_grad != 0;
   if (!rules.keep_bytes && rules.summary_mode != config::SummaryMode::kXor &&
+      v.tensor.nbytes >= kStreamStatsBytes &&
       v.tensor.nbytes <= rules.limits.max_tensor_bytes) {
     pending.stream.emplace(pending.info.dtype, pending.info.shape,
                            rules.framework->stat_rules);

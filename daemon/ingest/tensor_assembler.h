@@ -32,6 +32,11 @@ namespace tprobe::daemon {
 // larger (or lying) nbytes grows the buffer as chunks really arrive.
 inline constexpr size_t kMaxPendingReserve = size_t{64} << 20;
 
+// A tensor of at least this many bytes is reduced chunk by chunk where its
+// chunks lie in the ring (stats::StatsStream); a smaller one is gathered
+// first, which costs less than a stream's set-up.
+inline constexpr size_t kStreamStatsBytes = size_t{64} << 10;
+
 // A closed tensor waiting for the Entry that refers to it. `record` (its
 // Tensor record's index on the ring, as RingState::records_read counts)
 // places it against the step cuts: once its step is settled no Entry can
@@ -135,8 +140,9 @@ class TensorAssembler {
     record::TensorRecord meta;  // ref and nbytes only, for ProducerBytes
     TensorInfo info;            // dtype, shape, requires_grad
     // The bytes, where they are kept (task tensor, summary_mode xor, a
-    // ProducerBytes record's); else reduced as they come (`stream`), so
-    // that a chunk is read once, where it lies in the ring.
+    // ProducerBytes record's, a tensor under kStreamStatsBytes); else
+    // reduced as they come (`stream`), so that a chunk is read once, where
+    // it lies in the ring.
     std::vector<std::byte> bytes;
     std::optional<stats::StatsStream> stream;
     uint32_t crc = 0;       // of the bytes so far, with `stream` under md5

@@ -9,7 +9,10 @@
 #include <sstream>
 
 #include "common/dump/npy.h"
+#include "common/stats/crc32.h"
+#include "common/stats/tensor_stats.h"
 #include "daemon/ingest/step_accounting.h"
+#include "daemon/ingest/tensor_assembler.h"
 #include "tests/daemon/drain_fixture.h"
 #include "tests/daemon/ring_records.h"
 
@@ -290,6 +293,50 @@ TEST_F(DrainTest, Md5ModeAddsTheCrc32OfTheRawBytes) {
   DrainAndWrite(p);
   // zlib.crc32(struct.pack('<4f', -1.0, 2.0, -2.0, 4.0))
   EXPECT_EQ(Dump()["data"]["X"]["output"][0]["md5"], "95738bbd");
+}
+
+// A tensor of kStreamStatsBytes or more is reduced chunk by chunk where
+// its chunks lie in the ring: its statistics and CRC-32 are those of all
+// its bytes, however the chunks cut its elements, and a chunk out of place
+// still leaves it incomplete.
+TEST_F(DrainTest, ALargeTensorIsReducedChunkByChunkAsIfWhole) {
+  v1::Register reg = MakeRegister(ConfigJson(dir_.path(), "statistics", "mix",
+                                             R"({"summary_mode": "md5"})"));
+  reg.set_ring_bytes(uint64_t{1} << 21);
+  TestRank p(reg);
+  ASSERT_TRUE(p);
+  auto w = p.Writer(0);
+  ASSERT_TRUE(w.Intern(1, record::InternKind::kName, "X"));
+  std::vector<float> values(100003);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = std::sin(static_cast<float>(i)) * 1000.0f + 0.25f;
+  }
+  const auto* bytes = reinterpret_cast<const std::byte*>(values.data());
+  const size_t nbytes = values.size() * sizeof(float);
+  ASSERT_GE(nbytes, kStreamStatsBytes);
+  const std::vector<int64_t> shape = {static_cast<int64_t>(values.size())};
+  ASSERT_TRUE(w.Tensor(5, DType::kFloat32, shape, false, nbytes));
+  for (size_t offset = 0; offset < nbytes; offset += 12345) {
+    ASSERT_TRUE(w.Chunk(5, offset, bytes + offset,
+                        std::min<size_t>(12345, nbytes - offset)));
+  }
+  ASSERT_TRUE(w.Tensor(6, DType::kFloat32, shape, false, nbytes));
+  ASSERT_TRUE(w.Chunk(6, 0, bytes, 70000));
+  ASSERT_TRUE(w.Chunk(6, 70004, bytes + 70004, nbytes - 70004));
+  ASSERT_TRUE(
+      w.Entry(1, 0, 1, 0, MakeEntry({{"output", List({Ref(5), Ref(6)})}})));
+  DrainAndWrite(p);
+  const std::span<const std::byte> whole(bytes, nbytes);
+  const stats::TensorStats expected = stats::ComputeStats(
+      DType::kFloat32, shape, whole, stats::StatRules::kPyTorch);
+  const dump::Json out = Dump()["data"]["X"]["output"];
+  EXPECT_EQ(out[0]["Max"], std::get<double>(expected.max));
+  EXPECT_EQ(out[0]["Min"], std::get<double>(expected.min));
+  EXPECT_EQ(out[0]["Mean"], std::get<double>(expected.mean));
+  EXPECT_EQ(out[0]["Norm"], std::get<double>(expected.norm));
+  EXPECT_EQ(out[0]["md5"], stats::Crc32Hex(stats::Crc32(whole)));
+  EXPECT_TRUE(out[1]["Max"].is_null());
+  EXPECT_EQ(Accounting()["tensors_incomplete"], 1);
 }
 
 TEST_F(DrainTest, TensorTaskWritesNpyFilesNamedByDataName) {
