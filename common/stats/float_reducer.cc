@@ -178,6 +178,7 @@ FloatReducer::FloatReducer(DType dtype)
 }
 
 void FloatReducer::Add(std::span<const std::byte> bytes) {
+  if (bytes.empty()) return;  // its data() may be null, which memcpy refuses
   const std::byte* p = bytes.data();
   size_t n = bytes.size();
   const size_t unit_bytes = unit_ * element_size_;
