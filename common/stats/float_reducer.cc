@@ -24,8 +24,10 @@ struct Vec {
 };
 
 // A float that may sit at any address and alias any bytes: GCC/Clang's
-// sanctioned way to load floats from a std::byte buffer.
-using UnalignedFloat [[gnu::may_alias, gnu::aligned(1)]] = float;
+// sanctioned way to load floats from a std::byte buffer (a chunk's bytes in
+// the ring may start anywhere). A typedef, and never deduced with auto,
+// which would drop the attributes (and UBSan then reports the loads).
+typedef float UnalignedFloat __attribute__((may_alias, aligned(1)));
 
 // Steps of the fused pass over `n` floats at `p` (any alignment; n a
 // multiple of 2 * kBytes / 4), continuing from the accumulators in `s`.
@@ -54,7 +56,8 @@ template <size_t kBytes>
   std::memcpy(&sq2, s.sq[2], kBytes);
   std::memcpy(&sq3, s.sq[3], kBytes);
   for (size_t i = 0; i + 2 * kFloats <= n; i += 2 * kFloats) {
-    const auto* x = reinterpret_cast<const UnalignedFloat*>(p + i * 4);
+    const UnalignedFloat* x =
+        reinterpret_cast<const UnalignedFloat*>(p + i * 4);
     F a, b;
     std::memcpy(&a, x, sizeof(a));
     std::memcpy(&b, x + kFloats, sizeof(b));

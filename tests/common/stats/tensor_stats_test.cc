@@ -527,12 +527,12 @@ TEST_F(TensorStatsTest, StatsStreamMatchesComputeStatsHoweverCut) {
       if (dtype == DType::kFloat32 || dtype == DType::kComplex64) {
         std::vector<float> f = Normal(data.size() / 4, 3.0f);
         if (f.size() > 9) f[f.size() / 3] = kInf;
-        std::memcpy(data.data(), f.data(), data.size());
+        if (!data.empty()) std::memcpy(data.data(), f.data(), data.size());
       } else if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
         std::vector<float> f = Normal(n, 3.0f);
         std::vector<uint16_t> h =
             dtype == DType::kFloat16 ? Halves(f) : BFloat16s(f);
-        std::memcpy(data.data(), h.data(), data.size());
+        if (!data.empty()) std::memcpy(data.data(), h.data(), data.size());
       } else if (dtype == DType::kFloat64 || dtype == DType::kComplex128) {
         std::normal_distribution<double> normal(0.5, 3.0);
         for (size_t i = 0; i < data.size() / 8; ++i) {
