@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <type_traits>
 
 #include "common/stats/float_reducer.h"
@@ -40,9 +39,9 @@ auto RoundFor(DType dtype) -> double (*)(double) {
   return RoundToFloat;
 }
 
-// Whether ComputeStats reduces a `dtype` tensor of `shape` with a
-// FloatReducer (every floating or integer tensor of one or more
-// dimensions that PyTorchMaxMinStats leaves).
+// Whether ComputeStats (and StatsStream) reduces a `dtype` tensor of
+// `shape` with a FloatReducer: a floating tensor of one or more
+// dimensions, and under kMindSpore an integer one too.
 bool Reduced(DType dtype, std::span<const int64_t> shape, StatRules rules) {
   if (shape.empty() || dtype == DType::kBool || dtype == DType::kComplex64 ||
       dtype == DType::kComplex128) {
@@ -144,11 +143,9 @@ TensorStats MaxMinStats(const std::byte* p, size_t n) {
   return {static_cast<Out>(max), static_cast<Out>(min), {}, {}};
 }
 
-// The PyTorch statistics of a tensor that is neither empty, 0-d, bool nor
-// complex, or nullopt for a float32/16 or bf16 one (the same for both
-// rules).
-std::optional<TensorStats> PyTorchMaxMinStats(DType dtype, const std::byte* p,
-                                              size_t n) {
+// The PyTorch statistics of an integer or float64 tensor that is neither
+// empty nor 0-d.
+TensorStats PyTorchMaxMinStats(DType dtype, const std::byte* p, size_t n) {
   switch (dtype) {
     case DType::kFloat64:
       return MaxMinStats<double, double>(p, n);
@@ -163,7 +160,8 @@ std::optional<TensorStats> PyTorchMaxMinStats(DType dtype, const std::byte* p,
     case DType::kInt64:
       return MaxMinStats<int64_t, int64_t>(p, n);
     default:
-      return std::nullopt;
+      assert(false && "PyTorchMaxMinStats: a dtype FloatReducer reduces");
+      return {};
   }
 }
 
@@ -177,6 +175,11 @@ TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
   const std::byte* p = data.data();
 
   if (n == 0) return {};
+  if (Reduced(dtype, shape, rules)) {
+    FloatReducer reducer(dtype);
+    reducer.Add(data);
+    return FloatStats(reducer.Finish(), n, RoundFor(dtype));
+  }
   if (dtype == DType::kBool) return BoolStats(data);
   if (dtype == DType::kComplex64) return ComplexStats<float>(p, n);
   if (dtype == DType::kComplex128) return ComplexStats<double>(p, n);
@@ -184,15 +187,7 @@ TensorStats ComputeStats(DType dtype, std::span<const int64_t> shape,
     const Stat v = ScalarValue(dtype, p);
     return {v, v, v, v};
   }
-  if (rules == StatRules::kPyTorch) {
-    if (std::optional<TensorStats> stats = PyTorchMaxMinStats(dtype, p, n)) {
-      return *stats;
-    }
-  }
-
-  FloatReducer reducer(dtype);
-  reducer.Add(data);
-  return FloatStats(reducer.Finish(), n, RoundFor(dtype));
+  return PyTorchMaxMinStats(dtype, p, n);
 }
 
 StatsStream::StatsStream(DType dtype, std::span<const int64_t> shape,
