@@ -5,7 +5,7 @@ dumped, measured in one invocation.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/step_time.py \
         --tprobed build/bin/tprobed [--steps 30] [--rounds 3] \
-        [--small | --data-bound] [--device cuda] [--task tensor] \
+        [--small [--varied] | --data-bound] [--device cuda] [--task tensor] \
         [--statistics-on daemon framework] [--msprobe DIR|installed] \
         [--no-undumped] [--no-tensor-shim] [--no-module-wrapper] \
         [--baseline DIR] [--compile [--warmup N]]
@@ -25,6 +25,9 @@ others). --no-undumped leaves the undumped rows out.
 
 --small shrinks the model until the hooks dominate its step time;
 --data-bound grows it until reading the tensors does (2 MB activations).
+--varied gives the model's blocks tuple and dict outputs, an in-place op
+and a LayerNorm called twice a step (VariedBlock), the shape issue 49's
+targets are set on.
 --device cuda trains on the GPU (tprobe's default statistics_on, auto,
 then reduces device tensors on the device); --device npu imports torch_npu
 first. deploy/gpu_check.sh runs it so on a machine with a device.
@@ -197,6 +200,9 @@ def main() -> int:
                     help="the model shrunk until hooks dominate")
     ap.add_argument("--data-bound", action="store_true",
                     help="the model grown until reading tensors dominates")
+    ap.add_argument("--varied", action="store_true",
+                    help="blocks with tuple and dict outputs, an in-place "
+                    "op and a module called twice")
     ap.add_argument("--device", default="cpu",
                     help="cpu, cuda or npu (imports torch_npu)")
     ap.add_argument("--statistics-on", nargs="+", default=[],
@@ -291,6 +297,8 @@ def main() -> int:
                         cmd.append("--small")
                     if args.data_bound:
                         cmd.append("--data-bound")
+                    if args.varied:
+                        cmd.append("--varied")
                     run_env = dict(env, **env_of.get(tool, {}))
                     prelude = ""
                     if args.device.startswith("npu"):

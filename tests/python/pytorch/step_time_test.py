@@ -81,6 +81,25 @@ class StepTimeTest(unittest.TestCase):
         for label in want[1:]:
             self.assertGreater(int(rows[label][5]), 0, label)
 
+    def test_varied_model(self) -> None:
+        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+               "--small", "--varied", "--steps", "2", "--rounds", "1",
+               "--no-undumped"]
+        run = subprocess.run(cmd, env=dict(os.environ,
+                                           PYTHONPATH=python_path()),
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
+        rows = {line[:30].strip(): line[30:].split()
+                for line in run.stdout.splitlines()[1:]}
+        # With VariedBlock (its LayerNorm called twice, an output unused):
+        # 22 module forwards a step, their 22 backwards and 14 parameter
+        # gradient entries, 58 in all, as msprobe 26.2 writes them for
+        # this model (compared entry by entry on 2026-12-07); the plain
+        # blocks give 52.
+        self.assertEqual(int(rows["tprobe L0"][5]), 58, run.stdout)
+        for lv in LEVELS[1:]:
+            self.assertGreater(int(rows[f"tprobe {lv}"][5]), 58, run.stdout)
+
     def test_baseline_without_tprobe_is_refused(self) -> None:
         with tempfile.TemporaryDirectory() as empty:
             run = subprocess.run(
