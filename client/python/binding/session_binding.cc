@@ -10,6 +10,7 @@
 #include "client/naming.h"
 #include "client/python/binding/call_stack.h"
 #include "client/python/binding/hook_guard.h"
+#include "client/python/binding/module_methods.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/py_session.h"
 
@@ -38,16 +39,11 @@ void DefineSession(py::module_& m) {
   py::class_<Encoded>(m, "Encoded",
                       "A value encoded ahead of its entry (Session.encode).");
 
-  py::class_<Call>(m, "Call",
-                   "One open call (Session.*_begin): handed back to the "
-                   "matching *_end, which ends it once.")
-      .def_readonly("entry", &Call::entry,
-                    "Pass the call's stack and data to *_inputs / *_end.")
-      .def_readonly("input", &Call::input, "data_mode keeps the inputs.")
-      .def_readonly("backward", &Call::backward, "Report the call's backward.")
-      .def_property_readonly(
-          "index", [](const Call& c) { return c.plan.index; },
-          "N in the call's name (its backward's too).");
+  py::class_<Call> call(m, "Call",
+                        "One open call (Session.*_begin): handed back to "
+                        "the matching *_end, which ends it once. Its "
+                        "entry, input, backward and index are read as "
+                        "module_methods.cc defines them.");
 
   py::class_<Stack, std::shared_ptr<Stack>>(
       m, "Stack",
@@ -59,7 +55,8 @@ void DefineSession(py::module_& m) {
       .def(py::init(&MakeStack), py::arg("frames"))
       .def("__bool__", [](const Stack& s) { return !s.text.empty(); });
 
-  py::class_<PySession>(m, "Session")
+  py::class_<PySession> session(m, "Session");
+  session
       .def(py::init([](std::string config_path, std::string dump_path,
                        std::string socket_path, int rank, bool autostart_daemon,
                        std::string daemon_path, int connect_timeout_ms,
@@ -198,27 +195,6 @@ void DefineSession(py::module_& m) {
           "Lists the beginning module call's stack (the running code's) "
           "and writes its inputs (if data_mode keeps them).")
       .def(
-          "module_open",
-          [](PySession& s, py::handle base, py::handle args, py::handle kwargs,
-             const Stack* stack) {
-            return s.modules().Open(base, args, kwargs, stack);
-          },
-          py::arg("base"), py::arg("args"), py::arg("kwargs"),
-          py::arg("stack") = py::none(),
-          "module_begin and then module_inputs (kwargs None: none), in one "
-          "call; returns the Call (None: not recorded, else module_end must "
-          "follow). The call's stack is `stack` (a Stack) when given, else "
-          "the running code's.")
-      .def(
-          "module_end",
-          [](PySession& s, py::handle call, py::handle output,
-             py::handle parameters) {
-            s.modules().End(call, output, parameters);
-          },
-          py::arg("call"), py::arg("output"), py::arg("parameters"),
-          "Writes the module call's outputs (if scope, list and data_mode "
-          "keep them; never for a Call without `entry`) and closes it.")
-      .def(
           "api_begin",
           [](PySession& s, py::handle base) { return s.api().Begin(base); },
           py::arg("base"),
@@ -240,24 +216,6 @@ void DefineSession(py::module_& m) {
           "Writes the API call's entry (unless `output` is left out) and "
           "closes it.")
       .def(
-          "module_backward_begin",
-          [](PySession& s, py::handle base, int64_t index) {
-            return s.modules().BackwardBegin(base, index);
-          },
-          py::arg("base"), py::arg("index"),
-          "Opens the backward of forward call `index` of a module; returns "
-          "its Call (None: not recorded, else module_backward_end must "
-          "follow).")
-      .def(
-          "module_backward_end",
-          [](PySession& s, py::handle call, py::handle input,
-             py::handle output) {
-            s.modules().BackwardEnd(call, input, output);
-          },
-          py::arg("call"), py::arg("input") = NoEntry(),
-          py::arg("output") = NoEntry(),
-          "Writes the module backward's entry and closes it.")
-      .def(
           "api_backward",
           [](PySession& s, py::handle base, int64_t index, py::handle input,
              py::handle output) {
@@ -267,13 +225,6 @@ void DefineSession(py::module_& m) {
           py::arg("output") = NoEntry(),
           "Records the backward of forward call `index` of an API; a side "
           "left out is not written (the entry's other calls add it).")
-      .def(
-          "param_grad",
-          [](PySession& s, py::handle base, py::handle name, py::handle grad) {
-            return s.modules().ParamGrad(base, name, grad);
-          },
-          py::arg("base"), py::arg("name"), py::arg("grad"),
-          "Records a parameter gradient of the module `base`.")
       .def(
           "param_grad_due",
           [](PySession& s, py::handle base) {
@@ -297,6 +248,7 @@ void DefineSession(py::module_& m) {
           },
           py::arg("name"), py::arg("stack"), py::arg("body"),
           py::arg("step") = -1);
+  DefineModuleMethods(session, call);
 }
 
 }  // namespace tprobe::python

@@ -240,6 +240,35 @@ class BindingTest(unittest.TestCase):
                        socket_path=os.path.join(self.tmp, "none.sock"))
         self.assertIn("level", str(caught.exception))
 
+    def test_module_methods_take_arguments_by_position(self) -> None:
+        # module_methods.cc binds these outside pybind11: positions only,
+        # TypeError for a wrong call, and otherwise nothing raises (this
+        # session has no daemon and was never started: nothing records).
+        session = _C.Session(
+            config_path=os.path.join(self.tmp, "config.json"),
+            autostart_daemon=False, connect_timeout_ms=100,
+            socket_path=os.path.join(self.tmp, "none.sock"))
+        base, t = "Module.fc.Linear", torch.ones(2, requires_grad=True)
+        self.assertIsNone(session.module_open(base, (t,), {}))
+        self.assertIsNone(session.module_open(base, (t,), {}, None))
+        self.assertIsNone(session.module_end(None, t, {}))
+        self.assertIsNone(session.module_backward_begin(base, 0))
+        self.assertIsNone(session.module_backward_end(None))
+        self.assertIsNone(session.module_backward_end(None, [t], [t]))
+        self.assertFalse(session.param_grad(base, "weight", t))
+        wrong = [lambda: session.module_end(None, t),
+                 lambda: session.module_end(call=None, output=t,
+                                            parameters={}),
+                 lambda: session.module_open(base, (t,), {}, "no stack"),
+                 lambda: session.module_backward_begin(base, "0"),
+                 lambda: session.module_backward_end(),
+                 lambda: session.param_grad(base, "weight", t, t),
+                 lambda: _C.Session.module_end(object(), None, t, {})]
+        for call in wrong:
+            with self.assertRaises(TypeError):
+                call()
+        session.close()
+
 
 if __name__ == "__main__":
     unittest.main()
