@@ -6,7 +6,8 @@ count step 1's entries, the undumped ones none. Where torch has
 torch.compile, --compile's table too: examples/compiled_transformer.py
 eager and compiled, with no tool and tprobe L0, and the ratio line.
 --baseline adds a row per level for another build's package (this one's,
-here), and refuses a folder without a tprobe package.
+here), and refuses a folder without a tprobe package. --varied trains
+VariedBlock, whose entries at L0 are counted.
 """
 
 import os
@@ -27,6 +28,23 @@ COMPILE_ROWS = ["eager none", "compiled none", "eager tprobe L0",
                 "compiled tprobe L0"]
 
 
+def run_bench(test: unittest.TestCase, *options: str,
+              timeout: int = 600) -> str:
+    """bench/step_time.py for 2 steps, 1 round of the --small model with
+    ``options``; its output, once it exited 0."""
+    cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(), "--small",
+           "--steps", "2", "--rounds", "1", *options]
+    run = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=python_path()),
+                         capture_output=True, text=True, timeout=timeout)
+    test.assertEqual(run.returncode, 0, run.stderr[-4000:])
+    return run.stdout
+
+
+def table_rows(lines: list) -> dict:
+    """label -> the numbers of a table's rows (the header left out)."""
+    return {line[:30].strip(): line[30:].split() for line in lines[1:]}
+
+
 def has_msprobe() -> bool:
     try:
         import msprobe  # noqa: F401
@@ -38,23 +56,14 @@ def has_msprobe() -> bool:
 class StepTimeTest(unittest.TestCase):
     def test_dumped_and_undumped_rows(self) -> None:
         tools = ["tprobe"] + (["msprobe"] if has_msprobe() else [])
-        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
-               "--small", "--steps", "2", "--rounds", "1"]
-        if "msprobe" in tools:
-            cmd += ["--msprobe", "installed"]
-        run = subprocess.run(cmd, env=dict(os.environ,
-                                           PYTHONPATH=python_path()),
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
-        lines = run.stdout.splitlines()
-        self.assertTrue(lines[0].startswith("tool "), run.stdout)
-        rows = {}
-        for line in lines[1:]:
-            label, numbers = line[:30].strip(), line[30:].split()
-            rows[label] = numbers
+        out = run_bench(self, *(["--msprobe", "installed"]
+                                if "msprobe" in tools else []))
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("tool "), out)
+        rows = table_rows(lines)
         want = ["none"] + [f"{tool} {lv}{suffix}" for tool in tools
                            for suffix in ("", " undumped") for lv in LEVELS]
-        self.assertEqual(list(rows), want, run.stdout)
+        self.assertEqual(list(rows), want, out)
         for label, numbers in rows.items():
             # wall ms, x, cpu ms, x, daemon cpu ms, entries[, us/entry]
             self.assertGreater(float(numbers[0]), 0, label)
@@ -66,39 +75,25 @@ class StepTimeTest(unittest.TestCase):
                 self.assertGreater(entries, 0, label)
 
     def test_baseline_rows(self) -> None:
-        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
-               "--small", "--steps", "2", "--rounds", "1", "--no-undumped",
-               "--baseline", python_path()]
-        run = subprocess.run(cmd, env=dict(os.environ,
-                                           PYTHONPATH=python_path()),
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
-        rows = {line[:30].strip(): line[30:].split()
-                for line in run.stdout.splitlines()[1:]}
+        out = run_bench(self, "--no-undumped", "--baseline", python_path())
+        rows = table_rows(out.splitlines())
         want = ["none"] + [f"tprobe {lv}{suffix}" for suffix in
                            ("", " baseline") for lv in LEVELS]
-        self.assertEqual(list(rows), want, run.stdout)
+        self.assertEqual(list(rows), want, out)
         for label in want[1:]:
             self.assertGreater(int(rows[label][5]), 0, label)
 
     def test_varied_model(self) -> None:
-        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
-               "--small", "--varied", "--steps", "2", "--rounds", "1",
-               "--no-undumped"]
-        run = subprocess.run(cmd, env=dict(os.environ,
-                                           PYTHONPATH=python_path()),
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
-        rows = {line[:30].strip(): line[30:].split()
-                for line in run.stdout.splitlines()[1:]}
+        out = run_bench(self, "--varied", "--no-undumped")
+        rows = table_rows(out.splitlines())
         # With VariedBlock (its LayerNorm called twice, an output unused):
         # 22 module forwards a step, their 22 backwards and 14 parameter
         # gradient entries, 58 in all, as msprobe 26.2 writes them for
         # this model (compared entry by entry on 2026-12-07); the plain
         # blocks give 52.
-        self.assertEqual(int(rows["tprobe L0"][5]), 58, run.stdout)
+        self.assertEqual(int(rows["tprobe L0"][5]), 58, out)
         for lv in LEVELS[1:]:
-            self.assertGreater(int(rows[f"tprobe {lv}"][5]), 58, run.stdout)
+            self.assertGreater(int(rows[f"tprobe {lv}"][5]), 58, out)
 
     def test_baseline_without_tprobe_is_refused(self) -> None:
         with tempfile.TemporaryDirectory() as empty:
@@ -111,23 +106,14 @@ class StepTimeTest(unittest.TestCase):
 
     @unittest.skipUnless(hasattr(torch, "compile"), "torch 1.x: no compile")
     def test_compile_rows(self) -> None:
-        cmd = [sys.executable, BENCH, "--tprobed", tprobed_binary(),
-               "--small", "--steps", "2", "--rounds", "1", "--no-undumped",
-               "--compile"]
-        run = subprocess.run(cmd, env=dict(os.environ,
-                                           PYTHONPATH=python_path()),
-                             capture_output=True, text=True, timeout=900)
-        self.assertEqual(run.returncode, 0, run.stderr[-4000:])
-        table = run.stdout.split("\n\n", 1)[1].splitlines()
-        self.assertTrue(table[0].startswith("compiled_transformer.py "),
-                        run.stdout)
-        rows = {line[:30].strip(): line[30:].split()
-                for line in table[1:-1]}
-        self.assertEqual(list(rows), COMPILE_ROWS, run.stdout)
+        out = run_bench(self, "--no-undumped", "--compile", timeout=900)
+        table = out.split("\n\n", 1)[1].splitlines()
+        self.assertTrue(table[0].startswith("compiled_transformer.py "), out)
+        rows = table_rows(table[:-1])
+        self.assertEqual(list(rows), COMPILE_ROWS, out)
         for label, numbers in rows.items():
-            self.assertGreater(float(numbers[0]), 0, run.stdout)
-            self.assertEqual(int(numbers[5]) > 0, "tprobe" in label,
-                             run.stdout)
+            self.assertGreater(float(numbers[0]), 0, out)
+            self.assertEqual(int(numbers[5]) > 0, "tprobe" in label, out)
         self.assertRegex(table[-1], r"^compiled tprobe L0 / eager tprobe L0: "
                          r"wall \d+\.\d+, cpu \d+\.\d+$")
 
