@@ -40,8 +40,9 @@ auto RoundFor(DType dtype) -> double (*)(double) {
 }
 
 // Whether ComputeStats (and StatsStream) reduces a `dtype` tensor of
-// `shape` with a FloatReducer: a floating tensor of one or more
-// dimensions, and under kMindSpore an integer one too.
+// `shape` with a FloatReducer: of one or more dimensions, neither bool nor
+// complex, and float32, float16 or bfloat16 under kPyTorch (whose float64
+// and integer statistics are PyTorchMaxMinStats's).
 bool Reduced(DType dtype, std::span<const int64_t> shape, StatRules rules) {
   if (shape.empty() || dtype == DType::kBool || dtype == DType::kComplex64 ||
       dtype == DType::kComplex128) {

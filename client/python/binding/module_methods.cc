@@ -35,9 +35,16 @@ T* Self(PyObject* self) {
 bool Arity(const char* name, Py_ssize_t nargs, Py_ssize_t least,
            Py_ssize_t most) {
   if (nargs >= least && nargs <= most) return true;
-  PyErr_Format(PyExc_TypeError,
-               "Session.%s takes %zd to %zd positional arguments (%zd given)",
-               name, least, most, nargs);
+  if (least == most) {
+    PyErr_Format(PyExc_TypeError,
+                 "Session.%s takes %zd positional arguments (%zd given)", name,
+                 least, nargs);
+  } else {
+    PyErr_Format(PyExc_TypeError,
+                 "Session.%s takes %zd to %zd positional arguments (%zd "
+                 "given)",
+                 name, least, most, nargs);
+  }
   return false;
 }
 

@@ -41,9 +41,8 @@ void DefineSession(py::module_& m) {
 
   py::class_<Call> call(m, "Call",
                         "One open call (Session.*_begin): handed back to "
-                        "the matching *_end, which ends it once. Its "
-                        "entry, input, backward and index are read as "
-                        "module_methods.cc defines them.");
+                        "the matching *_end, which ends it once. Read-only: "
+                        "entry, input, backward, index.");
 
   py::class_<Stack, std::shared_ptr<Stack>>(
       m, "Stack",
