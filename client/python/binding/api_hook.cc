@@ -1,9 +1,7 @@
-// The C++ API-call recorder of both adapters: HookState, ApiWrapper, its
-// backward hook and busy_flag (api_hook.h).
+// The C++ API-call recorder of both adapters: ApiWrapper and its backward
+// hook (api_hook.h).
 
 #include "client/python/binding/api_hook.h"
-
-#include <structmember.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -18,117 +16,13 @@ namespace py = pybind11;
 namespace tprobe::python {
 namespace {
 
-SessionOf g_session_of = nullptr;
-
-// > 0 while tprobe runs code on this thread or an API call is being
-// recorded: APIs and modules called then are not recorded.
-thread_local long t_busy = 0;
-
 // Interned attribute names, made at module init.
 PyObject* s_grad_fn = nullptr;
 PyObject* s_register_hook = nullptr;
-PyObject* s_warn_once = nullptr;
 PyObject* s_values = nullptr;
 PyObject* s_inputs = nullptr;
 PyObject* s_outputs = nullptr;
 PyObject* s_dict = nullptr;
-
-// --- HookState: the base of Runtime -----------------------------------------
-
-struct HookState {
-  PyObject_HEAD char on;  // capture is on (Runtime.on)
-  PyObject* session;      // the tprobe._C.Session (Runtime.session), or null
-  ApiSession* api;        // its ApiSession; null for any other object
-};
-
-PyTypeObject g_state_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
-
-int StateTraverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(reinterpret_cast<HookState*>(self)->session);
-  return 0;
-}
-
-int StateClear(PyObject* self) {
-  auto* state = reinterpret_cast<HookState*>(self);
-  state->api = nullptr;
-  Py_CLEAR(state->session);
-  return 0;
-}
-
-void StateDealloc(PyObject* self) {
-  PyObject_GC_UnTrack(self);
-  StateClear(self);
-  Py_TYPE(self)->tp_free(self);
-}
-
-PyObject* StateGetSession(PyObject* self, void*) {
-  PyObject* session = reinterpret_cast<HookState*>(self)->session;
-  return Py_NewRef(session != nullptr ? session : Py_None);
-}
-
-int StateSetSession(PyObject* self, PyObject* value, void*) {
-  if (value == nullptr) {
-    PyErr_SetString(PyExc_AttributeError, "session cannot be deleted");
-    return -1;
-  }
-  auto* state = reinterpret_cast<HookState*>(self);
-  Py_XSETREF(state->session, Py_NewRef(value));
-  state->api = g_session_of(value);
-  return 0;
-}
-
-PyMemberDef g_state_members[] = {{"on", T_BOOL, offsetof(HookState, on), 0,
-                                  "Capture is on: the hooks report calls."},
-                                 {nullptr, 0, 0, 0, nullptr}};
-
-PyGetSetDef g_state_getset[] = {
-    {"session", StateGetSession, StateSetSession,
-     "The tprobe._C.Session the hooks report to.", nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
-// Reports a failure of tprobe's own (the Python error set now) through
-// Runtime.warn_once, and clears it.
-void Warn(PyObject* state, const char* where) {
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  PyErr_NormalizeException(&type, &value, &traceback);
-  if (state != nullptr && value != nullptr) {
-    PyObject* text = PyUnicode_FromString(where);
-    PyObject* done = text ? PyObject_CallMethodObjArgs(state, s_warn_once, text,
-                                                       value, nullptr)
-                          : nullptr;
-    Py_XDECREF(done);
-    Py_XDECREF(text);
-  }
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(traceback);
-  PyErr_Clear();
-}
-
-// --- busy_flag: the per-thread busy counter as a descriptor -----------------
-
-struct BusyFlag {
-  PyObject_HEAD
-};
-
-PyTypeObject g_busy_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
-
-PyObject* BusyGet(PyObject* self, PyObject* obj, PyObject*) {
-  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
-  return PyLong_FromLong(t_busy);
-}
-
-int BusySet(PyObject*, PyObject*, PyObject* value) {
-  if (value == nullptr) {
-    PyErr_SetString(PyExc_AttributeError, "busy cannot be deleted");
-    return -1;
-  }
-  const long v = PyLong_AsLong(value);
-  if (v == -1 && PyErr_Occurred()) return -1;
-  t_busy = v;
-  return 0;
-}
 
 // --- the backward hook ------------------------------------------------------
 
@@ -164,13 +58,13 @@ PyObject* HookCall(PyObject* self, PyObject* const* args, size_t nargsf,
     return nullptr;
   }
   auto* state = reinterpret_cast<HookState*>(hook->state);
-  ++t_busy;
+  ++ThreadBusy();
   if (state->api != nullptr) {
     PyObject* session = Py_NewRef(state->session);  // keeps api alive
     state->api->ApiCallBackward(hook->base, hook->index, args[1], args[0]);
     Py_DECREF(session);
   }
-  --t_busy;
+  --ThreadBusy();
   Py_RETURN_NONE;
 }
 
@@ -462,7 +356,7 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
                                                      positional, nullptr)
                       : nullptr;
   Py_XDECREF(n);
-  if (gates == nullptr) Warn(w->state, "an API hook");
+  if (gates == nullptr) WarnOnce(w->state, "an API hook");
   if (gates == Py_None) Py_CLEAR(gates);
   return gates;
 }
@@ -509,7 +403,7 @@ void GateInputs(ApiWrapper* w, Reported& r) {
     Py_SETREF(r.positional, through);
     return;
   }
-  if (through == nullptr) Warn(w->state, "an API hook");
+  if (through == nullptr) WarnOnce(w->state, "an API hook");
   Py_XDECREF(through);
   Py_CLEAR(r.gates);
 }
@@ -544,7 +438,7 @@ PyObject* EntryOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
   } else {
     output = ArgumentsAfter(r.args, r.nargsf, r.kwnames);
   }
-  if (output == nullptr) Warn(w->state, "an API hook");
+  if (output == nullptr) WarnOnce(w->state, "an API hook");
   return output;
 }
 
@@ -557,7 +451,7 @@ PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
     PyObject* through =
         PyObject_CallMethodObjArgs(r.gates, s_outputs, out, nullptr);
     if (through == nullptr) {
-      Warn(w->state, "an API hook");
+      WarnOnce(w->state, "an API hook");
       return out;
     }
     Py_DECREF(out);
@@ -566,7 +460,7 @@ PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
   if (r.call.backward && w->gates_for == nullptr &&
       !(w->dropout && DropoutOff(r.args, r.nargsf, r.kwnames)) &&
       !HookBackward(w, r.call.plan.index, out)) {
-    Warn(w->state, "an API hook");
+    WarnOnce(w->state, "an API hook");
   }
   return out;
 }
@@ -577,7 +471,7 @@ PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
 // hook (the gates on the output, or the grad_fn hook).
 PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
                  size_t nargsf, PyObject* kwnames) {
-  t_busy = 1;
+  ThreadBusy() = 1;
   Reported r(state->session, args, nargsf, kwnames);
   ApiSession* api = state->api;
   const bool open = api->BeginApiCall(w->base_text, &r.call);
@@ -588,7 +482,7 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
                       ? PyObject_Call(w->original, r.positional, r.keywords)
                       : PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   if (open && out == nullptr) {
-    t_busy = 0;
+    ThreadBusy() = 0;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     api->EndApiCall(r.call, nullptr);
@@ -599,7 +493,7 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
     Py_XDECREF(output);
     out = HookOutput(w, r, out);
   }
-  t_busy = 0;
+  ThreadBusy() = 0;
   return out;
 }
 
@@ -607,8 +501,8 @@ PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
                       PyObject* kwnames) {
   auto* w = reinterpret_cast<ApiWrapper*>(self);
   auto* state = reinterpret_cast<HookState*>(w->state);
-  if (state == nullptr || !state->on || t_busy != 0 || state->api == nullptr ||
-      Compiling(w)) {
+  if (state == nullptr || !state->on || ThreadBusy() != 0 ||
+      state->api == nullptr || Compiling(w)) {
     return PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   }
   return Record(w, state, args, nargsf, kwnames);
@@ -619,7 +513,7 @@ PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
 bool WrapperArgsValid(PyObject* state, PyObject* original, PyObject* compiling,
                       PyObject* gates_for, PyObject* tensor_type) {
   const char* error = nullptr;
-  if (state != Py_None && !PyObject_TypeCheck(state, &g_state_type)) {
+  if (state != Py_None && AsHookState(state) == nullptr) {
     error = "state must be a HookState or None";
   } else if (!PyCallable_Check(original) ||
              (gates_for != Py_None && !PyCallable_Check(gates_for))) {
@@ -730,46 +624,13 @@ PyGetSetDef g_wrapper_getset[] = {
 
 }  // namespace
 
-void DefineApiHook(py::module_& m, SessionOf session_of) {
-  g_session_of = session_of;
+void DefineApiHook(py::module_& m) {
   s_grad_fn = InternName("grad_fn");
   s_register_hook = InternName("register_hook");
-  s_warn_once = InternName("warn_once");
   s_values = InternName("values");
   s_inputs = InternName("inputs");
   s_outputs = InternName("outputs");
   s_dict = InternName("__dict__");
-
-  PyTypeObject& state = g_state_type;
-  state.tp_name = "tprobe._C.HookState";
-  state.tp_doc =
-      "What the hooks read on every call: `on` (capture is on) and "
-      "`session`. The base of tprobe._common.runtime.Runtime.";
-  state.tp_basicsize = sizeof(HookState);
-  state.tp_flags =
-      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
-  state.tp_new = PyType_GenericNew;
-  state.tp_dealloc = StateDealloc;
-  state.tp_traverse = StateTraverse;
-  state.tp_clear = StateClear;
-  state.tp_members = g_state_members;
-  state.tp_getset = g_state_getset;
-  ReadyType(&state);
-  AddType(m, "HookState", &state);
-
-  PyTypeObject& busy = g_busy_type;
-  busy.tp_name = "tprobe._C.BusyFlag";
-  busy.tp_doc =
-      "The calling thread's busy counter (> 0: tprobe runs code, APIs and "
-      "modules called now are not recorded), as a descriptor for a class "
-      "attribute.";
-  busy.tp_basicsize = sizeof(BusyFlag);
-  busy.tp_flags = Py_TPFLAGS_DEFAULT;
-  busy.tp_descr_get = BusyGet;
-  busy.tp_descr_set = BusySet;
-  ReadyType(&busy);
-  m.attr("busy_flag") = py::reinterpret_steal<py::object>(
-      reinterpret_cast<PyObject*>(PyObject_New(BusyFlag, &busy)));
 
   PyTypeObject& hook = g_hook_type;
   hook.tp_name = "tprobe._C.ApiBackwardHook";

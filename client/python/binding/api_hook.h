@@ -11,13 +11,7 @@
 // with MindSpore operators (gates_for: inputs() before the call, outputs()
 // after it; tprobe/mindspore/backward.py). The common path runs no Python
 // frame: the state it reads (capture on, the session, the per-thread busy
-// flag) is C data.
-//
-// tprobe._C.HookState is the base of tprobe._common.runtime.Runtime: its
-// `on` and `session` are read here without attribute lookups.
-// tprobe._C.busy_flag is the per-thread busy counter as a descriptor, so
-// that `rt.local.busy` (a threading.local with the descriptor on its class)
-// is the flag this file reads.
+// flag) is C data (hook_state.h).
 
 #ifndef TPROBE_CLIENT_PYTHON_BINDING_API_HOOK_H_
 #define TPROBE_CLIENT_PYTHON_BINDING_API_HOOK_H_
@@ -29,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "client/python/binding/hook_state.h"
 #include "client/session.h"
 
 namespace tprobe::python {
@@ -76,11 +71,8 @@ class ApiSession {
   ~ApiSession() = default;
 };
 
-// The ApiSession of a tprobe._C.Session object; nullptr for other objects.
-using SessionOf = ApiSession* (*)(PyObject* session);
-
-// Adds HookState, ApiWrapper and busy_flag to the module.
-void DefineApiHook(pybind11::module_& m, SessionOf session_of);
+// Adds ApiWrapper and NodeHookRegistrar to the module.
+void DefineApiHook(pybind11::module_& m);
 
 }  // namespace tprobe::python
 

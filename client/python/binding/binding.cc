@@ -4,10 +4,15 @@
 //                      adapters report their hooks' calls to;
 //   value_encoder.h    msprobe's encoding of the Python values into entries,
 //                      on the framework types of type_discovery.h;
-//   api_hook.h         HookState, ApiWrapper and busy_flag (the PyTorch API
-//                      wrapper in C++);
+//   hook_state.h       HookState and busy_flag: what the C hooks read on
+//                      every call;
+//   api_hook.h         ApiWrapper (the API wrapper of both adapters, in
+//                      C++);
 //   module_alias.h     the forward and backward of the module hooks'
 //                      identity autograd Function, in C++;
+//   module_hook.h      the module hooks' eager path and a module call's
+//                      backward reports, in C++;
+//   param_grad_hook.h  a parameter's gradient hook, in C++;
 //   module_wrapper.h   the module call wrapper (ModuleWrapper) that runs
 //                      the module hooks around a module's call, in C++;
 //   call_stack.h       the call stacks of stack.json;
@@ -24,8 +29,11 @@
 
 #include "client/python/binding/api_hook.h"
 #include "client/python/binding/call_stack.h"
+#include "client/python/binding/hook_state.h"
 #include "client/python/binding/module_alias.h"
+#include "client/python/binding/module_hook.h"
 #include "client/python/binding/module_wrapper.h"
+#include "client/python/binding/param_grad_hook.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/python/binding/session_binding.h"
 #include "client/python/binding/tensor_shim.h"
@@ -39,8 +47,11 @@ PYBIND11_MODULE(_C, m) {
   using tprobe::python::Types;
   m.doc() = "tprobe's client core: sessions that push hook data to tprobed";
 
-  tprobe::python::DefineApiHook(m, &tprobe::python::ApiSessionOf);
+  tprobe::python::DefineHookState(m, &tprobe::python::SessionPartsOf);
+  tprobe::python::DefineApiHook(m);
   tprobe::python::DefineModuleAlias(m);
+  tprobe::python::DefineModuleHook(m);
+  tprobe::python::DefineParamGradHook(m);
   tprobe::python::DefineModuleWrapper(m);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),

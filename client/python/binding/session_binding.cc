@@ -18,15 +18,16 @@ namespace py = pybind11;
 
 namespace tprobe::python {
 
-ApiSession* ApiSessionOf(PyObject* object) {
+SessionParts SessionPartsOf(PyObject* object) {
   return GuardHook(
-      UnattributedFailures(), "finding the session of an API hook",
-      [&]() -> ApiSession* {
+      UnattributedFailures(), "finding the session of the hooks",
+      [&]() -> SessionParts {
         py::handle h(object);
-        if (!py::isinstance<PySession>(h)) return nullptr;
-        return &h.cast<PySession&>().api();
+        if (!py::isinstance<PySession>(h)) return {};
+        auto& session = h.cast<PySession&>();
+        return {&session.api(), &session.modules()};
       },
-      nullptr);
+      SessionParts{});
 }
 
 void DefineSession(py::module_& m) {

@@ -23,16 +23,16 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "client/python/binding/api_hook.h"
+#include "client/python/binding/hook_state.h"
 
 namespace tprobe::python {
 
 // Adds Session, Call and Encoded to the module.
 void DefineSession(pybind11::module_& m);
 
-// The ApiSession of a tprobe._C.Session object; nullptr for other objects
-// (api_hook.h SessionOf). Raises nothing.
-ApiSession* ApiSessionOf(PyObject* session);
+// The C++ parts of a tprobe._C.Session object; null for other objects
+// (hook_state.h SessionOf). Raises nothing.
+SessionParts SessionPartsOf(PyObject* session);
 
 }  // namespace tprobe::python
 

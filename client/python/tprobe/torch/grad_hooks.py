@@ -14,6 +14,9 @@ AccumulateGrad node and clears ``param.grad``. There, on torch >= 2.1, the
 gradient is ``param.main_grad``, read by a hook registered behind
 Megatron's on that node, as msprobe 26.x reads it.
 
+Each hook is a tprobe._C.ParamGradHook (client/python/binding/
+param_grad_hook.h), which reports with no Python frame.
+
 The daemon merges the pieces of one entry in arrival order, as msprobe's
 dict.update does. The client core names the entry and decides whether it
 is dumped: K counts the module's backward passes in the step (unlike
@@ -22,10 +25,11 @@ every call index).
 """
 
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import torch
 
+from tprobe._C import ParamGradHook
 from tprobe._common.runtime import Runtime
 from tprobe.torch.hook_switch import HookSwitch
 
@@ -63,15 +67,16 @@ class GradHooks:
             accumulator = (_accumulator(param) if torch_2_1 and self.megatron
                            and hasattr(param, "main_grad") else None)
             if accumulator is not None:
-                send = self._sender(base, name, False)
+                send = ParamGradHook(self.rt, base, name, False)
                 handle = accumulator.register_hook(
                     lambda *_, p=param, send=send: send(p.main_grad))
                 self._accumulators.append(accumulator)
             elif torch_2_1:
                 handle = param.register_post_accumulate_grad_hook(
-                    self._sender(base, name, True))
+                    ParamGradHook(self.rt, base, name, True))
             else:
-                handle = param.register_hook(self._sender(base, name, False))
+                handle = param.register_hook(
+                    ParamGradHook(self.rt, base, name, False))
             self.switch.add((handle,))
 
     def remove(self) -> None:
@@ -79,31 +84,6 @@ class GradHooks:
         self.switch.remove()
         self._accumulators.clear()
         self._modules = weakref.WeakSet()
-
-    def _sender(self, base: str, param: str, of_param: bool) -> Callable:
-        """The hook that sends the gradient it is given, or, ``of_param``,
-        the ``.grad`` of the parameter it is given (a post-accumulate-grad
-        hook: one Python frame a gradient)."""
-        rt = self.rt
-
-        def hook(grad: Any) -> None:
-            if not rt.on:
-                return None
-            if of_param:
-                grad = grad.grad
-            if grad is None:
-                return None
-            local = rt.local
-            local.busy += 1
-            try:
-                rt.session.param_grad(base, param, grad)
-            except Exception as error:  # noqa: BLE001
-                rt.warn_once("a parameter gradient hook", error)
-            finally:
-                local.busy -= 1
-            return None
-
-        return hook
 
 
 def _accumulator(param: torch.nn.Parameter) -> Optional[Any]:

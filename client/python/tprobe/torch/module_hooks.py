@@ -42,13 +42,16 @@ with ``always_call`` and runs anyway, with no output; the call then ends
 without an entry, so the calls after it are not taken for its children.
 (Before 2.1 no hook runs and the call stays open until the step ends.)
 
-Cost per call: one hook object per module holds what its calls share, the
-hooks are its bound methods, and one _Call per call carries the backward
-state (no closures); _Alias goes through torch's C++ Function.apply and its
-backward node runs the backward directly. On PyTorch >= 2.1 a module with
-no other hook is called through tprobe._C.ModuleWrapper, its
-_compiled_call_impl, which runs the pre- and post-hook around _call_impl
-without torch's hook loop (_wrappable; docs/pytorch.md).
+Cost per call: one hook object per module holds what its calls share, and
+its eager path runs in C++ (tprobe._C.ModuleHookBase, client/python/
+binding/module_hook.h), with one tprobe._C.ModuleCall per call carrying
+the backward state; Python runs only for inputs and outputs other than
+lone tensors (_wrap). _Alias goes through torch's C++ Function.apply and
+its backward node runs the backward directly. On PyTorch >= 2.1 a module
+with no other hook is called through tprobe._C.ModuleWrapper, its
+_compiled_call_impl, which runs the eager pre- and post-hook around
+_call_impl without torch's hook loop and with no Python frame
+(_wrappable; docs/pytorch.md).
 
 Under torch.compile at level L0 (where torch.library has register_fake,
 as torch 2.13 does) a hook that Dynamo traces hands the call to
@@ -66,8 +69,8 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 
-from tprobe._C import (AliasForward, Call, ModuleWrapper, Session,
-                       alias_backward)
+from tprobe._C import (AliasForward, ModuleHookBase, ModuleWrapper, Session,
+                       alias_backward, set_module_hook_tools)
 from tprobe._common.models import new_submodules
 from tprobe._common.runtime import Runtime
 from tprobe.torch import compiled_hooks
@@ -114,7 +117,7 @@ def _eager(hook: Callable, traced: bool) -> Callable:
 
 class _Alias(torch.autograd.Function):
     """Identity on tensors whose backward hands the incoming gradients to
-    ``report`` (a bound method of the module call's _Call).
+    ``report`` (a bound method of the module call, a tprobe._C.ModuleCall).
 
     Both run in C++ (client/python/binding/module_alias.h), without a
     Python frame: forward(ctx, report, *tensors) keeps ``report`` in the
@@ -140,79 +143,13 @@ _APPLY_CPP = torch._C._FunctionBase.__dict__["apply"].__get__(None, _Alias)
 
 
 def _alias(report: Callable, tensors: List[_Tensor]) -> tuple:
+    """The aliases of ``tensors``, whose backward hands ``report`` their
+    gradients (ModuleHookBase does this for a lone tensor in C++)."""
     if _FUNCTORCH_ACTIVE is not None and _FUNCTORCH_ACTIVE():
         result = _Alias.apply(report, *tensors)
     else:
         result = _APPLY_CPP(report, *tensors)
     return result if type(result) is tuple else (result,)
-
-
-class _Call:
-    """One module forward call on this thread, and then its backward: the
-    output gradients arrive (its backward begins), then those of its tensor
-    arguments (it ends)."""
-
-    __slots__ = ("module", "base", "handle", "rt", "grad_outputs",
-                 "wants_backward", "waits_inputs", "backward")
-
-    def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
-                 handle: Call) -> None:
-        self.rt = rt
-        self.module = module
-        self.base = base
-        self.handle = handle  # from Session.module_open
-        # Whether the call gets a backward entry, and whether that entry
-        # waits for argument gradients (set by the pre-hook).
-        self.wants_backward = False
-        self.waits_inputs = False
-        self.grad_outputs: Optional[list] = None
-        # From Session.module_backward_begin: the open backward call.
-        self.backward: Optional[Call] = None
-
-    def on_output_grads(self, grads: Sequence[Optional[_Tensor]]) -> None:
-        rt = self.rt
-        if not rt.on:
-            return
-        # One item per aliased tensor, None where no gradient reached it.
-        self.grad_outputs = list(grads)
-        local = rt.local
-        local.busy += 1
-        try:
-            # The module's backward begins: calls made until it ends (its
-            # children's backward) are inside it.
-            self.backward = rt.session.module_backward_begin(
-                self.base, self.handle.index)
-            if not self.waits_inputs:
-                # No argument needs a gradient: as torch's BackwardHook
-                # (msprobe 26.x) reports it, the entry's output is empty.
-                self._end([])
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module backward hook", error)
-        finally:
-            local.busy -= 1
-
-    def on_input_grads(self, grads: Sequence[Optional[_Tensor]]) -> None:
-        rt = self.rt
-        if not rt.on:
-            return
-        local = rt.local
-        local.busy += 1
-        try:
-            self._end(list(grads))
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module backward hook", error)
-        finally:
-            local.busy -= 1
-
-    def _end(self, grad_inputs: list) -> None:
-        handle, self.backward = self.backward, None
-        if handle is not None:
-            self.rt.session.module_backward_end(
-                handle, self.grad_outputs or [], grad_inputs)
-
-
-# The input_kwargs of a hook that gets none (PyTorch 1.13); never changed.
-_NO_KWARGS: dict = {}
 
 
 def _flat(items: Sequence[Any]) -> "Optional[tuple]":
@@ -232,14 +169,11 @@ def _flat(items: Sequence[Any]) -> "Optional[tuple]":
 
 
 def _wrap(report: Callable, item: Any) -> Any:
-    """``item`` (a tuple or list, and what it holds) with each tensor that
-    needs a gradient replaced by its alias, which hands ``report`` the
+    """``item`` (a value the hooks' C++ does not walk: a tuple or list
+    other than one tensor, a dict, and what they hold) with each tensor
+    that needs a gradient replaced by its alias, which hands ``report`` the
     gradients, one per tensor; None when it holds no such tensor."""
     kind = type(item)
-    if kind is tuple and len(item) == 1:  # the usual case: one argument
-        only = item[0]
-        if isinstance(only, _Tensor):
-            return _alias(report, [only]) if only.requires_grad else None
     flat = _flat(item) if kind is tuple or kind is list else None
     if flat is not None:  # the usual case: no container inside
         slots, tensors = flat
@@ -259,18 +193,25 @@ def _wrap(report: Callable, item: Any) -> Any:
     return replace(item, iter(_alias(report, tensors)), 0)
 
 
-class _ModuleHook:
-    """The forward pre-hook and hook of one module, holding what every call
-    of it shares. Inside a graph that torch.compile builds, they hand the
-    call to tprobe.torch.compiled_hooks, which calls back begin(), take()
-    and end() when the graph runs."""
+set_module_hook_tools(_Tensor, _APPLY_CPP, _Alias.apply, _FUNCTORCH_ACTIVE,
+                      torch.is_grad_enabled, _wrap)
 
-    __slots__ = ("rt", "base", "gate", "grad_hooks", "params_hooked",
-                 "inplace", "key", "__weakref__")
+
+class _ModuleHook(ModuleHookBase):
+    """The forward pre-hook and hook of one module, holding what every call
+    of it shares. Their eager path, and records(), begin(), take(), end()
+    and abort(), are ModuleHookBase's, in C++ (client/python/binding/
+    module_hook.h); a call is a tprobe._C.ModuleCall. Inside a graph that
+    torch.compile builds, the hooks hand the call to tprobe.torch.
+    compiled_hooks, which calls back begin(), take() and end() when the
+    graph runs."""
+
+    __slots__ = ("key", "__weakref__")
 
     def __init__(self, rt: Runtime, module: torch.nn.Module, base: str,
                  gate: Optional[Callable[[], bool]],
                  grad_hooks: GradHooks) -> None:
+        super().__init__()
         self.rt = rt
         self.base = base
         self.gate = gate
@@ -283,60 +224,13 @@ class _ModuleHook:
         self.key = compiled_hooks.register(self, module) \
             if compiled_hooks.SUPPORTED else None
 
-    def records(self) -> bool:
-        """Whether a call that begins now is reported."""
-        return self.rt.on and (self.gate is None or self.gate()) and \
-            not self.rt.local.busy
-
-    def begin(self, module: torch.nn.Module, args: tuple, kwargs: dict,
-              stack: Any = None) -> Optional[_Call]:
-        """Opens a call on this thread (the caller holds local.busy): the
-        client core names and counts it, takes its stack (``stack``, a
-        _C.Stack, when given) and inputs."""
-        rt = self.rt
-        handle = rt.session.module_open(self.base, args, kwargs, stack)
-        if handle is None:
-            return None
-        call = _Call(rt, module, self.base, handle)
-        calls = rt.local.modules
-        if calls is None:
-            calls = rt.modules()
-        calls.append(call)
-        return call
-
-    def take(self, module: torch.nn.Module) -> Optional[_Call]:
-        """The innermost open call of ``module``, off this thread's stack."""
-        rt = self.rt
-        calls = rt.local.modules
-        if not calls:
-            return None
-        call = calls[-1]
-        if call.module is module:
-            calls.pop()  # the usual case: the innermost open call
-            return call
-        return rt.pop_call(module)
-
-    def end(self, call: _Call, module: torch.nn.Module, output: Any) -> bool:
-        """Closes ``call`` with its output and the module's parameters (the
-        caller holds local.busy); True when its backward is awaited."""
-        handle = call.handle
-        # The session leaves output and parameters out of a call without
-        # an entry (handle.entry).
-        self.rt.session.module_end(handle, output, module._parameters)
-        if not handle.backward:
-            return False
-        if not self.params_hooked:
-            self.params_hooked = True
-            self.grad_hooks.ensure(module, self.base)
-        return call.wants_backward
-
     # PyTorch 1.13: hooks without kwargs.
     def pre(self, module: torch.nn.Module, args: tuple) -> Optional[tuple]:
-        return self.pre_kwargs(module, args, None)
+        return self.eager_pre(module, args, None)
 
     def post(self, module: torch.nn.Module, args: tuple,
              output: Any) -> Any:
-        return self.post_kwargs(module, args, None, output)
+        return self.eager_post(module, args, None, output)
 
     def pre_kwargs(self, module: torch.nn.Module, args: tuple,
                    kwargs: Optional[dict]) -> Any:
@@ -344,29 +238,7 @@ class _ModuleHook:
             if self.rt.level != "L0":  # see _PRE_OUTSIDE_DYNAMO
                 return _PRE_OUTSIDE_DYNAMO(self, module, args, kwargs)
             return compiled_hooks.pre(self, module, args, kwargs)
-        if not self.records():
-            return None
-        local = self.rt.local
-        local.busy += 1
-        try:
-            # As msprobe 26.x: the stack and the inputs are taken when the
-            # module begins (an in-place module shows its inputs unchanged).
-            call = self.begin(
-                module, args, kwargs if kwargs is not None else _NO_KWARGS)
-            if call is None or not call.handle.backward or self.inplace \
-                    or not torch.is_grad_enabled():
-                return None
-            call.wants_backward = True
-            new_args = _wrap(call.on_input_grads, args)
-            call.waits_inputs = new_args is not None
-        except Exception as error:  # noqa: BLE001
-            self.rt.warn_once("a module forward pre-hook", error)
-            return None
-        finally:
-            local.busy -= 1
-        if new_args is None or kwargs is None:
-            return new_args
-        return new_args, kwargs
+        return self.eager_pre(module, args, kwargs)
 
     def post_kwargs(self, module: torch.nn.Module, args: tuple,
                     kwargs: Optional[dict], output: Any) -> Any:
@@ -374,61 +246,17 @@ class _ModuleHook:
             if self.rt.level != "L0":
                 return _POST_OUTSIDE_DYNAMO(self, module, args, kwargs, output)
             return compiled_hooks.post(self, output)
-        if output is None and sys.exc_info()[1] is not None:
-            # The forward raised (an always_call hook runs then, with no
-            # output).
-            self.abort(module)
-            return None
-        rt = self.rt
-        local = rt.local
-        if not local.modules or local.busy:
-            return None
-        call = self.take(module)
-        if call is None:
-            return None
-        local.busy += 1
-        try:
-            if not self.end(call, module, output):
-                return None
-            if isinstance(output, _Tensor):  # the usual case, without a walk
-                if not output.requires_grad:
-                    return None
-                return _alias(call.on_output_grads, [output])[0]
-            return _wrap(call.on_output_grads, output)
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module forward hook", error)
-            return None
-        finally:
-            local.busy -= 1
-
-    def abort(self, module: torch.nn.Module) -> None:
-        """The forward of ``module`` raised: its innermost open call ends
-        without an entry, so that the calls after it are not taken for its
-        children."""
-        rt = self.rt
-        local = rt.local
-        if not local.modules or local.busy:
-            return
-        call = self.take(module)
-        if call is None:
-            return
-        local.busy += 1
-        try:
-            rt.session.module_end(call.handle, None, None)
-        except Exception as error:  # noqa: BLE001
-            rt.warn_once("a module forward hook", error)
-        finally:
-            local.busy -= 1
+        return self.eager_post(module, args, kwargs, output)
 
     def wrapper(self, module: torch.nn.Module,
                 compiled: Callable[[torch.nn.Module], None]
                 ) -> ModuleWrapper:
-        """The module call wrapper that runs these hooks around
+        """The module call wrapper that runs these hooks' eager path around
         ``module``'s calls (tprobe._C.ModuleWrapper), for its
         _compiled_call_impl; ``compiled(module)`` when it runs under
         torch.compile."""
-        return ModuleWrapper(module, module._call_impl, self.pre_kwargs,
-                             self.post_kwargs, self.abort, compiled)
+        return ModuleWrapper(module, module._call_impl, self.eager_pre,
+                             self.eager_post, self.abort, compiled)
 
 
 def _replica_wrapped(replicate: Callable) -> Callable:
