@@ -414,21 +414,13 @@ void Abort(ModuleHookBase* h, HookState* state, PyObject* module) {
   Py_XDECREF(call);
 }
 
-bool Arity(const char* name, Py_ssize_t nargs, Py_ssize_t least,
-           Py_ssize_t most) {
-  if (nargs >= least && nargs <= most) return true;
-  PyErr_Format(PyExc_TypeError, "%s takes %zd to %zd arguments (%zd given)",
-               name, least, most, nargs);
-  return false;
-}
-
 PyObject* HookRecords(PyObject* self, PyObject*) {
   const int records = Records(AsHook(self));
   return records < 0 ? nullptr : PyBool_FromLong(records);
 }
 
 PyObject* HookBegin(PyObject* self, PyObject* const* args, Py_ssize_t n) {
-  if (!Arity("begin", n, 3, 4)) return nullptr;
+  if (!Arity("ModuleHookBase.begin", n, 3, 4)) return nullptr;
   ModuleHookBase* h = AsHook(self);
   HookState* state = Recording(h->rt);
   if (state == nullptr) Py_RETURN_NONE;
@@ -449,7 +441,7 @@ PyObject* HookTake(PyObject* self, PyObject* module) {
 }
 
 PyObject* HookEnd(PyObject* self, PyObject* const* args, Py_ssize_t n) {
-  if (!Arity("end", n, 3, 3)) return nullptr;
+  if (!Arity("ModuleHookBase.end", n, 3, 3)) return nullptr;
   ModuleHookBase* h = AsHook(self);
   if (Py_TYPE(args[0]) != &g_call_type) {
     PyErr_SetString(PyExc_TypeError, "end: call must be a ModuleCall");
@@ -466,7 +458,7 @@ PyObject* HookEnd(PyObject* self, PyObject* const* args, Py_ssize_t n) {
 // inputs are taken when the module begins (an in-place module shows its
 // inputs unchanged).
 PyObject* HookPre(PyObject* self, PyObject* const* args, Py_ssize_t n) {
-  if (!Arity("eager_pre", n, 3, 3)) return nullptr;
+  if (!Arity("ModuleHookBase.eager_pre", n, 3, 3)) return nullptr;
   ModuleHookBase* h = AsHook(self);
   PyObject *module = args[0], *margs = args[1], *kwargs = args[2];
   const int records = HaveTools() ? Records(h) : -1;
@@ -518,7 +510,7 @@ bool ForwardRaised() {
 
 // eager_post(module, args, kwargs, output)
 PyObject* HookPost(PyObject* self, PyObject* const* args, Py_ssize_t n) {
-  if (!Arity("eager_post", n, 4, 4)) return nullptr;
+  if (!Arity("ModuleHookBase.eager_post", n, 4, 4)) return nullptr;
   ModuleHookBase* h = AsHook(self);
   PyObject *module = args[0], *output = args[3];
   HookState* state = h->rt != nullptr ? AsHookState(h->rt) : nullptr;
@@ -565,30 +557,24 @@ PyObject* HookAbort(PyObject* self, PyObject* module) {
   Py_RETURN_NONE;
 }
 
-using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
-
-PyCFunction Cast(FastMethod f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
-}
-
 PyMethodDef g_hook_methods[] = {
     {"records", HookRecords, METH_NOARGS,
      "records($self, /)\n--\n\nWhether a call that begins now is reported."},
-    {"begin", Cast(HookBegin), METH_FASTCALL,
+    {"begin", AsMethod(HookBegin), METH_FASTCALL,
      "begin($self, module, args, kwargs, stack=None, /)\n--\n\n"
      "Opens a call on this thread (the caller holds busy); its ModuleCall, "
      "or None when it is not recorded."},
     {"take", HookTake, METH_O,
      "take($self, module, /)\n--\n\n"
      "The innermost open call of `module`, off this thread's stack."},
-    {"end", Cast(HookEnd), METH_FASTCALL,
+    {"end", AsMethod(HookEnd), METH_FASTCALL,
      "end($self, call, module, output, /)\n--\n\n"
      "Closes `call` with its output and the module's parameters (the "
      "caller holds busy); True when its backward is awaited."},
-    {"eager_pre", Cast(HookPre), METH_FASTCALL,
+    {"eager_pre", AsMethod(HookPre), METH_FASTCALL,
      "eager_pre($self, module, args, kwargs, /)\n--\n\n"
      "The forward pre-hook (kwargs None: torch hands none)."},
-    {"eager_post", Cast(HookPost), METH_FASTCALL,
+    {"eager_post", AsMethod(HookPost), METH_FASTCALL,
      "eager_post($self, module, args, kwargs, output, /)\n--\n\n"
      "The forward hook."},
     {"abort", HookAbort, METH_O,

@@ -11,13 +11,12 @@
 #include "client/python/binding/entry_values.h"
 #include "client/python/binding/hooked_session.h"
 #include "client/python/binding/py_session.h"
+#include "client/python/binding/py_types.h"
 
 namespace py = pybind11;
 
 namespace tprobe::python {
 namespace {
-
-using FastMethod = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
 
 // The C++ object behind `self`, a Session or a Call (the descriptor has
 // checked its type); null with TypeError set when pybind11 has none.
@@ -31,26 +30,9 @@ T* Self(PyObject* self) {
   }
 }
 
-// Whether `nargs` is within [least, most]; TypeError set when not.
-bool Arity(const char* name, Py_ssize_t nargs, Py_ssize_t least,
-           Py_ssize_t most) {
-  if (nargs >= least && nargs <= most) return true;
-  if (least == most) {
-    PyErr_Format(PyExc_TypeError,
-                 "Session.%s takes %zd positional arguments (%zd given)", name,
-                 least, nargs);
-  } else {
-    PyErr_Format(PyExc_TypeError,
-                 "Session.%s takes %zd to %zd positional arguments (%zd "
-                 "given)",
-                 name, least, most, nargs);
-  }
-  return false;
-}
-
 PyObject* ModuleOpen(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   PySession* s = Self<PySession>(self);
-  if (s == nullptr || !Arity("module_open", n, 3, 4)) return nullptr;
+  if (s == nullptr || !Arity("Session.module_open", n, 3, 4)) return nullptr;
   const Stack* stack = nullptr;
   if (n == 4 && args[3] != Py_None) {
     try {
@@ -66,7 +48,7 @@ PyObject* ModuleOpen(PyObject* self, PyObject* const* args, Py_ssize_t n) {
 
 PyObject* ModuleEnd(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   PySession* s = Self<PySession>(self);
-  if (s == nullptr || !Arity("module_end", n, 3, 3)) return nullptr;
+  if (s == nullptr || !Arity("Session.module_end", n, 3, 3)) return nullptr;
   s->modules().End(args[0], args[1], args[2]);
   Py_RETURN_NONE;
 }
@@ -74,7 +56,7 @@ PyObject* ModuleEnd(PyObject* self, PyObject* const* args, Py_ssize_t n) {
 PyObject* ModuleBackwardBegin(PyObject* self, PyObject* const* args,
                               Py_ssize_t n) {
   PySession* s = Self<PySession>(self);
-  if (s == nullptr || !Arity("module_backward_begin", n, 2, 2)) {
+  if (s == nullptr || !Arity("Session.module_backward_begin", n, 2, 2)) {
     return nullptr;
   }
   const int64_t index = PyLong_AsLongLong(args[1]);
@@ -85,7 +67,8 @@ PyObject* ModuleBackwardBegin(PyObject* self, PyObject* const* args,
 PyObject* ModuleBackwardEnd(PyObject* self, PyObject* const* args,
                             Py_ssize_t n) {
   PySession* s = Self<PySession>(self);
-  if (s == nullptr || !Arity("module_backward_end", n, 1, 3)) return nullptr;
+  if (s == nullptr || !Arity("Session.module_backward_end", n, 1, 3))
+    return nullptr;
   s->modules().BackwardEnd(args[0], n > 1 ? args[1] : NoEntry(),
                            n > 2 ? args[2] : NoEntry());
   Py_RETURN_NONE;
@@ -93,36 +76,32 @@ PyObject* ModuleBackwardEnd(PyObject* self, PyObject* const* args,
 
 PyObject* ParamGrad(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   PySession* s = Self<PySession>(self);
-  if (s == nullptr || !Arity("param_grad", n, 3, 3)) return nullptr;
+  if (s == nullptr || !Arity("Session.param_grad", n, 3, 3)) return nullptr;
   return PyBool_FromLong(s->modules().ParamGrad(args[0], args[1], args[2]));
-}
-
-PyCFunction Cast(FastMethod f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
 }
 
 // The methods, with their signatures for help() (the text before "--").
 PyMethodDef g_methods[] = {
-    {"module_open", Cast(ModuleOpen), METH_FASTCALL,
+    {"module_open", AsMethod(ModuleOpen), METH_FASTCALL,
      "module_open($self, base, args, kwargs, stack=None, /)\n--\n\n"
      "module_begin and then module_inputs (kwargs None: none), in one "
      "call; returns the Call (None: not recorded, else module_end must "
      "follow). The call's stack is `stack` (a Stack) when given, else the "
      "running code's."},
-    {"module_end", Cast(ModuleEnd), METH_FASTCALL,
+    {"module_end", AsMethod(ModuleEnd), METH_FASTCALL,
      "module_end($self, call, output, parameters, /)\n--\n\n"
      "Writes the module call's outputs (if scope, list and data_mode keep "
      "them; never for a Call without `entry`) and closes it."},
-    {"module_backward_begin", Cast(ModuleBackwardBegin), METH_FASTCALL,
+    {"module_backward_begin", AsMethod(ModuleBackwardBegin), METH_FASTCALL,
      "module_backward_begin($self, base, index, /)\n--\n\n"
      "Opens the backward of forward call `index` of a module; returns its "
      "Call (None: not recorded, else module_backward_end must follow)."},
-    {"module_backward_end", Cast(ModuleBackwardEnd), METH_FASTCALL,
+    {"module_backward_end", AsMethod(ModuleBackwardEnd), METH_FASTCALL,
      "module_backward_end($self, call, input=<none>, output=<none>, /)"
      "\n--\n\n"
      "Writes the module backward's entry and closes it; a side left out "
      "is not written."},
-    {"param_grad", Cast(ParamGrad), METH_FASTCALL,
+    {"param_grad", AsMethod(ParamGrad), METH_FASTCALL,
      "param_grad($self, base, name, grad, /)\n--\n\n"
      "Records a parameter gradient of the module `base`; False when it "
      "is not recorded."},
