@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "client/python/binding/py_compat.h"
 #include "client/python/binding/py_types.h"
 
 namespace py = pybind11;
