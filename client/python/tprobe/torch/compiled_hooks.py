@@ -32,7 +32,7 @@ calls 112), and goes through the dispatcher otherwise (tracing, a
 dispatch mode). TPROBE_OPS_DISPATCHED=1 leaves the names to torch.
 
 At run time each op's kernel is the eager hook's own code
-(_ModuleHook.begin/take/end and _Call's backward reports) on the tensors
+(_ModuleHook.begin/take/end and ModuleCall's backward reports) on the tensors
 the compiled graph computed: the client core names and counts the calls
 (``Module.{path}.{Class}.forward.{N}``), applies the filters, takes the
 statistics as it does for eager calls, so the tree has eager's entries
@@ -122,9 +122,9 @@ class _Site:
 _sites: List[_Site] = []
 _site_ids: Dict[Tuple[str, Any, int, Tuple[int, ...], Tuple[str, ...]],
                 int] = {}
-# id(call) -> the _Call whose backward is awaited.
+# id(call) -> the ModuleCall whose backward is awaited.
 _calls: Dict[int, Any] = {}
-# id(call) -> (the _Call, the graph's statistics of its output gradients,
+# id(call) -> (the ModuleCall, the graph's statistics of its output gradients,
 # which gradients they are), held from backward_begin to backward_end (the
 # call is held too: its id names no other call meanwhile).
 _held: Dict[int, Tuple[Any, torch.Tensor, List[int]]] = {}
@@ -134,8 +134,8 @@ _held: Dict[int, Tuple[Any, torch.Tensor, List[int]]] = {}
 # after its whole backward. So that the tree has eager's order, that
 # call's backward holds their places (Session.param_grad_due) for each
 # module that owns the parameter (a tied weight's: each, in the order
-# their hooks were added). _first_use: id(parameter) -> id(the _Call);
-# _due: id(the _Call) -> (module bases, ids of the parameters it ends).
+# their hooks were added). _first_use: id(parameter) -> id(the ModuleCall);
+# _due: id(the ModuleCall) -> (module bases, ids of the parameters it ends).
 _first_use: Dict[int, int] = {}
 _due: Dict[int, Tuple[List[str], List[int]]] = {}
 # Whether the hooks record in this step (set by recording()). Read when
