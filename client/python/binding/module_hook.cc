@@ -143,12 +143,17 @@ void CallDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// The session's module calls while capture is on; null when it is off or
-// the runtime has no session.
-HookState* Recording(PyObject* rt) {
+// The runtime's state when its session has module calls; null when it has
+// none (or `rt` is no runtime).
+HookState* WithModules(PyObject* rt) {
   HookState* state = rt != nullptr ? AsHookState(rt) : nullptr;
-  return state != nullptr && state->on && state->modules != nullptr ? state
-                                                                    : nullptr;
+  return state != nullptr && state->modules != nullptr ? state : nullptr;
+}
+
+// WithModules while capture is on; null when it is off.
+HookState* Recording(PyObject* rt) {
+  HookState* state = WithModules(rt);
+  return state != nullptr && state->on ? state : nullptr;
 }
 
 // Ends the call's open backward with the argument gradients `grad_inputs`
@@ -447,8 +452,8 @@ PyObject* HookEnd(PyObject* self, PyObject* const* args, Py_ssize_t n) {
     PyErr_SetString(PyExc_TypeError, "end: call must be a ModuleCall");
     return nullptr;
   }
-  HookState* state = h->rt != nullptr ? AsHookState(h->rt) : nullptr;
-  if (state == nullptr || state->modules == nullptr) Py_RETURN_FALSE;
+  HookState* state = WithModules(h->rt);
+  if (state == nullptr) Py_RETURN_FALSE;
   const int awaited =
       End(h, state, reinterpret_cast<ModuleCall*>(args[0]), args[1], args[2]);
   return awaited < 0 ? nullptr : PyBool_FromLong(awaited);
@@ -513,8 +518,8 @@ PyObject* HookPost(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   if (!Arity("ModuleHookBase.eager_post", n, 4, 4)) return nullptr;
   ModuleHookBase* h = AsHook(self);
   PyObject *module = args[0], *output = args[3];
-  HookState* state = h->rt != nullptr ? AsHookState(h->rt) : nullptr;
-  if (state == nullptr || state->modules == nullptr || ThreadBusy() != 0) {
+  HookState* state = WithModules(h->rt);
+  if (state == nullptr || ThreadBusy() != 0) {
     Py_RETURN_NONE;
   }
   if (output == Py_None && ForwardRaised()) {
@@ -550,8 +555,8 @@ PyObject* HookPost(PyObject* self, PyObject* const* args, Py_ssize_t n) {
 
 PyObject* HookAbort(PyObject* self, PyObject* module) {
   ModuleHookBase* h = AsHook(self);
-  HookState* state = h->rt != nullptr ? AsHookState(h->rt) : nullptr;
-  if (state == nullptr || state->modules == nullptr) Py_RETURN_NONE;
+  HookState* state = WithModules(h->rt);
+  if (state == nullptr) Py_RETURN_NONE;
   Abort(h, state, module);
   if (PyErr_Occurred()) return Failed(h->rt, "a module forward hook");
   Py_RETURN_NONE;
