@@ -10,6 +10,7 @@
 
 #include "client/python/binding/py_compat.h"
 #include "client/python/binding/py_types.h"
+#include "client/python/binding/tensor_shim.h"
 
 namespace py = pybind11;
 
@@ -317,9 +318,14 @@ PyObject* FirstTensor(PyObject* value, PyObject* tensor_type, int depth) {
 }
 
 // Hooks the backward of forward call `index` on the grad_fn of the first
-// output tensor; false (an error set) when that failed.
-bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out) {
-  if (w->tensor_type == nullptr) return true;
+// output tensor; false (an error set) when that failed. `grad_off`: grad
+// mode was off when the call began; off at its end too, the output has no
+// grad_fn (torch's optimizers run so), and reading that costs more than
+// the rest of the hook.
+bool HookBackward(ApiWrapper* w, int64_t index, PyObject* out, bool grad_off) {
+  if (w->tensor_type == nullptr || (grad_off && GradModeKnownOff())) {
+    return true;
+  }
   PyObject* tensor = FirstTensor(out, w->tensor_type, 0);
   if (tensor == nullptr) return !PyErr_Occurred();
   bool ok = false;
@@ -390,6 +396,7 @@ struct Reported {
   PyObject* positional = nullptr;
   PyObject* keywords = nullptr;
   PyObject* gates = nullptr;  // null: the call runs with `args` as it came
+  bool grad_off = false;      // grad mode was off as the call began
 };
 
 // The inputs through the call's gates (gates_for(...).inputs), which then
@@ -459,7 +466,7 @@ PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
   }
   if (r.call.backward && w->gates_for == nullptr &&
       !(w->dropout && DropoutOff(r.args, r.nargsf, r.kwnames)) &&
-      !HookBackward(w, r.call.plan.index, out)) {
+      !HookBackward(w, r.call.plan.index, out, r.grad_off)) {
     WarnOnce(w->state, "an API hook");
   }
   return out;
@@ -475,7 +482,10 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
   Reported r(state->session, args, nargsf, kwnames);
   ApiSession* api = state->api;
   const bool open = api->BeginApiCall(w->base_text, &r.call);
-  if (open) TakeInputs(w, api, r);
+  if (open) {
+    TakeInputs(w, api, r);
+    r.grad_off = r.call.backward && GradModeKnownOff();
+  }
   // Gated inputs replace the arguments; the call then goes through a tuple
   // and a dict.
   PyObject* out = r.gates != nullptr

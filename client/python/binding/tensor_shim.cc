@@ -29,6 +29,7 @@ struct ShimFunctions {
   ShimError (*dtype)(AtenTensorHandle, int32_t*) = nullptr;
   ShimError (*device_type)(AtenTensorHandle, int32_t*) = nullptr;
   ShimError (*data_ptr)(AtenTensorHandle, void**) = nullptr;
+  bool (*grad_mode)() = nullptr;  // optional: null where libtorch lacks it
 };
 
 // Where a tensor object's at::Tensor is found.
@@ -78,6 +79,7 @@ bool Load(Shim* shim) {
       !Find(lib, "aoti_torch_get_data_ptr", &fn.data_ptr)) {
     return false;
   }
+  Find(lib, "aoti_torch_grad_mode_is_enabled", &fn.grad_mode);
   shim->cpu = Code(lib, "aoti_torch_device_type_cpu");
   shim->meta = Code(lib, "aoti_torch_device_type_meta");
   if (shim->cpu < 0 || shim->meta < 0) return false;
@@ -223,6 +225,12 @@ bool ReadTensorFacts(PyObject* t, TensorFacts* out) {
     if (type == known) return ReadWith(*shim, t, out);
   }
   return false;
+}
+
+bool GradModeKnownOff() {
+  const Shim* shim = g_shim;
+  return shim != nullptr && shim->fn.grad_mode != nullptr &&
+         !shim->fn.grad_mode();
 }
 
 }  // namespace tprobe::python

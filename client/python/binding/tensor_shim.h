@@ -57,6 +57,11 @@ bool UseTensorShim(pybind11::handle sample, const pybind11::tuple& types);
 // Python then.
 bool ReadTensorFacts(PyObject* t, TensorFacts* out);
 
+// Whether torch's grad mode is off on this thread, read through the shim
+// (one call, where torch.is_grad_enabled() costs a Python call): false when
+// it is on, or when the shim is off or lacks the function.
+bool GradModeKnownOff();
+
 }  // namespace tprobe::python
 
 #endif  // TPROBE_CLIENT_PYTHON_BINDING_TENSOR_SHIM_H_
