@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/python/binding/py_compat.h"
 #include "client/recorder.h"
 
 namespace py = pybind11;
@@ -56,7 +57,13 @@ struct Cached {
 struct Cache {
   std::string own_dir;
   std::unordered_map<Frames, Cached, FramesHash> stacks;
-  Frames frames;  // the walk's scratch
+  Frames frames;  // the last walk: the frames of `top`
+  // The innermost frame of that walk (held, so that its address is not
+  // reused), or null. While that frame runs, its callers wait at the calls
+  // they made, so a capture from it needs only its own offset read again.
+  // Not kept for a generator or coroutine, which may be resumed from
+  // elsewhere.
+  PyObject* top = nullptr;
 };
 
 Cache& TheCache() {
@@ -111,7 +118,35 @@ std::shared_ptr<const Stack> Format(const Cache& cache, PyFrameObject* frame) {
   return stack;
 }
 
+// The (code, offset) pairs of `frame` and its callers, innermost first.
+void Walk(PyFrameObject* frame, Frames* frames) {
+  frames->clear();
+  py::object held =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame));
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+    frames->emplace_back(reinterpret_cast<PyObject*>(code),
+                         LastInstruction(frame));
+    Py_DECREF(code);                 // the frame holds it while the walk runs
+    frame = PyFrame_GetBack(frame);  // new reference
+    held =
+        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(frame));
+  }
+}
+
+// Whether `frame` is a generator's or coroutine's, whose callers may differ
+// each time it resumes.
+bool Resumable(PyFrameObject* frame) {
+  PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
+  const int flags = code->co_flags;
+  Py_DECREF(code);
+  return (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
+                   CO_ITERABLE_COROUTINE)) != 0;
+}
+
 }  // namespace
+
+void ForgetCapturedFrame() { Py_CLEAR(TheCache().top); }
 
 void SetOwnFrames(std::string dir) { TheCache().own_dir = std::move(dir); }
 
@@ -119,19 +154,13 @@ std::shared_ptr<const Stack> CaptureStack() {
   Cache& cache = TheCache();
   PyFrameObject* const top = PyEval_GetFrame();  // borrowed
   if (top == nullptr) return nullptr;
-  PyFrameObject* frame = top;
   Frames& frames = cache.frames;
-  frames.clear();
-  py::object held =
-      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(frame));
-  while (frame != nullptr) {
-    PyCodeObject* code = PyFrame_GetCode(frame);  // new reference
-    frames.emplace_back(reinterpret_cast<PyObject*>(code),
-                        LastInstruction(frame));
-    Py_DECREF(code);                 // the frame holds it while the walk runs
-    frame = PyFrame_GetBack(frame);  // new reference
-    held =
-        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(frame));
+  PyObject* const top_object = reinterpret_cast<PyObject*>(top);
+  if (top_object == cache.top) {
+    frames.front().second = LastInstruction(top);
+  } else {
+    Walk(top, &frames);
+    Py_XSETREF(cache.top, Resumable(top) ? nullptr : Py_NewRef(top_object));
   }
   auto found = cache.stacks.find(frames);
   if (found != cache.stacks.end()) return found->second.stack;

@@ -6,7 +6,8 @@
 // without source text left out. Formatting costs a linecache lookup per
 // frame, so the formatted stacks are cached by the frames' (code, last
 // instruction) pairs: a training loop repeats the same few hundred stacks,
-// and a hit costs one walk over the frames (no line-table scan).
+// and a hit costs one walk over the frames (no line-table scan), or none
+// when the capture comes from the same running frame as the last one.
 
 #ifndef TPROBE_CLIENT_PYTHON_BINDING_CALL_STACK_H_
 #define TPROBE_CLIENT_PYTHON_BINDING_CALL_STACK_H_
@@ -36,6 +37,10 @@ void SetOwnFrames(std::string dir);
 // The running Python code's stack; null when there is no Python frame.
 // Needs the GIL; raises nothing but pybind11's errors.
 std::shared_ptr<const Stack> CaptureStack();
+
+// Lets go of the frame CaptureStack keeps from its last walk (it holds
+// that frame's locals once the frame returns): at the end of a step.
+void ForgetCapturedFrame();
 
 // A stack given frame by frame, innermost first, each a (path, line or
 // None, function, source text or None) tuple, formatted and filtered as a

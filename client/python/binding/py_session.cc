@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "client/exception_boundary.h"
+#include "client/python/binding/call_stack.h"
 #include "client/python/binding/producer_stats.h"
 #include "client/recorder.h"
 
@@ -84,6 +85,7 @@ PySession::PySession(const PySessionArgs& args)
 void PySession::Close() {
   GuardHook(session_.failures(), "Session.close", [&] {
     if (Py_IsInitialized() && !IsFinalizing()) {
+      ForgetCapturedFrame();
       if (session_.get() != nullptr) FlushProducerStats();
       py::gil_scoped_release release;
       session_.Release();
@@ -101,6 +103,7 @@ void PySession::Start() {
 }
 
 void PySession::Stop() {
+  ForgetCapturedFrame();
   session_.Hook("Session.stop",
                 [&](client::Session& session) { session.Stop(); });
 }
@@ -109,6 +112,7 @@ void PySession::Stop() {
 // the step's cut covers them: the one wait of the producer path, per step,
 // never per tensor.
 void PySession::Step() {
+  ForgetCapturedFrame();
   session_.Hook("Session.step", [&](client::Session& session) {
     FlushProducerStats();
     session.Step();

@@ -53,6 +53,24 @@ _SCENARIO = textwrap.dedent("""
     removed.remove()
     z = F.normalize(w, dim=1)
     bound = x.add(2)  # Tensor.add bound as a method of x
+    # Stacks: two calls from one running frame, then a generator resumed
+    # from two callers (its own frame is the same object both times).
+    def two_lines():
+        torch.mul(x, 2)  # Torch.mul.0
+        torch.mul(x, 3)  # Torch.mul.1
+    two_lines()
+    def generator():
+        while True:
+            yield torch.mul(x, 4)
+    resumed = generator()
+    def first_caller():
+        return next(resumed)  # Torch.mul.2
+    def second_caller():
+        return next(resumed)  # Torch.mul.3
+    first_caller()
+    second_caller()
+    with torch.no_grad():
+        no_grad = torch.mul(x, 5)  # Torch.mul.4: no grad_fn to hook
     # While Dynamo compiles on a thread (its compile context set there),
     # that thread's calls are not recorded; another thread's are.
     try:
@@ -85,7 +103,7 @@ _SCENARIO = textwrap.dedent("""
         "y_max": float(y.max()), "bound_ok": bool(torch.equal(bound, x + 2)),
         "registrar": registrar, "user_grads": user_grads,
         "handle": type(kept).__name__, "compiling": compiling,
-        "x_max": float(x.max()),
+        "x_max": float(x.max()), "no_grad_fn": no_grad.grad_fn is None,
     }))
 """)
 
@@ -115,8 +133,9 @@ class ApiWrapperTest(unittest.TestCase):
         with open(os.path.join(root, "dump.json")) as f:
             cls.data = json.load(f)["data"]
         with open(os.path.join(root, "stack.json")) as f:
-            cls.stacks = {names[0]: lines
-                          for names, lines in json.load(f).values()}
+            cls.stacks = {name: lines
+                          for names, lines in json.load(f).values()
+                          for name in names}
 
     def test_an_api_that_raises_propagates_and_leaves_no_entry(self) -> None:
         self.assertIn("cannot be multiplied", self.result["error"])
@@ -146,6 +165,25 @@ class ApiWrapperTest(unittest.TestCase):
         self.assertTrue(self.result["bound_ok"])
         self.assertIn("y = torch.add(x, 1)",
                       self.stacks["Torch.add.0.forward"][0])
+
+    def test_stacks_follow_the_frames(self) -> None:
+        # Two calls from one running frame: each its own line, the same
+        # caller.
+        for n, line in ((0, "torch.mul(x, 2)"), (1, "torch.mul(x, 3)")):
+            lines = self.stacks[f"Torch.mul.{n}.forward"]
+            self.assertIn(line, lines[0])
+            self.assertIn("two_lines()", lines[1])
+        # A generator's frame, resumed from two callers: each stack names
+        # the caller that resumed it.
+        for n, caller in ((2, "first_caller"), (3, "second_caller")):
+            lines = self.stacks[f"Torch.mul.{n}.forward"]
+            self.assertIn("yield torch.mul(x, 4)", lines[0])
+            self.assertIn(f"in {caller}", lines[1])
+        # A call made with grad mode off is recorded, with no backward.
+        self.assertTrue(self.result["no_grad_fn"])
+        self.assertIn("Torch.mul.4.forward", self.data)
+        self.assertIn("torch.mul(x, 5)",
+                      self.stacks["Torch.mul.4.forward"][0])
 
     def test_user_hooks_on_a_hooked_grad_fn(self) -> None:
         # tprobe's hook went in through its registrar, and the user's two
