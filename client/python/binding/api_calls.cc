@@ -84,9 +84,9 @@ bool ApiCalls::BeginApiCall(std::string_view base, ApiCall* call) {
   return session_.Hook(
       "Session.api_begin",
       [&](client::Session& session) {
-        client::CallPlan plan;
-        if (!session.BeginApi(base, true, 0, &plan)) return false;
-        session_.Plan(std::move(plan), call);
+        // Written in place: a reused call keeps its name's capacity.
+        if (!session.BeginApi(base, true, 0, &call->plan)) return false;
+        session_.Plan(call);
         return true;
       },
       false);

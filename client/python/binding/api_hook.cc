@@ -367,6 +367,15 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
   return gates;
 }
 
+// This thread's ApiCall for the call it records. Record never nests on a
+// thread (the busy count makes a call inside it fall through), so one
+// serves them all and keeps the capacity of its strings: a call's name and
+// encoded inputs allocate nothing once the thread is warm.
+ApiCall& ThreadCall() {
+  thread_local ApiCall call;
+  return call;
+}
+
 // One reported call between its begin and its end: the call as the
 // wrapper got it, the session's plan, and, when the gates need them, its
 // arguments as a tuple and a dict (what a Python `*args, **kwargs` wrapper
@@ -378,7 +387,10 @@ struct Reported {
       : session(Py_NewRef(session)),
         args(args),
         nargsf(nargsf),
-        kwnames(kwnames) {}
+        kwnames(kwnames),
+        call(ThreadCall()) {
+    call.Clear();
+  }
   ~Reported() {
     Py_XDECREF(gates);
     Py_XDECREF(positional);
@@ -392,7 +404,7 @@ struct Reported {
   PyObject* const* const args;
   const size_t nargsf;
   PyObject* const kwnames;
-  ApiCall call;
+  ApiCall& call;  // ThreadCall()
   PyObject* positional = nullptr;
   PyObject* keywords = nullptr;
   PyObject* gates = nullptr;  // null: the call runs with `args` as it came

@@ -39,6 +39,20 @@ struct ApiCall {
   uint32_t stack_id = 0;
   bool inputs = false;       // args and kwargs hold the inputs
   std::string args, kwargs;  // one value each (record::ValueWriter)
+
+  // Makes this a call not begun, keeping the capacity of its strings (the
+  // name and the encoded inputs), so that a reused ApiCall allocates
+  // nothing.
+  void Clear() {
+    std::string name = std::move(plan.name);
+    name.clear();
+    plan = client::CallPlan{};
+    plan.name = std::move(name);
+    entry = input = backward = inputs = false;
+    stack_id = 0;
+    args.clear();
+    kwargs.clear();
+  }
 };
 
 // A call's arguments as a vectorcall passes them: args[0..nargs) the

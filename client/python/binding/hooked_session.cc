@@ -16,10 +16,15 @@ HookedSession::HookedSession(std::unique_ptr<client::Session> session)
 HookedSession::~HookedSession() { Release(); }
 
 void HookedSession::Plan(client::CallPlan&& plan, ApiCall* call) const {
+  call->plan = std::move(plan);
+  Plan(call);
+}
+
+void HookedSession::Plan(ApiCall* call) const {
+  const client::CallPlan& plan = call->plan;
   call->entry = plan.entry() || plan.stack();
   call->input = plan.input;
   call->backward = session_->WantsBackward();
-  call->plan = std::move(plan);
 }
 
 py::object HookedSession::Handle(client::CallPlan&& plan) const {

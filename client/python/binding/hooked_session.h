@@ -53,6 +53,8 @@ class HookedSession {
 
   // What the hooks ask of a call the session opened with `plan`.
   void Plan(client::CallPlan&& plan, ApiCall* call) const;
+  // The same for a call whose plan the session wrote in place.
+  void Plan(ApiCall* call) const;
   // The handle of a call the session opened with `plan`.
   pybind11::object Handle(client::CallPlan&& plan) const;
   // The open call behind `handle`, when this session opened it; null for
