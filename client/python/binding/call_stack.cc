@@ -159,8 +159,9 @@ std::shared_ptr<const Stack> CaptureStack() {
   if (top_object == cache.top) {
     frames.front().second = LastInstruction(top);
   } else {
+    Py_CLEAR(cache.top);  // `frames` is not its walk while this one runs
     Walk(top, &frames);
-    Py_XSETREF(cache.top, Resumable(top) ? nullptr : Py_NewRef(top_object));
+    if (!Resumable(top)) cache.top = Py_NewRef(top_object);
   }
   auto found = cache.stacks.find(frames);
   if (found != cache.stacks.end()) return found->second.stack;
