@@ -100,6 +100,16 @@ HookState* AsHookState(PyObject* object) {
              : nullptr;
 }
 
+HookState* WithModules(PyObject* rt) {
+  HookState* state = rt != nullptr ? AsHookState(rt) : nullptr;
+  return state != nullptr && state->modules != nullptr ? state : nullptr;
+}
+
+HookState* Recording(PyObject* rt) {
+  HookState* state = WithModules(rt);
+  return state != nullptr && state->on ? state : nullptr;
+}
+
 long& ThreadBusy() { return t_busy; }
 
 void WarnOnce(PyObject* state, const char* where) {

@@ -43,6 +43,13 @@ struct HookState {
 // `object` as a HookState (a Runtime), or null when it is not one.
 HookState* AsHookState(PyObject* object);
 
+// `rt`'s state when its session has module calls; null when it has none
+// (or `rt` is null or no runtime).
+HookState* WithModules(PyObject* rt);
+
+// WithModules while capture is on; null when it is off.
+HookState* Recording(PyObject* rt);
+
 // The calling thread's busy counter: > 0 while tprobe runs code on this
 // thread or an API call is being recorded; APIs and modules called then
 // are not recorded.

@@ -143,19 +143,6 @@ void CallDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// The runtime's state when its session has module calls; null when it has
-// none (or `rt` is no runtime).
-HookState* WithModules(PyObject* rt) {
-  HookState* state = rt != nullptr ? AsHookState(rt) : nullptr;
-  return state != nullptr && state->modules != nullptr ? state : nullptr;
-}
-
-// WithModules while capture is on; null when it is off.
-HookState* Recording(PyObject* rt) {
-  HookState* state = WithModules(rt);
-  return state != nullptr && state->on ? state : nullptr;
-}
-
 // Ends the call's open backward with the argument gradients `grad_inputs`
 // (a list): its entry is written.
 void EndBackward(ModuleCall* call, HookState* state, PyObject* grad_inputs) {

@@ -39,10 +39,8 @@ PyObject* HookCall(PyObject* self, PyObject* const* args, size_t nargsf,
                     "a parameter gradient hook takes one argument");
     return nullptr;
   }
-  HookState* state = AsHookState(hook->rt);
-  if (state == nullptr || !state->on || state->modules == nullptr) {
-    Py_RETURN_NONE;
-  }
+  HookState* state = Recording(hook->rt);
+  if (state == nullptr) Py_RETURN_NONE;
   PyObject* grad =
       hook->of_param ? PyObject_GetAttr(args[0], s_grad) : Py_NewRef(args[0]);
   if (grad == nullptr) {
