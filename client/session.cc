@@ -275,6 +275,45 @@ void Session::Stop() noexcept try {
 
 void Session::Step(uint64_t unclosed_calls) noexcept try {
   std::lock_guard lock(mu_);
+  EndStep(unclosed_calls, /*take_up_config=*/true);
+} catch (...) {
+  NoteStopped("Session::Step");
+}
+
+bool Session::StartQuiet() noexcept try {
+  if (config().task == config::Task::kOverflowCheck) return false;
+  std::lock_guard lock(mu_);
+  const uint32_t step = step_.load(std::memory_order_relaxed);
+  const auto last = config::LastStep(config());
+  // Past the last step Start() says so, once (ended_ then).
+  if ((!ended_ && last && step > *last) || Selected(step)) return false;
+  running_ = true;
+  started_ = true;
+  // Not selected, so neither is set (UpdateCollecting would read the
+  // directive again, and a directive that came since is the next Start()'s).
+  step_active_.store(false, std::memory_order_release);
+  collecting_.store(false, std::memory_order_release);
+  return true;
+} catch (...) {
+  NoteStopped("Session::StartQuiet");
+  return false;
+}
+
+bool Session::StepQuiet() noexcept try {
+  std::lock_guard lock(mu_);
+  if (running_ || step_active_.load(std::memory_order_relaxed) ||
+      recorder_.config_generation() != config_generation_) {
+    return false;
+  }
+  // A config offered from now on is taken up by the next Step().
+  EndStep(0, /*take_up_config=*/false);
+  return true;
+} catch (...) {
+  NoteStopped("Session::StepQuiet");
+  return false;
+}
+
+void Session::EndStep(uint64_t unclosed_calls, bool take_up_config) {
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const RecordTotals totals = recorder_.Totals();
   const int64_t acknowledged = recorder_.BoundaryAcknowledged();
@@ -308,7 +347,8 @@ void Session::Step(uint64_t unclosed_calls) noexcept try {
   indices_.Reset();
   current().selection.ResetStep();
   if (const uint64_t offered = recorder_.config_generation();
-      offered != config_generation_ && TakeUpOfferedConfig(step + 1, offered)) {
+      take_up_config && offered != config_generation_ &&
+      TakeUpOfferedConfig(step + 1, offered)) {
     config_generation_ = offered;
   }
   generation_.fetch_add(1, std::memory_order_release);
@@ -316,8 +356,6 @@ void Session::Step(uint64_t unclosed_calls) noexcept try {
   recorder_.PublishStep(step + 1);
   started_ = running_;
   UpdateCollecting();
-} catch (...) {
-  NoteStopped("Session::Step");
 }
 
 bool Session::TakeUpOfferedConfig(uint32_t step, uint64_t generation) {

@@ -166,6 +166,59 @@ TEST_F(SessionTest, StepFilterAndTheLastStep) {
   EXPECT_FALSE(s->step_active());
 }
 
+// StartQuiet and StepQuiet take only a step that records nothing, and leave
+// the session as Start() and Step() would.
+TEST_F(SessionTest, QuietBoundariesTakeOnlyAStepThatRecordsNothing) {
+  auto s = Open(R"({"level": "L0", "step": [1, 3]})");
+  ASSERT_TRUE(s);
+  CallPlan plan;
+  ASSERT_TRUE(s->StartQuiet());  // step 0: not selected
+  EXPECT_FALSE(s->collecting());
+  EXPECT_FALSE(s->step_active());
+  EXPECT_FALSE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+  EXPECT_FALSE(s->StepQuiet()) << "no Stop() yet: Step() ends it";
+  EXPECT_EQ(s->step(), 0u);
+  s->Stop();
+  ASSERT_TRUE(s->StepQuiet());
+  EXPECT_EQ(s->step(), 1u);
+  EXPECT_FALSE(s->StartQuiet()) << "step 1 is selected";
+  EXPECT_FALSE(s->collecting()) << "StartQuiet changed nothing";
+  s->Start();
+  ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+  EXPECT_EQ(plan.name, "Module.fc.Linear.forward.0");
+  s->EndCall(plan);
+  s->Stop();
+  EXPECT_FALSE(s->StepQuiet()) << "step 1 collected";
+  EXPECT_EQ(s->step(), 1u);
+  s->Step();
+  ASSERT_TRUE(s->StartQuiet());  // step 2
+  s->Stop();
+  ASSERT_TRUE(s->StepQuiet());
+  s->Start();  // step 3, the last
+  s->Stop();
+  s->Step();
+  EXPECT_FALSE(s->StartQuiet()) << "after the last step: Start() says so";
+  s->Start();
+  EXPECT_FALSE(s->collecting());
+  s->Stop();
+  s->Step();
+  EXPECT_TRUE(s->StartQuiet()) << "said once";
+  // A config offered for the next step is Step()'s to take up.
+  auto offered = Open(R"({"level": "L1", "step": [5]})");
+  ASSERT_TRUE(offered);
+  ASSERT_TRUE(offered->StartQuiet());
+  const std::string path = dir_.path() + "/l0.json";
+  std::ofstream(path) << R"({"level": "L0", "step": [5], "dump_path": ")"
+                      << Dump() << R"("})";
+  ASSERT_TRUE(offered->Configure(path).ok());
+  EXPECT_EQ(offered->config().level, config::Level::kL1) << "started";
+  offered->Stop();
+  EXPECT_FALSE(offered->StepQuiet());
+  offered->Step();
+  EXPECT_EQ(offered->config().level, config::Level::kL0);
+  EXPECT_TRUE(offered->StartQuiet());
+}
+
 // msprobe's dump_enable reload: a rank gives itself its changed config.json
 // as a live `tprobe configure` would, for it alone; at once before Start(),
 // else at Step(). What cannot change live is refused, naming the key.

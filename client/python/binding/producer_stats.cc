@@ -24,6 +24,9 @@ std::atomic<const client::Session*> g_session{nullptr};
 // long as the module).
 PyObject* g_hook = nullptr;
 PyObject* g_flush = nullptr;
+// A tensor was handed to the hook since the last flush began: a flush
+// before any has nothing to wait for (a step that collected nothing).
+std::atomic<bool> g_handed{false};
 std::atomic<bool> g_tensors_on_host{true};
 // The summary modes a reducer may compute, as the hook is told them;
 // kTensor: the statistics and bytes (tasks tensor and overflow_check).
@@ -180,6 +183,7 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
   static_assert(std::size(names) == std::size(kSummaryNames));
   PyObject* summary = names[static_cast<int>(summary_mode)];
   if (summary == nullptr) return;  // out of memory at the first call
+  g_handed.store(true, std::memory_order_relaxed);
   PyObject* result = PyObject_CallFunctionObjArgs(
       g_hook, t.ptr(), py::bytes(place, kPlaceBytes).ptr(), summary, nullptr);
   if (result == nullptr) {
@@ -192,9 +196,10 @@ void EncodeByProducer(client::EntryBuilder& entry, py::handle t, DType dtype,
 }
 
 void FlushProducerStats() {
-  if (g_flush == nullptr) return;
+  if (g_flush == nullptr || !g_handed.exchange(false)) return;
   PyObject* result = PyObject_CallNoArgs(g_flush);
   if (result == nullptr) {
+    g_handed.store(true, std::memory_order_relaxed);  // the next one tries
     CountFailure(0, "flush");
     return;
   }

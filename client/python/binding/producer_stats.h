@@ -53,8 +53,9 @@ void EncodeByProducer(client::EntryBuilder& entry, pybind11::handle t,
                       record::ValueWriter& out);
 
 // Calls the adapter's flush (set_producer_stats): every statistic handed to
-// the hook is written into the rings when it returns. Called before a Step
-// and at Close, so a step's cut covers its statistics.
+// the hook is written into the rings when it returns; not called when no
+// tensor was handed since the last flush. Called before a Step and at
+// Close, so a step's cut covers its statistics.
 void FlushProducerStats();
 
 // Tensors whose statistics the adapter failed to compute or write, in this

@@ -120,6 +120,29 @@ void PySession::Step() {
   });
 }
 
+bool PySession::StartQuiet() {
+  return session_.Hook(
+      "Session.start",
+      [](client::Session& session) { return session.StartQuiet(); }, false);
+}
+
+// As Step(); the config stays, so the statistics mode does too.
+bool PySession::StepQuiet() {
+  ForgetCapturedFrame();
+  return session_.Hook(
+      "Session.step",
+      [](client::Session& session) {
+        FlushProducerStats();
+        return session.StepQuiet();
+      },
+      false);
+}
+
+const void* PySession::ConfigIdentity() const {
+  const client::Session* session = session_.get();
+  return session != nullptr ? &session->config() : nullptr;
+}
+
 void PySession::SetStep(uint32_t step) {
   session_.Hook("Session.set_step",
                 [&](client::Session& session) { session.SetStep(step); });

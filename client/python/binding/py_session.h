@@ -56,6 +56,13 @@ class PySession final {
   void Start();
   void Stop();
   void Step();
+  // client::Session::StartQuiet and StepQuiet (a step that records
+  // nothing): false where they did nothing, for Start() or Step() then.
+  bool StartQuiet();
+  bool StepQuiet();
+  // The config in force, as an identity: it changes whenever a live config
+  // is taken up (null once closed).
+  const void* ConfigIdentity() const;
   void SetStep(uint32_t step);
   // client::Session::DumpAloneAtL1 (msprobe's module_dump at level L1).
   void DumpAloneAtL1(const std::string& base);

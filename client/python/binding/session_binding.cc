@@ -18,16 +18,21 @@ namespace py = pybind11;
 
 namespace tprobe::python {
 
-SessionParts SessionPartsOf(PyObject* object) {
+PySession* PySessionOf(PyObject* object) {
   return GuardHook(
       UnattributedFailures(), "finding the session of the hooks",
-      [&]() -> SessionParts {
+      [&]() -> PySession* {
         py::handle h(object);
-        if (!py::isinstance<PySession>(h)) return {};
-        auto& session = h.cast<PySession&>();
-        return {&session.api(), &session.modules()};
+        if (!py::isinstance<PySession>(h)) return nullptr;
+        return &h.cast<PySession&>();
       },
-      SessionParts{});
+      nullptr);
+}
+
+SessionParts SessionPartsOf(PyObject* object) {
+  PySession* session = PySessionOf(object);
+  if (session == nullptr) return {};
+  return {&session->api(), &session->modules()};
 }
 
 void DefineSession(py::module_& m) {

@@ -27,12 +27,18 @@
 
 namespace tprobe::python {
 
+class PySession;
+
 // Adds Session, Call and Encoded to the module.
 void DefineSession(pybind11::module_& m);
 
 // The C++ parts of a tprobe._C.Session object; null for other objects
 // (hook_state.h SessionOf). Raises nothing.
 SessionParts SessionPartsOf(PyObject* session);
+
+// The PySession behind a tprobe._C.Session object; null for other objects
+// (quiet_steps.h FindPySession). Raises nothing.
+PySession* PySessionOf(PyObject* session);
 
 }  // namespace tprobe::python
 

@@ -17,7 +17,9 @@ FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
   step records nothing suspends the hooks a framework can take out cheaply
   (``_suspend``: PyTorch's module and parameter-gradient hooks) and the
   next start() whose step records puts them back (``_resume``), so an
-  undumped step runs at nearly full speed too.
+  undumped step runs at nearly full speed too. Its start(), stop() and
+  step() skip this class altogether where nothing here would change
+  (``_arm_quiet``: tprobe._C.QuietSteps takes them to the session).
 - Rank: read at construction and again at the first start(); when it
   changed (torch.distributed or mindspore.communication came up after the
   debugger) the session is made again for the new rank, as msprobe reads
@@ -93,6 +95,16 @@ class DebuggerCore:
     def _step_done(self) -> None:
         """Runs after each step() (state kept for one step is let go)."""
 
+    def _after_start(self, model: Any) -> None:
+        """Runs after each start(model) that took the debugger's own path
+        (the framework's notices)."""
+
+    def _quiet_boundaries(self) -> bool:
+        """Whether the framework's part of start(), stop() and step() does
+        nothing while no step records, so that QuietSteps may take them
+        (``_arm_quiet``); False unless the framework says so."""
+        return False
+
     def _make_debug_save(self) -> Optional[DebugSave]:
         """save()'s state at level debug (how the framework tells a tensor
         and hooks its gradient); None where save() is not supported."""
@@ -105,6 +117,10 @@ class DebuggerCore:
             if cls._instance is None:
                 instance = super().__new__(cls)
                 instance._ready = False
+                # The boundaries of a step that records nothing, in C
+                # (tprobe._C.QuietSteps, binding/quiet_steps.h): armed by
+                # _arm_quiet at a start(), disarmed by every other path.
+                instance._quiet = _C.QuietSteps()
                 cls._instance = instance
             return cls._instance
 
@@ -183,18 +199,20 @@ class DebuggerCore:
 
     @classmethod
     def stop(cls) -> None:
-        self = cls._get()
-        if self is None:
+        self = cls._instance
+        if self is None or self._quiet.stop() or not self._ready:
             return
+        self._quiet.disarm()
         self._rt.session.stop()
         self._rt.on = False  # no session collects after its stop()
         self._dump_enable.poll()
 
     @classmethod
     def step(cls) -> None:
-        self = cls._get()
-        if self is None:
+        self = cls._instance
+        if self is None or self._quiet.step() or not self._ready:
             return
+        self._quiet.disarm()
         rt = self._rt
         self._flush_debug_save()
         # Before the step ends, so that a changed config.json is taken up
@@ -221,6 +239,7 @@ class DebuggerCore:
         """Numbers the steps from ``step``: the next start() records into
         step{step}, and each step() counts on from there."""
         self = cls._require("set_init_step")
+        self._quiet.disarm()
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise ValueError(f"set_init_step: step must be an integer >= 0, "
                              f"got {step!r}")
@@ -269,12 +288,34 @@ class DebuggerCore:
     def _begin(self, model: Any) -> None:
         """start(model) once the framework checked its arguments; reports
         its own failures once and never raises."""
+        self._quiet.disarm()
         try:
             self._dump_enable.poll()
             self._start(model)
             self._follow_collecting()
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.start", error)
+        self._after_start(model)
+        self._arm_quiet(model)
+
+    def _arm_quiet(self, model: Any) -> None:
+        """After start(model): while its step records nothing, and the
+        next start(model), stop() and step() would change nothing here
+        (the hooks are suspended, no dump_enable is polled, the level is
+        the session's, no debug.json is written, the framework agrees),
+        QuietSteps takes them until one of them finds the step selected,
+        collecting or under a new config (binding/quiet_steps.h)."""
+        rt = self._rt
+        try:
+            if (self._started and self._hooked and self._suspended
+                    and not rt.on and not self._dump_enable.active
+                    and rt.level != "debug"
+                    and rt.session.level == rt.level
+                    and self._quiet_boundaries()):
+                self._quiet.arm(rt.session, model)
+        except Exception as error:  # noqa: BLE001
+            self._quiet.disarm()
+            rt.warn_once("PrecisionDebugger.start", error)
 
     def _follow_collecting(self) -> None:
         """The hooks are in while the step records and suspended while it
@@ -347,9 +388,11 @@ class DebuggerCore:
         self._rank = rank
 
     def _forked(self) -> None:
+        self._quiet.disarm()
         self._rt.on = False
 
     def _close(self) -> None:
+        self._quiet.disarm()
         rt = self._rt
         self._flush_debug_save()
         rt.on = False

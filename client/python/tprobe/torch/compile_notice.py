@@ -124,6 +124,20 @@ class CompileNotice:
         except Exception as error:  # noqa: BLE001
             self.rt.warn_once("the torch.compile notice", error)
 
+    def quiet(self) -> bool:
+        """Whether step() would say nothing at the coming steps: the line
+        is said, or nothing is counted, or no model start() was given is
+        compiled and Dynamo has compiled nothing yet. (A function compiled
+        later, while the steps record nothing and QuietSteps takes their
+        boundaries, has its line said at the next step that records, its
+        graph breaks counted since the last start() that armed.)"""
+        if self._done or self._before is None:
+            return True
+        if self._said_start:
+            return False
+        _, total, graphs = _counted()
+        return total == 0 and graphs == 0
+
     @staticmethod
     def _say(line: str) -> None:
         try:

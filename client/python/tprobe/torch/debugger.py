@@ -112,6 +112,14 @@ class PrecisionDebugger(DebuggerCore):
         compiled_hooks.forget()
         self._compile_notice.step()
 
+    def _after_start(self, model: Any) -> None:
+        self._compile_notice.start(model if model is not None else self.model,
+                                   self._apis.installed)
+
+    def _quiet_boundaries(self) -> bool:
+        # compiled_hooks keeps nothing of a step that records nothing.
+        return self._compile_notice.quiet()
+
     def _remove(self) -> None:
         self._apis.restore()
         self._optimizer.restore()
@@ -123,6 +131,10 @@ class PrecisionDebugger(DebuggerCore):
     @classmethod
     def start(cls, model: Any = None, token_range: Any = None,
               rank_id: Any = None, scheduled_tokens: Any = None) -> None:
+        self = cls._instance
+        if (self is not None and token_range is None and rank_id is None
+                and scheduled_tokens is None and self._quiet.start(model)):
+            return  # a step that records nothing (QuietSteps)
         if (token_range is not None or rank_id is not None
                 or scheduled_tokens is not None):
             refuse_token_arguments({"token_range": token_range,
@@ -131,9 +143,6 @@ class PrecisionDebugger(DebuggerCore):
         self = cls._get()
         if self is not None:
             self._begin(model)
-            self._compile_notice.start(
-                model if model is not None else self.model,
-                self._apis.installed)
 
     @classmethod
     def forward_backward_dump_end(cls) -> None:
@@ -150,6 +159,7 @@ class PrecisionDebugger(DebuggerCore):
         "tprobe registers no custom API (see register_custom_api)"))
 
     def _module_dump(self, module: Any, name: str) -> None:
+        self._quiet.disarm()
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"module_dump: module must be a torch.nn.Module, "
                             f"got {type(module).__name__}")
@@ -168,6 +178,7 @@ class PrecisionDebugger(DebuggerCore):
         self._modules.module_dump_on = True
 
     def _module_dump_end(self) -> None:
+        self._quiet.disarm()
         self._modules.module_dump_on = False
         if self._hooked:
             self._install()  # API hooks are back for L1 and mix
