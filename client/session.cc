@@ -250,17 +250,19 @@ void Session::Start() noexcept try {
   running_ = true;
   started_ = true;
   UpdateCollecting();
-  if (collecting()) {
-    v1::Request req;
-    req.mutable_start()->set_step(step);
-    // Without a daemon the Start waits in the core for one that attaches
-    // before the step's first record (Recorder::WriteStart); a daemon that
-    // comes back later in the step gets none of it, and the step belongs
-    // to the outage.
-    (void)SendBoundary(req, Boundary::kStart);
-  }
+  if (collecting()) SendStart(step);
 } catch (...) {
   NoteStopped("Session::Start");
+}
+
+void Session::SendStart(uint32_t step) {
+  v1::Request req;
+  req.mutable_start()->set_step(step);
+  // Without a daemon the Start waits in the core for one that attaches
+  // before the step's first record (Recorder::WriteStart); a daemon that
+  // comes back later in the step gets none of it, and the step belongs to
+  // the outage.
+  (void)SendBoundary(req, Boundary::kStart);
 }
 
 void Session::Stop() noexcept try {
@@ -280,36 +282,38 @@ void Session::Step(uint64_t unclosed_calls) noexcept try {
   NoteStopped("Session::Step");
 }
 
-bool Session::StartQuiet() noexcept try {
+bool Session::StartIfSelected(bool selected) noexcept try {
   if (config().task == config::Task::kOverflowCheck) return false;
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
   const auto last = config::LastStep(config());
   // Past the last step Start() says so, once (ended_ then).
-  if ((!ended_ && last && step > *last) || Selected(step)) return false;
+  if ((!ended_ && last && step > *last) || Selected(step) != selected) {
+    return false;
+  }
   running_ = true;
   started_ = true;
-  // Not selected, so neither is set (UpdateCollecting would read the
-  // directive again, and a directive that came since is the next Start()'s).
-  step_active_.store(false, std::memory_order_release);
-  collecting_.store(false, std::memory_order_release);
+  // UpdateCollecting's outcome for this selection, which it would read
+  // again: a directive that came since is the next Start()'s.
+  step_active_.store(selected, std::memory_order_release);
+  collecting_.store(selected, std::memory_order_release);
+  if (selected) SendStart(step);
   return true;
 } catch (...) {
-  NoteStopped("Session::StartQuiet");
+  NoteStopped("Session::StartIfSelected");
   return false;
 }
 
-bool Session::StepQuiet() noexcept try {
+bool Session::StepIfStopped() noexcept try {
   std::lock_guard lock(mu_);
-  if (running_ || step_active_.load(std::memory_order_relaxed) ||
-      recorder_.config_generation() != config_generation_) {
+  if (running_ || recorder_.config_generation() != config_generation_) {
     return false;
   }
   // A config offered from now on is taken up by the next Step().
   EndStep(0, /*take_up_config=*/false);
   return true;
 } catch (...) {
-  NoteStopped("Session::StepQuiet");
+  NoteStopped("Session::StepIfStopped");
   return false;
 }
 

@@ -92,16 +92,16 @@ class TPROBE_INTERNAL Session {
   // step that wrote no entry names its cause (empty_step.h): once per
   // process on stderr, and in the Step request for tprobe.json's why_empty.
   void Step(uint64_t unclosed_calls = 0) noexcept;
-  // Start() and Step() of a step that records nothing, for an adapter that
-  // can then skip its own work at these boundaries. StartQuiet starts the
-  // step when it is not selected and nothing else is due at its start (no
-  // word that the configured steps are over, no question of task
-  // overflow_check to the daemon); StepQuiet ends it when Stop() was called,
-  // nothing was collected in it and no live config is offered, so that the next
-  // step starts uncollected under the same config. Each returns false, and
-  // changes nothing, where it would not apply: Start() or Step() then.
-  bool StartQuiet() noexcept;
-  bool StepQuiet() noexcept;
+  // Start() and Step() for an adapter that skips its own work at the
+  // boundaries of a step like the last one. StartIfSelected starts the step
+  // when its selection is `selected` and nothing else is due at its start
+  // (no word that the configured steps are over, no question of task
+  // overflow_check to the daemon); StepIfStopped ends it when Stop() was
+  // called and no live config is offered, so that the next step starts
+  // under the same config, not collecting. Each returns false, and changes
+  // nothing, where it would not apply: Start() or Step() then.
+  bool StartIfSelected(bool selected) noexcept;
+  bool StepIfStopped() noexcept;
   // Makes `step` the current step number, as msprobe's set_init_step does:
   // the next Start() records into step{step} and Step() counts on from it.
   void SetStep(uint32_t step) noexcept;
@@ -253,6 +253,8 @@ class TPROBE_INTERNAL Session {
   // What EmptyStep needs of the step that ends. REQUIRES: mu_ held.
   StepFacts Facts(uint32_t step) const;
   void UpdateCollecting();
+  // Sends the Start boundary of `step`. REQUIRES: mu_ held.
+  void SendStart(uint32_t step);
   // Step()'s body; an offered config is taken up only with
   // `take_up_config`. REQUIRES: mu_ held.
   void EndStep(uint64_t unclosed_calls, bool take_up_config);

@@ -166,57 +166,56 @@ TEST_F(SessionTest, StepFilterAndTheLastStep) {
   EXPECT_FALSE(s->step_active());
 }
 
-// StartQuiet and StepQuiet take only a step that records nothing, and leave
-// the session as Start() and Step() would.
-TEST_F(SessionTest, QuietBoundariesTakeOnlyAStepThatRecordsNothing) {
-  auto s = Open(R"({"level": "L0", "step": [1, 3]})");
+// StartIfSelected and StepIfStopped take only a step like the last one,
+// and leave the session as Start() and Step() would.
+TEST_F(SessionTest, BoundariesOfAStepLikeTheLastOne) {
+  auto s = Open(R"({"level": "L0", "step": [1, 2]})");
   ASSERT_TRUE(s);
   CallPlan plan;
-  ASSERT_TRUE(s->StartQuiet());  // step 0: not selected
+  EXPECT_FALSE(s->StartIfSelected(true)) << "step 0 is not selected";
+  ASSERT_TRUE(s->StartIfSelected(false));
   EXPECT_FALSE(s->collecting());
   EXPECT_FALSE(s->step_active());
   EXPECT_FALSE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
-  EXPECT_FALSE(s->StepQuiet()) << "no Stop() yet: Step() ends it";
+  EXPECT_FALSE(s->StepIfStopped()) << "no Stop() yet: Step() ends it";
   EXPECT_EQ(s->step(), 0u);
   s->Stop();
-  ASSERT_TRUE(s->StepQuiet());
+  ASSERT_TRUE(s->StepIfStopped());
   EXPECT_EQ(s->step(), 1u);
-  EXPECT_FALSE(s->StartQuiet()) << "step 1 is selected";
-  EXPECT_FALSE(s->collecting()) << "StartQuiet changed nothing";
-  s->Start();
-  ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
-  EXPECT_EQ(plan.name, "Module.fc.Linear.forward.0");
-  s->EndCall(plan);
-  s->Stop();
-  EXPECT_FALSE(s->StepQuiet()) << "step 1 collected";
-  EXPECT_EQ(s->step(), 1u);
-  s->Step();
-  ASSERT_TRUE(s->StartQuiet());  // step 2
-  s->Stop();
-  ASSERT_TRUE(s->StepQuiet());
-  s->Start();  // step 3, the last
-  s->Stop();
-  s->Step();
-  EXPECT_FALSE(s->StartQuiet()) << "after the last step: Start() says so";
+  EXPECT_FALSE(s->StartIfSelected(false)) << "step 1 is selected";
+  EXPECT_FALSE(s->collecting()) << "it changed nothing";
+  for (uint32_t step : {1u, 2u}) {
+    ASSERT_TRUE(s->StartIfSelected(true));
+    EXPECT_TRUE(s->collecting());
+    ASSERT_TRUE(s->BeginModule("Module.fc.Linear", true, 0, &plan));
+    EXPECT_EQ(plan.name, "Module.fc.Linear.forward.0");
+    s->EndCall(plan);
+    s->Stop();
+    EXPECT_TRUE(s->step_active()) << "backward calls still belong to it";
+    ASSERT_TRUE(s->StepIfStopped());
+    EXPECT_EQ(s->step(), step + 1);
+  }
+  EXPECT_FALSE(s->StartIfSelected(false))
+      << "after the last step: Start() says so";
   s->Start();
   EXPECT_FALSE(s->collecting());
   s->Stop();
   s->Step();
-  EXPECT_TRUE(s->StartQuiet()) << "said once";
+  EXPECT_TRUE(s->StartIfSelected(false)) << "said once";
   // A config offered for the next step is Step()'s to take up.
   auto offered = Open(R"({"level": "L1", "step": [5]})");
   ASSERT_TRUE(offered);
-  ASSERT_TRUE(offered->StartQuiet());
+  ASSERT_TRUE(offered->StartIfSelected(false));
   const std::string path = dir_.path() + "/l0.json";
   std::ofstream(path) << R"({"level": "L0", "step": [5], "dump_path": ")"
                       << Dump() << R"("})";
   ASSERT_TRUE(offered->Configure(path).ok());
   EXPECT_EQ(offered->config().level, config::Level::kL1) << "started";
   offered->Stop();
-  EXPECT_FALSE(offered->StepQuiet());
+  EXPECT_FALSE(offered->StepIfStopped());
   offered->Step();
   EXPECT_EQ(offered->config().level, config::Level::kL0);
-  EXPECT_TRUE(offered->StartQuiet());
+  EXPECT_TRUE(offered->StartIfSelected(false));
 }
 
 // msprobe's dump_enable reload: a rank gives itself its changed config.json

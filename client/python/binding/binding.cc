@@ -13,8 +13,8 @@
 //   module_hook.h      the module hooks' eager path and a module call's
 //                      backward reports, in C++;
 //   param_grad_hook.h  a parameter's gradient hook, in C++;
-//   quiet_steps.h      the step boundaries of a step that records nothing,
-//                      in C;
+//   steady_steps.h     the step boundaries of a step like the last one, in
+//                      C;
 //   module_wrapper.h   the module call wrapper (ModuleWrapper) that runs
 //                      the module hooks around a module's call, in C++;
 //   call_stack.h       the call stacks of stack.json;
@@ -37,8 +37,8 @@
 #include "client/python/binding/module_wrapper.h"
 #include "client/python/binding/param_grad_hook.h"
 #include "client/python/binding/producer_stats.h"
-#include "client/python/binding/quiet_steps.h"
 #include "client/python/binding/session_binding.h"
+#include "client/python/binding/steady_steps.h"
 #include "client/python/binding/tensor_shim.h"
 #include "client/python/binding/type_discovery.h"
 #include "client/risk_level.h"
@@ -56,7 +56,7 @@ PYBIND11_MODULE(_C, m) {
   tprobe::python::DefineModuleHook(m);
   tprobe::python::DefineParamGradHook(m);
   tprobe::python::DefineModuleWrapper(m);
-  tprobe::python::DefineQuietSteps(m, &tprobe::python::PySessionOf);
+  tprobe::python::DefineSteadySteps(m, &tprobe::python::PySessionOf);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
         "Frames of files under dir are tprobe's own: the stacks of the "

@@ -120,20 +120,23 @@ void PySession::Step() {
   });
 }
 
-bool PySession::StartQuiet() {
+bool PySession::StartIfSelected(bool selected) {
   return session_.Hook(
       "Session.start",
-      [](client::Session& session) { return session.StartQuiet(); }, false);
+      [&](client::Session& session) {
+        return session.StartIfSelected(selected);
+      },
+      false);
 }
 
 // As Step(); the config stays, so the statistics mode does too.
-bool PySession::StepQuiet() {
+bool PySession::StepIfStopped() {
   ForgetCapturedFrame();
   return session_.Hook(
       "Session.step",
       [](client::Session& session) {
         FlushProducerStats();
-        return session.StepQuiet();
+        return session.StepIfStopped();
       },
       false);
 }

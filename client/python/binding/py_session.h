@@ -56,10 +56,10 @@ class PySession final {
   void Start();
   void Stop();
   void Step();
-  // client::Session::StartQuiet and StepQuiet (a step that records
-  // nothing): false where they did nothing, for Start() or Step() then.
-  bool StartQuiet();
-  bool StepQuiet();
+  // client::Session::StartIfSelected and StepIfStopped: false where they
+  // did nothing, for Start() or Step() then.
+  bool StartIfSelected(bool selected);
+  bool StepIfStopped();
   // The config in force, as an identity: it changes whenever a live config
   // is taken up (null once closed).
   const void* ConfigIdentity() const;

@@ -37,7 +37,7 @@ void DefineSession(pybind11::module_& m);
 SessionParts SessionPartsOf(PyObject* session);
 
 // The PySession behind a tprobe._C.Session object; null for other objects
-// (quiet_steps.h FindPySession). Raises nothing.
+// (steady_steps.h FindPySession). Raises nothing.
 PySession* PySessionOf(PyObject* session);
 
 }  // namespace tprobe::python

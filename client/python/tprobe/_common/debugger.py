@@ -17,9 +17,11 @@ FRAMEWORK, says the rest, the rank included: tprobe._common.framework).
   step records nothing suspends the hooks a framework can take out cheaply
   (``_suspend``: PyTorch's module and parameter-gradient hooks) and the
   next start() whose step records puts them back (``_resume``), so an
-  undumped step runs at nearly full speed too. Its start(), stop() and
-  step() skip this class altogether where nothing here would change
-  (``_arm_quiet``: tprobe._C.QuietSteps takes them to the session).
+  undumped step runs at nearly full speed too.
+- Steady steps: where a step is like the last one (not selected after one
+  that was not, recorded after one that was) and nothing here would
+  change, its start(), stop() and step() skip this class altogether
+  (``_arm_steady``: tprobe._C.SteadySteps takes them to the session).
 - Rank: read at construction and again at the first start(); when it
   changed (torch.distributed or mindspore.communication came up after the
   debugger) the session is made again for the new rank, as msprobe reads
@@ -99,10 +101,11 @@ class DebuggerCore:
         """Runs after each start(model) that took the debugger's own path
         (the framework's notices)."""
 
-    def _quiet_boundaries(self) -> bool:
+    def _steady_boundaries(self, records: bool) -> bool:
         """Whether the framework's part of start(), stop() and step() does
-        nothing while no step records, so that QuietSteps may take them
-        (``_arm_quiet``); False unless the framework says so."""
+        nothing at the steps like this one (which records, or not), so
+        that SteadySteps may take them (``_arm_steady``); False unless the
+        framework says so."""
         return False
 
     def _make_debug_save(self) -> Optional[DebugSave]:
@@ -117,10 +120,10 @@ class DebuggerCore:
             if cls._instance is None:
                 instance = super().__new__(cls)
                 instance._ready = False
-                # The boundaries of a step that records nothing, in C
-                # (tprobe._C.QuietSteps, binding/quiet_steps.h): armed by
-                # _arm_quiet at a start(), disarmed by every other path.
-                instance._quiet = _C.QuietSteps()
+                # The boundaries of a step like the last one, in C
+                # (tprobe._C.SteadySteps, binding/steady_steps.h): armed by
+                # _arm_steady at a start(), disarmed by every other path.
+                instance._steady = _C.SteadySteps()
                 cls._instance = instance
             return cls._instance
 
@@ -200,9 +203,9 @@ class DebuggerCore:
     @classmethod
     def stop(cls) -> None:
         self = cls._instance
-        if self is None or self._quiet.stop() or not self._ready:
+        if self is None or self._steady.stop() or not self._ready:
             return
-        self._quiet.disarm()
+        self._steady.disarm()
         self._rt.session.stop()
         self._rt.on = False  # no session collects after its stop()
         self._dump_enable.poll()
@@ -210,9 +213,9 @@ class DebuggerCore:
     @classmethod
     def step(cls) -> None:
         self = cls._instance
-        if self is None or self._quiet.step() or not self._ready:
+        if self is None or self._steady.step() or not self._ready:
             return
-        self._quiet.disarm()
+        self._steady.disarm()
         rt = self._rt
         self._flush_debug_save()
         # Before the step ends, so that a changed config.json is taken up
@@ -239,7 +242,7 @@ class DebuggerCore:
         """Numbers the steps from ``step``: the next start() records into
         step{step}, and each step() counts on from there."""
         self = cls._require("set_init_step")
-        self._quiet.disarm()
+        self._steady.disarm()
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise ValueError(f"set_init_step: step must be an integer >= 0, "
                              f"got {step!r}")
@@ -288,7 +291,7 @@ class DebuggerCore:
     def _begin(self, model: Any) -> None:
         """start(model) once the framework checked its arguments; reports
         its own failures once and never raises."""
-        self._quiet.disarm()
+        self._steady.disarm()
         try:
             self._dump_enable.poll()
             self._start(model)
@@ -296,25 +299,28 @@ class DebuggerCore:
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.start", error)
         self._after_start(model)
-        self._arm_quiet(model)
+        self._arm_steady(model)
 
-    def _arm_quiet(self, model: Any) -> None:
-        """After start(model): while its step records nothing, and the
-        next start(model), stop() and step() would change nothing here
-        (the hooks are suspended, no dump_enable is polled, the level is
-        the session's, no debug.json is written, the framework agrees),
-        QuietSteps takes them until one of them finds the step selected,
-        collecting or under a new config (binding/quiet_steps.h)."""
+    def _arm_steady(self, model: Any) -> None:
+        """After start(model): while the steps are like this one (it
+        records or not) and their start(model), stop() and step() would
+        change nothing here (the hooks are in as the step records, no
+        dump_enable is polled, the level is the session's, no debug.json
+        is written, the framework agrees), SteadySteps takes them until
+        one of them finds a step unlike it, or a new config
+        (binding/steady_steps.h)."""
         rt = self._rt
+        records = bool(rt.on)
         try:
-            if (self._started and self._hooked and self._suspended
-                    and not rt.on and not self._dump_enable.active
+            if (self._started and self._hooked
+                    and self._suspended != records
+                    and not self._dump_enable.active
                     and rt.level != "debug"
                     and rt.session.level == rt.level
-                    and self._quiet_boundaries()):
-                self._quiet.arm(rt.session, model)
+                    and self._steady_boundaries(records)):
+                self._steady.arm(rt, model)
         except Exception as error:  # noqa: BLE001
-            self._quiet.disarm()
+            self._steady.disarm()
             rt.warn_once("PrecisionDebugger.start", error)
 
     def _follow_collecting(self) -> None:
@@ -388,11 +394,11 @@ class DebuggerCore:
         self._rank = rank
 
     def _forked(self) -> None:
-        self._quiet.disarm()
+        self._steady.disarm()
         self._rt.on = False
 
     def _close(self) -> None:
-        self._quiet.disarm()
+        self._steady.disarm()
         rt = self._rt
         self._flush_debug_save()
         rt.on = False

@@ -128,9 +128,9 @@ class CompileNotice:
         """Whether step() would say nothing at the coming steps: the line
         is said, or nothing is counted, or no model start() was given is
         compiled and Dynamo has compiled nothing yet. (A function compiled
-        later, while the steps record nothing and QuietSteps takes their
-        boundaries, has its line said at the next step that records, its
-        graph breaks counted since the last start() that armed.)"""
+        later, while SteadySteps takes the boundaries, has its line said at
+        the next step() of the debugger's own, its graph breaks counted
+        since the last start() that armed.)"""
         if self._done or self._before is None:
             return True
         if self._said_start:

@@ -116,9 +116,11 @@ class PrecisionDebugger(DebuggerCore):
         self._compile_notice.start(model if model is not None else self.model,
                                    self._apis.installed)
 
-    def _quiet_boundaries(self) -> bool:
-        # compiled_hooks keeps nothing of a step that records nothing.
-        return self._compile_notice.quiet()
+    def _steady_boundaries(self, records: bool) -> bool:
+        # compiled_hooks keeps what a recorded step of a compiled model
+        # leaves, for step() to let go; of any other step, nothing.
+        return self._compile_notice.quiet() and not (
+            records and self._modules.compiled)
 
     def _remove(self) -> None:
         self._apis.restore()
@@ -133,8 +135,8 @@ class PrecisionDebugger(DebuggerCore):
               rank_id: Any = None, scheduled_tokens: Any = None) -> None:
         self = cls._instance
         if (self is not None and token_range is None and rank_id is None
-                and scheduled_tokens is None and self._quiet.start(model)):
-            return  # a step that records nothing (QuietSteps)
+                and scheduled_tokens is None and self._steady.start(model)):
+            return  # a step like the last one (SteadySteps)
         if (token_range is not None or rank_id is not None
                 or scheduled_tokens is not None):
             refuse_token_arguments({"token_range": token_range,
@@ -159,7 +161,7 @@ class PrecisionDebugger(DebuggerCore):
         "tprobe registers no custom API (see register_custom_api)"))
 
     def _module_dump(self, module: Any, name: str) -> None:
-        self._quiet.disarm()
+        self._steady.disarm()
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"module_dump: module must be a torch.nn.Module, "
                             f"got {type(module).__name__}")
@@ -178,7 +180,7 @@ class PrecisionDebugger(DebuggerCore):
         self._modules.module_dump_on = True
 
     def _module_dump_end(self) -> None:
-        self._quiet.disarm()
+        self._steady.disarm()
         self._modules.module_dump_on = False
         if self._hooked:
             self._install()  # API hooks are back for L1 and mix

@@ -1,14 +1,16 @@
-"""The boundaries of a step that records nothing (tprobe._C.QuietSteps,
-client/python/binding/quiet_steps.h), on a real training against a real
+"""The boundaries of a step like the last one (tprobe._C.SteadySteps,
+client/python/binding/steady_steps.h), on a real training against a real
 tprobed and the real tprobe CLI:
 
-- after a start() whose step records nothing, the next start(model), stop()
-  and step() skip the debugger's own path (its _start() is not called);
-- a step the config selects, one a live `tprobe start` selects, another
-  model, and set_init_step() each take the debugger's path again;
+- after a start() whose step records nothing, or records, the next
+  start(model), stop() and step() of a step like it skip the debugger's own
+  path (its _start() is not called);
+- a step unlike the last (selected by the config or by a live `tprobe
+  start`, or no longer selected), another model, set_init_step() and the
+  end of the configured steps each take the debugger's path again;
 - the tree holds exactly the selected steps, under their own numbers, with
   what the same steps hold when every boundary takes the debugger's path;
-- QuietSteps refuses what it cannot arm with, and a model that is gone
+- SteadySteps refuses what it cannot arm with, and a model that is gone
   matches nothing.
 """
 
@@ -23,16 +25,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, os.pardir, "support")]
 from tprobed_fixture import Tprobed, fresh_dir, tprobed_binary  # noqa: E402
 
-# argv: the tprobe CLI, the config, "quiet" or "slow" (QuietSteps never
-# armed). Prints, for each step, whether start() took the debugger's path
-# ("FULL") and whether QuietSteps was armed after it.
+# argv: the tprobe CLI, the config, "steady" or "slow" (SteadySteps never
+# armed). Prints, for each start(), whether it took the debugger's path
+# ("full"), whether SteadySteps was armed after it and for a step that
+# records.
 _SCENARIO = textwrap.dedent("""
     import json, subprocess, sys, torch, torch.nn as nn
     from tprobe import _C
     from tprobe.torch import PrecisionDebugger
     cli, config, mode = sys.argv[1:4]
     if mode == "slow":
-        PrecisionDebugger._quiet_boundaries = lambda self: False
+        PrecisionDebugger._steady_boundaries = lambda self, records: False
     full = []
     plain_start = PrecisionDebugger._start
     def counted_start(self, model):
@@ -44,56 +47,67 @@ _SCENARIO = textwrap.dedent("""
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
     other = nn.Sequential(nn.Linear(4, 2))
     x = torch.randn(3, 4)
-    for step in range(11):
-        if step == 5:
+    for step in range(13):
+        if step == 6:
             PrecisionDebugger.set_init_step(20)
         del full[:]
-        net = other if step in (4, 5) else model
+        net = other if step in (5, 6) else model
         d.start(net)
         print("STEP", json.dumps({"step": step, "full": bool(full),
-                                  "armed": d._quiet.armed}))
+                                  "armed": d._steady.armed,
+                                  "records": d._steady.records}))
         net.zero_grad()
         torch.relu(net(x)).sum().backward()
         d.stop()
-        if step == 7:  # from now on the directive, not the config
-            run = subprocess.run([cli, "start", "--steps", "23", "--json"],
-                                 stdout=subprocess.PIPE, text=True)
+        if step == 8:  # from now on the directive, not the config
+            run = subprocess.run([cli, "start", "--steps", "23-24",
+                                  "--json"], stdout=subprocess.PIPE,
+                                 text=True)
             print("DIRECTIVE", run.returncode, run.stdout.strip())
         d.step()
     print("FLUSHED", d.session.flush(30000))
 
-    # What QuietSteps refuses.
-    q = _C.QuietSteps()
-    print("NOWEAKREF", q.arm(d.session, 3), q.armed)
+    # What SteadySteps refuses.
+    s = _C.SteadySteps()
+    rt = d._rt
+    print("NOWEAKREF", s.arm(rt, [model]), s.armed)
     try:
-        q.arm("not a session", None)
+        s.arm(d.session, None)
     except TypeError:
-        print("NOTSESSION")
+        print("NOTRUNTIME")
     gone = nn.Linear(1, 1)
-    print("ARMED", q.arm(d.session, gone), q.armed)
+    print("ARMED", s.arm(rt, gone), s.armed)
     del gone
-    print("GONE", q.start(None), q.start(model))
-    q.disarm()
-    print("DISARMED", q.armed, q.start(), q.stop(), q.step())
+    print("GONE", s.start(None), s.start(model))
+    s.disarm()
+    print("DISARMED", s.armed, s.start(), s.stop(), s.step())
 """)
 
-# The eleven start()s (numbered 0-4, then 20-25 after set_init_step(20) at
-# the sixth) take the debugger's path at: the first; the selected steps 2,
-# 21 (the config's) and 23 (the directive's), and the first start() after
-# each; another model (the fifth); set_init_step (the sixth); and the model
-# of the first four again (the seventh). The rest are QuietSteps'.
-_FULL = {0: True, 1: False, 2: True, 3: True, 4: True, 5: True, 6: True,
-         7: True, 8: True, 9: True, 10: False}
+# The thirteen start()s, numbered 0-5, then 20-26 after set_init_step(20)
+# at the seventh. The config selects 2, 3 and 21, the directive (given in
+# step 22) 23 and 24. start() takes the debugger's path at: the first; 2,
+# 21 and 23, each a selected step after one that was not; 4 and 25, not
+# selected after one that was; the fifth (another model); the seventh
+# (set_init_step); 22 (after the last configured step: the hooks go, and
+# the directive puts them back at 23). The rest are SteadySteps': 1 and 26
+# not selected, 3 and 24 recorded.
+_FULL = [True, False, True, False, True, True, True, True, True, True,
+         False, True, False]
+# Armed after each start() but 22's; for a recorded step after 2, 3, 21,
+# 23 and 24.
+_ARMED = [True] * 8 + [False] + [True] * 4
+_RECORDS = [False, False, True, True, False, False, False, True, False,
+            True, True, False, False]
 
 
-class QuietStepsTest(unittest.TestCase):
+class SteadyStepsTest(unittest.TestCase):
     def run_scenario(self, mode: str) -> tuple:
-        tmp = fresh_dir("tp-quiet-")
+        tmp = fresh_dir("tp-steady-")
         dump = os.path.join(tmp, "dump")
         config = os.path.join(tmp, "config.json")
         with open(config, "w") as f:
             json.dump({"task": "statistics", "level": "mix",
-                       "dump_path": dump, "step": [2, 21]}, f)
+                       "dump_path": dump, "step": [2, 3, 21]}, f)
         cli = os.path.join(os.path.dirname(tprobed_binary()), "tprobe")
         with Tprobed(tprobed_binary(), tmp) as daemon:
             run = subprocess.run(
@@ -114,23 +128,22 @@ class QuietStepsTest(unittest.TestCase):
                     trees[name] = json.load(f)["data"]
         return run.stdout, steps, trees
 
-    def test_only_steps_that_record_nothing_skip_the_debugger(self) -> None:
-        out, steps, trees = self.run_scenario("quiet")
-        self.assertEqual({s["step"]: s["full"] for s in steps}, _FULL)
-        # Armed after every start() whose step records nothing, but for
-        # the first after the last configured step (22), which removes the
-        # hooks (the directive puts them back for step 23).
-        self.assertEqual([s["step"] for s in steps if s["armed"]],
-                         [0, 1, 3, 4, 5, 9, 10])
+    def test_only_steps_like_the_last_skip_the_debugger(self) -> None:
+        out, steps, trees = self.run_scenario("steady")
+        self.assertEqual([s["full"] for s in steps], _FULL)
+        self.assertEqual([s["armed"] for s in steps], _ARMED)
+        self.assertEqual([s["records"] for s in steps], _RECORDS)
         self.assertIn("NOWEAKREF False False", out)
-        self.assertIn("NOTSESSION", out)
+        self.assertIn("NOTRUNTIME", out)
         self.assertIn("ARMED True True", out)
         self.assertIn("GONE False False", out)
         self.assertIn("DISARMED False False False False", out)
         # The selected steps, under their own numbers.
-        self.assertEqual(sorted(trees), ["step2", "step21", "step23"])
+        self.assertEqual(sorted(trees), ["step2", "step21", "step23",
+                                         "step24", "step3"])
         for name, tree in trees.items():
             self.assertIn("Module.0.Linear.forward.0", tree, name)
+            self.assertIn("Module.0.Linear.backward.0", tree, name)
             self.assertIn("Torch.relu.0.forward", tree, name)
         # The same as when every boundary takes the debugger's path.
         _, slow_steps, slow_trees = self.run_scenario("slow")
