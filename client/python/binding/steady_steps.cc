@@ -14,12 +14,17 @@ namespace {
 
 FindPySession g_session_of = nullptr;
 
+// At most this many dicts are watched.
+constexpr Py_ssize_t kMaxWatched = 4;
+
 struct SteadySteps {
-  PyObject_HEAD PyObject* rt;  // the armed Runtime (a HookState), or null
-  PySession* core;             // its session's PySession
-  PyObject* model;             // a weak reference to the model, or None
-  const void* config;          // core->ConfigIdentity() when armed
-  bool records;                // the armed step records (rt's `on`)
+  PyObject_HEAD PyObject* rt;     // the armed Runtime (a HookState), or null
+  PySession* core;                // its session's PySession
+  PyObject* model;                // a weak reference to the model, or None
+  PyObject* watched;              // a tuple of dicts
+  Py_ssize_t sizes[kMaxWatched];  // their sizes when armed
+  const void* config;             // core->ConfigIdentity() when armed
+  bool records;                   // the armed step records (rt's `on`)
 };
 
 SteadySteps* Of(PyObject* self) { return reinterpret_cast<SteadySteps*>(self); }
@@ -31,6 +36,7 @@ HookState* State(const SteadySteps* s) {
 void Disarm(SteadySteps* s) {
   Py_CLEAR(s->rt);
   Py_CLEAR(s->model);
+  Py_CLEAR(s->watched);
   s->core = nullptr;
   s->config = nullptr;
   s->records = false;
@@ -38,6 +44,16 @@ void Disarm(SteadySteps* s) {
 
 bool Armed(const SteadySteps* s) {
   return s->rt != nullptr && s->core->ConfigIdentity() == s->config;
+}
+
+// Whether every watched dict has the size it had when armed.
+bool Unchanged(const SteadySteps* s) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->watched); ++i) {
+    if (PyDict_GET_SIZE(PyTuple_GET_ITEM(s->watched, i)) != s->sizes[i]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Whether `model` is the one armed with.
@@ -56,11 +72,26 @@ bool SameModel(const SteadySteps* s, PyObject* model) {
 #endif
 }
 
-// arm(rt, model)
+// arm(rt, model, watched=())
 PyObject* Arm(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   SteadySteps* s = Of(self);
-  if (!Arity("SteadySteps.arm", n, 2, 2)) return nullptr;
+  if (!Arity("SteadySteps.arm", n, 2, 3)) return nullptr;
   Disarm(s);
+  PyObject* watched = n > 2 ? args[2] : nullptr;
+  if (watched != nullptr) {
+    bool dicts =
+        PyTuple_Check(watched) && PyTuple_GET_SIZE(watched) <= kMaxWatched;
+    for (Py_ssize_t i = 0; dicts && i < PyTuple_GET_SIZE(watched); ++i) {
+      dicts = PyDict_Check(PyTuple_GET_ITEM(watched, i));
+    }
+    if (!dicts) {
+      PyErr_Format(PyExc_TypeError,
+                   "SteadySteps.arm: watched must be a tuple of at most %zd "
+                   "dicts",
+                   kMaxWatched);
+      return nullptr;
+    }
+  }
   HookState* state = AsHookState(args[0]);
   if (state == nullptr) {
     PyErr_SetString(PyExc_TypeError,
@@ -81,6 +112,14 @@ PyObject* Arm(PyObject* self, PyObject* const* args, Py_ssize_t n) {
   s->rt = Py_NewRef(args[0]);
   s->core = core;
   s->model = model;
+  s->watched = watched != nullptr ? Py_NewRef(watched) : PyTuple_New(0);
+  if (s->watched == nullptr) {
+    Disarm(s);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(s->watched); ++i) {
+    s->sizes[i] = PyDict_GET_SIZE(PyTuple_GET_ITEM(s->watched, i));
+  }
   s->config = config;
   s->records = state->on != 0;
   Py_RETURN_TRUE;
@@ -113,7 +152,7 @@ PyObject* Stop(PyObject* self, PyObject*) {
 
 PyObject* Step(PyObject* self, PyObject*) {
   const SteadySteps* s = Of(self);
-  return PyBool_FromLong(Armed(s) && s->core->StepIfStopped());
+  return PyBool_FromLong(Armed(s) && Unchanged(s) && s->core->StepIfStopped());
 }
 
 PyObject* GetArmed(PyObject* self, void*) {
@@ -140,9 +179,10 @@ void Dealloc(PyObject* self) {
 
 PyMethodDef g_methods[] = {
     {"arm", AsMethod(Arm), METH_FASTCALL,
-     "arm($self, rt, model, /)\n--\n\n"
+     "arm($self, rt, model, watched=(), /)\n--\n\n"
      "Arms for steps like the one start(model) just started: recorded when "
-     "rt.on, else not, in rt.session under its config now. False (and "
+     "rt.on, else not, in rt.session under its config now; step() is the "
+     "debugger's once a dict of `watched` changed size. False (and "
      "disarmed) when `model` takes no weak reference or the session is "
      "closed."},
     {"disarm", DisarmMethod, METH_NOARGS,
@@ -158,8 +198,9 @@ PyMethodDef g_methods[] = {
      "done, where stop() must do its own work."},
     {"step", Step, METH_NOARGS,
      "step($self, /)\n--\n\n"
-     "Ends a stopped step when no live config is offered; False, with "
-     "nothing done, where step() must do its own work."},
+     "Ends a stopped step when no live config is offered and no watched "
+     "dict changed size; False, with nothing done, where step() must do "
+     "its own work."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef g_getters[] = {

@@ -18,7 +18,9 @@
 //     step's selection is not the armed step's, or the configured steps are
 //     over;
 //   - stop(): the step's collecting is not the armed step's;
-//   - step(): stop() was not called, or a live config is offered;
+//   - step(): stop() was not called, a live config is offered, or a dict
+//     the debugger gave to watch changed size (the framework's own state
+//     to look at: Dynamo's counters of graph breaks, for PyTorch);
 // and each of them once the session's config is not the one armed with.
 // Nothing here raises into training but a call with the wrong arguments.
 //

@@ -10,8 +10,9 @@ tprobed and the real tprobe CLI:
   end of the configured steps each take the debugger's path again;
 - the tree holds exactly the selected steps, under their own numbers, with
   what the same steps hold when every boundary takes the debugger's path;
-- SteadySteps refuses what it cannot arm with, and a model that is gone
-  matches nothing.
+- SteadySteps refuses what it cannot arm with, a model that is gone
+  matches nothing, and a watched dict that changed size sends step() to
+  the debugger.
 """
 
 import json
@@ -79,6 +80,14 @@ _SCENARIO = textwrap.dedent("""
     print("ARMED", s.arm(rt, gone), s.armed)
     del gone
     print("GONE", s.start(None), s.start(model))
+    watched = {}
+    print("WATCHING", s.arm(rt, None, (watched,)))
+    watched["grew"] = 1  # step() is the debugger's now, nothing done
+    print("WATCHED", s.step(), d.session.current_step)
+    try:
+        s.arm(rt, None, [watched])
+    except TypeError:
+        print("NOTTUPLE", s.armed)
     s.disarm()
     print("DISARMED", s.armed, s.start(), s.stop(), s.step())
 """)
@@ -137,6 +146,9 @@ class SteadyStepsTest(unittest.TestCase):
         self.assertIn("NOTRUNTIME", out)
         self.assertIn("ARMED True True", out)
         self.assertIn("GONE False False", out)
+        self.assertIn("WATCHING True", out)
+        self.assertIn("WATCHED False 27", out)
+        self.assertIn("NOTTUPLE False", out)
         self.assertIn("DISARMED False False False False", out)
         # The selected steps, under their own numbers.
         self.assertEqual(sorted(trees), ["step2", "step21", "step23",

@@ -101,12 +101,14 @@ class DebuggerCore:
         """Runs after each start(model) that took the debugger's own path
         (the framework's notices)."""
 
-    def _steady_boundaries(self, records: bool) -> bool:
-        """Whether the framework's part of start(), stop() and step() does
-        nothing at the steps like this one (which records, or not), so
-        that SteadySteps may take them (``_arm_steady``); False unless the
-        framework says so."""
-        return False
+    def _steady_boundaries(self, records: bool) -> Optional[tuple]:
+        """None where the framework's part of start(), stop() and step()
+        may change something at the steps like this one (which records,
+        or not); else the dicts whose size, should it change, sends a
+        step() to the debugger's own path, so that SteadySteps may take
+        the rest (``_arm_steady``). None unless the framework says
+        otherwise."""
+        return None
 
     def _make_debug_save(self) -> Optional[DebugSave]:
         """save()'s state at level debug (how the framework tells a tensor
@@ -312,13 +314,18 @@ class DebuggerCore:
         rt = self._rt
         records = bool(rt.on)
         try:
-            if (self._started and self._hooked
-                    and self._suspended != records
-                    and not self._dump_enable.active
-                    and rt.level != "debug"
-                    and rt.session.level == rt.level
-                    and self._steady_boundaries(records)):
-                self._steady.arm(rt, model)
+            # start() tells the session of each start() without a model at
+            # a module level (the step's why_empty).
+            modelless = (model is None and self.model is None
+                         and rt.level in MODULE_LEVELS)
+            if (not self._started or not self._hooked or modelless
+                    or self._suspended == records
+                    or self._dump_enable.active or rt.level == "debug"
+                    or rt.session.level != rt.level):
+                return
+            watched = self._steady_boundaries(records)
+            if watched is not None:
+                self._steady.arm(rt, model, watched)
         except Exception as error:  # noqa: BLE001
             self._steady.disarm()
             rt.warn_once("PrecisionDebugger.start", error)

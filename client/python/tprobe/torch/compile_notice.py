@@ -124,19 +124,24 @@ class CompileNotice:
         except Exception as error:  # noqa: BLE001
             self.rt.warn_once("the torch.compile notice", error)
 
-    def quiet(self) -> bool:
-        """Whether step() would say nothing at the coming steps: the line
-        is said, or nothing is counted, or no model start() was given is
-        compiled and Dynamo has compiled nothing yet. (A function compiled
-        later, while SteadySteps takes the boundaries, has its line said at
-        the next step() of the debugger's own, its graph breaks counted
-        since the last start() that armed.)"""
+    def watched(self) -> Optional[Tuple[dict, ...]]:
+        """What SteadySteps must watch so that step() says the line when
+        due (debugger._steady_boundaries): () when step() says nothing any
+        more (the line is said, or nothing is counted); Dynamo's counters
+        and their graph breaks while none was counted (a break adds the
+        first key, a reset of Dynamo a new dict: each changes a size);
+        sys.modules while Dynamo is not imported (compiling imports it);
+        None when a model start() was given is compiled, or breaks were
+        counted already (each step() looks)."""
         if self._done or self._before is None:
-            return True
+            return ()
         if self._said_start:
-            return False
-        _, total, graphs = _counted()
-        return total == 0 and graphs == 0
+            return None
+        counters = getattr(_dynamo("utils"), "counters", None)
+        if counters is None:
+            return (sys.modules,)
+        breaks = counters["graph_break"]
+        return None if breaks else (counters, breaks)
 
     @staticmethod
     def _say(line: str) -> None:

@@ -116,11 +116,12 @@ class PrecisionDebugger(DebuggerCore):
         self._compile_notice.start(model if model is not None else self.model,
                                    self._apis.installed)
 
-    def _steady_boundaries(self, records: bool) -> bool:
+    def _steady_boundaries(self, records: bool) -> Optional[tuple]:
         # compiled_hooks keeps what a recorded step of a compiled model
         # leaves, for step() to let go; of any other step, nothing.
-        return self._compile_notice.quiet() and not (
-            records and self._modules.compiled)
+        if records and self._modules.compiled:
+            return None
+        return self._compile_notice.watched()
 
     def _remove(self) -> None:
         self._apis.restore()
