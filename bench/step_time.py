@@ -13,7 +13,10 @@ dumped, measured in one invocation.
 Each configuration runs as its own process; a step's time is the gap between
 two consecutive "step N loss" prints (forward, backward, optimizer step and
 the debugger's stop/step), as wall time and as the trainer's CPU time, so
-every dumped step after step 0 is measured. The rounds are interleaved so
+every dumped step after step 0 is measured. The last column gives what the
+debugger's start(), stop() and step() took in the loop (train_tiny_gpt.py
+--boundaries, medians in us), the part of a step that is the debugger's
+own bookkeeping: each runs cold, after the training's own work. The rounds are interleaved so
 that a noisy machine hurts every configuration alike; medians over all
 measured steps are reported, with the daemon's CPU time per step beside them.
 
@@ -98,13 +101,14 @@ _WITHOUT = (("tensor_shim", "no-shim", "TPROBE_TENSOR_SHIM"),
 
 
 # Runs the script with print() patched to note wall and CPU time at each
-# "step N" line, then prints the notes as one JSON line.
+# "step N" line (and the line), then prints the notes as one JSON line.
 _RUNNER = """
 import builtins, json, runpy, sys, time
 notes, real_print = [], builtins.print
 def noting_print(*args, **kwargs):
     if args and str(args[0]).startswith("step "):
-        notes.append((time.perf_counter(), time.process_time()))
+        notes.append((time.perf_counter(), time.process_time(),
+                      str(args[0])))
     real_print(*args, **kwargs)
 builtins.print = noting_print
 sys.argv = sys.argv[1:]
@@ -130,7 +134,12 @@ def step_times(cmd, env, daemon_pid, prelude=""):
     notes = json.loads(out.rsplit("NOTES ", 1)[1])
     wall = [b[0] - a[0] for a, b in zip(notes, notes[1:])]
     cpu = [b[1] - a[1] for a, b in zip(notes, notes[1:])]
-    return wall, cpu, daemon_cpu / max(1, len(notes))
+    # train_tiny_gpt.py --boundaries: the tool's start(), stop() and step()
+    # in microseconds, at the end of each measured step's line.
+    bounds = [tuple(float(x) for x in note[2].split(" boundaries_us ")[1]
+                    .split()) for note in notes[1:]
+              if " boundaries_us " in note[2]]
+    return wall, cpu, daemon_cpu / max(1, len(notes)), bounds
 
 
 def entries_per_step(dump: str) -> int:
@@ -166,21 +175,28 @@ def _tuned(config: str, on: str, task: str, dumped: bool, tmp: str) -> str:
     return path
 
 
-def print_table(title, rows, wall, cpu, daemon, entries, base) -> None:
+def print_table(title, rows, wall, cpu, daemon, entries, base,
+                bounds) -> None:
     """The medians of `rows`, times relative to row `base`'s."""
     wall_base = statistics.median(wall[base])
     cpu_base = statistics.median(cpu[base])
     # us/entry: the trainer's CPU time a step costs over no tool, per entry
-    # of its dump.json (a module call at L0, an API call at L1).
+    # of its dump.json (a module call at L0, an API call at L1). The
+    # boundaries: the medians of the tool's start(), stop() and step() in
+    # the loop, in us (with no tool, of the same points of the loop).
     print(f"{title:30s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
-          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s}")
+          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s} "
+          f"{'start/stop/step us':>19s}")
     for row in rows:
         w, c = statistics.median(wall[row]), statistics.median(cpu[row])
         d = statistics.median(daemon[row]) * 1e3
         n = entries[row]
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
+        b = "/".join(f"{statistics.median(x):.0f}"
+                     for x in zip(*bounds[row])) if bounds[row] else ""
         print(f"{row:30s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
-              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per}")
+              f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per} "
+              f"{b:>19s}")
 
 
 def main() -> int:
@@ -286,13 +302,14 @@ def main() -> int:
     cpu = {t: [] for t in rows}
     daemon = {t: [] for t in rows}
     entries = {t: 0 for t in rows}
+    bounds = {t: [] for t in rows}
     with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
             for r in range(args.rounds):
                 for tool, (name, level, on, dump) in tools.items():
                     cmd = [_SCRIPT, "--steps", str(args.steps),
-                           "--device", args.device]
+                           "--device", args.device, "--boundaries"]
                     if args.small:
                         cmd.append("--small")
                     if args.data_bound:
@@ -314,10 +331,11 @@ def main() -> int:
                         if name == "msprobe" and args.msprobe != "installed":
                             run_env = dict(env, PYTHONPATH=args.msprobe)
                             prelude += _SHIM_833
-                    w, c, d = step_times(cmd, run_env, tprobed.proc.pid,
-                                         prelude)
+                    w, c, d, b = step_times(cmd, run_env, tprobed.proc.pid,
+                                            prelude)
                     wall[tool] += w
                     cpu[tool] += c
+                    bounds[tool] += b
                     daemon[tool].append(d)
                     if tool != "none" and r == 0:
                         entries[tool] = entries_per_step(cmd[-1])
@@ -337,17 +355,17 @@ def main() -> int:
                                              str(r))]
                     else:
                         cmd.append("--no-tool")
-                    w, c, d = step_times(cmd, env, tprobed.proc.pid)
+                    w, c, d, _ = step_times(cmd, env, tprobed.proc.pid)
                     wall[row] += w[args.warmup:]
                     cpu[row] += c[args.warmup:]
                     daemon[row].append(d)
                     if tool and r == 0:
                         entries[row] = entries_per_step(cmd[-1])
-    print_table("tool", tools, wall, cpu, daemon, entries, "none")
+    print_table("tool", tools, wall, cpu, daemon, entries, "none", bounds)
     if args.compile:
         print()
         print_table("compiled_transformer.py", compile_rows, wall, cpu,
-                    daemon, entries, "eager none")
+                    daemon, entries, "eager none", bounds)
         for on in [""] + [" " + on for on in args.statistics_on or []]:
             ratio = [statistics.median(m["compiled tprobe L0" + on]) /
                      statistics.median(m["eager tprobe L0" + on])

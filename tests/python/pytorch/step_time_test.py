@@ -2,7 +2,8 @@
 that it cannot rot: every row is printed, no tool first, then tprobe at L0,
 L1 and mix dumped and undumped ("step": [100000]), and msprobe likewise
 where this interpreter imports it (--msprobe installed); the dumped rows
-count step 1's entries, the undumped ones none. Where torch has
+count step 1's entries, the undumped ones none; every row gives its
+start/stop/step microseconds. Where torch has
 torch.compile, --compile's table too: examples/compiled_transformer.py
 eager and compiled, with no tool and tprobe L0, and the ratio line.
 --baseline adds a row per level for another build's package (this one's,
@@ -65,7 +66,9 @@ class StepTimeTest(unittest.TestCase):
                            for suffix in ("", " undumped") for lv in LEVELS]
         self.assertEqual(list(rows), want, out)
         for label, numbers in rows.items():
-            # wall ms, x, cpu ms, x, daemon cpu ms, entries[, us/entry]
+            # wall ms, x, cpu ms, x, daemon cpu ms, entries[, us/entry],
+            # start/stop/step us
+            self.assertRegex(numbers[-1], r"^\d+/\d+/\d+$", label)
             self.assertGreater(float(numbers[0]), 0, label)
             self.assertGreater(float(numbers[2]), 0, label)
             entries = int(numbers[5])
