@@ -16,9 +16,10 @@ the debugger's stop/step), as wall time and as the trainer's CPU time, so
 every dumped step after step 0 is measured. The last column gives what the
 debugger's start(), stop() and step() took in the loop (train_tiny_gpt.py
 --boundaries, medians in us), the part of a step that is the debugger's
-own bookkeeping: each runs cold, after the training's own work. The rounds are interleaved so
-that a noisy machine hurts every configuration alike; medians over all
-measured steps are reported, with the daemon's CPU time per step beside them.
+own bookkeeping: each runs cold, after the training's own work. The
+rounds are interleaved so that a noisy machine hurts every configuration
+alike; medians over all measured steps are reported, with the daemon's CPU
+time per step beside them.
 
 Each tool runs twice per level: dumped (every step selected) and undumped
 (the same config with `"step": [100000]`, a step never reached, which
