@@ -294,14 +294,17 @@ class DebuggerCore:
         """start(model) once the framework checked its arguments; reports
         its own failures once and never raises."""
         self._steady.disarm()
+        started = False
         try:
             self._dump_enable.poll()
             self._start(model)
             self._follow_collecting()
+            started = True
         except Exception as error:  # noqa: BLE001
             self._rt.warn_once("PrecisionDebugger.start", error)
         self._after_start(model)
-        self._arm_steady(model)
+        if started:  # else each start() takes the debugger's path
+            self._arm_steady(model)
 
     def _arm_steady(self, model: Any) -> None:
         """After start(model): while the steps are like this one (it
