@@ -239,8 +239,7 @@ void Session::Start() noexcept try {
                  "ends successfully and training goes on.\n",
                  static_cast<long long>(config().overflow_nums));
   }
-  auto last = config::LastStep(config());
-  if (!ended_ && last && step > *last) {
+  if (const auto last = UnsaidEnd(step)) {
     ended_ = true;
     std::fprintf(stderr,
                  "[tprobe] the configured steps are done (last step %lld); "
@@ -253,6 +252,12 @@ void Session::Start() noexcept try {
   if (collecting()) SendStart(step);
 } catch (...) {
   NoteStopped("Session::Start");
+}
+
+std::optional<int64_t> Session::UnsaidEnd(uint32_t step) const {
+  const auto last = config::LastStep(config());
+  if (ended_ || !last || step <= *last) return std::nullopt;
+  return last;
 }
 
 void Session::SendStart(uint32_t step) {
@@ -286,11 +291,7 @@ bool Session::StartIfSelected(bool selected) noexcept try {
   if (config().task == config::Task::kOverflowCheck) return false;
   std::lock_guard lock(mu_);
   const uint32_t step = step_.load(std::memory_order_relaxed);
-  const auto last = config::LastStep(config());
-  // Past the last step Start() says so, once (ended_ then).
-  if ((!ended_ && last && step > *last) || Selected(step) != selected) {
-    return false;
-  }
+  if (UnsaidEnd(step) || Selected(step) != selected) return false;
   running_ = true;
   started_ = true;
   // UpdateCollecting's outcome for this selection, which it would read

@@ -253,6 +253,9 @@ class TPROBE_INTERNAL Session {
   // What EmptyStep needs of the step that ends. REQUIRES: mu_ held.
   StepFacts Facts(uint32_t step) const;
   void UpdateCollecting();
+  // The last configured step, when `step` is past it and Start() has not
+  // said so yet (it says so once, setting ended_). REQUIRES: mu_ held.
+  std::optional<int64_t> UnsaidEnd(uint32_t step) const;
   // Sends the Start boundary of `step`. REQUIRES: mu_ held.
   void SendStart(uint32_t step);
   // Step()'s body; an offered config is taken up only with

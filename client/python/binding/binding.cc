@@ -56,7 +56,7 @@ PYBIND11_MODULE(_C, m) {
   tprobe::python::DefineModuleHook(m);
   tprobe::python::DefineParamGradHook(m);
   tprobe::python::DefineModuleWrapper(m);
-  tprobe::python::DefineSteadySteps(m, &tprobe::python::PySessionOf);
+  tprobe::python::DefineSteadySteps(m);
 
   m.def("set_own_frames", &tprobe::python::SetOwnFrames, py::arg("dir"),
         "Frames of files under dir are tprobe's own: the stacks of the "

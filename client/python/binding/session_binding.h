@@ -36,8 +36,8 @@ void DefineSession(pybind11::module_& m);
 // (hook_state.h SessionOf). Raises nothing.
 SessionParts SessionPartsOf(PyObject* session);
 
-// The PySession behind a tprobe._C.Session object; null for other objects
-// (steady_steps.h FindPySession). Raises nothing.
+// The PySession behind a tprobe._C.Session object; null for other objects.
+// Raises nothing.
 PySession* PySessionOf(PyObject* session);
 
 }  // namespace tprobe::python

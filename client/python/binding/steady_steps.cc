@@ -8,18 +8,18 @@
 #include "client/python/binding/py_compat.h"
 #include "client/python/binding/py_session.h"
 #include "client/python/binding/py_types.h"
+#include "client/python/binding/session_binding.h"
 
 namespace tprobe::python {
 namespace {
-
-FindPySession g_session_of = nullptr;
 
 // At most this many dicts are watched.
 constexpr Py_ssize_t kMaxWatched = 4;
 
 struct SteadySteps {
   PyObject_HEAD PyObject* rt;     // the armed Runtime (a HookState), or null
-  PySession* core;                // its session's PySession
+  PyObject* session;              // its session then, held
+  PySession* core;                // that session's PySession
   PyObject* model;                // a weak reference to the model, or None
   PyObject* watched;              // a tuple of dicts
   Py_ssize_t sizes[kMaxWatched];  // their sizes when armed
@@ -35,6 +35,7 @@ HookState* State(const SteadySteps* s) {
 
 void Disarm(SteadySteps* s) {
   Py_CLEAR(s->rt);
+  Py_CLEAR(s->session);
   Py_CLEAR(s->model);
   Py_CLEAR(s->watched);
   s->core = nullptr;
@@ -43,7 +44,8 @@ void Disarm(SteadySteps* s) {
 }
 
 bool Armed(const SteadySteps* s) {
-  return s->rt != nullptr && s->core->ConfigIdentity() == s->config;
+  return s->rt != nullptr && State(s)->session == s->session &&
+         s->core->ConfigIdentity() == s->config;
 }
 
 // Whether every watched dict has the size it had when armed.
@@ -99,7 +101,7 @@ PyObject* Arm(PyObject* self, PyObject* const* args, Py_ssize_t n) {
     return nullptr;
   }
   PySession* core =
-      state->session != nullptr ? g_session_of(state->session) : nullptr;
+      state->session != nullptr ? PySessionOf(state->session) : nullptr;
   const void* config = core != nullptr ? core->ConfigIdentity() : nullptr;
   if (config == nullptr) Py_RETURN_FALSE;  // no session, or it is closed
   PyObject* model = args[1] == Py_None ? Py_NewRef(Py_None)
@@ -110,6 +112,7 @@ PyObject* Arm(PyObject* self, PyObject* const* args, Py_ssize_t n) {
     Py_RETURN_FALSE;
   }
   s->rt = Py_NewRef(args[0]);
+  s->session = Py_NewRef(state->session);
   s->core = core;
   s->model = model;
   s->watched = watched != nullptr ? Py_NewRef(watched) : PyTuple_New(0);
@@ -205,7 +208,7 @@ PyMethodDef g_methods[] = {
 
 PyGetSetDef g_getters[] = {
     {"armed", GetArmed, nullptr,
-     "Armed, with the session's config unchanged since.", nullptr},
+     "Armed, with rt's session and its config unchanged since.", nullptr},
     {"records", GetRecords, nullptr, "The armed step records.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -213,8 +216,7 @@ PyTypeObject g_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 }  // namespace
 
-void DefineSteadySteps(pybind11::module_& m, FindPySession session_of) {
-  g_session_of = session_of;
+void DefineSteadySteps(pybind11::module_& m) {
   PyTypeObject& type = g_type;
   type.tp_name = "tprobe._C.SteadySteps";
   type.tp_doc =

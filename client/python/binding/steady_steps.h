@@ -21,7 +21,8 @@
 //   - step(): stop() was not called, a live config is offered, or a dict
 //     the debugger gave to watch changed size (the framework's own state
 //     to look at: Dynamo's counters of graph breaks, for PyTorch);
-// and each of them once the session's config is not the one armed with.
+// and each of them once the Runtime's session or that session's config is
+// not the one armed with.
 // Nothing here raises into training but a call with the wrong arguments.
 //
 // Thread safety: called with the GIL held, from the training thread.
@@ -34,14 +35,8 @@
 
 namespace tprobe::python {
 
-class PySession;
-
-// The PySession behind a tprobe._C.Session, or null for any other object.
-// Raises nothing.
-using FindPySession = PySession* (*)(PyObject* session);
-
 // Adds SteadySteps to the module.
-void DefineSteadySteps(pybind11::module_& m, FindPySession session_of);
+void DefineSteadySteps(pybind11::module_& m);
 
 }  // namespace tprobe::python
 

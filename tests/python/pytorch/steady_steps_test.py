@@ -11,8 +11,8 @@ tprobed and the real tprobe CLI:
 - the tree holds exactly the selected steps, under their own numbers, with
   what the same steps hold when every boundary takes the debugger's path;
 - SteadySteps refuses what it cannot arm with, a model that is gone
-  matches nothing, and a watched dict that changed size sends step() to
-  the debugger.
+  matches nothing, a Runtime whose session changed takes nothing, and a
+  watched dict that changed size sends step() to the debugger.
 """
 
 import json
@@ -80,6 +80,11 @@ _SCENARIO = textwrap.dedent("""
     print("ARMED", s.arm(rt, gone), s.armed)
     del gone
     print("GONE", s.start(None), s.start(model))
+    from tprobe._common.runtime import Runtime
+    other_rt = Runtime(d.session, rt.level)
+    print("OTHER", s.arm(other_rt, None), s.armed)
+    other_rt.session = None  # its session gone: nothing more to take
+    print("SESSIONLESS", s.armed, s.start(None), s.stop(), s.step())
     watched = {}
     print("WATCHING", s.arm(rt, None, (watched,)))
     watched["grew"] = 1  # step() is the debugger's now, nothing done
@@ -146,6 +151,8 @@ class SteadyStepsTest(unittest.TestCase):
         self.assertIn("NOTRUNTIME", out)
         self.assertIn("ARMED True True", out)
         self.assertIn("GONE False False", out)
+        self.assertIn("OTHER True True", out)
+        self.assertIn("SESSIONLESS False False False False", out)
         self.assertIn("WATCHING True", out)
         self.assertIn("WATCHED False 27", out)
         self.assertIn("NOTTUPLE False", out)
