@@ -55,10 +55,15 @@ def _dynamo(name: str) -> Any:
     return sys.modules.get("torch._dynamo." + name)
 
 
+def _counters() -> Any:
+    """Dynamo's counters, or None while torch._dynamo is not imported."""
+    return getattr(_dynamo("utils"), "counters", None)
+
+
 def _counted() -> Tuple[int, int, int]:
     """(graph breaks at tprobe's API wrappers, graph breaks in all, graphs)
     Dynamo has counted so far."""
-    counters = getattr(_dynamo("utils"), "counters", None)
+    counters = _counters()
     if counters is None:
         return 0, 0, 0
     ours = total = 0
@@ -137,7 +142,7 @@ class CompileNotice:
             return ()
         if self._said_start:
             return None
-        counters = getattr(_dynamo("utils"), "counters", None)
+        counters = _counters()
         if counters is None:
             return (sys.modules,)
         breaks = counters["graph_break"]
