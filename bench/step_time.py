@@ -19,7 +19,10 @@ debugger's start(), stop() and step() took in the loop (train_tiny_gpt.py
 own bookkeeping: each runs cold, after the training's own work. The
 rounds are interleaved so that a noisy machine hurts every configuration
 alike; medians over all measured steps are reported, with the daemon's CPU
-time per step beside them.
+time per step beside them. "x by round" gives the lowest and highest of
+the rounds' own ratios (a round's median step over no tool's in the same
+round): the run's own spread, which says how far apart two rows must be
+to differ.
 
 Each tool runs twice per level: dumped (every step selected) and undumped
 (the same config with `"step": [100000]`, a step never reached, which
@@ -176,18 +179,21 @@ def _tuned(config: str, on: str, task: str, dumped: bool, tmp: str) -> str:
     return path
 
 
-def print_table(title, rows, wall, cpu, daemon, entries, base,
-                bounds) -> None:
+def print_table(title, rows, wall, cpu, daemon, entries, base, bounds,
+                rounds) -> None:
     """The medians of `rows`, times relative to row `base`'s."""
     wall_base = statistics.median(wall[base])
     cpu_base = statistics.median(cpu[base])
-    # us/entry: the trainer's CPU time a step costs over no tool, per entry
-    # of its dump.json (a module call at L0, an API call at L1). The
-    # boundaries: the medians of the tool's start(), stop() and step() in
-    # the loop, in us (with no tool, of the same points of the loop).
-    print(f"{title:30s} {'wall ms':>9s} {'x':>6s} {'cpu ms':>9s} {'x':>6s} "
-          f"{'daemon cpu ms':>14s} {'entries':>8s} {'us/entry':>9s} "
-          f"{'start/stop/step us':>19s}")
+    # x by round: the lowest and highest of the rounds' own ratios (a
+    # round's median wall time over row `base`'s in the same round), the
+    # run's own spread. us/entry: the trainer's CPU time a step costs over
+    # no tool, per entry of its dump.json (a module call at L0, an API call
+    # at L1). The boundaries: the medians of the tool's start(), stop() and
+    # step() in the loop, in us (with no tool, of the same points of the
+    # loop).
+    print(f"{title:30s} {'wall ms':>9s} {'x':>6s} {'x by round':>11s} "
+          f"{'cpu ms':>9s} {'x':>6s} {'daemon cpu ms':>14s} {'entries':>8s} "
+          f"{'us/entry':>9s} {'start/stop/step us':>19s}")
     for row in rows:
         w, c = statistics.median(wall[row]), statistics.median(cpu[row])
         d = statistics.median(daemon[row]) * 1e3
@@ -195,7 +201,9 @@ def print_table(title, rows, wall, cpu, daemon, entries, base,
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
         b = "/".join(f"{statistics.median(x):.0f}"
                      for x in zip(*bounds[row])) if bounds[row] else ""
-        print(f"{row:30s} {w * 1e3:9.2f} {w / wall_base:6.2f} "
+        ratios = [a / z for a, z in zip(rounds[row], rounds[base])]
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+        print(f"{row:30s} {w * 1e3:9.2f} {w / wall_base:6.2f} {spread:>11s} "
               f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per} "
               f"{b:>19s}")
 
@@ -304,6 +312,7 @@ def main() -> int:
     daemon = {t: [] for t in rows}
     entries = {t: 0 for t in rows}
     bounds = {t: [] for t in rows}
+    rounds = {t: [] for t in rows}  # each round's median wall time
     with tempfile.TemporaryDirectory(prefix="tprobe-overhead-") as tmp:
         with tprobed_fixture.Tprobed(args.tprobed, tmp) as tprobed:
             env = tprobed.env()
@@ -335,6 +344,7 @@ def main() -> int:
                     w, c, d, b = step_times(cmd, run_env, tprobed.proc.pid,
                                             prelude)
                     wall[tool] += w
+                    rounds[tool].append(statistics.median(w))
                     cpu[tool] += c
                     bounds[tool] += b
                     daemon[tool].append(d)
@@ -358,15 +368,17 @@ def main() -> int:
                         cmd.append("--no-tool")
                     w, c, d, _ = step_times(cmd, env, tprobed.proc.pid)
                     wall[row] += w[args.warmup:]
+                    rounds[row].append(statistics.median(w[args.warmup:]))
                     cpu[row] += c[args.warmup:]
                     daemon[row].append(d)
                     if tool and r == 0:
                         entries[row] = entries_per_step(cmd[-1])
-    print_table("tool", tools, wall, cpu, daemon, entries, "none", bounds)
+    print_table("tool", tools, wall, cpu, daemon, entries, "none", bounds,
+                rounds)
     if args.compile:
         print()
         print_table("compiled_transformer.py", compile_rows, wall, cpu,
-                    daemon, entries, "eager none", bounds)
+                    daemon, entries, "eager none", bounds, rounds)
         for on in [""] + [" " + on for on in args.statistics_on or []]:
             ratio = [statistics.median(m["compiled tprobe L0" + on]) /
                      statistics.median(m["eager tprobe L0" + on])

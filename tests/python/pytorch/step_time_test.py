@@ -2,8 +2,8 @@
 that it cannot rot: every row is printed, no tool first, then tprobe at L0,
 L1 and mix dumped and undumped ("step": [100000]), and msprobe likewise
 where this interpreter imports it (--msprobe installed); the dumped rows
-count step 1's entries, the undumped ones none; every row gives its
-start/stop/step microseconds. Where torch has
+count step 1's entries, the undumped ones none; every row gives the range
+of its rounds' ratios and its start/stop/step microseconds. Where torch has
 torch.compile, --compile's table too: examples/compiled_transformer.py
 eager and compiled, with no tool and tprobe L0, and the ratio line.
 --baseline adds a row per level for another build's package (this one's,
@@ -66,12 +66,16 @@ class StepTimeTest(unittest.TestCase):
                            for suffix in ("", " undumped") for lv in LEVELS]
         self.assertEqual(list(rows), want, out)
         for label, numbers in rows.items():
-            # wall ms, x, cpu ms, x, daemon cpu ms, entries[, us/entry],
-            # start/stop/step us
+            # wall ms, x, x by round, cpu ms, x, daemon cpu ms, entries[,
+            # us/entry], start/stop/step us
             self.assertRegex(numbers[-1], r"^\d+/\d+/\d+$", label)
             self.assertGreater(float(numbers[0]), 0, label)
-            self.assertGreater(float(numbers[2]), 0, label)
-            entries = int(numbers[5])
+            low, high = map(float, numbers[2].split("-"))
+            self.assertLessEqual(low, high, label)
+            if label == "none":
+                self.assertEqual(numbers[2], "1.00-1.00", label)
+            self.assertGreater(float(numbers[3]), 0, label)
+            entries = int(numbers[6])
             if label == "none" or label.endswith("undumped"):
                 self.assertEqual(entries, 0, label)
             else:
@@ -84,7 +88,7 @@ class StepTimeTest(unittest.TestCase):
                            ("", " baseline") for lv in LEVELS]
         self.assertEqual(list(rows), want, out)
         for label in want[1:]:
-            self.assertGreater(int(rows[label][5]), 0, label)
+            self.assertGreater(int(rows[label][6]), 0, label)
 
     def test_varied_model(self) -> None:
         out = run_bench(self, "--varied", "--no-undumped")
@@ -94,9 +98,9 @@ class StepTimeTest(unittest.TestCase):
         # gradient entries, 58 in all, as msprobe 26.2 writes them for
         # this model (compared entry by entry on 2026-12-07); the plain
         # blocks give 52.
-        self.assertEqual(int(rows["tprobe L0"][5]), 58, out)
+        self.assertEqual(int(rows["tprobe L0"][6]), 58, out)
         for lv in LEVELS[1:]:
-            self.assertGreater(int(rows[f"tprobe {lv}"][5]), 58, out)
+            self.assertGreater(int(rows[f"tprobe {lv}"][6]), 58, out)
 
     def test_baseline_without_tprobe_is_refused(self) -> None:
         with tempfile.TemporaryDirectory() as empty:
@@ -116,7 +120,7 @@ class StepTimeTest(unittest.TestCase):
         self.assertEqual(list(rows), COMPILE_ROWS, out)
         for label, numbers in rows.items():
             self.assertGreater(float(numbers[0]), 0, out)
-            self.assertEqual(int(numbers[5]) > 0, "tprobe" in label, out)
+            self.assertEqual(int(numbers[6]) > 0, "tprobe" in label, out)
         self.assertRegex(table[-1], r"^compiled tprobe L0 / eager tprobe L0: "
                          r"wall \d+\.\d+, cpu \d+\.\d+$")
 
