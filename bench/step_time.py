@@ -22,7 +22,8 @@ alike; medians over all measured steps are reported, with the daemon's CPU
 time per step beside them. "x by round" gives the lowest and highest of
 the rounds' own ratios (a round's median step over no tool's in the same
 round): the run's own spread, which says how far apart two rows must be
-to differ.
+to differ; on the no-tool row, its rounds' medians over its overall
+median, how much the machine itself moved during the run.
 
 Each tool runs twice per level: dumped (every step selected) and undumped
 (the same config with `"step": [100000]`, a step never reached, which
@@ -186,7 +187,8 @@ def print_table(title, rows, wall, cpu, daemon, entries, base, bounds,
     cpu_base = statistics.median(cpu[base])
     # x by round: the lowest and highest of the rounds' own ratios (a
     # round's median wall time over row `base`'s in the same round), the
-    # run's own spread. us/entry: the trainer's CPU time a step costs over
+    # run's own spread; on row `base`, its rounds' medians over its median,
+    # the machine's own. us/entry: the trainer's CPU time a step costs over
     # no tool, per entry of its dump.json (a module call at L0, an API call
     # at L1). The boundaries: the medians of the tool's start(), stop() and
     # step() in the loop, in us (with no tool, of the same points of the
@@ -201,7 +203,8 @@ def print_table(title, rows, wall, cpu, daemon, entries, base, bounds,
         per = f"{(c - cpu_base) * 1e6 / n:9.1f}" if n else f"{'':9s}"
         b = "/".join(f"{statistics.median(x):.0f}"
                      for x in zip(*bounds[row])) if bounds[row] else ""
-        ratios = [a / z for a, z in zip(rounds[row], rounds[base])]
+        ratios = ([a / wall_base for a in rounds[row]] if row == base else
+                  [a / z for a, z in zip(rounds[row], rounds[base])])
         spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
         print(f"{row:30s} {w * 1e3:9.2f} {w / wall_base:6.2f} {spread:>11s} "
               f"{c * 1e3:9.2f} {c / cpu_base:6.2f} {d:14.2f} {n:8d} {per} "

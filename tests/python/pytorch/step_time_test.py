@@ -72,7 +72,7 @@ class StepTimeTest(unittest.TestCase):
             self.assertGreater(float(numbers[0]), 0, label)
             low, high = map(float, numbers[2].split("-"))
             self.assertLessEqual(low, high, label)
-            if label == "none":
+            if label == "none":  # one round: its median is the run's
                 self.assertEqual(numbers[2], "1.00-1.00", label)
             self.assertGreater(float(numbers[3]), 0, label)
             entries = int(numbers[6])
