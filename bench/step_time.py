@@ -272,6 +272,14 @@ def main() -> int:
     args = ap.parse_args()
     if args.compile and args.device != "cpu":
         ap.error("--compile trains on the CPU only")
+    # A step is measured from the end of the one before it.
+    if args.steps < 2:
+        ap.error(f"--steps {args.steps}: give at least 2 (every step after "
+                 "the first is measured)")
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: give at least 1")
+    if args.warmup < 0:
+        ap.error(f"--warmup {args.warmup}: give 0 or more")
     # Without a tprobe package in DIR the baseline rows would import
     # whichever tprobe the interpreter has installed, and say nothing.
     if args.baseline and not os.path.isfile(

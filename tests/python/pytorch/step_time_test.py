@@ -111,6 +111,15 @@ class StepTimeTest(unittest.TestCase):
         self.assertEqual(run.returncode, 2, run.stdout)
         self.assertIn("no tprobe package there", run.stderr)
 
+    def test_too_few_steps_or_rounds_are_refused(self) -> None:
+        for option, value, said in (("--steps", "1", "at least 2"),
+                                    ("--rounds", "0", "at least 1")):
+            run = subprocess.run(
+                [sys.executable, BENCH, "--tprobed", tprobed_binary(),
+                 option, value], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 2, run.stdout)
+            self.assertIn(f"{option} {value}: give {said}", run.stderr)
+
     @unittest.skipUnless(hasattr(torch, "compile"), "torch 1.x: no compile")
     def test_compile_rows(self) -> None:
         out = run_bench(self, "--no-undumped", "--compile", timeout=900)
