@@ -37,9 +37,10 @@ packages=(
 # report.html (tests/python/pytorch/compare_test.py; 113 MB to fetch, about
 # a minute); debootstrap and qemu-user-static make and run the Debian roots
 # (bullseye, arm64 bookworm) the binary wheels are proved in
-# (tests/python/pytorch/binary_wheel_test.py).
+# (tests/python/pytorch/binary_wheel_test.py); valgrind counts a step's
+# instructions (bench/instructions.py, tests/python/pytorch/instructions_test.py).
 case "${1:-}" in
-  "") packages+=(chromium debootstrap qemu-user-static binfmt-support) ;;
+  "") packages+=(chromium debootstrap qemu-user-static binfmt-support valgrind) ;;
 esac
 missing=()
 for p in "${packages[@]}"; do
