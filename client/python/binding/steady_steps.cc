@@ -175,7 +175,24 @@ PyObject* New(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return type->tp_alloc(type, 0);  // disarmed: every field null
 }
 
+// The objects an armed SteadySteps holds, for the cycle collector: a
+// watched dict may hold hooks that lead back to whatever holds this one.
+int Traverse(PyObject* self, visitproc visit, void* arg) {
+  const SteadySteps* s = Of(self);
+  Py_VISIT(s->rt);
+  Py_VISIT(s->session);
+  Py_VISIT(s->model);
+  Py_VISIT(s->watched);
+  return 0;
+}
+
+int Clear(PyObject* self) {
+  Disarm(Of(self));
+  return 0;
+}
+
 void Dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
   Disarm(Of(self));
   Py_TYPE(self)->tp_free(self);
 }
@@ -223,9 +240,11 @@ void DefineSteadySteps(pybind11::module_& m) {
       "SteadySteps(): the start(), stop() and step() of a step like the "
       "last one, without the debugger's Python (disarmed until arm()).";
   type.tp_basicsize = sizeof(SteadySteps);
-  type.tp_flags = Py_TPFLAGS_DEFAULT;
+  type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
   type.tp_new = New;
   type.tp_dealloc = Dealloc;
+  type.tp_traverse = Traverse;
+  type.tp_clear = Clear;
   type.tp_methods = g_methods;
   type.tp_getset = g_getters;
   ReadyType(&type);

@@ -12,7 +12,8 @@ tprobed and the real tprobe CLI:
   what the same steps hold when every boundary takes the debugger's path;
 - SteadySteps refuses what it cannot arm with, a model that is gone
   matches nothing, a Runtime whose session changed takes nothing, and a
-  watched dict that changed size sends step() to the debugger.
+  watched dict that changed size sends step() to the debugger;
+- a cycle through the dicts an armed SteadySteps watches is collected.
 """
 
 import json
@@ -95,6 +96,18 @@ _SCENARIO = textwrap.dedent("""
         print("NOTTUPLE", s.armed)
     s.disarm()
     print("DISARMED", s.armed, s.start(), s.stop(), s.step())
+
+    # A cycle through what an armed SteadySteps holds is collected.
+    import gc, weakref
+    class Marker:
+        pass
+    cyclic, holder, marker = _C.SteadySteps(), {}, Marker()
+    holder.update(steady=cyclic, marker=marker)
+    print("CYCLE", cyclic.arm(rt, None, (holder,)))
+    marker_ref = weakref.ref(marker)
+    del cyclic, holder, marker
+    gc.collect()
+    print("COLLECTED", marker_ref() is None)
 """)
 
 # The thirteen start()s, numbered 0-5, then 20-26 after set_init_step(20)
@@ -157,6 +170,8 @@ class SteadyStepsTest(unittest.TestCase):
         self.assertIn("WATCHED False 27", out)
         self.assertIn("NOTTUPLE False", out)
         self.assertIn("DISARMED False False False False", out)
+        self.assertIn("CYCLE True", out)
+        self.assertIn("COLLECTED True", out)
         # The selected steps, under their own numbers.
         self.assertEqual(sorted(trees), ["step2", "step21", "step23",
                                          "step24", "step3"])
