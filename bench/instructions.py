@@ -43,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "python", "support"))
+import bench_args  # noqa: E402
 import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
@@ -181,13 +182,7 @@ def main() -> int:
     ap.add_argument("--baseline", metavar="DIR",
                     help="also each level dumped from the build whose "
                     "Python package is in DIR (its build/python)")
-    ap.add_argument("--small", action="store_true",
-                    help="the model shrunk until hooks dominate")
-    ap.add_argument("--data-bound", action="store_true",
-                    help="the model grown until reading tensors dominates")
-    ap.add_argument("--varied", action="store_true",
-                    help="blocks with tuple and dict outputs, an in-place "
-                    "op and a module called twice")
+    bench_args.add_model_options(ap)
     ap.add_argument("--cache", action="store_true",
                     help="simulate the caches; add the misses' ratios")
     ap.add_argument("--branch", action="store_true",
@@ -199,17 +194,12 @@ def main() -> int:
     for name, least in (("warmup", 1), ("steps", 1), ("jobs", 1)):
         if getattr(args, name) < least:
             ap.error(f"--{name} {getattr(args, name)}: give at least {least}")
-    if args.baseline and not os.path.isfile(
-            os.path.join(args.baseline, "tprobe", "__init__.py")):
-        ap.error(f"--baseline {args.baseline}: no tprobe package there "
-                 "(give a build's python folder, e.g. build/python)")
+    bench_args.check_baseline(ap, args.baseline)
     for tool in ("valgrind", "callgrind_control"):
         if shutil.which(tool) is None:
             ap.error(f"{tool} is not on PATH (deploy/setup.sh installs "
                      "valgrind)")
-    model = [flag for flag, on in (("--small", args.small),
-                                   ("--data-bound", args.data_bound),
-                                   ("--varied", args.varied)) if on]
+    model = bench_args.model_flags(args)
     with tempfile.TemporaryDirectory(prefix="tprobe-instructions-") as tmp:
         # label: None (no tool) or (config, package folder or None)
         rows = {"none": None}

@@ -80,6 +80,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "python", "support"))
+import bench_args  # noqa: E402
 import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
@@ -224,13 +225,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs of every configuration, interleaved "
                     "(default 3)")
-    ap.add_argument("--small", action="store_true",
-                    help="the model shrunk until hooks dominate")
-    ap.add_argument("--data-bound", action="store_true",
-                    help="the model grown until reading tensors dominates")
-    ap.add_argument("--varied", action="store_true",
-                    help="blocks with tuple and dict outputs, an in-place "
-                    "op and a module called twice")
+    bench_args.add_model_options(ap)
     ap.add_argument("--device", default="cpu",
                     help="cpu, cuda or npu (imports torch_npu)")
     ap.add_argument("--statistics-on", nargs="+", default=[],
@@ -280,12 +275,7 @@ def main() -> int:
         ap.error(f"--rounds {args.rounds}: give at least 1")
     if args.warmup < 0:
         ap.error(f"--warmup {args.warmup}: give 0 or more")
-    # Without a tprobe package in DIR the baseline rows would import
-    # whichever tprobe the interpreter has installed, and say nothing.
-    if args.baseline and not os.path.isfile(
-            os.path.join(args.baseline, "tprobe", "__init__.py")):
-        ap.error(f"--baseline {args.baseline}: no tprobe package there "
-                 "(give a build's python folder, e.g. build/python)")
+    bench_args.check_baseline(ap, args.baseline)
     # label: (tool, level, statistics_on or None, dumped)
     tools = {"none": ("none", None, None, True)}
     dumped = (True,) if args.no_undumped else (True, False)
@@ -330,13 +320,8 @@ def main() -> int:
             for r in range(args.rounds):
                 for tool, (name, level, on, dump) in tools.items():
                     cmd = [_SCRIPT, "--steps", str(args.steps),
-                           "--device", args.device, "--boundaries"]
-                    if args.small:
-                        cmd.append("--small")
-                    if args.data_bound:
-                        cmd.append("--data-bound")
-                    if args.varied:
-                        cmd.append("--varied")
+                           "--device", args.device, "--boundaries",
+                           *bench_args.model_flags(args)]
                     run_env = dict(env, **env_of.get(tool, {}))
                     prelude = ""
                     if args.device.startswith("npu"):
