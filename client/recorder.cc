@@ -121,17 +121,43 @@ void Recorder::StepBoundary(uint64_t produced) {
   }
 }
 
+namespace {
+
+// ThisThreadRing() once made, as a plain pointer: a read costs one
+// thread-local lookup, where a thread_local object with a constructor
+// costs three (its guard, its fields, its address) on every record.
+thread_local void* t_ring = nullptr;
+thread_local bool t_ring_gone = false;  // destroyed at the thread's exit
+
+}  // namespace
+
+Recorder::ThreadRing* Recorder::ThisThreadRing() {
+  struct Owned {
+    Owned() { t_ring = &ring; }
+    ~Owned() {
+      t_ring = nullptr;
+      t_ring_gone = true;
+    }
+    ThreadRing ring;
+  };
+  if (t_ring_gone) return nullptr;
+  thread_local Owned owned;
+  return &owned.ring;
+}
+
 Recorder::ThreadRing* Recorder::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
   if (conn == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
     return nullptr;
   }
-  thread_local ThreadRing ring;
-  if (ring.core != this || ring.connection != conn ||
-      ring.generation != conn->generation) [[unlikely]] {
-    ClaimRing(&ring, conn);
+  auto* ring = static_cast<ThreadRing*>(t_ring);
+  if (ring == nullptr || ring->core != this || ring->connection != conn ||
+      ring->generation != conn->generation) [[unlikely]] {
+    ring = ThisThreadRing();
+    if (ring == nullptr) return nullptr;
+    ClaimRing(ring, conn);
   }
-  return &ring;
+  return ring;
 }
 
 void Recorder::ClaimRing(ThreadRing* ring, Connection* conn) {

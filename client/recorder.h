@@ -255,7 +255,12 @@ class TPROBE_INTERNAL Recorder {
 
  private:
   struct ThreadRing;
+  // This thread's ring of the current connection, claimed here when it is
+  // not yet; nullptr without one.
   ThreadRing* RingForThisThread();
+  // This thread's ThreadRing, made at its first use and destroyed at the
+  // thread's exit; nullptr from then on.
+  static ThreadRing* ThisThreadRing();
   // Makes `ring` this thread's ring of `conn` (claims one, if any is left).
   void ClaimRing(ThreadRing* ring, Connection* conn);
   // Reserves `size` bytes on `ring` under the full-ring policy; nullptr and a
