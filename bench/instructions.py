@@ -33,7 +33,6 @@ what else the machine runs. Needs valgrind (deploy/setup.sh installs it).
 
 import argparse
 import concurrent.futures
-import json
 import os
 import shutil
 import subprocess
@@ -47,8 +46,6 @@ import bench_args  # noqa: E402
 import tprobed_fixture  # noqa: E402
 
 _SCRIPT = os.path.join(tprobed_fixture.ROOT, "examples", "train_tiny_gpt.py")
-_CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
-_NEVER = [100000]  # the step list of an undumped row
 # --cache's geometry (size, associativity, line), valgrind's --I1/--D1/--LL.
 _L1 = "32768,8,64"
 _LL = "524288,8,64"
@@ -93,21 +90,6 @@ def callgrind_totals(path: str) -> dict:
     if not events or not totals or len(events) != len(totals):
         raise RuntimeError(f"{path}: no events and totals lines")
     return dict(zip(events, totals))
-
-
-def _config(level: str, dumped: bool, tmp: str) -> str:
-    """tests/data/golden's config of `level`, or, unless `dumped`, a copy
-    whose step list is a step never reached."""
-    config = os.path.join(_CONFIGS, level, "config.json")
-    if dumped:
-        return config
-    with open(config) as f:
-        content = json.load(f)
-    content["step"] = _NEVER
-    path = os.path.join(tmp, f"{level}_undumped.json")
-    with open(path, "w") as f:
-        json.dump(content, f)
-    return path
 
 
 def count(label, model, tool, args, env, tmp) -> dict:
@@ -204,11 +186,13 @@ def main() -> int:
         # label: None (no tool) or (config, package folder or None)
         rows = {"none": None}
         for lv in args.levels:
-            rows[f"tprobe {lv}"] = (_config(lv, True, tmp), None)
+            rows[f"tprobe {lv}"] = (bench_args.level_config(lv), None)
         for lv in args.levels if args.undumped else ():
-            rows[f"tprobe {lv} undumped"] = (_config(lv, False, tmp), None)
+            undumped = bench_args.tuned_config(bench_args.level_config(lv),
+                                               None, "statistics", False, tmp)
+            rows[f"tprobe {lv} undumped"] = (undumped, None)
         for lv in args.levels if args.baseline else ():
-            rows[f"tprobe {lv} baseline"] = (_config(lv, True, tmp),
+            rows[f"tprobe {lv} baseline"] = (bench_args.level_config(lv),
                                              args.baseline)
         print(f"[instructions] {len(rows)} rows, {args.jobs} at a time, "
               f"each {args.warmup} + {args.steps} steps under callgrind",

@@ -94,10 +94,7 @@ _COMPILE_ROWS = {"eager none": (False, None),
                  "compiled tprobe L0": (True, "dumped"),
                  "eager tprobe L0 undumped": (False, "undumped"),
                  "compiled tprobe L0 undumped": (True, "undumped")}
-_CONFIGS = os.path.join(tprobed_fixture.ROOT, "tests", "data", "golden")
 _LEVELS = ("L0", "L1", "mix")
-# The step list of an undumped run: a step the training never reaches.
-_NEVER = [100000]
 # msprobe 8.3.3 uses numpy.unicode_, which numpy 2 no longer has.
 _SHIM_833 = "import numpy; numpy.unicode_ = numpy.str_\n"
 # The fast paths of tprobe that a run can weigh side by side: option (with
@@ -155,30 +152,6 @@ def entries_per_step(dump: str) -> int:
         with open(path) as f:
             return len(json.load(f).get("data", {}))
     return 0
-
-
-def _tuned(config: str, on: str, task: str, dumped: bool, tmp: str) -> str:
-    """A copy of `config` with tprobe.statistics_on set to `on` (None: as
-    it is), its task `task` (its statistics section's scope, list and
-    data_mode moved to the task's section) and, unless `dumped`, its step
-    list a step never reached."""
-    with open(config) as f:
-        content = json.load(f)
-    if not dumped:
-        content["step"] = _NEVER
-    if on:
-        content.setdefault("tprobe", {})["statistics_on"] = on
-    if task != content.get("task", "statistics"):
-        section = content.pop(content.get("task", "statistics"), {})
-        content["task"] = task
-        content[task] = {k: v for k, v in section.items()
-                         if k in ("scope", "list", "data_mode")}
-    path = os.path.join(tmp, f"{os.path.basename(os.path.dirname(config))}"
-                        f"_{on}_{task}_{'dumped' if dumped else 'undumped'}"
-                        ".json")
-    with open(path, "w") as f:
-        json.dump(content, f)
-    return path
 
 
 def print_table(title, rows, wall, cpu, daemon, entries, base, bounds,
@@ -327,9 +300,10 @@ def main() -> int:
                     if args.device.startswith("npu"):
                         prelude = "import torch_npu\n"
                     if name != "none":
-                        config = os.path.join(_CONFIGS, level, "config.json")
+                        config = bench_args.level_config(level)
                         if on or not dump or args.task != "statistics":
-                            config = _tuned(config, on, args.task, dump, tmp)
+                            config = bench_args.tuned_config(
+                                config, on, args.task, dump, tmp)
                         cmd += ["--tool", name, "--config", config,
                                 "--dump-path",
                                 os.path.join(tmp, "dump", *tool.split(),
@@ -352,11 +326,11 @@ def main() -> int:
                     if compiled:
                         cmd.append("--compile")
                     if tool:
-                        config = os.path.join(_CONFIGS, "L0", "config.json")
+                        config = bench_args.level_config("L0")
                         dumped = tool == "dumped"
                         if on or args.task != "statistics" or not dumped:
-                            config = _tuned(config, on, args.task, dumped,
-                                            tmp)
+                            config = bench_args.tuned_config(
+                                config, on, args.task, dumped, tmp)
                         cmd += ["--config", config, "--out",
                                 os.path.join(tmp, "dump", *row.split(),
                                              str(r))]
