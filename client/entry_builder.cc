@@ -1,8 +1,10 @@
 #include "client/entry_builder.h"
 
 #include <array>
+#include <atomic>
 
 #include "client/exception_boundary.h"
+#include "client/thread_slot.h"
 
 namespace tprobe::client {
 namespace {
@@ -34,12 +36,24 @@ const std::array<PartKey, kPartCount>& PartKeys() {
 
 constexpr char kEnd = static_cast<char>(record::ValueTag::kEnd);
 
+// The tensor refs this thread gives (NextTensorRef).
+struct TensorRefs {
+  uint32_t next = 1;
+};
+
 }  // namespace
 
 uint32_t NextTensorRef() noexcept {
-  thread_local uint32_t next = 1;
-  uint32_t ref = next++;
-  if (ref == 0) ref = next++;
+  // Through a ThreadSlot: a thread_local counter costs a thread-local
+  // lookup for its read and another for its write.
+  TensorRefs* refs = ThreadSlot<TensorRefs>::Get();
+  if (refs == nullptr) [[unlikely]] {
+    // The thread is exiting: refs from the top half, shared.
+    static std::atomic<uint32_t> late{uint32_t{1} << 31};
+    return late.fetch_add(1, std::memory_order_relaxed) | (uint32_t{1} << 31);
+  }
+  uint32_t ref = refs->next++;
+  if (ref == 0) ref = refs->next++;
   return ref;
 }
 

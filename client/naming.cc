@@ -1,5 +1,6 @@
 #include "client/naming.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "client/exception_boundary.h"
@@ -67,10 +68,19 @@ std::string ModuleCallName(std::string_view base, bool forward,
 
 void SetApiCallName(std::string* name, std::string_view base, bool forward,
                     uint32_t index) {
-  name->reserve(base.size() + 20);
-  name->assign(base).append(".");
-  AppendIndex(name, index);
-  name->append(forward ? ".forward" : ".backward");
+  // Written in one piece: it runs on every API call, and each append
+  // checks the capacity again.
+  char digits[10];
+  const char* digits_end =
+      std::to_chars(digits, digits + sizeof digits, index).ptr;
+  const std::string_view number(digits, digits_end - digits);
+  const std::string_view direction = forward ? ".forward" : ".backward";
+  name->resize(base.size() + 1 + number.size() + direction.size());
+  char* out = name->data();
+  out = std::copy(base.begin(), base.end(), out);
+  *out++ = '.';
+  out = std::copy(number.begin(), number.end(), out);
+  std::copy(direction.begin(), direction.end(), out);
 }
 
 std::string ApiCallName(std::string_view base, bool forward, uint32_t index) {

@@ -187,9 +187,14 @@ uint32_t Bump(std::atomic<uint64_t>& word, uint64_t epoch);
 class StepCounters {
  public:
   // 0 for the first call of `base` in the step, then 1, 2, …
-  uint32_t Next(std::string_view base) {
-    return step_word::Bump(*counts_.Find(base).value,
-                           epoch_.load(std::memory_order_acquire));
+  uint32_t Next(std::string_view base) { return Next(Counter(base)); }
+  // `base`'s counter, for Next(counter): found once, it stays valid while
+  // this lives.
+  std::atomic<uint64_t>* Counter(std::string_view base) {
+    return counts_.Find(base).value;
+  }
+  uint32_t Next(std::atomic<uint64_t>* counter) {
+    return step_word::Bump(*counter, epoch_.load(std::memory_order_acquire));
   }
   void Reset() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
 
@@ -216,6 +221,13 @@ class CallIndices {
   // for the first call of the step, then 1, 2, …
   uint32_t NextModule(std::string_view base) { return modules_.Next(base); }
   uint32_t NextApi(std::string_view base) { return apis_.Next(base); }
+  // An API's counter, for NextApi(counter) (StepCounters::Counter).
+  std::atomic<uint64_t>* ApiCounter(std::string_view base) {
+    return apis_.Counter(base);
+  }
+  uint32_t NextApi(std::atomic<uint64_t>* counter) {
+    return apis_.Next(counter);
+  }
 
   // K of a parameter gradient of the module with `module_base`: the number
   // of backward passes through the module before this one in the step. A

@@ -12,6 +12,7 @@
 
 #include "client/exception_boundary.h"
 #include "client/naming.h"
+#include "client/thread_slot.h"
 #include "common/record/writer.h"
 #include "common/shm/ring.h"
 
@@ -53,6 +54,9 @@ struct Recorder::ThreadRing {
   uint64_t stuck_tail = UINT64_MAX;
   // By string_view: a hit allocates nothing.
   TextMap<uint32_t> interned[2];
+  // The seq this thread last gave (NextSeq), kept across claims: the
+  // thread's records stay in order whatever the other threads do.
+  uint64_t last_seq = 0;
 };
 
 Connection::Connection(std::unique_ptr<shm::Segment> s)
@@ -121,40 +125,15 @@ void Recorder::StepBoundary(uint64_t produced) {
   }
 }
 
-namespace {
-
-// ThisThreadRing() once made, as a plain pointer: a read costs one
-// thread-local lookup, where a thread_local object with a constructor
-// costs three (its guard, its fields, its address) on every record.
-thread_local void* t_ring = nullptr;
-thread_local bool t_ring_gone = false;  // destroyed at the thread's exit
-
-}  // namespace
-
-Recorder::ThreadRing* Recorder::ThisThreadRing() {
-  struct Owned {
-    Owned() { t_ring = &ring; }
-    ~Owned() {
-      t_ring = nullptr;
-      t_ring_gone = true;
-    }
-    ThreadRing ring;
-  };
-  if (t_ring_gone) return nullptr;
-  thread_local Owned owned;
-  return &owned.ring;
-}
-
 Recorder::ThreadRing* Recorder::RingForThisThread() {
   Connection* conn = connection_.load(std::memory_order_acquire);
   if (conn == nullptr || g_forked_child.load(std::memory_order_relaxed)) {
     return nullptr;
   }
-  auto* ring = static_cast<ThreadRing*>(t_ring);
-  if (ring == nullptr || ring->core != this || ring->connection != conn ||
+  ThreadRing* ring = ThreadSlot<ThreadRing>::Get();
+  if (ring == nullptr) return nullptr;
+  if (ring->core != this || ring->connection != conn ||
       ring->generation != conn->generation) [[unlikely]] {
-    ring = ThisThreadRing();
-    if (ring == nullptr) return nullptr;
     ClaimRing(ring, conn);
   }
   return ring;
@@ -229,12 +208,11 @@ std::byte* Recorder::ReserveSlow(ThreadRing* ring, record::RecordType type,
   return nullptr;
 }
 
-uint64_t Recorder::NextSeq() {
-  thread_local uint64_t t_last = 0;
+uint64_t Recorder::NextSeq(ThreadRing* ring) {
   const uint64_t seq =
-      std::max(t_last, seq_.load(std::memory_order_relaxed)) + 1;
+      std::max(ring->last_seq, seq_.load(std::memory_order_relaxed)) + 1;
   seq_.store(seq, std::memory_order_relaxed);
-  t_last = seq;
+  ring->last_seq = seq;
   return seq;
 }
 
@@ -279,7 +257,7 @@ bool Recorder::WriteCall(bool begin, uint32_t step, uint32_t name_id,
       begin ? record::RecordType::kCallBegin : record::RecordType::kCallEnd;
   std::byte* p = Reserve(ring, type, record::kCallSize);
   if (p == nullptr) return false;
-  record::PutCall(p, NextSeq(), step, name_id, kind, direction);
+  record::PutCall(p, NextSeq(ring), step, name_id, kind, direction);
   ring->writer->Commit();
   return true;
 }
@@ -406,7 +384,7 @@ bool Recorder::WriteEntry(uint32_t step, uint32_t name_id, uint32_t stack_id,
   std::byte* p =
       Reserve(ring, record::RecordType::kEntry, record::EntrySize(body));
   if (p == nullptr) return false;
-  record::PutEntryHeader(p, NextSeq(), step, name_id, stack_id);
+  record::PutEntryHeader(p, NextSeq(ring), step, name_id, stack_id);
   p += sizeof(record::EntryRecord);
   for (std::string_view piece : pieces) {
     if (!piece.empty()) std::memcpy(p, piece.data(), piece.size());

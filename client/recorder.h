@@ -187,16 +187,6 @@ class TPROBE_INTERNAL Recorder {
   // them.
   bool WaitBoundariesRead(std::chrono::steady_clock::time_point deadline);
 
-  // The order of entries and calls across rings, which the daemon merges
-  // by it: strictly increasing on each thread, and above every seq the
-  // thread can have seen from another (a Lamport clock), without a locked
-  // read-modify-write. Calls of threads that run at the same time may share
-  // a value (the daemon then takes the lower ring first), and a thread that
-  // stores a stale clock may order a racing third thread's call early: only
-  // the interleaving of concurrent threads' records depends on it, never a
-  // ring's own order.
-  uint64_t NextSeq();
-
   // Returns the id of `text` on this thread's ring, sending it on first use;
   // 0 when it could not be sent (then the record that needs it is dropped).
   uint32_t Intern(record::InternKind kind, std::string_view text) noexcept;
@@ -258,9 +248,15 @@ class TPROBE_INTERNAL Recorder {
   // This thread's ring of the current connection, claimed here when it is
   // not yet; nullptr without one.
   ThreadRing* RingForThisThread();
-  // This thread's ThreadRing, made at its first use and destroyed at the
-  // thread's exit; nullptr from then on.
-  static ThreadRing* ThisThreadRing();
+  // The order of entries and calls across rings, which the daemon merges
+  // by it: strictly increasing on each thread, and above every seq the
+  // thread can have seen from another (a Lamport clock), without a locked
+  // read-modify-write. Calls of threads that run at the same time may share
+  // a value (the daemon then takes the lower ring first), and a thread that
+  // stores a stale clock may order a racing third thread's call early: only
+  // the interleaving of concurrent threads' records depends on it, never a
+  // ring's own order.
+  uint64_t NextSeq(ThreadRing* ring);
   // Makes `ring` this thread's ring of `conn` (claims one, if any is left).
   void ClaimRing(ThreadRing* ring, Connection* conn);
   // Reserves `size` bytes on `ring` under the full-ring policy; nullptr and a

@@ -9,6 +9,7 @@
 #include "client/daemon_launcher.h"
 #include "client/entry_builder.h"
 #include "client/exception_boundary.h"
+#include "client/thread_slot.h"
 #include "common/config/config_proto.h"
 #include "common/control/response.h"
 #include "common/control/socket_path.h"
@@ -18,12 +19,18 @@
 namespace tprobe::client {
 namespace {
 
-// The outermost API call open on this thread, if any.
+// The outermost API call open on this thread, if any (a ThreadSlot: each
+// field of a thread_local would cost a thread-local lookup of its own).
 struct OpenApi {
   const Session* session = nullptr;
   uint64_t generation = 0;
 };
-thread_local OpenApi t_open_api;
+
+OpenApi* ThisThreadApi() { return ThreadSlot<OpenApi>::Get(); }
+
+// ConfigVersion serials: unique in the process, so that an ApiSite filled
+// by one session's version never holds for another's.
+std::atomic<uint64_t> g_next_version{1};
 
 }  // namespace
 
@@ -71,7 +78,8 @@ Result<std::unique_ptr<Session>> Session::Create(
 }
 
 Session::ConfigVersion::ConfigVersion(config::Config c, bool risk_level_applies)
-    : config(std::move(c)),
+    : serial(g_next_version.fetch_add(1, std::memory_order_relaxed)),
+      config(std::move(c)),
       keeps_backward(config::DataModeSelected(config.data_mode, false, true) ||
                      config::DataModeSelected(config.data_mode, false, false)),
       selection(config, risk_level_applies) {}
@@ -437,7 +445,8 @@ void Session::SetStep(uint32_t step) noexcept try {
   NoteStopped("Session::SetStep");
 }
 
-void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
+void Session::Publish(const ConfigVersion& version, CallPlan* plan,
+                      ApiSite* site) {
   // With scope or list, a module call is checked again when it ends: a
   // forward call's outputs and parameters, a backward call's everything.
   // Until then they may pass (a range opened by a child can take them in);
@@ -450,7 +459,7 @@ void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
   plan->output =
       selection.Keeps(plan->forward, false) && (plan->dumped || at_end);
   if (plan->construct || plan->input || plan->output || plan->dumped) {
-    plan->name_id = recorder_.Intern(record::InternKind::kName, plan->name);
+    plan->name_id = InternName(*plan, site);
     if (plan->name_id == 0 && (plan->input || plan->output)) {
       // Dumped, and lost: the step is not empty for want of calls.
       if (plan->dumped) empty_.NoteEntry();
@@ -469,6 +478,37 @@ void Session::Publish(const ConfigVersion& version, CallPlan* plan) {
                       recorder_.WriteCall(true, plan->step, plan->name_id,
                                           plan->kind, direction);
   }
+}
+
+uint32_t Session::InternName(const CallPlan& plan, ApiSite* site) {
+  if (site == nullptr) {
+    return recorder_.Intern(record::InternKind::kName, plan.name);
+  }
+  // The token first: if Intern claims the ring again, the id is kept
+  // under the old token, which no later call matches.
+  const uint64_t token = recorder_.InternToken();
+  std::vector<uint32_t>& ids = site->name_ids;
+  if (token != site->intern_token) {
+    ids.clear();
+    site->intern_token = token;
+  } else if (plan.index < ids.size() && ids[plan.index] != 0) {
+    return ids[plan.index];
+  }
+  const uint32_t id = recorder_.Intern(record::InternKind::kName, plan.name);
+  if (id != 0 && token != 0 && plan.index < ApiSite::kMaxNameIds) {
+    if (ids.size() <= plan.index) ids.resize(plan.index + 1);
+    ids[plan.index] = id;
+  }
+  return id;
+}
+
+void Session::Refill(ConfigVersion& version, std::string_view base,
+                     ApiSite* site) {
+  site->version = 0;  // until it is whole
+  site->count = indices_.ApiCounter(base);
+  site->risk_passes = version.selection.by_risk_level() &&
+                      version.selection.Check(ApiCallName(base, true, 0));
+  site->version = version.serial;
 }
 
 void Session::BeginGroup(std::string_view name) noexcept try {
@@ -515,8 +555,9 @@ void Session::CloseGroup() {
 }
 
 bool Session::InApi() const {
-  return t_open_api.session == this &&
-         t_open_api.generation == generation_.load(std::memory_order_acquire);
+  const OpenApi* open = ThisThreadApi();
+  return open != nullptr && open->session == this &&
+         open->generation == generation_.load(std::memory_order_acquire);
 }
 
 bool Session::BeginModule(std::string_view base, bool forward,
@@ -547,7 +588,8 @@ bool Session::BeginModule(std::string_view base, bool forward,
 }
 
 bool Session::BeginApi(std::string_view base, bool forward,
-                       uint32_t forward_index, CallPlan* plan) noexcept try {
+                       uint32_t forward_index, CallPlan* plan,
+                       ApiSite* site) noexcept try {
   ConfigVersion& version = this->current();
   if (version.config.level == config::Level::kL0) return false;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
@@ -562,13 +604,24 @@ bool Session::BeginApi(std::string_view base, bool forward,
   plan->step = step();
   plan->construct = version.config.level == config::Level::kMix;
   plan->name_id = 0;
-  plan->index = forward ? indices_.NextApi(base) : forward_index;
+  if (!forward) site = nullptr;
+  if (site != nullptr && site->version != version.serial) {
+    Refill(version, base, site);
+  }
+  plan->index = !forward          ? forward_index
+                : site != nullptr ? indices_.NextApi(site->count)
+                                  : indices_.NextApi(base);
   SetApiCallName(&plan->name, base, forward, plan->index);
   empty_.NoteCall();
+  Selection& selection = version.selection;
   plan->dumped =
-      version.selection.everything() || version.selection.Check(plan->name);
-  if (forward) t_open_api = OpenApi{this, generation};
-  Publish(version, plan);
+      selection.everything() || (site != nullptr && selection.by_risk_level()
+                                     ? site->risk_passes
+                                     : selection.Check(plan->name));
+  if (OpenApi* open = forward ? ThisThreadApi() : nullptr) {
+    *open = OpenApi{this, generation};
+  }
+  Publish(version, plan, site);
   return true;
 } catch (...) {
   NoteStopped("Session::BeginApi");
@@ -604,8 +657,9 @@ void Session::EndCall(const CallPlan& plan) noexcept try {
   if (plan.kind == record::CallKind::kModule) {
     Selection& selection = current().selection;
     if (!selection.everything()) selection.EndModule(plan.name);
-  } else if (plan.forward && t_open_api.session == this) {
-    t_open_api.session = nullptr;
+  } else if (OpenApi* open = plan.forward ? ThisThreadApi() : nullptr;
+             open != nullptr && open->session == this) {
+    open->session = nullptr;
   }
 } catch (...) {
   NoteStopped("Session::EndCall");

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/api_site.h"
 #include "client/call_plan.h"
 #include "client/control_channel.h"
 #include "client/empty_step.h"
@@ -150,8 +151,10 @@ class TPROBE_INTERNAL Session {
   // one is open, nothing else on the same thread is (a forward API or module
   // call returns false and is not counted), so an API call has no children.
   // Backward calls are recorded after Stop() too, until Step().
+  // A forward call given the API's `site` (api_site.h) reuses what its
+  // earlier calls found there.
   bool BeginApi(std::string_view base, bool forward, uint32_t forward_index,
-                CallPlan* plan) noexcept;
+                CallPlan* plan, ApiSite* site = nullptr) noexcept;
 
   // A call ends: with scope or list, a forward call is checked again, which
   // settles plan->output (a module's outputs and parameters, an API's
@@ -223,6 +226,7 @@ class TPROBE_INTERNAL Session {
   // selection's range state changes as calls go, through atomics).
   struct ConfigVersion {
     ConfigVersion(config::Config c, bool risk_level_applies);
+    const uint64_t serial;  // unique in the process, never 0 (ApiSite)
     const config::Config config;
     const bool keeps_backward;
     Selection selection;
@@ -274,7 +278,13 @@ class TPROBE_INTERNAL Session {
   bool PlanParamGrad(std::string_view module_base, uint32_t index,
                      CallPlan* plan);
   // Sends the name (and the CallBegin) the plan needs.
-  void Publish(const ConfigVersion& version, CallPlan* plan);
+  void Publish(const ConfigVersion& version, CallPlan* plan,
+               ApiSite* site = nullptr);
+  // plan->name's id on this thread's ring (Recorder::Intern), kept in
+  // `site` (nullptr: none) by plan->index.
+  uint32_t InternName(const CallPlan& plan, ApiSite* site);
+  // `site` made to hold for `version` (ApiSite), its API named `base`.
+  void Refill(ConfigVersion& version, std::string_view base, ApiSite* site);
   // Writes the CallBegin of the running group if it has none yet.
   void OpenGroup(uint32_t step);
   // Writes the group's CallEnd if it has a CallBegin. REQUIRES: mu_ held.

@@ -89,6 +89,74 @@ TEST_F(SessionTest, AnOpenApiCallLeftOpenIsForgottenAtStep) {
   s->EndCall(next);
 }
 
+TEST_F(SessionTest, AnApiSiteGivesThePlansThatCallsWithoutOneGet) {
+  auto s = Open(R"({"level": "L1"})");  // risk_level FOCUS: by risk level
+  ASSERT_TRUE(s);
+  ApiSite relu, view;
+  const auto expect_same = [&](const char* base, ApiSite* site,
+                               const char* name, bool dumped) {
+    SCOPED_TRACE(name);
+    CallPlan plan;
+    ASSERT_TRUE(s->BeginApi(base, true, 0, &plan, site));
+    EXPECT_EQ(plan.name, name);
+    EXPECT_EQ(plan.dumped, dumped);
+    EXPECT_EQ(plan.input, dumped);
+    // The id the ring gives the name, whether kept in the site or not; a
+    // call that is left out is not interned.
+    EXPECT_EQ(
+        plan.name_id,
+        dumped ? s->recorder().Intern(record::InternKind::kName, name) : 0u);
+    EXPECT_EQ(plan.name_id != 0, dumped);
+    s->EndCall(plan);
+  };
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE(step);
+    s->Start();
+    // One counter whether a call comes with the site or not.
+    expect_same("Functional.relu", &relu, "Functional.relu.0.forward", true);
+    expect_same("Functional.relu", nullptr, "Functional.relu.1.forward", true);
+    expect_same("Functional.relu", &relu, "Functional.relu.2.forward", true);
+    // risk_level FOCUS leaves views out, remembered or not.
+    expect_same("Tensor.view", &view, "Tensor.view.0.forward", false);
+    expect_same("Tensor.view", &view, "Tensor.view.1.forward", false);
+    s->Stop();
+    s->Step();
+  }
+  EXPECT_NE(relu.version, 0u);
+  EXPECT_GE(relu.name_ids.size(), 3u);
+
+  // A new config version: the site is filled again for it.
+  const uint64_t before = relu.version;
+  const std::string path = dir_.path() + "/all.json";
+  std::ofstream(path) << R"({"level": "L1", "risk_level": "ALL", )"
+                      << R"("dump_path": ")" << Dump() << R"("})";
+  ASSERT_TRUE(s->Configure(path).ok());
+  s->Start();
+  expect_same("Tensor.view", &view, "Tensor.view.0.forward", true);
+  expect_same("Functional.relu", &relu, "Functional.relu.0.forward", true);
+  EXPECT_NE(relu.version, before);
+  s->Stop();
+  s->Step();
+
+  // Another session: nothing of the first one's holds.
+  auto other = Open(R"({"level": "L1"})");
+  ASSERT_TRUE(other);
+  // Its ids differ from the first session's for the same names.
+  ASSERT_NE(other->recorder().Intern(record::InternKind::kName, "first"), 0u);
+  other->Start();
+  CallPlan plan;
+  ASSERT_TRUE(other->BeginApi("Tensor.view", true, 0, &plan, &view));
+  EXPECT_EQ(plan.name, "Tensor.view.0.forward");
+  EXPECT_FALSE(plan.dumped);
+  other->EndCall(plan);
+  ASSERT_TRUE(other->BeginApi("Functional.relu", true, 0, &plan, &relu));
+  EXPECT_EQ(plan.name, "Functional.relu.0.forward");
+  EXPECT_NE(plan.name_id, 0u);
+  EXPECT_EQ(plan.name_id,
+            other->recorder().Intern(record::InternKind::kName, plan.name));
+  other->EndCall(plan);
+}
+
 TEST_F(SessionTest, FilteredOutCallsAreCountedNamedAndKeepConstructNodes) {
   auto s = Open(R"({"level": "mix", "statistics": {"list": ["relu"]}})");
   ASSERT_TRUE(s);

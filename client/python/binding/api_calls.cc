@@ -8,6 +8,7 @@
 
 #include "client/python/binding/call_stack.h"
 #include "client/recorder.h"
+#include "client/thread_slot.h"
 
 namespace py = pybind11;
 
@@ -20,26 +21,27 @@ namespace {
 // This thread's builder of API entries, kept between calls with its
 // buffers' capacity (an entry then allocates nothing), lent to one entry
 // at a time: a nested one (none is expected: the call's thread is busy)
-// gets a builder of its own.
+// gets a builder of its own, and so does a thread that is exiting.
 class PooledEntry {
  public:
-  explicit PooledEntry(client::Recorder& core) {
-    Pool& pool = ThePool();
-    if (pool.lent) {
+  explicit PooledEntry(client::Recorder& core)
+      : pool_(client::ThreadSlot<Pool>::Get()) {
+    if (pool_ == nullptr || pool_->lent) {
+      pool_ = nullptr;
       own_ = std::make_unique<client::EntryBuilder>(core);
       entry_ = own_.get();
       return;
     }
-    if (pool.entry == nullptr || &pool.entry->recorder() != &core) {
-      pool.entry = std::make_unique<client::EntryBuilder>(core);
+    if (pool_->entry == nullptr || &pool_->entry->recorder() != &core) {
+      pool_->entry = std::make_unique<client::EntryBuilder>(core);
     } else {
-      pool.entry->Reset();
+      pool_->entry->Reset();
     }
-    pool.lent = true;
-    entry_ = pool.entry.get();
+    pool_->lent = true;
+    entry_ = pool_->entry.get();
   }
   ~PooledEntry() {
-    if (own_ == nullptr) ThePool().lent = false;
+    if (pool_ != nullptr) pool_->lent = false;
   }
   PooledEntry(const PooledEntry&) = delete;
   PooledEntry& operator=(const PooledEntry&) = delete;
@@ -51,11 +53,8 @@ class PooledEntry {
     std::unique_ptr<client::EntryBuilder> entry;
     bool lent = false;
   };
-  static Pool& ThePool() {
-    thread_local Pool pool;
-    return pool;
-  }
 
+  Pool* pool_;  // this thread's, when its builder is lent here
   std::unique_ptr<client::EntryBuilder> own_;
   client::EntryBuilder* entry_;
 };
@@ -71,7 +70,7 @@ py::object ApiCalls::Begin(py::handle base) {
       [&]() -> py::object {
         std::string_view text;
         Call call;
-        if (!Text(base, &text) || !BeginApiCall(text, &call)) {
+        if (!Text(base, &text) || !BeginApiCall(text, nullptr, &call)) {
           return py::none();
         }
         call.owner = &session_;
@@ -80,12 +79,13 @@ py::object ApiCalls::Begin(py::handle base) {
       py::none());
 }
 
-bool ApiCalls::BeginApiCall(std::string_view base, ApiCall* call) {
+bool ApiCalls::BeginApiCall(std::string_view base, client::ApiSite* site,
+                            ApiCall* call) {
   return session_.Hook(
       "Session.api_begin",
       [&](client::Session& session) {
         // Written in place: a reused call keeps its name's capacity.
-        if (!session.BeginApi(base, true, 0, &call->plan)) return false;
+        if (!session.BeginApi(base, true, 0, &call->plan, site)) return false;
         session_.Plan(call);
         return true;
       },

@@ -39,7 +39,8 @@ class ApiCalls final : public ApiSession {
   void Backward(pybind11::handle base, int64_t index, pybind11::handle input,
                 pybind11::handle output);
 
-  bool BeginApiCall(std::string_view base, ApiCall* call) override;
+  bool BeginApiCall(std::string_view base, client::ApiSite* site,
+                    ApiCall* call) override;
   void TakeApiInputs(ApiCall& call, const CallArgs& args) override;
   void EndApiCall(ApiCall& call, PyObject* output) override;
   void ApiCallBackward(PyObject* base, int64_t index, PyObject* input,

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <new>
 #include <string_view>
 
 #include "client/python/binding/py_compat.h"
 #include "client/python/binding/py_types.h"
 #include "client/python/binding/tensor_shim.h"
+#include "client/thread_slot.h"
 
 namespace py = pybind11;
 
@@ -59,13 +61,14 @@ PyObject* HookCall(PyObject* self, PyObject* const* args, size_t nargsf,
     return nullptr;
   }
   auto* state = reinterpret_cast<HookState*>(hook->state);
-  ++ThreadBusy();
+  long& busy = ThreadBusy();
+  ++busy;
   if (state->api != nullptr) {
     PyObject* session = Py_NewRef(state->session);  // keeps api alive
     state->api->ApiCallBackward(hook->base, hook->index, args[1], args[0]);
     Py_DECREF(session);
   }
-  --ThreadBusy();
+  --busy;
   Py_RETURN_NONE;
 }
 
@@ -146,6 +149,7 @@ struct ApiWrapper {
   PyObject* dict;            // __name__, __doc__, __wrapped__, ...
   PyObject* weakrefs;
   std::string_view base_text;  // base's UTF-8 (the str caches it)
+  client::ApiSite* site;       // what its calls reuse (owned)
   bool distributed;            // output = the arguments after the call
   bool dropout;                // one of kDropoutApis
 };
@@ -192,11 +196,26 @@ bool DropoutOff(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
 
 PyTypeObject g_wrapper_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
+// What the wrapper keeps per thread (a ThreadSlot: one thread-local read
+// a call).
+struct ApiThread {
+  // The call it records. Record never nests on a thread (the busy count
+  // makes a call inside it fall through), so one serves them all and keeps
+  // the capacity of its strings: a call's name and encoded inputs allocate
+  // nothing once the thread is warm.
+  ApiCall call;
+  // The compile context's threading.local (Compiling), its __dict__ for
+  // this thread state, and the state's id.
+  PyObject* compile_local = nullptr;
+  PyObject* compile_dict = nullptr;
+  uint64_t compile_state = 0;
+};
+
 // Whether Dynamo is compiling a frame on this thread: the calls it makes
 // then (on fake tensors) are not the model's. Read from the threading.local
 // that holds the compile context (its per-thread __dict__, no Python frame)
 // or by calling CompileContext.try_get.
-bool Compiling(ApiWrapper* w) {
+bool Compiling(ApiWrapper* w, ApiThread& t) {
   if (w->compiling == nullptr) return false;
   if (w->compiling_name != nullptr) {
     // The local's __dict__ for this thread state, found once: it cannot be
@@ -204,24 +223,21 @@ bool Compiling(ApiWrapper* w) {
     // w holds), so it is kept borrowed. A thread state is known by its id,
     // never reused (a C++ thread that takes the GIL may get a new state
     // each time, at the same address).
-    thread_local PyObject* t_local = nullptr;
-    thread_local uint64_t t_state = 0;
-    thread_local PyObject* t_dict = nullptr;
     const uint64_t state = PyThreadState_GetID(PyThreadState_Get());
-    if (t_local != w->compiling || t_state != state) {
+    if (t.compile_local != w->compiling || t.compile_state != state) {
       PyObject* dict = PyObject_GetAttr(w->compiling, s_dict);
       if (dict == nullptr || !PyDict_Check(dict)) {
         Py_XDECREF(dict);
         PyErr_Clear();
         return false;
       }
-      t_local = w->compiling;
-      t_state = state;
-      t_dict = dict;
+      t.compile_local = w->compiling;
+      t.compile_state = state;
+      t.compile_dict = dict;
       Py_DECREF(dict);  // the local's own reference keeps it
     }
     PyObject* context =
-        PyDict_GetItemWithError(t_dict, w->compiling_name);  // borrowed
+        PyDict_GetItemWithError(t.compile_dict, w->compiling_name);  // borrowed
     if (context == nullptr) PyErr_Clear();
     return context != nullptr && context != Py_None;
   }
@@ -367,28 +383,19 @@ PyObject* GatesOf(ApiWrapper* w, int64_t index, PyObject* positional) {
   return gates;
 }
 
-// This thread's ApiCall for the call it records. Record never nests on a
-// thread (the busy count makes a call inside it fall through), so one
-// serves them all and keeps the capacity of its strings: a call's name and
-// encoded inputs allocate nothing once the thread is warm.
-ApiCall& ThreadCall() {
-  thread_local ApiCall call;
-  return call;
-}
-
 // One reported call between its begin and its end: the call as the
 // wrapper got it, the session's plan, and, when the gates need them, its
 // arguments as a tuple and a dict (what a Python `*args, **kwargs` wrapper
 // sees) and its gates. Holds a reference to the session
 // (which keeps its ApiSession alive) and to each object.
 struct Reported {
-  Reported(PyObject* session, PyObject* const* args, size_t nargsf,
-           PyObject* kwnames)
+  Reported(PyObject* session, ApiCall& call, PyObject* const* args,
+           size_t nargsf, PyObject* kwnames)
       : session(Py_NewRef(session)),
         args(args),
         nargsf(nargsf),
         kwnames(kwnames),
-        call(ThreadCall()) {
+        call(call) {
     call.Clear();
   }
   ~Reported() {
@@ -404,7 +411,7 @@ struct Reported {
   PyObject* const* const args;
   const size_t nargsf;
   PyObject* const kwnames;
-  ApiCall& call;  // ThreadCall()
+  ApiCall& call;  // the thread's (ApiThread)
   PyObject* positional = nullptr;
   PyObject* keywords = nullptr;
   PyObject* gates = nullptr;  // null: the call runs with `args` as it came
@@ -488,12 +495,12 @@ PyObject* HookOutput(ApiWrapper* w, const Reported& r, PyObject* out) {
 // inputs (gates_for), the API, then the entry and the end (no entry when
 // the API raised, whose exception goes on unchanged), and the backward
 // hook (the gates on the output, or the grad_fn hook).
-PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
-                 size_t nargsf, PyObject* kwnames) {
-  ThreadBusy() = 1;
-  Reported r(state->session, args, nargsf, kwnames);
+PyObject* Record(ApiWrapper* w, HookState* state, long& busy, ApiThread& t,
+                 PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  busy = 1;
+  Reported r(state->session, t.call, args, nargsf, kwnames);
   ApiSession* api = state->api;
-  const bool open = api->BeginApiCall(w->base_text, &r.call);
+  const bool open = api->BeginApiCall(w->base_text, w->site, &r.call);
   if (open) {
     TakeInputs(w, api, r);
     r.grad_off = r.call.backward && GradModeKnownOff();
@@ -504,7 +511,7 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
                       ? PyObject_Call(w->original, r.positional, r.keywords)
                       : PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   if (open && out == nullptr) {
-    ThreadBusy() = 0;
+    busy = 0;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     api->EndApiCall(r.call, nullptr);
@@ -515,19 +522,25 @@ PyObject* Record(ApiWrapper* w, HookState* state, PyObject* const* args,
     Py_XDECREF(output);
     out = HookOutput(w, r, out);
   }
-  ThreadBusy() = 0;
+  busy = 0;
   return out;
 }
 
+// The busy count and the ApiThread are each found once a call: every
+// thread-local read in a shared library is a call (thread_slot.h).
 PyObject* WrapperCall(PyObject* self, PyObject* const* args, size_t nargsf,
                       PyObject* kwnames) {
   auto* w = reinterpret_cast<ApiWrapper*>(self);
   auto* state = reinterpret_cast<HookState*>(w->state);
-  if (state == nullptr || !state->on || ThreadBusy() != 0 ||
-      state->api == nullptr || Compiling(w)) {
+  if (state == nullptr || !state->on || state->api == nullptr) {
     return PyObject_Vectorcall(w->original, args, nargsf, kwnames);
   }
-  return Record(w, state, args, nargsf, kwnames);
+  long& busy = ThreadBusy();
+  ApiThread* t = busy == 0 ? client::ThreadSlot<ApiThread>::Get() : nullptr;
+  if (t == nullptr || Compiling(w, *t)) {
+    return PyObject_Vectorcall(w->original, args, nargsf, kwnames);
+  }
+  return Record(w, state, busy, *t, args, nargsf, kwnames);
 }
 
 // Whether ApiWrapper's arguments have the types it needs; false with a
@@ -572,8 +585,14 @@ PyObject* WrapperNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(base, &size);
   if (text == nullptr) return nullptr;
+  auto* site = new (std::nothrow) client::ApiSite();
+  if (site == nullptr) return PyErr_NoMemory();
   auto* w = reinterpret_cast<ApiWrapper*>(type->tp_alloc(type, 0));
-  if (w == nullptr) return nullptr;
+  if (w == nullptr) {
+    delete site;
+    return nullptr;
+  }
+  w->site = site;
   w->vectorcall = WrapperCall;
   w->state = NewRefOrNull(state);
   w->original = Py_NewRef(original);
@@ -624,6 +643,7 @@ void WrapperDealloc(PyObject* self) {
   if (w->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
   WrapperClear(self);
   Py_CLEAR(w->base);
+  delete w->site;
   Py_TYPE(self)->tp_free(self);
 }
 

@@ -67,9 +67,11 @@ struct CallArgs {
 // raises or leaves a Python error set; each needs the GIL.
 class ApiSession {
  public:
-  // Opens an outermost API forward call named by `base`; false when it is
-  // not recorded (else EndApiCall must follow on this thread).
-  virtual bool BeginApiCall(std::string_view base, ApiCall* call) = 0;
+  // Opens an outermost API forward call named by `base`, whose calls
+  // share `site`; false when it is not recorded (else EndApiCall must
+  // follow on this thread).
+  virtual bool BeginApiCall(std::string_view base, client::ApiSite* site,
+                            ApiCall* call) = 0;
   // Takes the call's stack (the running code's) and, when data_mode keeps
   // them, its inputs, read from the call's own arguments (no tuple or dict
   // is made for them).
