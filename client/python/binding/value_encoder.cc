@@ -62,6 +62,10 @@ std::string Str(py::handle h) { return py::str(h).cast<std::string>(); }
 
 // A tensor's dtype and shape as the ring takes them.
 struct TensorShape {
+  // dims is left unset (only the first ndim are read): zeroing its
+  // kMaxDims words cost about 70 instructions a tensor.
+  explicit TensorShape(DType d) : dtype(d) {}
+
   DType dtype;
   int64_t dims[record::kMaxDims];
   size_t ndim = 0;
