@@ -14,7 +14,8 @@
 // numbered across the process, so `version` tells both. The ids hold for
 // one claim of this thread's ring (Recorder::InternToken). Each saves a
 // hash and a table lookup of the call's name or base on every API call:
-// about 500 instructions of the 10,000 that an L1 call costs.
+// with the name written in one piece, about 630 of the 10,000 instructions
+// an L1 API call added (docs/performance.md, stop 67).
 //
 // Thread safety: one thread at a time (the binding's callers hold the GIL).
 
